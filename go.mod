@@ -1,0 +1,3 @@
+module marsfs
+
+go 1.26.8

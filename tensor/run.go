@@ -1,0 +1,142 @@
+package tensor
+
+import (
+	"context"
+	"fmt"
+)
+
+// A kernel computes one chunk from its input chunks. It must not modify the
+// inputs, and should return ctx.Err() promptly once ctx is done when its work
+// is long (it checks between blocks of elements, not per element).
+type kernel func(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
+
+// kernels maps ChunkOp.Kind to its kernel; files add theirs in init.
+var kernels = map[string]kernel{}
+
+// Run computes op's chunk from the chunks of its inputs, in op.Inputs order.
+func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	if op.Stored != 0 {
+		return nil, fmt.Errorf("run op %d: stored chunk %d has no kernel", op.Key, op.Stored)
+	}
+	k, ok := kernels[op.Kind]
+	if !ok {
+		return nil, fmt.Errorf("run op %d: unknown kernel %q", op.Key, op.Kind)
+	}
+	if len(in) != len(op.Inputs) {
+		return nil, fmt.Errorf("run op %d (%s): %d inputs, want %d", op.Key, op.Kind, len(in), len(op.Inputs))
+	}
+	out, err := k(ctx, op, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op.Kind, err)
+	}
+	if out.DType != op.DType || !sameShape(out.Shape, op.Shape) {
+		return nil, fmt.Errorf("run op %d (%s): kernel made %v%v, want %v%v", op.Key, op.Kind, out.DType, out.Shape, op.DType, op.Shape)
+	}
+	return out, nil
+}
+
+// Compute runs every op of g in this process, in key order, and returns the
+// outputs gathered into whole arrays. stored resolves Stored ops. It frees
+// each chunk once its last consumer has run. It is the reference executor for
+// tests and single-process use; the cluster runs the same kernels.
+func Compute(ctx context.Context, g *ChunkGraph, stored func(id uint64) (*Array, error)) ([]*Array, error) {
+	uses := make([]int, len(g.Ops))
+	for _, op := range g.Ops {
+		for _, in := range op.Inputs {
+			uses[in]++
+		}
+	}
+	for _, o := range g.Outputs {
+		for _, k := range o.Keys {
+			uses[k]++
+		}
+	}
+	chunks := make([]*Array, len(g.Ops))
+	for _, op := range g.Ops {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if op.Stored != 0 {
+			if stored == nil {
+				return nil, fmt.Errorf("compute: op %d needs stored chunk %d", op.Key, op.Stored)
+			}
+			a, err := stored(op.Stored)
+			if err != nil {
+				return nil, err
+			}
+			chunks[op.Key] = a
+			continue
+		}
+		in := make([]*Array, len(op.Inputs))
+		for i, k := range op.Inputs {
+			in[i] = chunks[k]
+		}
+		out, err := Run(ctx, op, in)
+		if err != nil {
+			return nil, err
+		}
+		chunks[op.Key] = out
+		for _, k := range op.Inputs {
+			if uses[k]--; uses[k] == 0 {
+				chunks[k] = nil
+			}
+		}
+	}
+	outs := make([]*Array, len(g.Outputs))
+	for i, o := range g.Outputs {
+		parts := make([]*Array, len(o.Keys))
+		for j, k := range o.Keys {
+			parts[j] = chunks[k]
+		}
+		a, err := Gather(&o, parts)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = a
+	}
+	return outs, nil
+}
+
+// Gather assembles the chunks of t (one array a chunk, in t.Keys order) into
+// one array of t's shape.
+func Gather(t *TiledTensor, parts []*Array) (*Array, error) {
+	if len(parts) != len(t.Keys) {
+		return nil, fmt.Errorf("gather %s: %d chunks for a grid of %d", t.Name, len(parts), len(t.Keys))
+	}
+	out := NewArray(t.DType, t.Shape)
+	offs := ChunkOffsets(t.Chunks)
+	grid := GridShape(t.Chunks)
+	idx := make([]int, len(grid))
+	for _, p := range parts {
+		if p == nil || p.DType != t.DType {
+			return nil, fmt.Errorf("gather %s: missing or mistyped chunk", t.Name)
+		}
+		dst := make([]int, len(idx))
+		for ax, i := range idx {
+			dst[ax] = offs[ax][i]
+			if p.Shape[ax] != t.Chunks[ax][i] {
+				return nil, fmt.Errorf("gather %s: chunk %v has shape %v", t.Name, idx, p.Shape)
+			}
+		}
+		copyStrided(out, dst, p, whole(p.Shape))
+		for ax := len(idx) - 1; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < grid[ax] {
+				break
+			}
+			idx[ax] = 0
+		}
+	}
+	return out, nil
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

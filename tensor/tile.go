@@ -1,0 +1,106 @@
+package tensor
+
+import (
+	"fmt"
+)
+
+// Tile cuts g into chunk operands. env resolves OpInput nodes to the
+// session's stored tensors; their chunks become Stored ops.
+//
+// Each Node.Op has one tile rule (see tileRules); a rule reads the tiled
+// inputs of a node and emits the ops that make the node's chunks.
+func Tile(g *Graph, env Env) (*ChunkGraph, error) {
+	t := &tiler{env: env, tiled: make([]*TiledTensor, len(g.Nodes))}
+	for _, n := range g.Nodes {
+		rule, ok := tileRules[n.Op]
+		if !ok {
+			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)
+		}
+		tt, err := rule(t, n)
+		if err != nil {
+			return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+		}
+		if err := checkTiled(n, tt); err != nil {
+			return nil, err
+		}
+		t.tiled[n.ID] = tt
+	}
+	cg := &ChunkGraph{Ops: t.ops}
+	for _, o := range g.Outputs {
+		tt := *t.tiled[o.Node.ID]
+		tt.Name = o.Name
+		cg.Outputs = append(cg.Outputs, tt)
+	}
+	return cg, nil
+}
+
+// A tileRule emits the ops for one node and returns its chunk grid.
+type tileRule func(t *tiler, n *Node) (*TiledTensor, error)
+
+// tileRules maps each Node.Op to its rule. The files that implement the rules
+// add them in init functions, one file a family of ops.
+var tileRules = map[string]tileRule{}
+
+type tiler struct {
+	env   Env
+	ops   []*ChunkOp
+	tiled []*TiledTensor // by node ID
+	node  int            // the node being tiled, recorded in each op
+}
+
+// input returns the tiled form of n's i-th input.
+func (t *tiler) input(n *Node, i int) *TiledTensor { return t.tiled[n.Inputs[i].ID] }
+
+// emit appends op to the graph, sets its key, and returns the key.
+func (t *tiler) emit(op *ChunkOp) uint64 {
+	op.Key = len(t.ops)
+	op.Node = t.node
+	t.ops = append(t.ops, op)
+	return uint64(op.Key)
+}
+
+func checkTiled(n *Node, tt *TiledTensor) error {
+	if len(tt.Chunks) != len(n.Shape) {
+		return fmt.Errorf("tile %s: %d chunk axes for shape %v", n.Op, len(tt.Chunks), n.Shape)
+	}
+	want := 1
+	for ax, cs := range tt.Chunks {
+		sum := 0
+		for _, c := range cs {
+			sum += c
+		}
+		if sum != n.Shape[ax] {
+			return fmt.Errorf("tile %s: chunks %v do not cover axis %d of %v", n.Op, cs, ax, n.Shape)
+		}
+		want *= len(cs)
+	}
+	if len(tt.Keys) != want {
+		return fmt.Errorf("tile %s: %d chunk keys for a grid of %d", n.Op, len(tt.Keys), want)
+	}
+	return nil
+}
+
+// GridShape is the number of chunks along each axis of chunks.
+func GridShape(chunks [][]int) []int {
+	g := make([]int, len(chunks))
+	for i, cs := range chunks {
+		g[i] = len(cs)
+	}
+	return g
+}
+
+// ChunkOffsets returns, for each axis, the offset of each chunk's first
+// element: offsets[ax][i] = sum(chunks[ax][:i]).
+func ChunkOffsets(chunks [][]int) [][]int {
+	offs := make([][]int, len(chunks))
+	for ax, cs := range chunks {
+		o := make([]int, len(cs))
+		s := 0
+		for i, c := range cs {
+			o[i] = s
+			s += c
+		}
+		offs[ax] = o
+	}
+	return offs
+}
