@@ -30,7 +30,10 @@ type Node struct {
 	Shape  []int
 	DType  DType
 	// Chunks holds the chunk sizes along each axis (like Dask's chunks); the
-	// last chunk along an axis may be smaller than the others (ragged).
+	// last chunk along an axis may be smaller than the others (ragged). The
+	// parser sets it on creation ops (from chunks= or the default chunking),
+	// OpScalar (no axes), OpInput (the stored tensor's) and OpRechunk (the
+	// target); every other op leaves it nil and its tile rule chooses.
 	Chunks [][]int
 	// Weak marks a Python scalar literal: in dtype promotion it yields to an
 	// array operand of the same kind (NumPy's value-based casting for
