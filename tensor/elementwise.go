@@ -162,7 +162,7 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 			off := nd - len(in.Shape)
 			sub := make([]int, len(in.Shape))
 			for iax := range sub {
-				if len(in.Chunks[iax]) > 1 || in.Shape[iax] == n.Shape[iax+off] {
+				if in.Shape[iax] == n.Shape[iax+off] {
 					sub[iax] = idx[iax+off]
 				}
 			}
@@ -206,12 +206,6 @@ func elemKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
 	ct := args.Compute
-	inDT := ct
-	if op.Kind == OpWhere {
-		if len(in) != 3 {
-			return nil, fmt.Errorf("where takes 3 inputs, got %d", len(in))
-		}
-	}
 	for i, a := range in {
 		if a == nil {
 			return nil, fmt.Errorf("input %d missing", i)
@@ -235,7 +229,7 @@ func elemKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	}
 	cast := make([]*Array, len(in))
 	for i, a := range in {
-		want := inDT
+		want := ct
 		if op.Kind == OpWhere && i == 0 {
 			want = Bool
 		}

@@ -79,20 +79,28 @@ func intn(streams []stream, i, n uint64) uint64 {
 // forGlobalRows calls fn for each run of the last axis of a chunk of shape at
 // offset in a tensor of shape global: local is the run's first element in
 // the chunk, flat its global C-order index; the run has n elements with
-// consecutive global indices.
-func forGlobalRows(shape, offset, global []int, fn func(local, flat, n int)) {
+// consecutive global indices. It stops early, with ctx's error, once ctx is
+// done.
+func forGlobalRows(ctx context.Context, shape, offset, global []int, fn func(local, flat, n int)) error {
 	nd := len(shape)
 	if NumElements(shape) == 0 {
-		return
+		return nil
 	}
 	if nd == 0 {
 		fn(0, 0, 1)
-		return
+		return nil
 	}
 	gidx := make([]int, nd)
 	idx := make([]int, nd)
 	rowLen := shape[nd-1]
+	done := 0
 	for local := 0; ; local += rowLen {
+		if done += rowLen; done >= elemBlock {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			done = 0
+		}
 		for ax := range idx {
 			gidx[ax] = idx[ax] + offset[ax]
 		}
@@ -105,7 +113,7 @@ func forGlobalRows(shape, offset, global []int, fn func(local, flat, n int)) {
 			idx[ax] = 0
 		}
 		if ax < 0 {
-			return
+			return nil
 		}
 	}
 }
@@ -128,7 +136,7 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 		}
 		src = NewArray(Int64, op.Shape)
 		d := src.Int64s()
-		forGlobalRows(op.Shape, args.Offset, args.Global, func(local, flat, n int) {
+		err = forGlobalRows(ctx, op.Shape, args.Offset, args.Global, func(local, flat, n int) {
 			for j := range n {
 				d[local+j] = args.Low + int64(intn(streams, uint64(flat+j), width))
 			}
@@ -136,32 +144,35 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	} else {
 		src = NewArray(Float64, op.Shape)
 		d := src.Float64s()
-		var gen func(i uint64) float64
+		// rand and randn are uniform and normal with (0, 1): 0 + 1*x is x.
+		loc, scale := 0.0, 1.0
 		switch op.Kind {
-		case OpRand:
-			gen = s.uniform
+		case OpRand, OpRandn:
 		case OpUniform:
-			lo, hi := args.Start, args.Step
-			gen = func(i uint64) float64 { return lo + (hi-lo)*s.uniform(i) }
-		case OpRandn:
-			gen = s.normal
+			loc, scale = args.Start, args.Step-args.Start
 		case OpNormal:
-			loc, scale := args.Start, args.Step
+			loc, scale = args.Start, args.Step
 			if scale < 0 {
 				return nil, fmt.Errorf("normal: scale %v < 0", scale)
 			}
-			gen = func(i uint64) float64 { return loc + scale*s.normal(i) }
 		default:
 			return nil, fmt.Errorf("unknown generator %q", op.Kind)
 		}
-		forGlobalRows(op.Shape, args.Offset, args.Global, func(local, flat, n int) {
+		normal := op.Kind == OpRandn || op.Kind == OpNormal
+		err = forGlobalRows(ctx, op.Shape, args.Offset, args.Global, func(local, flat, n int) {
 			row := d[local : local+n]
+			if normal {
+				for j := range row {
+					row[j] = loc + scale*s.normal(uint64(flat+j))
+				}
+				return
+			}
 			for j := range row {
-				row[j] = gen(uint64(flat + j))
+				row[j] = loc + scale*s.uniform(uint64(flat+j))
 			}
 		})
 	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return castArray(src, op.DType), nil
