@@ -79,8 +79,8 @@ func genArgs(op *ChunkOp, in []*Array) (GenArgs, error) {
 	if len(in) != 0 {
 		return args, fmt.Errorf("takes no inputs, got %d", len(in))
 	}
-	if !op.DType.Valid() {
-		return args, fmt.Errorf("invalid dtype %v", op.DType)
+	if err := checkOp(op); err != nil {
+		return args, err
 	}
 	if len(args.Offset) != len(op.Shape) || len(args.Global) != len(op.Shape) {
 		return args, fmt.Errorf("offset %v and shape %v do not match chunk shape %v", args.Offset, args.Global, op.Shape)

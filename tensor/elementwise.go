@@ -200,10 +200,26 @@ func refine(cuts map[int]bool, size int) []int {
 // of elements.
 type rowFn func(dst []byte, in [][]byte) error
 
+// checkOp reports whether op's output dtype and shape are valid.
+func checkOp(op *ChunkOp) error {
+	if !op.DType.Valid() {
+		return fmt.Errorf("invalid dtype %v", op.DType)
+	}
+	for _, s := range op.Shape {
+		if s < 0 {
+			return fmt.Errorf("negative dimension in shape %v", op.Shape)
+		}
+	}
+	return nil
+}
+
 func elemKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	args, ok := op.Args.(ElemArgs)
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if err := checkOp(op); err != nil {
+		return nil, err
 	}
 	ct := args.Compute
 	for i, a := range in {

@@ -169,6 +169,9 @@ func reduceArgs(op *ChunkOp, in []*Array, nin int) (ReduceArgs, error) {
 	if !ok {
 		return args, fmt.Errorf("bad args %T", op.Args)
 	}
+	if err := checkOp(op); err != nil {
+		return args, err
+	}
 	if nin >= 0 && len(in) != nin {
 		return args, fmt.Errorf("takes %d inputs, got %d", nin, len(in))
 	}

@@ -81,6 +81,9 @@ func scanArgs(op *ChunkOp, in []*Array) (ScanArgs, error) {
 	if !ok {
 		return args, fmt.Errorf("bad args %T", op.Args)
 	}
+	if err := checkOp(op); err != nil {
+		return args, err
+	}
 	if args.Axis < 0 || args.Axis >= len(op.Shape) {
 		return args, fmt.Errorf("axis %d out of range for %v", args.Axis, op.Shape)
 	}
