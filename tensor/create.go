@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"unsafe"
 )
 
@@ -189,6 +188,3 @@ func eyeKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	}
 	return out, nil
 }
-
-// nan is a quiet NaN for kernels that need one.
-var nan = math.NaN()

@@ -116,7 +116,7 @@ func bin[T, O number](loop func(d []O, a, b []T)) rowFn {
 func numT[T number](kind string, _ int) rowFn {
 	switch kind {
 	case OpAdd:
-		return bin(AddLoop[T])
+		return bin(addLoop[T])
 	case OpSubtract:
 		return bin(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
@@ -156,8 +156,8 @@ func numT[T number](kind string, _ int) rowFn {
 	return nil
 }
 
-// AddLoop sets d[i] = a[i] + b[i]; a and b hold at least len(d) elements.
-func AddLoop[T number](d, a, b []T) {
+// addLoop sets d[i] = a[i] + b[i]; a and b hold at least len(d) elements.
+func addLoop[T number](d, a, b []T) {
 	a, b = a[:len(d)], b[:len(d)]
 	i := 0
 	for ; i+4 <= len(d); i += 4 {

@@ -24,7 +24,7 @@ func BenchmarkAddKernel(b *testing.B) {
 		d := make([]float64, benchN)
 		b.SetBytes(3 * 8 * benchN)
 		for b.Loop() {
-			AddLoop(d, x.Float64s(), y.Float64s())
+			addLoop(d, x.Float64s(), y.Float64s())
 		}
 	})
 	b.Run("kernel", func(b *testing.B) {

@@ -117,8 +117,8 @@ func monoidT[T number](op string, lowest, highest T) *monoid {
 	)
 	switch op {
 	case OpSum, OpCountNonzero, OpNansum:
-		inner = func(acc T, row []T) T { return acc + PairwiseSum(row) }
-		outer = func(acc, row []T) { AddLoop(acc, acc, row) }
+		inner = func(acc T, row []T) T { return acc + pairwiseSum(row) }
+		outer = func(acc, row []T) { addLoop(acc, acc, row) }
 	case OpProd:
 		id = 1
 		inner = func(acc T, row []T) T {
@@ -220,10 +220,10 @@ func isFloatT[T number]() bool {
 	return false
 }
 
-// PairwiseSum returns the sum of x by pairwise summation over blocks of 128
+// pairwiseSum returns the sum of x by pairwise summation over blocks of 128
 // elements with eight running sums each, as NumPy sums contiguous data, so
 // that float error grows with log(n), not n.
-func PairwiseSum[T number](x []T) T {
+func pairwiseSum[T number](x []T) T {
 	n := len(x)
 	if n < 8 {
 		var s T
@@ -254,7 +254,7 @@ func PairwiseSum[T number](x []T) T {
 	}
 	n2 := n / 2
 	n2 -= n2 % 8
-	return PairwiseSum(x[:n2]) + PairwiseSum(x[n2:])
+	return pairwiseSum(x[:n2]) + pairwiseSum(x[n2:])
 }
 
 // reduceWith folds a (of the monoid's dtype) into acc over the reduced axes.

@@ -164,7 +164,7 @@ func scanT[T number](d []T, o, n, m int, mul bool) {
 					cur[j] *= prev[j]
 				}
 			} else {
-				AddLoop(cur, cur, prev)
+				addLoop(cur, cur, prev)
 			}
 		}
 	}
@@ -182,7 +182,7 @@ func combineT[T number](d, c []T, o, n, m int, mul bool) {
 					row[j] *= cr[j]
 				}
 			} else {
-				AddLoop(row, row, cr)
+				addLoop(row, row, cr)
 			}
 		}
 	}
