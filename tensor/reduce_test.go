@@ -259,6 +259,8 @@ func reducedShape(shape, axes []int, keep bool) []int {
 func TestReduceNumPy(t *testing.T) {
 	x := arrayOf(Float64, []int{4, 3}, 1, nanV, 3, nanV, nanV, 2, 4, 4, -1, 0, 5, 5)
 	y := arrayOf(Float64, []int{4, 3}, 1, 7, 3, 2, 7, 2, 4, 4, -1, 0, 5, 5)
+	// z has all-NaN columns 0 and 2.
+	z := arrayOf(Float64, []int{4, 3}, nanV, 1, nanV, nanV, 2, nanV, nanV, 1, nanV, nanV, 2, nanV)
 	cases := []struct {
 		x    *Array
 		op   string
@@ -282,6 +284,12 @@ func TestReduceNumPy(t *testing.T) {
 		{y, OpMean, []int{1}, []float64{11.0 / 3, 11.0 / 3, 7.0 / 3, 10.0 / 3}},
 		{x, OpCountNonzero, nil, []float64{11}},
 		{x, OpAll, []int{1}, []float64{1, 1, 1, 0}},
+		{z, OpNanmean, []int{0}, []float64{nanV, 1.5, nanV}},
+		{z, OpNanmax, []int{0}, []float64{nanV, 2, nanV}},
+		{z, OpNanmin, []int{0}, []float64{nanV, 1, nanV}},
+		{z, OpNansum, []int{0}, []float64{0, 6, 0}},
+		{z, OpArgmin, []int{0}, []float64{0, 0, 0}},
+		{z, OpMin, []int{0}, []float64{nanV, 1, nanV}},
 	}
 	for _, c := range cases {
 		outDT := reduceDType(c.op, Float64)
