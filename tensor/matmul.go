@@ -89,6 +89,9 @@ func (t *tiler) sumTree(parts []uint64, shape []int, dt DType) uint64 {
 // matmulKernel multiplies two blocks, first converting them to the output
 // dtype. Bool blocks multiply as NumPy does: the logical or of ands.
 func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	if len(in) != 2 {
+		return nil, fmt.Errorf("%d inputs, want 2", len(in))
+	}
 	a, b := in[0], in[1]
 	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || !sameShape(op.Shape, []int{a.Shape[0], b.Shape[1]}) {
 		return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)

@@ -45,6 +45,9 @@ func checkPerm(perm []int, nd int) error {
 // tileTranspose transposes every chunk on its own: the chunk grid is
 // permuted like the axes, so no element changes chunk.
 func tileTranspose(t *tiler, n *Node) (*TiledTensor, error) {
+	if len(n.Inputs) != 1 {
+		return nil, fmt.Errorf("need 1 input, have %d", len(n.Inputs))
+	}
 	in := t.input(n, 0)
 	nd := len(in.Shape)
 	perm := n.Attrs.Perm
@@ -87,6 +90,9 @@ func transposeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	args, ok := op.Args.(TransposeArgs)
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%d inputs, want 1", len(in))
 	}
 	src := in[0]
 	if err := checkPerm(args.Perm, len(src.Shape)); err != nil {
@@ -255,6 +261,9 @@ func chunkAt(offs []int, x int) int {
 // chunk is what the slice selects from one input chunk, so every op reads
 // exactly one input chunk, and a chunk selected whole is reused as it is.
 func tileSlice(t *tiler, n *Node) (*TiledTensor, error) {
+	if len(n.Inputs) != 1 {
+		return nil, fmt.Errorf("need 1 input, have %d", len(n.Inputs))
+	}
 	in := t.input(n, 0)
 	nd := len(in.Shape)
 	sls := n.Attrs.Slices
@@ -362,6 +371,9 @@ func tileConcat(t *tiler, n *Node) (*TiledTensor, error) {
 	first := t.input(n, 0)
 	nd := len(first.Shape)
 	axis := n.Attrs.Axes[0]
+	if axis < 0 {
+		axis += nd
+	}
 	if axis < 0 || axis >= nd {
 		return nil, fmt.Errorf("axis %d is out of bounds for %d dimensions", axis, nd)
 	}
@@ -378,8 +390,10 @@ func tileConcat(t *tiler, n *Node) (*TiledTensor, error) {
 		}
 		length += in.Shape[axis]
 	}
-	if len(n.Shape) != nd || n.Shape[axis] != length {
-		return nil, fmt.Errorf("node shape %v does not fit inputs of total length %d on axis %d", n.Shape, length, axis)
+	want := append([]int(nil), first.Shape...)
+	want[axis] = length
+	if !sameShape(n.Shape, want) {
+		return nil, fmt.Errorf("node shape %v, inputs concatenate to %v", n.Shape, want)
 	}
 	common := make([][]int, nd)
 	for ax := range nd {
@@ -439,6 +453,9 @@ func (t *tiler) convert(src *TiledTensor, dt DType) *TiledTensor {
 }
 
 func convertKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%d inputs, want 1", len(in))
+	}
 	if !sameShape(in[0].Shape, op.Shape) {
 		return nil, fmt.Errorf("input shape %v for output %v", in[0].Shape, op.Shape)
 	}

@@ -38,6 +38,9 @@ func init() {
 }
 
 func tileReshape(t *tiler, n *Node) (*TiledTensor, error) {
+	if len(n.Inputs) != 1 {
+		return nil, fmt.Errorf("need 1 input, have %d", len(n.Inputs))
+	}
 	in := t.input(n, 0)
 	if n.DType != in.DType {
 		return nil, fmt.Errorf("node is %v, input %v", n.DType, in.DType)
