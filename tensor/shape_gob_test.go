@@ -27,6 +27,9 @@ func TestShapeOpsGob(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, op := range cg.Ops {
 		kinds[op.Kind] = true
+		if op.Kind == "matmul" && op.Node != mm.ID {
+			t.Errorf("matmul op %d records node %d, want %d", op.Key, op.Node, mm.ID)
+		}
 	}
 	for _, k := range []string{"transpose", "assemble", "convert", "reshape", "matmul", "matmul.sum"} {
 		if !kinds[k] {
