@@ -88,8 +88,9 @@ func tileReshape(t *tiler, n *Node) (*TiledTensor, error) {
 	chunks := reshapeChunks(in, n.Shape)
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks}
 	grid := GridShape(chunks)
+	gather := newReshapeGather(in, n.Shape, chunks)
 	for k := 0; k < NumElements(grid); k++ {
-		inputs, args := reshapeGather(in, n.Shape, chunks, unravel(k, grid))
+		inputs, args := gather.op(unravel(k, grid))
 		out.Keys = append(out.Keys, t.emit(&ChunkOp{
 			Kind: "reshape", Inputs: inputs, Shape: chunkShape(chunks, grid, k), DType: n.DType, Args: args,
 		}))
@@ -199,17 +200,35 @@ func reshapeSplit(d, c int) []int {
 	return append(cs, d)
 }
 
-// reshapeGather returns the inputs and runs of the op that makes the output
-// chunk at grid index idx, when in (non-empty) is reshaped to shape cut into
-// chunks.
-func reshapeGather(in *TiledTensor, shape []int, chunks [][]int, idx []int) ([]int, ReshapeArgs) {
+// A reshapeGather finds the runs of the ops of a reshape of a non-empty
+// tensor in to shape cut into chunks. It holds what every op needs, computed
+// once.
+type reshapeGather struct {
+	in              *TiledTensor
+	shape           []int
+	chunks          [][]int
+	outOffs, inOffs [][]int
+	outStr, inGrid  []int
+	slot            []int // by input chunk (C-order grid index): 1 + its index in the op's inputs, or 0
+}
+
+func newReshapeGather(in *TiledTensor, shape []int, chunks [][]int) *reshapeGather {
+	return &reshapeGather{
+		in: in, shape: shape, chunks: chunks,
+		outOffs: ChunkOffsets(chunks), inOffs: ChunkOffsets(in.Chunks),
+		outStr: byteStrides(shape, 1), inGrid: GridShape(in.Chunks),
+		slot: make([]int, len(in.Keys)),
+	}
+}
+
+// op returns the inputs and runs of the op that makes the output chunk at
+// grid index idx.
+func (g *reshapeGather) op(idx []int) ([]int, ReshapeArgs) {
+	in, shape := g.in, g.shape
 	nd, m := len(shape), len(in.Shape)
-	outOffs, inOffs := ChunkOffsets(chunks), ChunkOffsets(in.Chunks)
-	outStr := byteStrides(shape, 1)
-	inGrid := GridShape(in.Chunks)
 	cshape := make([]int, nd)
 	for ax, i := range idx {
-		cshape[ax] = chunks[ax][i]
+		cshape[ax] = g.chunks[ax][i]
 	}
 	// The chunk is contiguous in the output from axis p on: its rows of
 	// runLen elements are contiguous in both the output and the chunk.
@@ -222,12 +241,12 @@ func reshapeGather(in *TiledTensor, shape []int, chunks [][]int, idx []int) ([]i
 	}
 	runLen := NumElements(cshape[p:])
 	chunkStr := byteStrides(cshape, 1)
-	b := runBuilder{index: map[uint64]int{}, last: map[int]int{}}
+	b := runBuilder{slot: g.slot}
 	u, c, l, ishape := make([]int, m), make([]int, m), make([]int, m), make([]int, m)
 	visitIndices(cshape, axesFrom(p, nd), func(loc []int) {
 		f, dst := 0, 0
 		for ax := range nd {
-			f += (outOffs[ax][idx[ax]] + loc[ax]) * outStr[ax]
+			f += (g.outOffs[ax][idx[ax]] + loc[ax]) * g.outStr[ax]
 			dst += loc[ax] * chunkStr[ax]
 		}
 		for rem := runLen; rem > 0; {
@@ -238,8 +257,8 @@ func reshapeGather(in *TiledTensor, shape []int, chunks [][]int, idx []int) ([]i
 				r /= in.Shape[ax]
 			}
 			for ax := range m {
-				c[ax] = chunkAt(inOffs[ax], u[ax])
-				l[ax] = u[ax] - inOffs[ax][c[ax]]
+				c[ax] = chunkAt(g.inOffs[ax], u[ax])
+				l[ax] = u[ax] - g.inOffs[ax][c[ax]]
 				ishape[ax] = in.Chunks[ax][c[ax]]
 			}
 			// How far the flat order stays in that chunk and contiguous in
@@ -256,11 +275,16 @@ func reshapeGather(in *TiledTensor, shape []int, chunks [][]int, idx []int) ([]i
 				src += l[ax] * s
 				s *= ishape[ax]
 			}
-			b.add(in.Keys[ravel(c, inGrid)], src, dst, n)
+			b.add(ravel(c, g.inGrid), src, dst, n)
 			f, dst, rem = f+n, dst+n, rem-n
 		}
 	})
-	return b.inputs, ReshapeArgs{Runs: b.runs}
+	inputs := make([]int, len(b.chunks))
+	for i, k := range b.chunks {
+		inputs[i] = int(in.Keys[k])
+		g.slot[k] = 0
+	}
+	return inputs, ReshapeArgs{Runs: b.runs}
 }
 
 // axesFrom lists the axes p..nd-1.
@@ -275,20 +299,21 @@ func axesFrom(p, nd int) []int {
 // A runBuilder collects the runs of one reshape op, merging each new run
 // into the last run from the same input when they form a regular sequence.
 type runBuilder struct {
-	inputs []int
-	index  map[uint64]int // input key -> index in inputs
+	chunks []int // the input chunks read, as grid indices, in input order
+	last   []int // by input: its latest run
 	runs   []ReshapeRun
-	last   map[int]int // input index -> its latest run
+	slot   []int // by input chunk: 1 + its input index, or 0
 }
 
-func (b *runBuilder) add(key uint64, src, dst, n int) {
-	in, ok := b.index[key]
-	if !ok {
-		in = len(b.inputs)
-		b.index[key] = in
-		b.inputs = append(b.inputs, int(key))
+func (b *runBuilder) add(chunk, src, dst, n int) {
+	in := b.slot[chunk] - 1
+	if in < 0 {
+		in = len(b.chunks)
+		b.slot[chunk] = in + 1
+		b.chunks = append(b.chunks, chunk)
+		b.last = append(b.last, -1)
 	}
-	if i, ok := b.last[in]; ok {
+	if i := b.last[in]; i >= 0 {
 		r := &b.runs[i]
 		switch {
 		case r.Len != n:

@@ -170,3 +170,25 @@ func TestReshapeKernelBounds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTileReshape tiles the reshape of a 10000x10000 tensor in 100x100
+// chunks to one axis: 10^4 output chunks, each gathering rows of 100 chunks.
+func BenchmarkTileReshape(b *testing.B) {
+	chunks := [][]int{reshapeSplit(10000, 100), reshapeSplit(10000, 100)}
+	tt := &TiledTensor{Shape: []int{10000, 10000}, DType: Float64, Chunks: chunks}
+	for k := range 10000 {
+		tt.Keys = append(tt.Keys, uint64(k+1))
+	}
+	in := &Node{ID: 0, Op: OpInput, Shape: tt.Shape, DType: Float64, Chunks: chunks, Attrs: Attrs{Name: "x"}}
+	out := &Node{ID: 1, Op: OpReshape, Inputs: []*Node{in}, Shape: []int{100000000}, DType: Float64}
+	g := &Graph{Nodes: []*Node{in, out}, Outputs: []Output{{Name: "y", Node: out}}}
+	for b.Loop() {
+		cg, err := Tile(g, mapEnv{"x": tt})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(cg.Ops) != 20000 {
+			b.Fatalf("%d ops, want 20000", len(cg.Ops))
+		}
+	}
+}

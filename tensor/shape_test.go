@@ -436,3 +436,15 @@ func TestCopyStridedNegativeSteps(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTransposeKernel transposes a 1000x1000 float64 chunk.
+func BenchmarkTransposeKernel(b *testing.B) {
+	op := &ChunkOp{Kind: "transpose", Inputs: []int{0}, Shape: []int{1000, 1000}, DType: Float64, Args: TransposeArgs{Perm: []int{1, 0}}}
+	in := []*Array{rampArray(Float64, []int{1000, 1000})}
+	b.SetBytes(int64(in[0].NBytes()))
+	for b.Loop() {
+		if _, err := Run(b.Context(), op, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
