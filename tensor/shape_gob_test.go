@@ -19,7 +19,10 @@ func TestShapeOpsGob(t *testing.T) {
 	cc := c.add(&Node{Op: OpConcat, Inputs: []*Node{x, y}, Shape: []int{12, 4}, DType: Float64, Attrs: Attrs{Axes: []int{0}}})
 	r := c.add(&Node{Op: OpReshape, Inputs: []*Node{cc}, Shape: []int{4, 12}, DType: Float64})
 	mm := c.add(&Node{Op: OpMatmul, Inputs: []*Node{r, cc}, Shape: []int{4, 4}, DType: Float64})
-	g := &Graph{Nodes: c.nodes, Outputs: []Output{{Name: "s", Node: s}, {Name: "mm", Node: mm}}}
+	// Empty chunks: ops whose arguments are zero values.
+	e := c.add(&Node{Op: OpSlice, Inputs: []*Node{x}, Shape: []int{0, 4}, DType: Float64, Attrs: Attrs{Slices: []Slice{{0, 1, 0}, {0, 1, 4}}}})
+	er := c.add(&Node{Op: OpReshape, Inputs: []*Node{e}, Shape: []int{2, 0}, DType: Float64})
+	g := &Graph{Nodes: c.nodes, Outputs: []Output{{Name: "s", Node: s}, {Name: "mm", Node: mm}, {Name: "er", Node: er}}}
 	cg, err := Tile(g, c.env)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +55,9 @@ func TestShapeOpsGob(t *testing.T) {
 	got, err := Compute(context.Background(), &back, stored)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(want) != 3 || !sameShape(want[2].Shape, []int{2, 0}) {
+		t.Fatalf("outputs %v", want)
 	}
 	for i := range want {
 		if err := sameArray(got[i], want[i]); err != nil {
