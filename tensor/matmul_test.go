@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -214,5 +215,28 @@ func TestMatmulErrors(t *testing.T) {
 		if _, err := c.tile(out); err == nil {
 			t.Errorf("%v @ %v -> %v: no error", tc.a, tc.b, tc.out)
 		}
+	}
+}
+
+// TestMatmulRandom multiplies randomly chunked operands of random sizes
+// (zero included) and dtypes, the output dtype promoted as NumPy does.
+func TestMatmulRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 200 {
+		m, k, n := r.IntN(10), r.IntN(10), r.IntN(10)
+		da, db := allDTypes[r.IntN(len(allDTypes))], allDTypes[r.IntN(len(allDTypes))]
+		dt := Promote(da, db)
+		a := randomArray(da, []int{m, k}, uint64(2*i))
+		b := randomArray(db, []int{k, n}, uint64(2*i+1))
+		c := newShapeCase()
+		na := c.input(a, [][]int{randomChunks(r, m), randomChunks(r, k)})
+		nb := c.input(b, [][]int{randomChunks(r, k), randomChunks(r, n)})
+		out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: []int{m, n}, DType: dt})
+		got, _ := c.run(t, out)
+		tol := 1e-12
+		if dt == Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, fmt.Sprintf("%v%v @ %v%v chunks %v, %v", da, a.Shape, db, b.Shape, na.Chunks, nb.Chunks), got, a, b, dt, tol)
 	}
 }

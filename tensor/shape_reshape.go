@@ -126,6 +126,7 @@ func unitAxesChunks(in *TiledTensor, shape []int) ([][]int, bool) {
 	return chunks, i == len(kept)
 }
 
+// axisLength is the length of an axis chunked as xs.
 func axisLength(xs []int) int {
 	s := 0
 	for _, x := range xs {

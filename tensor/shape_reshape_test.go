@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -190,5 +191,60 @@ func BenchmarkTileReshape(b *testing.B) {
 		if len(cg.Ops) != 20000 {
 			b.Fatalf("%d ops, want 20000", len(cg.Ops))
 		}
+	}
+}
+
+// randomShape factors total into up to 4 axes, some of length 1.
+func randomShape(r *rand.Rand, total int) []int {
+	var shape []int
+	for len(shape) < 3 && total > 1 {
+		var divs []int
+		for d := 1; d <= total; d++ {
+			if total%d == 0 {
+				divs = append(divs, d)
+			}
+		}
+		d := divs[r.IntN(len(divs))]
+		shape = append(shape, d)
+		total /= d
+	}
+	return append(shape, total)
+}
+
+// randomChunks cuts an axis of length n at random points.
+func randomChunks(r *rand.Rand, n int) []int {
+	if n == 0 {
+		return []int{0}
+	}
+	var cs []int
+	for n > 0 {
+		c := 1 + r.IntN(n)
+		cs = append(cs, c)
+		n -= c
+	}
+	return cs
+}
+
+// TestReshapeRandom reshapes randomly chunked tensors between random shapes
+// of the same size.
+func TestReshapeRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 300 {
+		total := []int{1, 6, 12, 24, 30, 36, 60}[r.IntN(7)]
+		from, to := randomShape(r, total), randomShape(r, total)
+		chunks := make([][]int, len(from))
+		for ax, n := range from {
+			chunks[ax] = randomChunks(r, n)
+		}
+		dt := allDTypes[r.IntN(len(allDTypes))]
+		a := rampArray(dt, from)
+		c := newShapeCase()
+		in := c.input(a, chunks)
+		out := c.add(&Node{Op: OpReshape, Inputs: []*Node{in}, Shape: to, DType: dt})
+		got, cg := c.run(t, out)
+		if err := sameArray(got, &Array{DType: dt, Shape: to, Data: a.Data}); err != nil {
+			t.Fatalf("%v%v chunks %v -> %v: %v", dt, from, chunks, to, err)
+		}
+		checkReshapeReads(t, cg, c.env[in.Attrs.Name], chunks)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -445,6 +446,125 @@ func BenchmarkTransposeKernel(b *testing.B) {
 	for b.Loop() {
 		if _, err := Run(b.Context(), op, in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSliceRandom slices randomly chunked tensors with random steps,
+// negative and empty ones included.
+func TestSliceRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		shape := make([]int, 1+r.IntN(3))
+		chunks := make([][]int, len(shape))
+		sls := make([]Slice, len(shape))
+		for ax := range shape {
+			n := r.IntN(8)
+			shape[ax] = n
+			chunks[ax] = randomChunks(r, n)
+			if n == 0 {
+				sls[ax] = Slice{Start: 0, Step: 1, Len: 0}
+				continue
+			}
+			step := 1 + r.IntN(3)
+			if r.IntN(2) == 0 {
+				step = -step
+			}
+			start := r.IntN(n)
+			most := (n-1-start)/step + 1
+			if step < 0 {
+				most = start/-step + 1
+			}
+			sls[ax] = Slice{Start: start, Step: step, Len: r.IntN(most + 1)}
+		}
+		dt := allDTypes[r.IntN(len(allDTypes))]
+		a := rampArray(dt, shape)
+		want := refSlice(a, sls)
+		c := newShapeCase()
+		in := c.input(a, chunks)
+		out := c.add(&Node{Op: OpSlice, Inputs: []*Node{in}, Shape: want.Shape, DType: dt, Attrs: Attrs{Slices: sls}})
+		got, _ := c.run(t, out)
+		if err := sameArray(got, want); err != nil {
+			t.Fatalf("%v%v chunks %v slices %v: %v", dt, shape, chunks, sls, err)
+		}
+	}
+}
+
+// TestConcatRandom concatenates 2 or 3 randomly chunked tensors of random
+// dtypes along a random axis.
+func TestConcatRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		nd := 1 + r.IntN(3)
+		axis := r.IntN(nd)
+		base := make([]int, nd)
+		for ax := range base {
+			base[ax] = r.IntN(5)
+		}
+		c := newShapeCase()
+		var arrs []*Array
+		var ins []*Node
+		var dt DType
+		for i := range 2 + r.IntN(2) {
+			shape := append([]int(nil), base...)
+			shape[axis] = r.IntN(6)
+			chunks := make([][]int, nd)
+			for ax, n := range shape {
+				chunks[ax] = randomChunks(r, n)
+			}
+			d := allDTypes[r.IntN(len(allDTypes))]
+			if i == 0 {
+				dt = d
+			}
+			dt = Promote(dt, d)
+			a := randomArray(d, shape, uint64(i))
+			arrs = append(arrs, a)
+			ins = append(ins, c.input(a, chunks))
+		}
+		want := refConcat(arrs, axis, dt)
+		ax := axis
+		if r.IntN(2) == 0 {
+			ax -= nd // NumPy's negative axis
+		}
+		out := c.add(&Node{Op: OpConcat, Inputs: ins, Shape: want.Shape, DType: dt, Attrs: Attrs{Axes: []int{ax}}})
+		got, _ := c.run(t, out)
+		if err := sameArray(got, want); err != nil {
+			t.Fatalf("concat of %d inputs along %d: %v", len(ins), ax, err)
+		}
+	}
+}
+
+// TestConvertChunk checks casts against NumPy's astype results.
+func TestConvertChunk(t *testing.T) {
+	f := NewArray(Float64, []int{4})
+	copy(f.Float64s(), []float64{-1.5, 0, 2.7, 0.25})
+	b := NewArray(Bool, []int{3})
+	copy(b.Data, []byte{1, 0, 1})
+	i := NewArray(Int64, []int{3})
+	copy(i.Int64s(), []int64{-3, 0, 1 << 33})
+	for _, tc := range []struct {
+		a    *Array
+		dt   DType
+		want []float64
+	}{
+		{f, Int64, []float64{-1, 0, 2, 0}},
+		{f, Int32, []float64{-1, 0, 2, 0}},
+		{f, Bool, []float64{1, 0, 1, 1}},
+		{f, Float32, []float64{-1.5, 0, 2.700000047683716, 0.25}},
+		{b, Float32, []float64{1, 0, 1}},
+		{b, Int64, []float64{1, 0, 1}},
+		{i, Float64, []float64{-3, 0, 1 << 33}},
+		{i, Bool, []float64{1, 0, 1}},
+		{i, Int32, []float64{-3, 0, 0}}, // wraps, as NumPy's astype
+	} {
+		got := convertChunk(tc.a, tc.dt)
+		if got.DType != tc.dt {
+			t.Fatalf("%v to %v: got %v", tc.a.DType, tc.dt, got.DType)
+		}
+		for j, w := range tc.want {
+			if g := got.Float64At(j); g != w {
+				t.Errorf("%v to %v: element %d = %v, want %v", tc.a.DType, tc.dt, j, g, w)
+			}
 		}
 	}
 }
