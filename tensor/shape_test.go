@@ -133,12 +133,12 @@ func sameArray(got, want *Array) error {
 		return fmt.Errorf("got %v%v, want %v%v", got.DType, got.Shape, want.DType, want.Shape)
 	}
 	if !bytes.Equal(got.Data, want.Data) {
-		return fmt.Errorf("data differs:\n got %v\nwant %v", values(got), values(want))
+		return fmt.Errorf("data differs:\n got %v\nwant %v", arrayValues(got), arrayValues(want))
 	}
 	return nil
 }
 
-func values(a *Array) []float64 {
+func arrayValues(a *Array) []float64 {
 	v := make([]float64, a.Len())
 	for i := range v {
 		v[i] = a.Float64At(i)
