@@ -362,8 +362,8 @@ func refineChunks(lists ...[]int) []int {
 // rechunking the inputs to a common refinement of their chunks on the other
 // axes. Inputs of another dtype than the node's are converted chunk by chunk.
 func tileConcat(t *tiler, n *Node) (*TiledTensor, error) {
-	if len(n.Inputs) < 2 {
-		return nil, fmt.Errorf("need at least 2 inputs, have %d", len(n.Inputs))
+	if len(n.Inputs) == 0 {
+		return nil, fmt.Errorf("need at least 1 input")
 	}
 	if len(n.Attrs.Axes) != 1 {
 		return nil, fmt.Errorf("need one axis, have %v", n.Attrs.Axes)

@@ -349,6 +349,7 @@ func TestConcat(t *testing.T) {
 		{0, [][]int{{0, 2}, {0, 2}}, []DType{Float32, Float32}, Float32},
 		{0, [][]int{{5}, {3}}, []DType{Int32, Float64}, Float64},
 		{1, [][]int{{2, 2}, {2, 3}}, []DType{Bool, Int64}, Int64},
+		{0, [][]int{{3, 2}}, []DType{Int32}, Float32},
 	}
 	for _, tc := range cases {
 		var arrs []*Array
@@ -392,6 +393,7 @@ func TestConcatErrors(t *testing.T) {
 		{2, [][]int{{3, 4}, {3, 4}}},
 		{0, [][]int{{3, 4}, {3}}},
 		{0, [][]int{{3, 4}}},
+		{0, nil},
 	} {
 		c := newShapeCase()
 		var ins []*Node
