@@ -100,20 +100,20 @@ func fullKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	out := NewArray(op.DType, op.Shape)
 	switch op.DType {
 	case Bool:
-		fill(out.Data, b2u(args.IntValue != 0))
+		fillSlice(out.Data, b2u(args.IntValue != 0))
 	case Int32:
-		fill(out.Int32s(), int32(args.IntValue))
+		fillSlice(out.Int32s(), int32(args.IntValue))
 	case Int64:
-		fill(out.Int64s(), args.IntValue)
+		fillSlice(out.Int64s(), args.IntValue)
 	case Float32:
-		fill(out.Float32s(), float32(args.Value))
+		fillSlice(out.Float32s(), float32(args.Value))
 	case Float64:
-		fill(out.Float64s(), args.Value)
+		fillSlice(out.Float64s(), args.Value)
 	}
 	return out, nil
 }
 
-func fill[T any](d []T, v T) {
+func fillSlice[T any](d []T, v T) {
 	for i := range d {
 		d[i] = v
 	}

@@ -133,7 +133,7 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 				cuts[o] = true
 			}
 		}
-		chunks[ax] = refine(cuts, size)
+		chunks[ax] = cutsToChunks(cuts, size)
 	}
 	// Align each input to the output's chunking.
 	aligned := make([]*TiledTensor, len(ins))
@@ -173,8 +173,8 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 	return out, nil
 }
 
-// refine turns a set of chunk start offsets into chunk sizes covering size.
-func refine(cuts map[int]bool, size int) []int {
+// cutsToChunks turns a set of chunk start offsets into chunk sizes covering size.
+func cutsToChunks(cuts map[int]bool, size int) []int {
 	offs := make([]int, 0, len(cuts))
 	for o := range cuts {
 		if o < size {
@@ -445,11 +445,11 @@ func floatToInt32(f float64) int32 {
 	return int32(f)
 }
 
-type number interface {
+type elemType interface {
 	~uint8 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
-func convert[D, S number](dst []D, src []S) {
+func castSlice[D, S elemType](dst []D, src []S) {
 	src = src[:len(dst)]
 	for i, v := range src {
 		dst[i] = D(v)
@@ -461,11 +461,11 @@ func convert[D, S number](dst []D, src []S) {
 func castTo[D int32 | int64 | float32 | float64](dst []D, src *Array, fromFloat func(float64) D) {
 	switch src.DType {
 	case Bool:
-		convert(dst, view[uint8](src.Data))
+		castSlice(dst, view[uint8](src.Data))
 	case Int32:
-		convert(dst, src.Int32s())
+		castSlice(dst, src.Int32s())
 	case Int64:
-		convert(dst, src.Int64s())
+		castSlice(dst, src.Int64s())
 	case Float32:
 		s := src.Float32s()[:len(dst)]
 		for i, v := range s {
@@ -479,7 +479,7 @@ func castTo[D int32 | int64 | float32 | float64](dst []D, src *Array, fromFloat 
 	}
 }
 
-func nonzero[T number](dst []uint8, src []T) {
+func nonzeroSlice[T elemType](dst []uint8, src []T) {
 	src = src[:len(dst)]
 	for i, v := range src {
 		dst[i] = b2u(v != 0)
@@ -491,13 +491,13 @@ func castToBool(dst []byte, src *Array) {
 	case Bool:
 		copy(dst, src.Data)
 	case Int32:
-		nonzero(dst, src.Int32s())
+		nonzeroSlice(dst, src.Int32s())
 	case Int64:
-		nonzero(dst, src.Int64s())
+		nonzeroSlice(dst, src.Int64s())
 	case Float32:
-		nonzero(dst, src.Float32s())
+		nonzeroSlice(dst, src.Float32s())
 	case Float64:
-		nonzero(dst, src.Float64s())
+		nonzeroSlice(dst, src.Float64s())
 	}
 }
 

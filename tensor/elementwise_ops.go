@@ -9,9 +9,9 @@ import (
 // slices (dst first) and is instantiated per element type; bool data is
 // handled as uint8 0/1 bytes.
 
-type integer interface{ ~int32 | ~int64 }
+type intType interface{ ~int32 | ~int64 }
 
-type float interface{ ~float32 | ~float64 }
+type floatType interface{ ~float32 | ~float64 }
 
 // elemFunc returns the row function of op kind computing in ct and writing
 // out, or an error when the op does not apply to the dtype.
@@ -20,7 +20,7 @@ func elemFunc(kind string, ct, out DType, decimals, nin int) (rowFn, error) {
 	switch {
 	case kind == OpWhere:
 		want = 3
-	case isUnary(kind):
+	case isUnaryElem(kind):
 		want = 1
 	}
 	if nin != want {
@@ -66,7 +66,7 @@ func elemFunc(kind string, ct, out DType, decimals, nin int) (rowFn, error) {
 	return f, nil
 }
 
-func isUnary(kind string) bool {
+func isUnaryElem(kind string) bool {
 	for _, op := range unaryOps {
 		if op == kind {
 			return true
@@ -75,11 +75,11 @@ func isUnary(kind string) bool {
 	return false
 }
 
-type family func(kind string, decimals int) rowFn
+type elemFamily func(kind string, decimals int) rowFn
 
 // byDType picks the family member for ct; a nil member yields a nil rowFn.
-func byDType(ct DType, u8, i32, i64, f32, f64 family) family {
-	var f family
+func byDType(ct DType, u8, i32, i64, f32, f64 elemFamily) elemFamily {
+	var f elemFamily
 	switch ct {
 	case Bool:
 		f = u8
@@ -98,14 +98,14 @@ func byDType(ct DType, u8, i32, i64, f32, f64 family) family {
 	return f
 }
 
-func un[T, O number](loop func(d []O, a []T)) rowFn {
+func unRow[T, O elemType](loop func(d []O, a []T)) rowFn {
 	return func(dst []byte, in [][]byte) error {
 		loop(view[O](dst), view[T](in[0]))
 		return nil
 	}
 }
 
-func bin[T, O number](loop func(d []O, a, b []T)) rowFn {
+func binRow[T, O elemType](loop func(d []O, a, b []T)) rowFn {
 	return func(dst []byte, in [][]byte) error {
 		loop(view[O](dst), view[T](in[0]), view[T](in[1]))
 		return nil
@@ -113,40 +113,40 @@ func bin[T, O number](loop func(d []O, a, b []T)) rowFn {
 }
 
 // numT holds the ops defined alike for every numeric type.
-func numT[T number](kind string, _ int) rowFn {
+func numT[T elemType](kind string, _ int) rowFn {
 	switch kind {
 	case OpAdd:
-		return bin(addLoop[T])
+		return binRow(addLoop[T])
 	case OpSubtract:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] - b[i]
 			}
 		})
 	case OpMultiply:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] * b[i]
 			}
 		})
 	case OpMaximum:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = max(a[i], b[i])
 			}
 		})
 	case OpMinimum:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = min(a[i], b[i])
 			}
 		})
 	case OpNegative:
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = -a[i]
@@ -157,7 +157,7 @@ func numT[T number](kind string, _ int) rowFn {
 }
 
 // addLoop sets d[i] = a[i] + b[i]; a and b hold at least len(d) elements.
-func addLoop[T number](d, a, b []T) {
+func addLoop[T elemType](d, a, b []T) {
 	a, b = a[:len(d)], b[:len(d)]
 	i := 0
 	for ; i+4 <= len(d); i += 4 {
@@ -171,7 +171,7 @@ func addLoop[T number](d, a, b []T) {
 	}
 }
 
-func cmpT[T number](kind string, _ int) rowFn {
+func cmpT[T elemType](kind string, _ int) rowFn {
 	var loop func(d []uint8, a, b []T)
 	switch kind {
 	case OpEqual:
@@ -219,11 +219,11 @@ func cmpT[T number](kind string, _ int) rowFn {
 	default:
 		return nil
 	}
-	return bin(loop)
+	return binRow(loop)
 }
 
-func notT[T number](string, int) rowFn {
-	return un(func(d []uint8, a []T) {
+func notT[T elemType](string, int) rowFn {
+	return unRow(func(d []uint8, a []T) {
 		a = a[:len(d)]
 		for i := range d {
 			d[i] = b2u(a[i] == 0)
@@ -231,7 +231,7 @@ func notT[T number](string, int) rowFn {
 	})
 }
 
-func whereT[T number](string, int) rowFn {
+func whereT[T elemType](string, int) rowFn {
 	return func(dst []byte, in [][]byte) error {
 		d, c, x, y := view[T](dst), in[0], view[T](in[1]), view[T](in[2])
 		c, x, y = c[:len(d)], x[:len(d)], y[:len(d)]
@@ -265,32 +265,32 @@ func boolOp(kind string) rowFn {
 			}
 		}
 	case OpInvert:
-		return un(func(d, a []uint8) {
+		return unRow(func(d, a []uint8) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = a[i] ^ 1
 			}
 		})
 	case OpAbs, OpFloor, OpCeil, OpRound:
-		return un(func(d, a []uint8) { copy(d, a) })
+		return unRow(func(d, a []uint8) { copy(d, a) })
 	default:
 		return nil
 	}
-	return bin(loop)
+	return binRow(loop)
 }
 
 // intT holds the ops whose integer form differs from the float one.
-func intT[T integer](kind string, decimals int) rowFn {
+func intT[T intType](kind string, decimals int) rowFn {
 	switch kind {
 	case OpFloorDiv:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = floorDivInt(a[i], b[i])
 			}
 		})
 	case OpMod:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = modInt(a[i], b[i])
@@ -302,35 +302,35 @@ func intT[T integer](kind string, decimals int) rowFn {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				if b[i] < 0 {
-					return fmt.Errorf("integers to negative integer powers are not allowed")
+					return fmt.Errorf("integers to negative intType powers are not allowed")
 				}
 				d[i] = powInt(a[i], b[i])
 			}
 			return nil
 		}
 	case OpBitAnd:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] & b[i]
 			}
 		})
 	case OpBitOr:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] | b[i]
 			}
 		})
 	case OpInvert:
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = ^a[i]
 			}
 		})
 	case OpAbs:
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = a[i]
@@ -340,17 +340,17 @@ func intT[T integer](kind string, decimals int) rowFn {
 			}
 		})
 	case OpSign:
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = T(b2u(a[i] > 0)) - T(b2u(a[i] < 0))
 			}
 		})
 	case OpFloor, OpCeil:
-		return un(func(d, a []T) { copy(d, a) })
+		return unRow(func(d, a []T) { copy(d, a) })
 	case OpRound:
 		if decimals >= 0 {
-			return un(func(d, a []T) { copy(d, a) })
+			return unRow(func(d, a []T) { copy(d, a) })
 		}
 		f := T(1)
 		for range -decimals {
@@ -359,9 +359,9 @@ func intT[T integer](kind string, decimals int) rowFn {
 				continue
 			}
 			// 10**-decimals exceeds T: every value rounds to 0.
-			return un(func(d, a []T) { clear(d) })
+			return unRow(func(d, a []T) { clear(d) })
 		}
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = roundInt(a[i], f)
@@ -372,7 +372,7 @@ func intT[T integer](kind string, decimals int) rowFn {
 }
 
 // floorDivInt is Python's a // b; division by zero gives 0 as in NumPy.
-func floorDivInt[T integer](a, b T) T {
+func floorDivInt[T intType](a, b T) T {
 	if b == 0 {
 		return 0
 	}
@@ -384,7 +384,7 @@ func floorDivInt[T integer](a, b T) T {
 }
 
 // modInt is Python's a % b (the sign of b); modulo zero gives 0 as in NumPy.
-func modInt[T integer](a, b T) T {
+func modInt[T intType](a, b T) T {
 	if b == 0 {
 		return 0
 	}
@@ -396,7 +396,7 @@ func modInt[T integer](a, b T) T {
 }
 
 // powInt raises a to e >= 0 by squaring, wrapping on overflow as NumPy does.
-func powInt[T integer](a, e T) T {
+func powInt[T intType](a, e T) T {
 	r := T(1)
 	for e > 0 {
 		if e&1 != 0 {
@@ -409,7 +409,7 @@ func powInt[T integer](a, e T) T {
 }
 
 // roundInt rounds a to a multiple of f, halves to the even multiple.
-func roundInt[T integer](a, f T) T {
+func roundInt[T intType](a, f T) T {
 	r := modInt(a, f)
 	q := a - r
 	switch {
@@ -420,9 +420,9 @@ func roundInt[T integer](a, f T) T {
 }
 
 // floatT holds the float forms of the ops; math functions run in float64.
-func floatT[T float](kind string, decimals int) rowFn {
+func floatT[T floatType](kind string, decimals int) rowFn {
 	math1 := func(fn func(float64) float64) rowFn {
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = T(fn(float64(a[i])))
@@ -431,28 +431,28 @@ func floatT[T float](kind string, decimals int) rowFn {
 	}
 	switch kind {
 	case OpDivide:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] / b[i]
 			}
 		})
 	case OpFloorDiv:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = T(floorDivFloat(float64(a[i]), float64(b[i])))
 			}
 		})
 	case OpMod:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = T(modFloat(float64(a[i]), float64(b[i])))
 			}
 		})
 	case OpPower:
-		return bin(func(d, a, b []T) {
+		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
@@ -497,7 +497,7 @@ func floatT[T float](kind string, decimals int) rowFn {
 		// scale back.
 		if decimals >= 0 {
 			f := T(math.Pow(10, float64(decimals)))
-			return un(func(d, a []T) {
+			return unRow(func(d, a []T) {
 				a = a[:len(d)]
 				for i := range d {
 					d[i] = T(math.RoundToEven(float64(a[i]*f))) / f
@@ -505,7 +505,7 @@ func floatT[T float](kind string, decimals int) rowFn {
 			})
 		}
 		f := T(math.Pow(10, float64(-decimals)))
-		return un(func(d, a []T) {
+		return unRow(func(d, a []T) {
 			a = a[:len(d)]
 			for i := range d {
 				d[i] = T(math.RoundToEven(float64(a[i]/f))) * f

@@ -167,8 +167,8 @@ func TestBroadcastShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := c.out
-		a := arrayOf(Float64, c.a, seq(1, NumElements(c.a))...)
-		b := arrayOf(Float64, c.b, seq(100, NumElements(c.b))...)
+		a := arrayOf(Float64, c.a, seqValues(1, NumElements(c.a))...)
+		b := arrayOf(Float64, c.b, seqValues(100, NumElements(c.b))...)
 		want := make([]float64, NumElements(out))
 		for k := range want {
 			idx := unravel(k, out)
@@ -176,8 +176,8 @@ func TestBroadcastShapes(t *testing.T) {
 		}
 		for _, size := range []int{1, 2, 3} {
 			g := newGraph(t)
-			x := g.input(a, chunksOf(c.a, size))
-			y := g.input(b, chunksOf(c.b, size+1))
+			x := g.input(a, splitChunks(c.a, size))
+			y := g.input(b, splitChunks(c.b, size+1))
 			two := g.scalar(Float64, 2, true)
 			got := g.compute(g.op(OpSubtract, Float64, out, Attrs{}, x, g.op(OpMultiply, Float64, c.b, Attrs{}, y, two)))[0]
 			checkArray(t, "broadcast", got, Float64, out, want, 0)

@@ -116,7 +116,7 @@ func gobRoundTrip(t testing.TB, op *ChunkOp) *ChunkOp {
 func arrayOf(dt DType, shape []int, vals ...float64) *Array {
 	src := &Array{DType: Float64, Shape: shape, Data: float64Bytes(vals)}
 	if len(vals) != NumElements(shape) {
-		panic("arrayOf: wrong number of values")
+		panic("arrayOf: wrong elemType of values")
 	}
 	out := NewArray(dt, shape)
 	if dt.IsInt() {
@@ -128,8 +128,8 @@ func arrayOf(dt DType, shape []int, vals ...float64) *Array {
 	return out
 }
 
-// seq returns start, start+1, ... (n values).
-func seq(start float64, n int) []float64 {
+// seqValues returns start, start+1, ... (n values).
+func seqValues(start float64, n int) []float64 {
 	s := make([]float64, n)
 	for i := range s {
 		s[i] = start + float64(i)
@@ -145,12 +145,12 @@ func checkArray(t testing.TB, what string, got *Array, dt DType, shape []int, wa
 		t.Fatalf("%s: got %v%v, want %v%v", what, got.DType, got.Shape, dt, shape)
 	}
 	if len(want) != got.Len() {
-		t.Fatalf("%s: %d values, want %d", what, got.Len(), len(want))
+		t.Fatalf("%s: %d kernValues, want %d", what, got.Len(), len(want))
 	}
 	for i, w := range want {
 		g := got.Float64At(i)
 		if !closeTo(g, w, tol) {
-			t.Fatalf("%s: element %d = %v, want %v (all: %v)", what, i, g, w, values(got))
+			t.Fatalf("%s: element %d = %v, want %v (all: %v)", what, i, g, w, kernValues(got))
 		}
 	}
 }
@@ -165,7 +165,7 @@ func closeTo(g, w, tol float64) bool {
 	return math.Abs(g-w) <= tol*math.Max(1, math.Abs(w))
 }
 
-func values(a *Array) []float64 {
+func kernValues(a *Array) []float64 {
 	v := make([]float64, a.Len())
 	for i := range v {
 		v[i] = a.Float64At(i)
@@ -173,9 +173,9 @@ func values(a *Array) []float64 {
 	return v
 }
 
-// chunksOf cuts every axis of shape into chunks of at most size (one chunk
+// splitChunks cuts every axis of shape into chunks of at most size (one chunk
 // of 0 for an empty axis).
-func chunksOf(shape []int, size int) [][]int {
+func splitChunks(shape []int, size int) [][]int {
 	cs := make([][]int, len(shape))
 	for ax, n := range shape {
 		if n == 0 {
@@ -192,7 +192,7 @@ func chunksOf(shape []int, size int) [][]int {
 }
 
 func TestChunksOfHelper(t *testing.T) {
-	got := chunksOf([]int{5, 0, 2}, 2)
+	got := splitChunks([]int{5, 0, 2}, 2)
 	want := [][]int{{2, 2, 1}, {0}, {2}}
 	if !sameChunks(got, want) {
 		t.Fatalf("chunksOf = %v, want %v", got, want)

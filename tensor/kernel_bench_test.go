@@ -7,7 +7,7 @@ import (
 
 const benchN = 8 << 20 // elements a chunk
 
-func benchArray(n int) *Array {
+func kernBenchArray(n int) *Array {
 	a := NewArray(Float64, []int{n})
 	for i, v := range a.Float64s() {
 		a.Float64s()[i] = v + float64(i%1000)*0.5
@@ -18,7 +18,7 @@ func benchArray(n int) *Array {
 // BenchmarkAddKernel measures float64 addition of two 8 Mi-element chunks;
 // bytes count the two inputs read and the output written.
 func BenchmarkAddKernel(b *testing.B) {
-	x, y := benchArray(benchN), benchArray(benchN)
+	x, y := kernBenchArray(benchN), kernBenchArray(benchN)
 	b.Run("loop", func(b *testing.B) {
 		// The typed loop into a reused output buffer.
 		d := make([]float64, benchN)
@@ -41,7 +41,7 @@ func BenchmarkAddKernel(b *testing.B) {
 
 // BenchmarkSumKernel measures the float64 sum map of one 8 Mi-element chunk.
 func BenchmarkSumKernel(b *testing.B) {
-	x := benchArray(benchN)
+	x := kernBenchArray(benchN)
 	op := &ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: Float64,
 		Args: ReduceArgs{Op: OpSum, In: Float64, Axes: []int{0}}}
 	b.SetBytes(8 * benchN)

@@ -32,27 +32,27 @@ func mix64(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// A stream is the keyed generator of one seed.
-type stream struct{ k0, k1 uint64 }
+// A randStream is the keyed generator of one seed.
+type randStream struct{ k0, k1 uint64 }
 
-func newStream(seed, sub uint64) stream {
+func newRandStream(seed, sub uint64) randStream {
 	s := mix64(seed ^ mix64(sub+0x632BE59BD9B4E019))
-	return stream{k0: mix64(s + golden), k1: mix64(s ^ 0xD1B54A32D192ED03)}
+	return randStream{k0: mix64(s + golden), k1: mix64(s ^ 0xD1B54A32D192ED03)}
 }
 
 // bits returns the 64 random bits of counter ctr.
-func (s stream) bits(ctr uint64) uint64 {
+func (s randStream) bits(ctr uint64) uint64 {
 	return mix64(mix64(ctr*golden+s.k0) ^ s.k1)
 }
 
 // uniform returns a float64 in [0, 1) with 53 random bits.
-func (s stream) uniform(ctr uint64) float64 {
+func (s randStream) uniform(ctr uint64) float64 {
 	return float64(s.bits(ctr)>>11) * (1.0 / (1 << 53))
 }
 
 // normal returns a standard normal value by Box–Muller from the two counters
 // 2i and 2i+1.
-func (s stream) normal(i uint64) float64 {
+func (s randStream) normal(i uint64) float64 {
 	u1 := 1 - s.uniform(2*i) // in (0, 1]: the log is finite
 	u2 := s.uniform(2*i + 1)
 	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
@@ -65,7 +65,7 @@ const maxRetries = 64
 // intn returns an unbiased integer in [0, n), n > 0, by Lemire's
 // multiply-and-reject method; redraws take fresh streams, so element i still
 // depends on (seed, i) only.
-func intn(streams []stream, i, n uint64) uint64 {
+func intn(streams []randStream, i, n uint64) uint64 {
 	for _, s := range streams {
 		hi, lo := bits.Mul64(s.bits(i), n)
 		if lo >= n || lo >= -n%n {
@@ -123,16 +123,16 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	if err != nil {
 		return nil, err
 	}
-	s := newStream(args.Seed, 0)
+	s := newRandStream(args.Seed, 0)
 	var src *Array
 	if op.Kind == OpRandint {
 		if args.High <= args.Low {
 			return nil, fmt.Errorf("randint: low %d >= high %d", args.Low, args.High)
 		}
 		width := uint64(args.High - args.Low)
-		streams := make([]stream, maxRetries)
+		streams := make([]randStream, maxRetries)
 		for j := range streams {
-			streams[j] = newStream(args.Seed, uint64(j))
+			streams[j] = newRandStream(args.Seed, uint64(j))
 		}
 		src = NewArray(Int64, op.Shape)
 		d := src.Int64s()

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var generators = []struct {
+var randGenerators = []struct {
 	op    string
 	dt    DType
 	attrs Attrs
@@ -28,7 +28,7 @@ func TestRandomChunkInvariance(t *testing.T) {
 		{{1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1}},
 		{{6, 1}, {5}},
 	}
-	for _, g := range generators {
+	for _, g := range randGenerators {
 		var ref []float64
 		for _, cs := range chunkings {
 			b := newGraph(t)
@@ -36,7 +36,7 @@ func TestRandomChunkInvariance(t *testing.T) {
 			if got.DType != g.dt || !sameShape(got.Shape, shape) {
 				t.Fatalf("%s: got %v%v", g.op, got.DType, got.Shape)
 			}
-			v := values(got)
+			v := kernValues(got)
 			if ref == nil {
 				ref = v
 				continue
@@ -52,7 +52,7 @@ func TestRandomChunkInvariance(t *testing.T) {
 			distinct[v] = true
 		}
 		if len(distinct) < 10 {
-			t.Errorf("%s: only %d distinct values in 35", g.op, len(distinct))
+			t.Errorf("%s: only %d distinct kernValues in 35", g.op, len(distinct))
 		}
 	}
 }
@@ -129,7 +129,7 @@ func TestRandomStats(t *testing.T) {
 		}
 		if c.op == OpRandint {
 			if len(counts) != 10 {
-				t.Errorf("randint: %d distinct values, want 10", len(counts))
+				t.Errorf("randint: %d distinct kernValues, want 10", len(counts))
 			}
 			for v, k := range counts {
 				if math.Abs(float64(k)-n/10) > 5*math.Sqrt(n*0.1*0.9) {

@@ -14,16 +14,16 @@ import (
 // otherwise the row folds element by element into a row of accumulators (the
 // "outer" case, also how combine ops merge partials).
 
-// A layout is a chunk's shape with the reduced axes marked.
-type layout struct {
+// A redLayout is a chunk's shape with the reduced axes marked.
+type redLayout struct {
 	shape []int
 	red   []bool
 }
 
-// newLayout builds the layout of shape; with merge, size-1 axes are dropped
+// newRedLayout builds the layout of shape; with merge, size-1 axes are dropped
 // and adjacent axes that are both reduced or both kept become one.
-func newLayout(shape []int, reduced []bool, merge bool) layout {
-	var l layout
+func newRedLayout(shape []int, reduced []bool, merge bool) redLayout {
+	var l redLayout
 	for ax, s := range shape {
 		if merge {
 			if s == 1 {
@@ -46,7 +46,7 @@ func newLayout(shape []int, reduced []bool, merge bool) layout {
 // rows calls fn for each row: the row holds elements in..in+n-1 of the
 // chunk; if inner, they all reduce into accumulator out, else element j
 // reduces into out+j.
-func (l layout) rows(fn func(in, out, n int, inner bool)) {
+func (l redLayout) rows(fn func(in, out, n int, inner bool)) {
 	nd := len(l.shape)
 	if NumElements(l.shape) == 0 {
 		return
@@ -109,7 +109,7 @@ func monoidFor(op string, dt DType) (monoid, error) {
 	return *m, nil
 }
 
-func monoidT[T number](op string, lowest, highest T) *monoid {
+func monoidT[T elemType](op string, lowest, highest T) *monoid {
 	var (
 		id    T
 		inner func(acc T, row []T) T
@@ -205,13 +205,13 @@ func monoidT[T number](op string, lowest, highest T) *monoid {
 		return nil
 	}
 	return &monoid{
-		init:  func(acc []byte) { fill(view[T](acc), id) },
+		init:  func(acc []byte) { fillSlice(view[T](acc), id) },
 		inner: func(acc []byte, o int, row []byte) { a := view[T](acc); a[o] = inner(a[o], view[T](row)) },
 		outer: func(acc, row []byte) { outer(view[T](acc), view[T](row)) },
 	}
 }
 
-func isFloatT[T number]() bool {
+func isFloatT[T elemType]() bool {
 	var z T
 	switch any(z).(type) {
 	case float32, float64:
@@ -223,7 +223,7 @@ func isFloatT[T number]() bool {
 // pairwiseSum returns the sum of x by pairwise summation over blocks of 128
 // elements with eight running sums each, as NumPy sums contiguous data, so
 // that float error grows with log(n), not n.
-func pairwiseSum[T number](x []T) T {
+func pairwiseSum[T elemType](x []T) T {
 	n := len(x)
 	if n < 8 {
 		var s T
@@ -261,7 +261,7 @@ func pairwiseSum[T number](x []T) T {
 func reduceWith(m monoid, acc, a *Array, reduced []bool) {
 	es := a.DType.Size()
 	m.init(acc.Data)
-	newLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
+	newRedLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
 		row := a.Data[in*es : (in+n)*es]
 		if inner {
 			m.inner(acc.Data, o, row)
@@ -302,7 +302,7 @@ func zeroNaN(a *Array) *Array {
 	return a
 }
 
-func zeroNaNT[T float](a *Array) *Array {
+func zeroNaNT[T floatType](a *Array) *Array {
 	out := NewArray(a.DType, a.Shape)
 	d, s := view[T](out.Data), view[T](a.Data)
 	s = s[:len(d)]
@@ -377,7 +377,7 @@ func varMap(out, x *Array, reduced []bool) {
 	}
 	m2 := make([]float64, len(mean))
 	v := a.Float64s()
-	newLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
+	newRedLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
 		row := v[in : in+n]
 		if inner {
 			mu, s := mean[o], 0.0
@@ -444,7 +444,7 @@ func argMap(out, x *Array, reduced []bool, args ReduceArgs) error {
 		axis = args.Axes[0]
 	}
 	nd := len(x.Shape)
-	l := newLayout(x.Shape, reduced, false)
+	l := newRedLayout(x.Shape, reduced, false)
 	// first returns the global index of element in (flat index of the
 	// chunk) and the index step along its row.
 	first := func(in int) (int64, int64) {
@@ -473,7 +473,7 @@ func argMap(out, x *Array, reduced []bool, args ReduceArgs) error {
 	return nil
 }
 
-func argMapT[V int64 | float64](p, v []V, l layout, first func(int) (int64, int64), isMax bool) {
+func argMapT[V int64 | float64](p, v []V, l redLayout, first func(int) (int64, int64), isMax bool) {
 	seen := make([]bool, len(p)/2)
 	l.rows(func(in, o, n int, inner bool) {
 		g, step := first(in)

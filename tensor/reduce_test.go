@@ -340,7 +340,7 @@ func TestReduceEmpty(t *testing.T) {
 func TestReduceTree(t *testing.T) {
 	g := newGraph(t)
 	a := testValues(Float64, []int{17}, false)
-	n := g.op(OpSum, Float64, []int{}, Attrs{}, g.input(a, [][]int{chunksOf([]int{17}, 1)[0]}))
+	n := g.op(OpSum, Float64, []int{}, Attrs{}, g.input(a, [][]int{splitChunks([]int{17}, 1)[0]}))
 	cg, err := g.tile(n)
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func byNumber(dt DType, b, i32, i64, f32, f64 func([]byte)) func([]byte) error {
 }
 
 // scanT scans d, viewed as (o, n, m), in place along its middle axis.
-func scanT[T number](d []T, o, n, m int, mul bool) {
+func scanT[T elemType](d []T, o, n, m int, mul bool) {
 	for b := 0; b < o; b++ {
 		blk := d[b*n*m : (b+1)*n*m]
 		for i := 1; i < n; i++ {
@@ -172,7 +172,7 @@ func scanT[T number](d []T, o, n, m int, mul bool) {
 
 // combineT sets d[b, i, j] = c[b, j] op d[b, i, j] for d viewed as (o, n, m)
 // and c as (o, 1, m).
-func combineT[T number](d, c []T, o, n, m int, mul bool) {
+func combineT[T elemType](d, c []T, o, n, m int, mul bool) {
 	for b := 0; b < o; b++ {
 		cr := c[b*m : (b+1)*m]
 		for i := 0; i < n; i++ {
@@ -220,7 +220,7 @@ func scanCarryKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error
 	if n == 0 {
 		// An empty chunk adds nothing: start from the identity.
 		if mul {
-			castInto(out, &Array{DType: Float64, Data: float64Bytes(make1(out.Len()))})
+			castInto(out, &Array{DType: Float64, Data: float64Bytes(ones64(out.Len()))})
 		}
 	} else {
 		for b := 0; b < o; b++ {
@@ -239,9 +239,9 @@ func scanCarryKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error
 	return out, nil
 }
 
-func make1(n int) []float64 {
+func ones64(n int) []float64 {
 	s := make([]float64, n)
-	fill(s, 1)
+	fillSlice(s, 1)
 	return s
 }
 
