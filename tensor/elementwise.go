@@ -32,7 +32,7 @@ type ElemArgs struct {
 
 // elemBlock is the number of elements a kernel processes between checks of
 // its context (and the block size of the full-shape fast path).
-const elemBlock = 1 << 16
+const elemBlock = 1 << 15
 
 var (
 	unaryOps = []string{OpNegative, OpAbs, OpSqrt, OpExp, OpLog, OpLog1p, OpSin, OpCos, OpTan,
@@ -243,23 +243,25 @@ func elemKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	cast := make([]*Array, len(in))
-	for i, a := range in {
-		want := ct
+	want := make([]DType, len(in))
+	for i := range in {
+		want[i] = ct
 		if op.Kind == OpWhere && i == 0 {
-			want = Bool
+			want[i] = Bool
 		}
-		cast[i] = castArray(a, want)
 	}
 	out := NewArray(op.DType, op.Shape)
-	if err := broadcastApply(ctx, out, cast, f); err != nil {
+	if err := broadcastApply(ctx, out, in, want, f); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// broadcastApply runs f over out, broadcasting the inputs to out's shape.
-func broadcastApply(ctx context.Context, out *Array, in []*Array, f rowFn) error {
+// broadcastApply runs f over out, with input i cast to want[i] and the
+// inputs broadcast to out's shape. When every input has out's size it works
+// block by block, casting each block into a scratch buffer, so that a cast
+// never costs a pass over memory of its own.
+func broadcastApply(ctx context.Context, out *Array, in []*Array, want []DType, f rowFn) error {
 	n := out.Len()
 	if n == 0 {
 		return nil
@@ -272,6 +274,7 @@ func broadcastApply(ctx context.Context, out *Array, in []*Array, f rowFn) error
 		}
 	}
 	bufs := make([][]byte, len(in))
+	scratch := make([][]byte, len(in))
 	if full {
 		for lo := 0; lo < n; lo += elemBlock {
 			if err := ctx.Err(); err != nil {
@@ -281,6 +284,15 @@ func broadcastApply(ctx context.Context, out *Array, in []*Array, f rowFn) error
 			for i, a := range in {
 				s := a.DType.Size()
 				bufs[i] = a.Data[lo*s : hi*s]
+				if a.DType == want[i] {
+					continue
+				}
+				if scratch[i] == nil {
+					scratch[i] = make([]byte, min(elemBlock, n)*want[i].Size())
+				}
+				dst := &Array{DType: want[i], Data: scratch[i][:(hi-lo)*want[i].Size()]}
+				castInto(dst, &Array{DType: a.DType, Data: bufs[i]})
+				bufs[i] = dst.Data
 			}
 			if err := f(out.Data[lo*es:hi*es], bufs); err != nil {
 				return err
@@ -288,6 +300,18 @@ func broadcastApply(ctx context.Context, out *Array, in []*Array, f rowFn) error
 		}
 		return nil
 	}
+	cast := make([]*Array, len(in))
+	for i, a := range in {
+		cast[i] = castArray(a, want[i])
+	}
+	return broadcastRows(ctx, out, cast, f)
+}
+
+// broadcastRows runs f over out row by row, broadcasting the inputs (already
+// of their compute dtypes) to out's shape.
+func broadcastRows(ctx context.Context, out *Array, in []*Array, f rowFn) error {
+	es := out.DType.Size()
+	bufs := make([][]byte, len(in))
 	shape, strides := broadcastLayout(out.Shape, in)
 	nd := len(shape)
 	rowLen := shape[nd-1]

@@ -315,3 +315,28 @@ func TestElementwiseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedCast checks the blocked fast path, where inputs of another
+// dtype are cast block by block, over several blocks and a ragged last one.
+func TestBlockedCast(t *testing.T) {
+	n := 2*elemBlock + 123
+	a := NewArray(Int32, []int{n})
+	b := NewArray(Float64, []int{n})
+	for i := range n {
+		a.Int32s()[i] = int32(i - n/2)
+		b.Float64s()[i] = float64(i) * 0.25
+	}
+	g := newGraph(t)
+	x := g.input(a, [][]int{{n}})
+	y := g.input(b, [][]int{{n - 7, 7}})
+	out := g.compute(g.op(OpAdd, Float64, []int{n}, Attrs{}, x, y), g.op(OpLess, Bool, []int{n}, Attrs{}, x, y))
+	for i := range n {
+		w := float64(i-n/2) + float64(i)*0.25
+		if got := out[0].Float64s()[i]; got != w {
+			t.Fatalf("add element %d = %v, want %v", i, got, w)
+		}
+		if got, w := out[1].Data[i], b2u(float64(i-n/2) < float64(i)*0.25); got != w {
+			t.Fatalf("less element %d = %v, want %v", i, got, w)
+		}
+	}
+}
