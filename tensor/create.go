@@ -133,7 +133,8 @@ func rangeKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	out := NewArray(op.DType, op.Shape)
 	off := args.Offset[0]
 	if op.DType.IsInt() && op.Kind == OpArange {
-		start, step := int64(args.Start), int64(args.Step)
+		start := int64(args.Start)
+		step := int64(args.Start+args.Step) - start
 		if op.DType == Int32 {
 			d := out.Int32s()
 			for i := range d {

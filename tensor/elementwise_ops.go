@@ -57,11 +57,12 @@ func elemFunc(kind string, ct, out DType, decimals, nin int) (rowFn, error) {
 	if f == nil {
 		return nil, fmt.Errorf("%s is not defined for %v", kind, ct)
 	}
-	if kind != OpAstype && !isComparison(kind) && kind != OpLogicalNot && kind != OpLogicalAnd && kind != OpLogicalOr && ct != out {
-		return nil, fmt.Errorf("%s computes in %v but writes %v", kind, ct, out)
-	}
-	if (isComparison(kind) || kind == OpLogicalNot || kind == OpLogicalAnd || kind == OpLogicalOr) && out != Bool {
+	writesBool := isComparison(kind) || kind == OpLogicalNot || kind == OpLogicalAnd || kind == OpLogicalOr
+	switch {
+	case writesBool && out != Bool:
 		return nil, fmt.Errorf("%s writes bool, not %v", kind, out)
+	case !writesBool && kind != OpAstype && ct != out:
+		return nil, fmt.Errorf("%s computes in %v but writes %v", kind, ct, out)
 	}
 	return f, nil
 }
