@@ -148,6 +148,16 @@ func rangeKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		}
 		return out, nil
 	}
+	if op.DType == Float32 && op.Kind == OpArange {
+		// NumPy fills a float32 arange in float32.
+		start := float32(args.Start)
+		delta := float32(args.Start+args.Step) - start
+		d := out.Float32s()
+		for i := range d {
+			d[i] = start + float32(off+i)*delta
+		}
+		return out, nil
+	}
 	delta := args.Step
 	if op.Kind == OpArange {
 		delta = (args.Start + args.Step) - args.Start

@@ -26,6 +26,8 @@ func TestCreate(t *testing.T) {
 			[]float64{0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6, 0.7000000000000001, 0.8, 0.9}},
 		{"arange int", OpArange, Int64, []int{8}, [][]int{{3, 3, 2}}, Attrs{Start: -3, Step: 2}, []float64{-3, -1, 1, 3, 5, 7, 9, 11}},
 		{"arange int from floats", OpArange, Int64, []int{5}, [][]int{{2, 3}}, Attrs{Start: 0.5, Step: 1.5}, []float64{0, 2, 4, 6, 8}},
+		{"arange float32", OpArange, Float32, []int{9}, [][]int{{5, 4}}, Attrs{Start: 0.1, Step: 0.1},
+			[]float64{0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645, 0.5, 0.6000000238418579, 0.7000000476837158, 0.800000011920929, 0.9000000357627869}},
 		{"arange int32", OpArange, Int32, []int{4}, [][]int{{1, 1, 1, 1}}, Attrs{Start: 5, Step: -1}, []float64{5, 4, 3, 2}},
 		{"linspace", OpLinspace, Float64, []int{7}, [][]int{{2, 2, 2, 1}}, Attrs{Start: 0, Step: 1.0 / 6},
 			[]float64{0.0, 0.16666666666666666, 0.3333333333333333, 0.5, 0.6666666666666666, 0.8333333333333333, 1.0}},
