@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// Elementwise ops tile to one op a output chunk. Inputs are first rechunked so
+// Elementwise ops tile to one op an output chunk. Inputs are first rechunked so
 // that, along every output axis, they share the common refinement of the
 // chunk boundaries of the inputs that are not broadcast along it; an axis an
 // input broadcasts (size 1, or missing) stays one chunk of size 1.

@@ -67,3 +67,26 @@ func TestKernelsNeverPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsCancel checks that long kernels stop with the context's error.
+func TestKernelsCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 4 * elemBlock
+	x := NewArray(Float64, []int{n})
+	ops := []struct {
+		op *ChunkOp
+		in []*Array
+	}{
+		{&ChunkOp{Kind: OpAdd, Inputs: []int{0, 1}, Shape: []int{n}, DType: Float64, Args: ElemArgs{Compute: Float64}}, []*Array{x, x}},
+		{&ChunkOp{Kind: OpRand, Shape: []int{n}, DType: Float64, Args: GenArgs{Offset: []int{0}, Global: []int{n}}}, nil},
+		{&ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: Float64, Args: ReduceArgs{Op: OpSum, In: Float64, Axes: []int{0}}}, []*Array{x}},
+		{&ChunkOp{Kind: "var.map", Inputs: []int{0}, Shape: []int{n / 4, 1, 3}, DType: Float64, Args: ReduceArgs{Op: OpVar, In: Float64, Axes: []int{1}}},
+			[]*Array{{DType: Float64, Shape: []int{n / 4, 4}, Data: x.Data}}},
+	}
+	for _, c := range ops {
+		if _, err := Run(ctx, c.op, c.in); err == nil {
+			t.Errorf("%s ran to the end under a cancelled context", c.op.Kind)
+		}
+	}
+}

@@ -232,13 +232,13 @@ func reduceMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	out := NewArray(pdt, pshape)
 	switch args.Op {
 	case OpArgmin, OpArgmax:
-		err = argMap(out, x, reduced, args)
+		err = argMap(ctx, out, x, reduced, args)
 	case OpMean, OpNanmean:
-		meanMap(out, x, reduced, args.Op == OpNanmean)
+		err = meanMap(ctx, out, x, reduced, args.Op == OpNanmean)
 	case OpVar, OpStd:
-		varMap(out, x, reduced)
+		err = varMap(ctx, out, x, reduced)
 	default:
-		err = monoidMap(out, x, reduced, args.Op)
+		err = monoidMap(ctx, out, x, reduced, args.Op)
 	}
 	if err != nil {
 		return nil, err

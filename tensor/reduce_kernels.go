@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -45,11 +46,11 @@ func newRedLayout(shape []int, reduced []bool, merge bool) redLayout {
 
 // rows calls fn for each row: the row holds elements in..in+n-1 of the
 // chunk; if inner, they all reduce into accumulator out, else element j
-// reduces into out+j.
-func (l redLayout) rows(fn func(in, out, n int, inner bool)) {
+// reduces into out+j. It stops with ctx's error once ctx is done.
+func (l redLayout) rows(ctx context.Context, fn func(in, out, n int, inner bool)) error {
 	nd := len(l.shape)
 	if NumElements(l.shape) == 0 {
-		return
+		return nil
 	}
 	ostr := make([]int, nd)
 	s := 1
@@ -61,7 +62,14 @@ func (l redLayout) rows(fn func(in, out, n int, inner bool)) {
 	}
 	rowLen, inner := l.shape[nd-1], l.red[nd-1]
 	idx := make([]int, nd-1)
+	done := 0
 	for in := 0; ; in += rowLen {
+		if done += rowLen; done >= elemBlock {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			done = 0
+		}
 		o := 0
 		for ax, i := range idx {
 			o += i * ostr[ax]
@@ -75,7 +83,7 @@ func (l redLayout) rows(fn func(in, out, n int, inner bool)) {
 			idx[ax] = 0
 		}
 		if ax < 0 {
-			return
+			return nil
 		}
 	}
 }
@@ -258,10 +266,10 @@ func pairwiseSum[T elemType](x []T) T {
 }
 
 // reduceWith folds a (of the monoid's dtype) into acc over the reduced axes.
-func reduceWith(m monoid, acc, a *Array, reduced []bool) {
+func reduceWith(ctx context.Context, m monoid, acc, a *Array, reduced []bool) error {
 	es := a.DType.Size()
 	m.init(acc.Data)
-	newRedLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
+	return newRedLayout(a.Shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
 		row := a.Data[in*es : (in+n)*es]
 		if inner {
 			m.inner(acc.Data, o, row)
@@ -272,7 +280,7 @@ func reduceWith(m monoid, acc, a *Array, reduced []bool) {
 }
 
 // monoidMap makes the partial of a monoid reduction.
-func monoidMap(out, x *Array, reduced []bool, op string) error {
+func monoidMap(ctx context.Context, out, x *Array, reduced []bool, op string) error {
 	a := x
 	switch op {
 	case OpCountNonzero:
@@ -286,8 +294,7 @@ func monoidMap(out, x *Array, reduced []bool, op string) error {
 	if err != nil {
 		return err
 	}
-	reduceWith(m, out, a, reduced)
-	return nil
+	return reduceWith(ctx, m, out, a, reduced)
 }
 
 // zeroNaN returns a with its NaNs replaced by zeros (a itself if it is not a
@@ -328,16 +335,16 @@ func keepShape(shape []int, reduced []bool) ([]int, int) {
 	return ks, extent
 }
 
-func sumFloat64(a *Array, reduced []bool) []float64 {
+func sumFloat64(ctx context.Context, a *Array, reduced []bool) ([]float64, error) {
 	ks, _ := keepShape(a.Shape, reduced)
 	acc := NewArray(Float64, ks)
 	m, _ := monoidFor(OpSum, Float64)
-	reduceWith(m, acc, a, reduced)
-	return acc.Float64s()
+	err := reduceWith(ctx, m, acc, a, reduced)
+	return acc.Float64s(), err
 }
 
 // meanMap makes (sum, count) partials; with skipNaN, NaNs count as absent.
-func meanMap(out, x *Array, reduced []bool, skipNaN bool) {
+func meanMap(ctx context.Context, out, x *Array, reduced []bool, skipNaN bool) error {
 	a := castArray(x, Float64)
 	_, extent := keepShape(a.Shape, reduced)
 	var counts []float64
@@ -349,10 +356,16 @@ func meanMap(out, x *Array, reduced []bool, skipNaN bool) {
 				d[i] = 1
 			}
 		}
-		counts = sumFloat64(ind, reduced)
+		var err error
+		if counts, err = sumFloat64(ctx, ind, reduced); err != nil {
+			return err
+		}
 		a = zeroNaN(a)
 	}
-	sums := sumFloat64(a, reduced)
+	sums, err := sumFloat64(ctx, a, reduced)
+	if err != nil {
+		return err
+	}
 	p := out.Float64s()
 	for i, s := range sums {
 		p[2*i] = s
@@ -362,14 +375,18 @@ func meanMap(out, x *Array, reduced []bool, skipNaN bool) {
 			p[2*i+1] = float64(extent)
 		}
 	}
+	return nil
 }
 
 // varMap makes (count, mean, M2) partials with two passes over the chunk:
 // the mean, then the sum of squared deviations from it.
-func varMap(out, x *Array, reduced []bool) {
+func varMap(ctx context.Context, out, x *Array, reduced []bool) error {
 	a := castArray(x, Float64)
 	_, extent := keepShape(a.Shape, reduced)
-	mean := sumFloat64(a, reduced)
+	mean, err := sumFloat64(ctx, a, reduced)
+	if err != nil {
+		return err
+	}
 	if extent > 0 {
 		for i := range mean {
 			mean[i] /= float64(extent)
@@ -377,7 +394,7 @@ func varMap(out, x *Array, reduced []bool) {
 	}
 	m2 := make([]float64, len(mean))
 	v := a.Float64s()
-	newRedLayout(a.Shape, reduced, true).rows(func(in, o, n int, inner bool) {
+	err = newRedLayout(a.Shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
 		row := v[in : in+n]
 		if inner {
 			mu, s := mean[o], 0.0
@@ -394,10 +411,14 @@ func varMap(out, x *Array, reduced []bool) {
 			acc[j] += d * d
 		}
 	})
+	if err != nil {
+		return err
+	}
 	p := out.Float64s()
 	for i := range mean {
 		p[3*i], p[3*i+1], p[3*i+2] = float64(extent), mean[i], m2[i]
 	}
+	return nil
 }
 
 // chanCombine merges (count, mean, M2) partials b into a by Chan et al.'s
@@ -432,7 +453,7 @@ func varianceOf(n, m2 float64, ddof int, std bool) float64 {
 }
 
 // argMap makes (value, index) partials of argmin/argmax with global indices.
-func argMap(out, x *Array, reduced []bool, args ReduceArgs) error {
+func argMap(ctx context.Context, out, x *Array, reduced []bool, args ReduceArgs) error {
 	if len(args.Offset) != len(x.Shape) || len(args.Global) != len(x.Shape) {
 		return fmt.Errorf("offset %v and shape %v do not fit chunk %v", args.Offset, args.Global, x.Shape)
 	}
@@ -466,16 +487,14 @@ func argMap(out, x *Array, reduced []bool, args ReduceArgs) error {
 	}
 	isMax := args.Op == OpArgmax
 	if out.DType == Float64 {
-		argMapT(out.Float64s(), castArray(x, Float64).Float64s(), l, first, isMax)
-	} else {
-		argMapT(out.Int64s(), castArray(x, Int64).Int64s(), l, first, isMax)
+		return argMapT(ctx, out.Float64s(), castArray(x, Float64).Float64s(), l, first, isMax)
 	}
-	return nil
+	return argMapT(ctx, out.Int64s(), castArray(x, Int64).Int64s(), l, first, isMax)
 }
 
-func argMapT[V int64 | float64](p, v []V, l redLayout, first func(int) (int64, int64), isMax bool) {
+func argMapT[V int64 | float64](ctx context.Context, p, v []V, l redLayout, first func(int) (int64, int64), isMax bool) error {
 	seen := make([]bool, len(p)/2)
-	l.rows(func(in, o, n int, inner bool) {
+	return l.rows(ctx, func(in, o, n int, inner bool) {
 		g, step := first(in)
 		row := v[in : in+n]
 		for j, x := range row {
