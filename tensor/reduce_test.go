@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -59,9 +60,10 @@ func refReduce(op string, a *Array, axes []int, ddof int, outDT DType) []float64
 				continue
 			}
 			vals = append(vals, a.Float64At(k))
-			if axes == nil {
+			switch {
+			case axes == nil:
 				pos = append(pos, k)
-			} else {
+			case len(axes) > 0:
 				pos = append(pos, idx[axes[0]])
 			}
 		}
@@ -389,5 +391,58 @@ func TestReduceErrors(t *testing.T) {
 		if _, err := Run(ctx, op, []*Array{f}); err == nil {
 			t.Errorf("%s %+v: no error", op.Kind, op.Args)
 		}
+	}
+}
+
+// TestReductionsRandom draws shapes, chunkings and axis sets at random and
+// checks each reduction against refReduce.
+func TestReductionsRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 500; trial++ {
+		nd := r.IntN(4)
+		shape := make([]int, nd)
+		chunks := make([][]int, nd)
+		for ax := range shape {
+			shape[ax] = 1 + r.IntN(6)
+			for left := shape[ax]; left > 0; {
+				c := 1 + r.IntN(left)
+				chunks[ax] = append(chunks[ax], c)
+				left -= c
+			}
+		}
+		op := reductions[r.IntN(len(reductions))]
+		dt := []DType{Bool, Int32, Int64, Float32, Float64}[r.IntN(5)]
+		if dt == Bool && (op == OpVar || op == OpStd) {
+			dt = Int32
+		}
+		var axes []int
+		if r.IntN(3) > 0 {
+			for ax := range shape {
+				if r.IntN(2) == 0 {
+					axes = append(axes, ax)
+				}
+			}
+			if axes == nil {
+				axes = []int{}
+			}
+		}
+		if op == OpArgmin || op == OpArgmax {
+			axes = nil
+			if nd > 0 && r.IntN(2) == 0 {
+				axes = []int{r.IntN(nd)}
+			}
+		}
+		keep := r.IntN(2) == 0
+		a := testValues(dt, shape, r.IntN(2) == 0)
+		outDT := reduceDType(op, dt)
+		want := refReduce(op, a, axes, 0, outDT)
+		oshape := reducedShape(shape, axes, keep)
+		g := newGraph(t)
+		got := g.compute(g.op(op, outDT, oshape, Attrs{Axes: axes, Keepdims: keep}, g.input(a, chunks)))[0]
+		tol := 1e-12
+		if outDT == Float32 {
+			tol = 1e-6
+		}
+		checkArray(t, fmt.Sprintf("trial %d: %s %v%v axes=%v keep=%v chunks=%v", trial, op, dt, shape, axes, keep, chunks), got, outDT, oshape, want, tol)
 	}
 }
