@@ -2,7 +2,9 @@ package tensor
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -338,5 +340,69 @@ func TestBlockedCast(t *testing.T) {
 		if got, w := out[1].Data[i], b2u(float64(i-n/2) < float64(i)*0.25); got != w {
 			t.Fatalf("less element %d = %v, want %v", i, got, w)
 		}
+	}
+}
+
+// TestElementwiseRandom checks tiling and broadcasting on random shapes and
+// chunkings: the result must equal the same op on inputs broadcast by hand,
+// each in one chunk.
+func TestElementwiseRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ops := []struct {
+		op  string
+		in  []DType
+		out DType
+	}{
+		{OpAdd, []DType{Float64, Int32}, Float64},
+		{OpMultiply, []DType{Int64, Int64}, Int64},
+		{OpFloorDiv, []DType{Int32, Int32}, Int32},
+		{OpMaximum, []DType{Float32, Float32}, Float32},
+		{OpLess, []DType{Int64, Float64}, Bool},
+		{OpWhere, []DType{Bool, Float64, Int64}, Float64},
+		{OpSqrt, []DType{Float64}, Float64},
+	}
+	for trial := 0; trial < 300; trial++ {
+		o := ops[r.IntN(len(ops))]
+		nd := r.IntN(4)
+		out := make([]int, nd)
+		for ax := range out {
+			out[ax] = 1 + r.IntN(5)
+		}
+		g := newGraph(t)
+		ref := newGraph(t)
+		var ins, refIns []*Node
+		for i, dt := range o.in {
+			drop := r.IntN(nd + 1)
+			shape := append([]int(nil), out[drop:]...)
+			for ax := range shape {
+				if r.IntN(3) == 0 {
+					shape[ax] = 1
+				}
+			}
+			vals := make([]float64, NumElements(shape))
+			for k := range vals {
+				vals[k] = float64(r.IntN(19) - 9 + 10*i)
+			}
+			a := arrayOf(dt, shape, vals...)
+			chunks := make([][]int, len(shape))
+			for ax, s := range shape {
+				for left := s; left > 0; {
+					c := 1 + r.IntN(left)
+					chunks[ax] = append(chunks[ax], c)
+					left -= c
+				}
+			}
+			ins = append(ins, g.input(a, chunks))
+			full := NewArray(dt, out)
+			es := dt.Size()
+			for k := 0; k < full.Len(); k++ {
+				src := bcastIndex(unravel(k, out), shape)
+				copy(full.Data[k*es:(k+1)*es], a.Data[src*es:(src+1)*es])
+			}
+			refIns = append(refIns, ref.input(full, splitChunks(out, 1<<30)))
+		}
+		got := g.compute(g.op(o.op, o.out, out, Attrs{}, ins...))[0]
+		want := ref.compute(ref.op(o.op, o.out, out, Attrs{}, refIns...))[0]
+		checkArray(t, fmt.Sprintf("trial %d %s %v", trial, o.op, out), got, o.out, out, kernValues(want), 0)
 	}
 }
