@@ -100,10 +100,11 @@ func (b *builder) call(e *callExpr) (value, error) {
 	var self *arg
 	var name string
 	var f *builtin
+	pos := e.fn.at()
 	switch fn := e.fn.(type) {
 	case *nameExpr:
 		if v, ok := b.vars[fn.name]; ok {
-			return nil, errorf(fn.pos, "%s is a %s, not a function", fn.name, typeName(v))
+			return nil, errorf(fn.pos, "'%s' object is not callable", typeName(v))
 		}
 		name = fn.name
 		f = functions[name]
@@ -119,6 +120,7 @@ func (b *builder) call(e *callExpr) (value, error) {
 	case *attrExpr:
 		if mod, ok := b.moduleName(fn); ok {
 			name = mod
+			pos = rootPos(fn)
 			f = functions[name]
 			if f == nil && notYet[name] {
 				return nil, errorf(rootPos(fn), "%s is not supported yet", name)
@@ -148,7 +150,7 @@ func (b *builder) call(e *callExpr) (value, error) {
 	default:
 		return nil, errorf(e.pos, "%s is not callable", describeExpr(e.fn))
 	}
-	c, err := b.bind(name, rootPos(e.fn), f, self, e)
+	c, err := b.bind(name, pos, f, self, e)
 	if err != nil {
 		return nil, err
 	}

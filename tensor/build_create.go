@@ -167,7 +167,7 @@ func setFill(a *Attrs, dt DType, v pyNum) error {
 			i = int64(f)
 		}
 		if dt == Int32 && (i > math.MaxInt32 || i < math.MinInt32) {
-			return errorString("Python integer " + v.String() + " out of bounds for int32")
+			return errorString("fill value " + v.String() + " is out of bounds for int32")
 		}
 		a.IntValue = i
 	}

@@ -142,7 +142,7 @@ func (b *builder) attr(e *attrExpr) (value, error) {
 			return v, nil
 		}
 		if _, ok := functions[name]; ok {
-			return nil, errorf(e.pos, "%s is a function: call it, %s(...)", dotted(e), dotted(e))
+			return nil, errorf(rootPos(e), "%s is a function: call it, %s(...)", dotted(e), dotted(e))
 		}
 		return nil, errorf(rootPos(e), "unknown name %s", dotted(e))
 	}

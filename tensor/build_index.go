@@ -10,6 +10,9 @@ func (b *builder) index(e *indexExpr) (value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if seq, ok := xv.(seqValue); ok {
+		return b.indexSeq(e, seq)
+	}
 	x, ok := xv.(*Node)
 	if !ok {
 		return nil, errorf(e.pos, "'%s' object is not subscriptable", typeName(xv))
@@ -186,4 +189,27 @@ func resolveSlice(v sliceValue, l int, p srcPos) (Slice, error) {
 		start = 0
 	}
 	return Slice{Start: start, Step: step, Len: n}, nil
+}
+
+// indexSeq indexes a tuple or list with one integer (a.shape[0]).
+func (b *builder) indexSeq(e *indexExpr, seq seqValue) (value, error) {
+	if len(e.idx) != 1 {
+		return nil, errorf(e.pos, "%s indices must be integers, not tuple", typeName(seq))
+	}
+	v, err := b.eval(e.idx[0])
+	if err != nil {
+		return nil, err
+	}
+	n, ok := v.(pyNum)
+	if !ok || n.isFloat() {
+		return nil, errorf(e.idx[0].at(), "%s indices must be integers, not %s", typeName(seq), typeName(v))
+	}
+	i := n.i
+	if i < 0 {
+		i += int64(len(seq.elts))
+	}
+	if i < 0 || i >= int64(len(seq.elts)) {
+		return nil, errorf(e.idx[0].at(), "%s index out of range", typeName(seq))
+	}
+	return seq.elts[i], nil
 }

@@ -360,7 +360,13 @@ func norm(c *call) (value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.node(p, OpPower, Attrs{}, s, b.scalar(pyFloat(1/ordNum)))
+		// NumPy raises to 1/ord in place, keeping the sum's dtype.
+		inv, err := b.addAt(p, &Node{Op: OpScalar, Shape: []int{}, DType: s.DType, Chunks: [][]int{},
+			Attrs: Attrs{Value: float64(castFloat(1/ordNum, s.DType))}})
+		if err != nil {
+			return nil, err
+		}
+		return b.node(p, OpPower, Attrs{}, s, inv)
 	case 2:
 		row, col := axes[0], axes[1]
 		var r *Node
@@ -405,6 +411,14 @@ func norm(c *call) (value, error) {
 		return r, nil
 	}
 	return nil, errorf(c.pos, "Improper number of dimensions to norm.")
+}
+
+// castFloat rounds v to dt's precision.
+func castFloat(v float64, dt DType) float64 {
+	if dt == Float32 {
+		return float64(float32(v))
+	}
+	return v
 }
 
 func (c *call) ordString() string {

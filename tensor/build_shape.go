@@ -226,9 +226,10 @@ func init() {
 // expandShape inserts axes of length one at the given sorted axes of the
 // result.
 func expandShape(shape, axes []int) []int {
-	out := make([]int, 0, len(shape)+len(axes))
+	nd := len(shape) + len(axes)
+	out := make([]int, 0, nd)
 	j := 0
-	for i := 0; i < len(shape)+len(axes); i++ {
+	for i := 0; i < nd; i++ {
 		if len(axes) > 0 && axes[0] == i {
 			out = append(out, 1)
 			axes = axes[1:]

@@ -31,34 +31,41 @@ func kind(d DType) int {
 // xtype is a NumPy dtype beyond the ones marsfs stores: the smallest type of
 // a scalar literal may be uint8, int16, float16, ... Kinds: 0 bool,
 // 1 unsigned, 2 signed, 3 float.
-type xtype struct{ kind, bits int }
+//
+// small marks an unsigned type whose value also fits the signed type of its
+// size: NumPy then promotes it with signed integers as that signed type
+// (int32 array + 2**31-1 stays int32).
+type xtype struct {
+	kind, bits int
+	small      bool
+}
 
 func xtypeOf(d DType) xtype {
 	switch d {
 	case Bool:
-		return xtype{0, 8}
+		return xtype{kind: 0, bits: 8}
 	case Int32:
-		return xtype{2, 32}
+		return xtype{kind: 2, bits: 32}
 	case Int64:
-		return xtype{2, 64}
+		return xtype{kind: 2, bits: 64}
 	case Float32:
-		return xtype{3, 32}
+		return xtype{kind: 3, bits: 32}
 	}
-	return xtype{3, 64}
+	return xtype{kind: 3, bits: 64}
 }
 
 // dtype maps x back to a stored dtype, if it is one.
 func (x xtype) dtype() (DType, bool) {
 	switch x {
-	case xtype{0, 8}:
+	case xtype{kind: 0, bits: 8}:
 		return Bool, true
-	case xtype{2, 32}:
+	case xtype{kind: 2, bits: 32}:
 		return Int32, true
-	case xtype{2, 64}:
+	case xtype{kind: 2, bits: 64}:
 		return Int64, true
-	case xtype{3, 32}:
+	case xtype{kind: 3, bits: 32}:
 		return Float32, true
-	case xtype{3, 64}:
+	case xtype{kind: 3, bits: 64}:
 		return Float64, true
 	}
 	return 0, false
@@ -68,11 +75,15 @@ func promoteX(a, b xtype) xtype {
 	if a.kind > b.kind {
 		a, b = b, a
 	}
+	if a.kind == 1 && a.small && b.kind == 2 {
+		a = xtype{kind: 2, bits: a.bits}
+	}
+	a.small, b.small = false, false
 	switch {
 	case a.kind == 0:
 		return b
 	case a.kind == b.kind:
-		return xtype{a.kind, max(a.bits, b.bits)}
+		return xtype{kind: a.kind, bits: max(a.bits, b.bits)}
 	case b.kind == 3: // a float and an integer
 		need := 64
 		switch a.bits {
@@ -81,15 +92,15 @@ func promoteX(a, b xtype) xtype {
 		case 16:
 			need = 32
 		}
-		return xtype{3, max(b.bits, need)}
+		return xtype{kind: 3, bits: max(b.bits, need)}
 	default: // unsigned a, signed b
 		if a.bits < b.bits {
 			return b
 		}
 		if a.bits == 64 {
-			return xtype{3, 64}
+			return xtype{kind: 3, bits: 64}
 		}
-		return xtype{2, 2 * a.bits}
+		return xtype{kind: 2, bits: 2 * a.bits}
 	}
 }
 
@@ -97,38 +108,38 @@ func promoteX(a, b xtype) xtype {
 func minScalarType(n *Node) xtype {
 	switch n.DType {
 	case Bool:
-		return xtype{0, 8}
+		return xtype{kind: 0, bits: 8}
 	case Int32, Int64:
 		v := n.Attrs.IntValue
 		if v >= 0 {
 			switch {
 			case v <= math.MaxUint8:
-				return xtype{1, 8}
+				return xtype{1, 8, v <= math.MaxInt8}
 			case v <= math.MaxUint16:
-				return xtype{1, 16}
+				return xtype{1, 16, v <= math.MaxInt16}
 			case v <= math.MaxUint32:
-				return xtype{1, 32}
+				return xtype{1, 32, v <= math.MaxInt32}
 			}
-			return xtype{2, 64}
+			return xtype{kind: 2, bits: 64}
 		}
 		switch {
 		case v >= math.MinInt8:
-			return xtype{2, 8}
+			return xtype{kind: 2, bits: 8}
 		case v >= math.MinInt16:
-			return xtype{2, 16}
+			return xtype{kind: 2, bits: 16}
 		case v >= math.MinInt32:
-			return xtype{2, 32}
+			return xtype{kind: 2, bits: 32}
 		}
-		return xtype{2, 64}
+		return xtype{kind: 2, bits: 64}
 	}
 	v := math.Abs(n.Attrs.Value)
 	switch {
 	case math.IsInf(v, 0) || math.IsNaN(v) || v <= 65504:
-		return xtype{3, 16}
+		return xtype{kind: 3, bits: 16}
 	case v <= math.MaxFloat32:
-		return xtype{3, 32}
+		return xtype{kind: 3, bits: 32}
 	}
-	return xtype{3, 64}
+	return xtype{kind: 3, bits: 64}
 }
 
 // resultType is numpy.result_type of the operands of an elementwise op.
