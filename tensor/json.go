@@ -57,10 +57,10 @@ type jsonOutput struct {
 }
 
 type jsonAttrs struct {
-	Value    jsonFloat `json:"value,omitempty"`
-	IntValue int64     `json:"int_value,omitempty"`
-	Start    jsonFloat `json:"start,omitempty"`
-	Step     jsonFloat `json:"step,omitempty"`
+	Value    *jsonFloat `json:"value,omitempty"` // pointers, to keep -0
+	IntValue int64      `json:"int_value,omitempty"`
+	Start    *jsonFloat `json:"start,omitempty"`
+	Step     *jsonFloat `json:"step,omitempty"`
 	Low      int64     `json:"low,omitempty"`
 	High     int64     `json:"high,omitempty"`
 	K        int       `json:"k,omitempty"`
@@ -88,6 +88,22 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 		return []byte(`"-Infinity"`), nil
 	}
 	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// nonZero returns v for the JSON form, or nil for +0, which it leaves out.
+func nonZero(v float64) *jsonFloat {
+	if v == 0 && !math.Signbit(v) {
+		return nil
+	}
+	f := jsonFloat(v)
+	return &f
+}
+
+func (f *jsonFloat) float() float64 {
+	if f == nil {
+		return 0
+	}
+	return float64(*f)
 }
 
 func (f *jsonFloat) UnmarshalJSON(b []byte) error {
@@ -150,8 +166,8 @@ func (g *Graph) JSON() ([]byte, error) {
 			jn.Chunks = &c
 		}
 		a := n.Attrs
-		ja := jsonAttrs{Value: jsonFloat(a.Value), IntValue: a.IntValue, Start: jsonFloat(a.Start),
-			Step: jsonFloat(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
+		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
+			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
 			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
@@ -249,7 +265,7 @@ func jsonSyntaxError(src []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off = se.Offset - 1 // the offset is past the bad byte
 	case errors.As(err, &te):
 		off = te.Offset
 	}
@@ -381,8 +397,8 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env) (*Node, error) {
 			return nil, err
 		}
 	case creationOps[jn.Op] && n.Chunks == nil:
-		if len(n.Shape) > maxDims {
-			return nil, fmt.Errorf("more than %d dimensions", maxDims)
+		if err := checkShape(n.Shape); err != nil {
+			return nil, err
 		}
 		c, err := defaultChunks(n.Shape)
 		if err != nil {
@@ -483,14 +499,11 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	if err := dec.Decode(&ja); err != nil {
 		return fmt.Errorf("attrs: %v", err)
 	}
-	*a = Attrs{Value: float64(ja.Value), IntValue: ja.IntValue, Start: float64(ja.Start),
-		Step: float64(ja.Step), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
+	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
+		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
 		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, Slice{Start: s[0], Step: s[1], Len: s[2]})
-	}
-	if (jn.Op == OpConcat || jn.Op == OpCumsum || jn.Op == OpCumprod) && len(a.Axes) != 1 {
-		return fmt.Errorf("%s needs \"axes\" with one axis", jn.Op)
 	}
 	return nil
 }

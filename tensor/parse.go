@@ -100,9 +100,14 @@ type stmt struct {
 }
 
 type parser struct {
-	toks []token
-	i    int
+	toks  []token
+	i     int
+	depth int // nesting of expressions, bounded by maxDepth
 }
+
+// maxDepth bounds the nesting of expressions, so that no spec can exhaust
+// the stack of the parser or of the evaluator.
+const maxDepth = 200
 
 // parseStmts parses a whole spec.
 func parseStmts(src string) ([]stmt, error) {
@@ -330,6 +335,10 @@ var compareOps = map[string]bool{"==": true, "!=": true, "<": true, "<=": true, 
 
 // expr parses a comparison, the loosest binding expression of the language.
 func (p *parser) expr() (expr, error) {
+	if p.depth++; p.depth > maxDepth {
+		return nil, errorf(p.peek().pos, "expression nested too deeply")
+	}
+	defer func() { p.depth-- }()
 	x, err := p.binary(0)
 	if err != nil {
 		return nil, err
@@ -395,6 +404,10 @@ func contains(list []string, s string) bool {
 func (p *parser) unary() (expr, error) {
 	t := p.peek()
 	if t.kind == tokOp && (t.text == "-" || t.text == "+" || t.text == "~") {
+		if p.depth++; p.depth > maxDepth {
+			return nil, errorf(t.pos, "expression nested too deeply")
+		}
+		defer func() { p.depth-- }()
 		p.i++
 		x, err := p.unary()
 		if err != nil {
