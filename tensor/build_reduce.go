@@ -82,6 +82,9 @@ func reduce(c *call, op string) (value, error) {
 	} else if attrs.Axes, err = c.axes(ai, len(x.Shape)); err != nil {
 		return nil, err
 	}
+	if len(attrs.Axes) == len(x.Shape) && len(attrs.Axes) > 0 {
+		attrs.Axes = nil // every axis: one form for the tile rules
+	}
 	if attrs.Keepdims, err = c.bool(c.param("keepdims"), false); err != nil {
 		return nil, err
 	}

@@ -61,17 +61,17 @@ type jsonAttrs struct {
 	IntValue int64      `json:"int_value,omitempty"`
 	Start    *jsonFloat `json:"start,omitempty"`
 	Step     *jsonFloat `json:"step,omitempty"`
-	Low      int64     `json:"low,omitempty"`
-	High     int64     `json:"high,omitempty"`
-	K        int       `json:"k,omitempty"`
-	Seed     uint64    `json:"seed,omitempty"`
-	Axes     []int     `json:"axes,omitempty"`
-	Keepdims bool      `json:"keepdims,omitempty"`
-	Ddof     int       `json:"ddof,omitempty"`
-	Decimals int       `json:"decimals,omitempty"`
-	Perm     []int     `json:"perm,omitempty"`
-	Slices   [][3]int  `json:"slices,omitempty"`
-	Name     string    `json:"name,omitempty"`
+	Low      int64      `json:"low,omitempty"`
+	High     int64      `json:"high,omitempty"`
+	K        int        `json:"k,omitempty"`
+	Seed     uint64     `json:"seed,omitempty"`
+	Axes     []int      `json:"axes,omitempty"`
+	Keepdims bool       `json:"keepdims,omitempty"`
+	Ddof     int        `json:"ddof,omitempty"`
+	Decimals int        `json:"decimals,omitempty"`
+	Perm     []int      `json:"perm,omitempty"`
+	Slices   [][3]int   `json:"slices,omitempty"`
+	Name     string     `json:"name,omitempty"`
 }
 
 // jsonFloat is a float64 that writes NaN and ±Inf as strings.
@@ -188,7 +188,38 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		doc.Outputs = append(doc.Outputs, jsonOutput{Name: o.Name, Node: j})
 	}
-	return json.MarshalIndent(doc, "", "  ")
+	return renderJSON(doc)
+}
+
+// renderJSON writes the document one node a line, which keeps long chunk
+// lists readable.
+func renderJSON(doc jsonGraph) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\"version\": %d,\n \"nodes\": [", doc.Version)
+	for i, n := range doc.Nodes {
+		line, err := json.Marshal(n)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	b.WriteString("],\n \"outputs\": [")
+	for i, o := range doc.Outputs {
+		line, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(line)
+	}
+	b.WriteString("]}\n")
+	return b.Bytes(), nil
 }
 
 // ParseJSON parses the JSON form of a spec (a document starting with '{').

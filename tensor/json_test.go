@@ -116,8 +116,8 @@ func TestJSONForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`"version": 1`, `"op": "rand"`, `"seed": 3`, `"chunks": [`, `"axes": [`,
-		`"weak": true`, `"int_value": 2`, `"name": "y"`,
+		`"version": 1`, `"op":"rand"`, `"seed":3`, `"chunks":[[2,2]]`, `"op":"sum"`,
+		`"weak":true`, `"int_value":2`, `"name":"y"`,
 	} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, doc)
