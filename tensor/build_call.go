@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"fmt"
 	"math"
 	"strings"
 )
@@ -475,14 +474,3 @@ func (c *call) chunks(i int, shape []int) ([][]int, error) {
 	}
 	return chunksOf(c.args[i].v, c.args[i].pos, shape)
 }
-
-func (c *call) unexpectedArgs(from int) error {
-	for i := from; i < len(c.args); i++ {
-		if c.args[i].set {
-			return c.errorf(i, "%s() does not support %s", c.name, c.f.params[i])
-		}
-	}
-	return nil
-}
-
-func (c *call) String() string { return fmt.Sprintf("%s()", c.name) }

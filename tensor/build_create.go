@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -157,26 +158,22 @@ func setFill(a *Attrs, dt DType, v pyNum) error {
 	default:
 		f := v.float()
 		if v.isFloat() && (math.IsNaN(f) || math.IsInf(f, 0)) {
-			return errorString("cannot convert float " + v.String() + " to integer")
+			return fmt.Errorf("cannot convert float %s to integer", v)
 		}
 		i := v.i
 		if v.isFloat() {
 			if math.Abs(f) >= 1<<63 {
-				return errorString("fill value " + v.String() + " is out of range for " + dt.String())
+				return fmt.Errorf("fill value %s is out of range for %s", v, dt)
 			}
 			i = int64(f)
 		}
 		if dt == Int32 && (i > math.MaxInt32 || i < math.MinInt32) {
-			return errorString("fill value " + v.String() + " is out of bounds for int32")
+			return fmt.Errorf("fill value %s is out of bounds for int32", v)
 		}
 		a.IntValue = i
 	}
 	return nil
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 func arange(c *call) (value, error) {
 	if !c.has(0) {
