@@ -15,8 +15,28 @@ const defaultChunkElems = 4 * 1024 * 1024
 // even chunks (the last no larger than the others), and the axes before it
 // into chunks of one.
 func defaultChunks(shape []int) ([][]int, error) {
+	return chunksWithin(shape, defaultChunkElems)
+}
+
+// DefaultChunks is the default chunking of a tensor of shape: chunks of at
+// most 4 Mi elements, trailing axes kept whole while they fit, and even
+// chunks along the axis where they stop fitting (see defaultChunks). A
+// tensor so large that this would make more than 2^20 chunks gets larger
+// chunks instead. Chunk sizes count elements, whatever the dtype.
+func DefaultChunks(shape []int, dt DType) [][]int {
+	if checkShape(shape) != nil {
+		return nil
+	}
+	for budget := defaultChunkElems; ; budget *= 2 {
+		if c, err := chunksWithin(shape, budget); err == nil {
+			return c
+		}
+	}
+}
+
+// chunksWithin chunks shape with at most budget elements a chunk.
+func chunksWithin(shape []int, budget int) ([][]int, error) {
 	out := make([][]int, len(shape))
-	budget := defaultChunkElems
 	count := 1
 	for ax := len(shape) - 1; ax >= 0; ax-- {
 		l := shape[ax]
