@@ -1,0 +1,148 @@
+package tensor
+
+import (
+	"context"
+	"encoding/gob"
+	"fmt"
+)
+
+// ConstArgs are the arguments of the "const" kernel: the bytes of one chunk of
+// an uploaded tensor (C order, little-endian, as Array.Data). The chunk
+// travels inside its operand, so an upload needs no other storage until the
+// operand has run and its chunk is kept like any other.
+type ConstArgs struct {
+	Data []byte
+}
+
+func init() {
+	gob.Register(ConstArgs{})
+	kernels["const"] = constKernel
+}
+
+func constKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, ok := op.Args.(ConstArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	a := &Array{DType: op.DType, Shape: append([]int(nil), op.Shape...), Data: args.Data}
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	// The chunk aliases the operand's bytes: kernels never modify their
+	// inputs, and the operand is not run twice from the same Args.
+	return a, nil
+}
+
+// DefaultChunkElems bounds the number of elements of a chunk that
+// DefaultChunks chooses.
+const DefaultChunkElems = 4 * 1024 * 1024
+
+// DefaultChunks returns the chunking marsfs gives a tensor of the given shape
+// and dtype when none is asked for: at most DefaultChunkElems elements a
+// chunk, keeping trailing axes whole while they fit and cutting leading axes
+// first, so that chunks are contiguous runs of the C-order data. Chunks along
+// an axis are regular, with a smaller last one when the size does not divide
+// the axis. The bound is in elements for every dtype.
+func DefaultChunks(shape []int, dt DType) [][]int {
+	_ = dt // the bound is the same for every dtype
+	chunks := make([][]int, len(shape))
+	inner := 1 // the number of elements of the whole trailing axes
+	cut := -1  // the axis that is split; axes before it get chunks of 1
+	if NumElements(shape) != 0 {
+		for ax := len(shape) - 1; ax >= 0; ax-- {
+			if shape[ax] > DefaultChunkElems/inner {
+				cut = ax
+				break
+			}
+			inner *= shape[ax]
+		}
+	}
+	for ax, n := range shape {
+		size := n
+		switch {
+		case ax < cut:
+			size = 1
+		case ax == cut:
+			size = max(DefaultChunkElems/inner, 1)
+		}
+		chunks[ax] = regularChunks(n, size)
+	}
+	return chunks
+}
+
+// regularChunks cuts an axis of length n into chunks of size (the last one
+// smaller when size does not divide n). An empty axis has one empty chunk.
+func regularChunks(n, size int) []int {
+	if n == 0 {
+		return []int{0}
+	}
+	cs := make([]int, 0, (n+size-1)/size)
+	for n > size {
+		cs = append(cs, size)
+		n -= size
+	}
+	return append(cs, n)
+}
+
+// checkChunks reports whether chunks cut shape: one list an axis, positive
+// sizes (a single 0 for an empty axis) summing to the axis length.
+func checkChunks(shape []int, chunks [][]int) error {
+	if len(chunks) != len(shape) {
+		return fmt.Errorf("chunks %v have %d axes, shape %v has %d", chunks, len(chunks), shape, len(shape))
+	}
+	for ax, cs := range chunks {
+		if len(cs) == 0 {
+			return fmt.Errorf("chunks %v: no chunks along axis %d", chunks, ax)
+		}
+		sum := 0
+		for _, c := range cs {
+			if c < 0 || c == 0 && shape[ax] != 0 {
+				return fmt.Errorf("chunks %v: chunk of size %d along axis %d", chunks, c, ax)
+			}
+			sum += c
+		}
+		if sum != shape[ax] {
+			return fmt.Errorf("chunks %v cover %d elements of axis %d, shape %v has %d", chunks, sum, ax, shape, shape[ax])
+		}
+		if shape[ax] == 0 && len(cs) != 1 {
+			return fmt.Errorf("chunks %v: empty axis %d must have one chunk", chunks, ax)
+		}
+	}
+	return nil
+}
+
+// ConstGraph returns a chunk graph that brings a into the cluster as a tensor
+// called name: one "const" operand a chunk, cut by chunks (one list of chunk
+// sizes an axis; nil for DefaultChunks), and one output. Each operand holds a
+// copy of its chunk's bytes, so a may be reused once ConstGraph returns.
+func ConstGraph(name string, a *Array, chunks [][]int) (*ChunkGraph, error) {
+	if err := a.Check(); err != nil {
+		return nil, fmt.Errorf("const %s: %w", name, err)
+	}
+	if chunks == nil {
+		chunks = DefaultChunks(a.Shape, a.DType)
+	}
+	if err := checkChunks(a.Shape, chunks); err != nil {
+		return nil, fmt.Errorf("const %s: %w", name, err)
+	}
+	cg := &ChunkGraph{}
+	out := TiledTensor{Name: name, Shape: append([]int(nil), a.Shape...), DType: a.DType, Chunks: chunks}
+	grid := GridShape(chunks)
+	offs := ChunkOffsets(chunks)
+	n := NumElements(grid)
+	for k := 0; k < n; k++ {
+		idx := unravel(k, grid)
+		shape := chunkShape(chunks, grid, k)
+		sel := make([]Slice, len(shape))
+		for ax := range sel {
+			sel[ax] = Slice{Start: offs[ax][idx[ax]], Step: 1, Len: shape[ax]}
+		}
+		c := NewArray(a.DType, shape)
+		copyStrided(c, make([]int, len(shape)), a, sel)
+		op := &ChunkOp{Key: len(cg.Ops), Kind: "const", Shape: shape, DType: a.DType, Args: ConstArgs{Data: c.Data}}
+		cg.Ops = append(cg.Ops, op)
+		out.Keys = append(out.Keys, uint64(op.Key))
+	}
+	cg.Outputs = []TiledTensor{out}
+	return cg, nil
+}
