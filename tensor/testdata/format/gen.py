@@ -40,7 +40,7 @@ def cases():
     yield "float32_rand", np.random.rand(2, 5).astype(np.float32)
     yield "float32_small", np.array([1e-4, 1.0], dtype=np.float32)
     yield "float32_big", np.array([3e38, -1.5], dtype=np.float32)
-    yield "float32_big_int", np.array([-88457152, 1.5, 16777217], dtype=np.float32)
+    yield "float32_big_int", np.array([-88457152, 1e6 + 0.5, 16777217], dtype=np.float32)
     yield "scalar_f32_big_int", np.array(-88457152, dtype=np.float32)
     yield "normal_5x5", rng.standard_normal((5, 5))
     yield "float_wrap", np.arange(30) * 1.1
