@@ -113,7 +113,7 @@ type catMode struct {
 var catModes = []catMode{
 	{name: "one", creator: "1000", chunks: func(n int) []int { return []int{n} }},
 	{name: "ragged", creator: "3", chunks: raggedChunks},
-	{name: "elem", creator: "1", chunks: func(n int) []int { return regularChunks(n, 1) }, maxElem: 64},
+	{name: "elem", creator: "1", chunks: func(n int) []int { return cutAxis(n, 1) }, maxElem: 64},
 }
 
 // raggedChunks cuts an axis into chunks of n/2+1, so that the last chunk is
@@ -126,7 +126,7 @@ func raggedChunks(n int) []int {
 	if size >= n {
 		size = n - 1
 	}
-	return regularChunks(n, size)
+	return cutAxis(n, size)
 }
 
 // catEnv holds a case's inputs as stored chunks, as a session would.

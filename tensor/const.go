@@ -40,39 +40,38 @@ const DefaultChunkElems = 4 * 1024 * 1024
 // DefaultChunks returns the chunking marsfs gives a tensor of the given shape
 // and dtype when none is asked for: at most DefaultChunkElems elements a
 // chunk, keeping trailing axes whole while they fit and cutting leading axes
-// first, so that chunks are contiguous runs of the C-order data. Chunks along
-// an axis are regular, with a smaller last one when the size does not divide
-// the axis. The bound is in elements for every dtype.
+// first, so that chunks are contiguous runs of the C-order data. The axis
+// where whole axes stop fitting is cut into the fewest chunks that fit, of
+// one size but the last, which may be smaller; the axes before it into chunks
+// of one. The bound is in elements for every dtype; the spec parser chunks
+// creators by the same rule.
 func DefaultChunks(shape []int, dt DType) [][]int {
 	_ = dt // the bound is the same for every dtype
 	chunks := make([][]int, len(shape))
-	inner := 1 // the number of elements of the whole trailing axes
-	cut := -1  // the axis that is split; axes before it get chunks of 1
-	if NumElements(shape) != 0 {
-		for ax := len(shape) - 1; ax >= 0; ax-- {
-			if shape[ax] > DefaultChunkElems/inner {
-				cut = ax
-				break
-			}
-			inner *= shape[ax]
-		}
+	budget := DefaultChunkElems // elements a chunk may still take
+	if NumElements(shape) == 0 {
+		budget = 0 // an empty tensor is one empty chunk
 	}
-	for ax, n := range shape {
-		size := n
+	for ax := len(shape) - 1; ax >= 0; ax-- {
+		n := shape[ax]
 		switch {
-		case ax < cut:
-			size = 1
-		case ax == cut:
-			size = max(DefaultChunkElems/inner, 1)
+		case budget == 0 || n <= budget:
+			chunks[ax] = cutAxis(n, max(n, 1))
+			if n > 0 && budget > 0 {
+				budget /= n
+			}
+		default:
+			k := (n + budget - 1) / budget // the fewest chunks that fit
+			chunks[ax] = cutAxis(n, (n+k-1)/k)
+			budget = 1
 		}
-		chunks[ax] = regularChunks(n, size)
 	}
 	return chunks
 }
 
-// regularChunks cuts an axis of length n into chunks of size (the last one
-// smaller when size does not divide n). An empty axis has one empty chunk.
-func regularChunks(n, size int) []int {
+// cutAxis cuts an axis of length n into chunks of size (the last one smaller
+// when size does not divide n). An empty axis has one empty chunk.
+func cutAxis(n, size int) []int {
 	if n == 0 {
 		return []int{0}
 	}
@@ -84,9 +83,9 @@ func regularChunks(n, size int) []int {
 	return append(cs, n)
 }
 
-// checkChunks reports whether chunks cut shape: one list an axis, positive
+// validateChunks reports whether chunks cut shape: one list an axis, positive
 // sizes (a single 0 for an empty axis) summing to the axis length.
-func checkChunks(shape []int, chunks [][]int) error {
+func validateChunks(shape []int, chunks [][]int) error {
 	if len(chunks) != len(shape) {
 		return fmt.Errorf("chunks %v have %d axes, shape %v has %d", chunks, len(chunks), shape, len(shape))
 	}
@@ -122,7 +121,7 @@ func ConstGraph(name string, a *Array, chunks [][]int) (*ChunkGraph, error) {
 	if chunks == nil {
 		chunks = DefaultChunks(a.Shape, a.DType)
 	}
-	if err := checkChunks(a.Shape, chunks); err != nil {
+	if err := validateChunks(a.Shape, chunks); err != nil {
 		return nil, fmt.Errorf("const %s: %w", name, err)
 	}
 	cg := &ChunkGraph{}

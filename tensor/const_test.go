@@ -17,15 +17,18 @@ func TestDefaultChunks(t *testing.T) {
 		{[]int{}, [][]int{}},
 		{[]int{10}, [][]int{{10}}},
 		{[]int{M}, [][]int{{M}}},
-		{[]int{M + 1}, [][]int{{M, 1}}},
+		{[]int{M + 1}, [][]int{{M/2 + 1, M / 2}}},
 		{[]int{3 * M}, [][]int{{M, M, M}}},
 		{[]int{1000, 1000}, [][]int{{1000}, {1000}}},
-		// Rows of 1000 elements: 4194 rows a chunk, the last one ragged.
-		{[]int{10000, 1000}, [][]int{{4194, 4194, 1612}, {1000}}},
+		// Rows of 1000 elements: at most 4194 rows a chunk, so three
+		// chunks, as even as they can be.
+		{[]int{10000, 1000}, [][]int{{3334, 3334, 3332}, {1000}}},
+		{[]int{3*M + 3}, [][]int{{3*M/4 + 1, 3*M/4 + 1, 3*M/4 + 1, 3 * M / 4}}},
 		// A row longer than the bound: one row a chunk, the row cut.
 		{[]int{2, 3, 2 * M}, [][]int{{1, 1}, {1, 1, 1}, {M, M}}},
 		// Two whole trailing axes, the third from the end cut.
 		{[]int{5, 64, 1024, 128}, [][]int{{1, 1, 1, 1, 1}, {32, 32}, {1024}, {128}}},
+		{[]int{5, 100, 1024, 128}, [][]int{{1, 1, 1, 1, 1}, {25, 25, 25, 25}, {1024}, {128}}},
 		{[]int{0, 3 * M}, [][]int{{0}, {3 * M}}},
 		{[]int{7, 0}, [][]int{{7}, {0}}},
 	}
@@ -34,7 +37,7 @@ func TestDefaultChunks(t *testing.T) {
 		if !sameChunks(got, tc.want) {
 			t.Errorf("DefaultChunks(%v) = %v, want %v", tc.shape, short(got), short(tc.want))
 		}
-		if err := checkChunks(tc.shape, got); err != nil {
+		if err := validateChunks(tc.shape, got); err != nil {
 			t.Errorf("DefaultChunks(%v): %v", tc.shape, err)
 		}
 		for _, c := range got {
