@@ -1,0 +1,313 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// GraphState is the state of a submitted graph.
+type GraphState uint8
+
+// Graph states, as the first line of a graph's status file shows them.
+const (
+	Preparing GraphState = iota
+	RunningGraph
+	Succeeded
+	Failed
+	CancelledGraph
+)
+
+var graphStateNames = [...]string{"PREPARING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"}
+
+func (s GraphState) String() string {
+	if int(s) < len(graphStateNames) {
+		return graphStateNames[s]
+	}
+	return "GraphState(?)"
+}
+
+// Ended reports whether the graph has stopped for good.
+func (s GraphState) Ended() bool { return s >= Succeeded }
+
+// Status is a snapshot of a graph's execution.
+type Status struct {
+	State         GraphState
+	Operands      int
+	Finished      int
+	Running       int
+	Failed        int
+	Elapsed       time.Duration
+	PeakBytes     int64
+	PeakChunks    int
+	TransferBytes int64
+	SpilledBytes  int64
+	Bytes         int64 // bytes of the chunks finished so far
+	TotalBytes    int64 // bytes of all the graph's chunks
+}
+
+// String renders s as the status file shows it: the state, then "key value"
+// lines.
+func (s Status) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.State)
+	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
+	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
+	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
+	return b.String()
+}
+
+// A Graph is one submission of a session.
+type Graph struct {
+	id     int
+	src    string
+	spec   *tensor.Graph // nil for uploads
+	chunks *tensor.ChunkGraph
+	ids    []uint64
+	cancel context.CancelFunc
+	done   chan struct{}
+	start  time.Time
+
+	mu      sync.Mutex
+	status  Status
+	states  []OpState
+	end     time.Time
+	err     string
+	events  []Event
+	changed chan struct{} // closed and replaced at every event
+}
+
+func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc) *Graph {
+	g := &Graph{
+		src: src, spec: tg, chunks: cg, ids: ids, cancel: cancel,
+		done: make(chan struct{}), start: time.Now(),
+		states:  make([]OpState, len(cg.Ops)),
+		changed: make(chan struct{}),
+	}
+	g.status.State = RunningGraph
+	g.status.Operands = len(cg.Ops)
+	for _, op := range cg.Ops {
+		g.status.TotalBytes += int64(op.NBytes())
+	}
+	return g
+}
+
+// ID is the graph's number within its session.
+func (g *Graph) ID() int { return g.id }
+
+// Spec is the spec text as submitted.
+func (g *Graph) Spec() string { return g.src }
+
+// SpecJSON renders the graph in the spec's JSON form (empty for uploads).
+func (g *Graph) SpecJSON() ([]byte, error) {
+	if g.spec == nil {
+		return []byte("{}\n"), nil
+	}
+	return g.spec.JSON()
+}
+
+// Chunks is the graph's chunk graph.
+func (g *Graph) Chunks() *tensor.ChunkGraph { return g.chunks }
+
+// ChunkID is the global chunk ID of op key.
+func (g *Graph) ChunkID(key int) uint64 { return g.ids[key] }
+
+// Status returns a snapshot of the graph's state and counters.
+func (g *Graph) Status() Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.status
+	if g.end.IsZero() {
+		st.Elapsed = time.Since(g.start)
+	} else {
+		st.Elapsed = g.end.Sub(g.start)
+	}
+	return st
+}
+
+// Err is why the graph failed; empty unless it did.
+func (g *Graph) Err() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// Done is closed when the graph has ended.
+func (g *Graph) Done() <-chan struct{} { return g.done }
+
+// Wait blocks until the graph has ended or ctx is done, and returns the
+// status then.
+func (g *Graph) Wait(ctx context.Context) Status {
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	}
+	return g.Status()
+}
+
+// Cancel asks the graph to stop; Wait tells when it has.
+func (g *Graph) Cancel() { g.cancel() }
+
+// Ctl carries out a control message written to the graph's ctl file.
+func (g *Graph) Ctl(msg string) error {
+	switch msg {
+	case "cancel":
+		g.Cancel()
+		return nil
+	}
+	return fmt.Errorf("unknown control message %q", msg)
+}
+
+// Progress is a one-line progress bar.
+func (g *Graph) Progress() string {
+	st := g.Status()
+	const width = 30
+	fill := 0
+	if st.Operands > 0 {
+		fill = width * st.Finished / st.Operands
+	}
+	return fmt.Sprintf("[%s%s] %d/%d operands %s/%s %.1fs %s\n",
+		strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+		st.Finished, st.Operands, humanBytes(st.Bytes), humanBytes(st.TotalBytes), st.Elapsed.Seconds(), st.State)
+}
+
+// Events returns the graph's events from index from on, and a channel that
+// is closed when more arrive; ended reports whether the graph has ended (no
+// more will come).
+func (g *Graph) Events(from int) (evs []Event, more <-chan struct{}, ended bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if from < len(g.events) {
+		evs = append(evs, g.events[from:]...)
+	}
+	return evs, g.changed, g.status.State.Ended()
+}
+
+// OpStates returns the current state of every operand, by key.
+func (g *Graph) OpStates() []OpState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]OpState(nil), g.states...)
+}
+
+func (g *Graph) observe(ev Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev.Key >= 0 && ev.Key < len(g.states) {
+		prev := g.states[ev.Key]
+		g.states[ev.Key] = ev.State
+		if prev == Running {
+			g.status.Running--
+		}
+		switch ev.State {
+		case Running:
+			g.status.Running++
+		case Finished:
+			g.status.Finished++
+			g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+		case Fatal:
+			g.status.Failed++
+		}
+	}
+	g.status.PeakChunks = max(g.status.PeakChunks, ev.LiveChunks)
+	g.status.PeakBytes = max(g.status.PeakBytes, ev.LiveBytes)
+	g.status.TransferBytes = max(g.status.TransferBytes, ev.TransferBytes)
+	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
+	g.events = append(g.events, ev)
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+func (g *Graph) finish(err error) {
+	g.mu.Lock()
+	switch {
+	case err == nil:
+		g.status.State = Succeeded
+	case errors.Is(err, context.Canceled):
+		g.status.State = CancelledGraph
+	default:
+		g.status.State = Failed
+		g.err = err.Error()
+	}
+	g.status.Running = 0
+	g.end = time.Now()
+	close(g.changed)
+	g.changed = make(chan struct{})
+	g.mu.Unlock()
+	close(g.done)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// A Tensor is an output kept by a session.
+type Tensor struct {
+	session *Session
+	tiled   tensor.TiledTensor // Keys are global chunk IDs
+	graph   int
+}
+
+// Name is the tensor's name in its session.
+func (t *Tensor) Name() string { return t.tiled.Name }
+
+// Tiled describes the tensor's chunks; Keys are global chunk IDs.
+func (t *Tensor) Tiled() *tensor.TiledTensor { return &t.tiled }
+
+// NBytes is the size of the tensor's data.
+func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.tiled.DType.Size() }
+
+// Meta is the text of the tensor's meta file.
+func (t *Tensor) Meta() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shape %s\n", intsText(t.tiled.Shape))
+	fmt.Fprintf(&b, "dtype %s\n", t.tiled.DType)
+	cs := make([]int, len(t.tiled.Chunks))
+	for i, c := range t.tiled.Chunks {
+		if len(c) > 0 {
+			cs[i] = c[0]
+		}
+	}
+	fmt.Fprintf(&b, "chunk_shape %s\n", intsText(cs))
+	fmt.Fprintf(&b, "chunks %d\n", len(t.tiled.Keys))
+	fmt.Fprintf(&b, "grid %s\n", intsText(tensor.GridShape(t.tiled.Chunks)))
+	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
+	fmt.Fprintf(&b, "graph %d\n", t.graph)
+	fmt.Fprintf(&b, "state stored\n")
+	return b.String()
+}
+
+func intsText(v []int) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "(" + strings.Join(parts, ",") + ")"
+}
+
+// Fetch gathers the whole tensor into one array.
+func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
+	parts := make([]*tensor.Array, len(t.tiled.Keys))
+	for i, id := range t.tiled.Keys {
+		a, err := t.session.engine.runner.Fetch(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+		}
+		parts[i] = a
+	}
+	return tensor.Gather(&t.tiled, parts)
+}

@@ -1,0 +1,81 @@
+package exec
+
+import (
+	"context"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// A Runner executes chunk graphs and keeps the chunks they make. The
+// Scheduler runs them on worker processes found through the cluster;
+// LocalRunner runs them in this process.
+type Runner interface {
+	// Run executes job and returns when every op has finished (nil), when
+	// an op has failed for good (its error), or when ctx is done (ctx.Err()).
+	// Chunks that job.Keep names stay alive after a successful Run; every
+	// other chunk the job made is freed as soon as no op of the job needs it,
+	// and on failure or cancellation all chunks the job made are freed.
+	Run(ctx context.Context, job *Job) error
+	// Fetch returns the chunk with the given global ID; callers must not
+	// modify it.
+	Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
+	// Where names the worker holding the chunk ("" if none does).
+	Where(id uint64) string
+	// Free drops chunks kept by earlier jobs.
+	Free(ids []uint64)
+}
+
+// A Job is one chunk graph to execute.
+type Job struct {
+	Graph *tensor.ChunkGraph
+	// IDs[k] is the global ID of op k's chunk. A Stored op's ID is its
+	// op.Stored: that chunk exists already and is not computed again.
+	IDs []uint64
+	// Keep holds the IDs of the chunks that must outlive the job.
+	Keep map[uint64]bool
+	// Observe, if not nil, is called for every transition of an operand. It
+	// must not block.
+	Observe func(Event)
+}
+
+// An Event is a transition of one operand.
+type Event struct {
+	Key     int     // the op's key in the job's graph
+	State   OpState // the state entered
+	Worker  string  // the worker involved, if any
+	Attempt int     // 1 for the first run
+	Err     string  // why, for FATAL and retried failures
+	At      time.Time
+	// Chunk data of the job alive in the cluster after the transition.
+	LiveChunks int
+	LiveBytes  int64
+	// Bytes moved between workers for the job so far.
+	TransferBytes int64
+	// Bytes spilled to disk for the job so far.
+	SpilledBytes int64
+}
+
+// OpState is the state of one operand, as in Mars.
+type OpState uint8
+
+// Operand states. An initial operand starts READY, any other UNSCHEDULED.
+const (
+	Unscheduled OpState = iota
+	Ready
+	Running
+	Finished
+	Freed
+	Fatal
+	Cancelling
+	Cancelled
+)
+
+var opStateNames = [...]string{"UNSCHEDULED", "READY", "RUNNING", "FINISHED", "FREED", "FATAL", "CANCELLING", "CANCELLED"}
+
+func (s OpState) String() string {
+	if int(s) < len(opStateNames) {
+		return opStateNames[s]
+	}
+	return "OpState(?)"
+}
