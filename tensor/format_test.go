@@ -127,3 +127,32 @@ func roundTo(v float64, digits int) float64 {
 	r, _ := strconv.ParseFloat(s, 64)
 	return r
 }
+
+// FuzzFormatText renders arbitrary arrays: it must not panic, and the
+// brackets must balance.
+func FuzzFormatText(f *testing.F) {
+	f.Add(uint8(Float64), []byte{2, 3}, bytes.Repeat([]byte{0x3f, 0xf0, 0, 0, 0, 0, 0, 1}, 6))
+	f.Add(uint8(Float32), []byte{4}, []byte{0, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x7f, 1, 0, 0, 0, 0xff, 0xff, 0x7f, 0x7f})
+	f.Add(uint8(Int64), []byte{}, []byte{1, 2, 3, 4, 5, 6, 7, 0x80})
+	f.Add(uint8(Bool), []byte{1, 0}, []byte{})
+	f.Fuzz(func(t *testing.T, dt uint8, dims []byte, data []byte) {
+		if !DType(dt).Valid() || len(dims) > 4 {
+			return
+		}
+		shape := make([]int, len(dims))
+		for i, d := range dims {
+			shape[i] = int(d % 16)
+		}
+		a := NewArray(DType(dt), shape)
+		copy(a.Data, data)
+		if a.DType == Bool {
+			for i := range a.Data {
+				a.Data[i] &= 1
+			}
+		}
+		s := FormatText(a)
+		if strings.Count(s, "[") != strings.Count(s, "]") {
+			t.Fatalf("unbalanced brackets in %q", s)
+		}
+	})
+}
