@@ -105,15 +105,41 @@ func loadGolden(t *testing.T, c, file string) *Array {
 // creators.
 type catMode struct {
 	name    string
-	creator string            // substituted for {c}
-	chunks  func(n int) []int // chunk sizes along an axis of length n
-	maxElem int               // larger inputs skip the mode (0: no bound)
+	creator string // substituted for {c}
+	// chunks cuts input a, the k-th input of the case.
+	chunks func(k int, a *Array) [][]int
 }
 
 var catModes = []catMode{
-	{name: "one", creator: "1000", chunks: func(n int) []int { return []int{n} }},
-	{name: "ragged", creator: "3", chunks: raggedChunks},
-	{name: "elem", creator: "1", chunks: func(n int) []int { return cutAxis(n, 1) }, maxElem: 64},
+	{name: "one", creator: "1000", chunks: func(k int, a *Array) [][]int { return cutEach(a.Shape, func(n int) []int { return []int{n} }) }},
+	{name: "ragged", creator: "3", chunks: func(k int, a *Array) [][]int { return cutEach(a.Shape, raggedChunks) }},
+	{name: "elem", creator: "1", chunks: elemChunks},
+	// Inputs chunked unlike each other, so that elementwise operands,
+	// concatenations and products must realign their chunks.
+	{name: "mixed", creator: "2", chunks: func(k int, a *Array) [][]int {
+		cut := []func(int) []int{raggedChunks, func(n int) []int { return cutAxis(n, 2) }, func(n int) []int { return []int{n} }}[k%3]
+		return cutEach(a.Shape, cut)
+	}},
+}
+
+func cutEach(shape []int, cut func(n int) []int) [][]int {
+	chunks := make([][]int, len(shape))
+	for ax, n := range shape {
+		chunks[ax] = cut(n)
+	}
+	return chunks
+}
+
+// elemChunks puts one element in a chunk when a is small (at most 64
+// elements); larger inputs get one element a chunk along their first axis
+// only, the other axes whole.
+func elemChunks(k int, a *Array) [][]int {
+	if a.Len() <= 64 {
+		return cutEach(a.Shape, func(n int) []int { return cutAxis(n, 1) })
+	}
+	chunks := cutEach(a.Shape, func(n int) []int { return []int{n} })
+	chunks[0] = cutAxis(a.Shape[0], 1)
+	return chunks
 }
 
 // raggedChunks cuts an axis into chunks of n/2+1, so that the last chunk is
@@ -191,16 +217,8 @@ func TestCatalogue(t *testing.T) {
 		for _, m := range catModes {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) {
 				env := newCatEnv()
-				for _, name := range c.inputs {
-					a := ins[name]
-					if m.maxElem > 0 && a.Len() > m.maxElem {
-						t.Skipf("input %s has %d elements", name, a.Len())
-					}
-					chunks := make([][]int, len(a.Shape))
-					for ax, n := range a.Shape {
-						chunks[ax] = m.chunks(n)
-					}
-					env.store(name, a, chunks)
+				for k, name := range c.inputs {
+					env.store(name, ins[name], m.chunks(k, ins[name]))
 				}
 				got := runSpec(t, strings.ReplaceAll(c.spec, "{c}", m.creator), env)
 				for i, name := range c.outs {
