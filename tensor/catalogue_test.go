@@ -171,25 +171,25 @@ func (e *catEnv) Lookup(name string) (*TiledTensor, bool) {
 	return tt, ok
 }
 
-// store cuts a into chunks and keeps them under fresh global IDs.
-func (e *catEnv) store(name string, a *Array, chunks [][]int) {
-	tt := &TiledTensor{Name: name, Shape: a.Shape, DType: a.DType, Chunks: chunks}
-	grid := GridShape(chunks)
-	offs := ChunkOffsets(chunks)
-	for k := 0; k < NumElements(grid); k++ {
-		idx := unravel(k, grid)
-		shape := chunkShape(chunks, grid, k)
-		sel := make([]Slice, len(shape))
-		for ax := range sel {
-			sel[ax] = Slice{Start: offs[ax][idx[ax]], Step: 1, Len: shape[ax]}
+// store uploads a as a session would: ConstGraph cuts it into const
+// operands, whose chunks are kept under fresh global IDs.
+func (e *catEnv) store(t *testing.T, name string, a *Array, chunks [][]int) {
+	t.Helper()
+	cg, err := ConstGraph(name, a, chunks)
+	if err != nil {
+		t.Fatalf("upload %s: %v", name, err)
+	}
+	tt := cg.Outputs[0]
+	for i, key := range tt.Keys {
+		c, err := Run(context.Background(), cg.Ops[key], nil)
+		if err != nil {
+			t.Fatalf("upload %s: %v", name, err)
 		}
-		c := NewArray(a.DType, shape)
-		copyStrided(c, make([]int, len(shape)), a, sel)
 		e.next++
 		e.chunks[e.next] = c
-		tt.Keys = append(tt.Keys, e.next)
+		tt.Keys[i] = e.next
 	}
-	e.tensors[name] = tt
+	e.tensors[name] = &tt
 }
 
 func (e *catEnv) stored(id uint64) (*Array, error) {
@@ -218,7 +218,7 @@ func TestCatalogue(t *testing.T) {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) {
 				env := newCatEnv()
 				for k, name := range c.inputs {
-					env.store(name, ins[name], m.chunks(k, ins[name]))
+					env.store(t, name, ins[name], m.chunks(k, ins[name]))
 				}
 				got := runSpec(t, strings.ReplaceAll(c.spec, "{c}", m.creator), env)
 				for i, name := range c.outs {
