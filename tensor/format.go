@@ -131,10 +131,10 @@ func (p *printer) shown() []int {
 	return idx
 }
 
-// recurse renders the sub-array at offset off (the flat index of its first
-// element, following the axes in index) with NumPy's layout: elements of the
-// last axis separated by a space and wrapped to width, other axes separated
-// by newlines (one more for each further axis), each line indented by hang.
+// recurse renders the sub-array that index selects (one index for each of
+// the leading axes) with NumPy's layout: elements of the last axis separated
+// by a space and wrapped to width, other axes separated by newlines (one more
+// for each further axis), each line but the first indented by hang.
 func (p *printer) recurse(index []int, hang string, width int) string {
 	axis := len(index)
 	if axis == len(p.a.Shape) {
