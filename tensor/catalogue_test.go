@@ -14,10 +14,11 @@ import (
 	"testing"
 )
 
-// The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt is
-// parsed, tiled and computed under several chunkings of its inputs, and each
-// output is compared with what NumPy computed (testdata/catalogue/golden,
-// written by gen.py).
+// The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt and
+// promotion.txt (the dtype matrix) is parsed, tiled and computed under
+// several chunkings of its inputs, and each output is compared with what
+// NumPy computed (testdata/catalogue/golden, written by gen.py). Cases NumPy
+// refuses must be refused.
 
 // A catCase is one block of exprs.txt.
 type catCase struct {
@@ -26,11 +27,21 @@ type catCase struct {
 	spec      string
 	outs      []string
 	shapeOnly bool // "check shape": compare dtype and shape only (empty)
+	refused   bool // "check error": NumPy raises, so marsfs must fail too
 }
 
 func loadCatalogue(t *testing.T) []catCase {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "catalogue", "exprs.txt"))
+	var cases []catCase
+	for _, file := range []string{"exprs.txt", "promotion.txt"} {
+		cases = append(cases, loadCaseList(t, file)...)
+	}
+	return cases
+}
+
+func loadCaseList(t *testing.T, file string) []catCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "catalogue", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +75,7 @@ func loadCatalogue(t *testing.T) []catCase {
 			continue
 		}
 		if cur == nil {
-			t.Fatalf("exprs.txt:%d: %q outside a case", n, word)
+			t.Fatalf("%s:%d: %q outside a case", file, n, word)
 		}
 		switch word {
 		case "in":
@@ -77,8 +88,9 @@ func loadCatalogue(t *testing.T) []catCase {
 			cur.outs = strings.Fields(rest)
 		case "check":
 			cur.shapeOnly = strings.TrimSpace(rest) == "shape"
+			cur.refused = strings.TrimSpace(rest) == "error"
 		default:
-			t.Fatalf("exprs.txt:%d: unknown word %q", n, word)
+			t.Fatalf("%s:%d: unknown word %q", file, n, word)
 		}
 	}
 	flush()
@@ -214,6 +226,18 @@ func TestCatalogue(t *testing.T) {
 		for i, name := range c.outs {
 			wants[i] = loadGolden(t, c.name, "out_"+name)
 		}
+		if c.refused {
+			t.Run(c.name+"/refused", func(t *testing.T) {
+				env := newCatEnv()
+				for k, name := range c.inputs {
+					env.store(t, name, ins[name], catModes[0].chunks(k, ins[name]))
+				}
+				if err := specError(c.spec, env); err == nil {
+					t.Errorf("NumPy refuses this spec, marsfs accepted it:\n%s", c.spec)
+				}
+			})
+			continue
+		}
 		for _, m := range catModes {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) {
 				env := newCatEnv()
@@ -233,6 +257,20 @@ func TestCatalogue(t *testing.T) {
 			})
 		}
 	}
+}
+
+// specError parses, tiles and computes spec and returns the first error.
+func specError(spec string, env *catEnv) error {
+	g, err := ParseSpec(spec, env)
+	if err != nil {
+		return err
+	}
+	cg, err := Tile(g, env)
+	if err != nil {
+		return err
+	}
+	_, err = Compute(context.Background(), cg, env.stored)
+	return err
 }
 
 // runSpec parses, tiles and computes spec and returns its outputs by name.
