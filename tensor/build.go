@@ -245,9 +245,9 @@ func (b *builder) assign(s stmt) error {
 
 // constants are the names a spec can use without assigning them.
 var constants = map[string]value{
-	"inf": pyFloat(posInf), "Inf": pyFloat(posInf), "infty": pyFloat(posInf),
-	"nan": pyFloat(nanValue), "NaN": pyFloat(nanValue), "NAN": pyFloat(nanValue),
-	"pi": pyFloat(3.141592653589793), "e": pyFloat(2.718281828459045),
+	"inf": floatNum(posInf), "Inf": floatNum(posInf), "infty": floatNum(posInf),
+	"nan": floatNum(nanValue), "NaN": floatNum(nanValue), "NAN": floatNum(nanValue),
+	"pi": floatNum(3.141592653589793), "e": floatNum(2.718281828459045),
 	"newaxis": noneValue{},
 	"float32": dtypeValue(Float32), "float64": dtypeValue(Float64),
 	"int32": dtypeValue(Int32), "int64": dtypeValue(Int64),
@@ -310,9 +310,9 @@ func (b *builder) eval(e expr) (value, error) {
 	case *constExpr:
 		switch e.tok {
 		case "True":
-			return pyBool(true), nil
+			return boolNum(true), nil
 		case "False":
-			return pyBool(false), nil
+			return boolNum(false), nil
 		case "None":
 			return noneValue{}, nil
 		}
@@ -377,6 +377,11 @@ func (b *builder) tensor(v value, p srcPos) (*Node, error) {
 	case pyNum:
 		return b.scalar(v), nil
 	case seqValue:
+		for _, e := range v.elts {
+			if _, ok := e.(*Node); ok {
+				return nil, errorf(p, "a %s of tensors is not a tensor: unpack it (a, b = ...)", typeName(v))
+			}
+		}
 		return nil, errorf(p, "a %s is not a tensor: make arrays with the creation functions (zeros, arange, ...)", typeName(v))
 	}
 	return nil, errorf(p, "a %s is not a tensor", typeName(v))
@@ -403,8 +408,8 @@ func (b *builder) unary(p srcPos, op string, x value) (value, error) {
 	return t, nil // unary + changes nothing
 }
 
-// binaryOps maps the language's binary operators to ops.
-var binaryOps = map[string]string{
+// operatorOps maps the language's binary operators to ops.
+var operatorOps = map[string]string{
 	"+": OpAdd, "-": OpSubtract, "*": OpMultiply, "/": OpDivide, "//": OpFloorDiv,
 	"%": OpMod, "**": OpPower, "==": OpEqual, "!=": OpNotEqual, "<": OpLess,
 	"<=": OpLessEq, ">": OpGreater, ">=": OpGreaterEq, "&": OpBitAnd, "|": OpBitOr,
@@ -433,7 +438,7 @@ func (b *builder) binary(p srcPos, op string, x, y value) (value, error) {
 		}
 		return b.matmul(p, xv, yv)
 	}
-	o, ok := binaryOps[op]
+	o, ok := operatorOps[op]
 	if !ok {
 		return nil, errorf(p, "operator %s is not supported", op)
 	}

@@ -410,6 +410,7 @@ func TestParseChunks(t *testing.T) {
 		{"x = ones((4, 6), chunks=-1)", [][]int{{4}, {6}}},
 		{"x = ones(0)", [][]int{{0}}},
 		{"x = ones((0, 3), chunks=2)", [][]int{{0}, {2, 1}}},
+		{"x = ones((0, 3))", [][]int{{0}, {3}}},
 		{"x = ones(())", [][]int{}},
 		{"x = ones(10).rechunk(3)", [][]int{{3, 3, 3, 1}}},
 		{"x = rechunk(ones((4, 4)), (2, 4))", [][]int{{2, 2}, {4}}},
@@ -422,7 +423,7 @@ func TestParseChunks(t *testing.T) {
 	}
 }
 
-func TestDefaultChunks(t *testing.T) {
+func TestParseDefaultChunks(t *testing.T) {
 	const max = defaultChunkElems
 	for _, shape := range [][]int{
 		{100}, {100_000_000}, {max}, {max + 1}, {10_000, 10_000}, {3, 5000, 5000},
