@@ -222,7 +222,7 @@ func (b *builder) assign(s stmt) error {
 		if err != nil {
 			return err
 		}
-		if v, err = b.binary(s.value.at(), s.augOp, old, v); err != nil {
+		if v, err = b.binary(s.augPos, s.augOp, old, v); err != nil {
 			return err
 		}
 	}

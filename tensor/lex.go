@@ -67,6 +67,9 @@ type lexer struct {
 // lex cuts src into tokens. The last two tokens are always NEWLINE and EOF.
 func lex(src string) ([]token, error) {
 	l := &lexer{src: src, line: 1, col: 1}
+	if strings.HasPrefix(src, "\ufeff") {
+		l.off = len("\ufeff") // a byte order mark some editors write
+	}
 	for {
 		if l.off >= len(l.src) {
 			break
