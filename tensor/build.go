@@ -403,8 +403,8 @@ func (b *builder) unary(p srcPos, op string, x value) (value, error) {
 	return t, nil // unary + changes nothing
 }
 
-// binaryOps maps the language's binary operators to ops.
-var binaryOps = map[string]string{
+// operatorOps maps the language's binary operators to ops.
+var operatorOps = map[string]string{
 	"+": OpAdd, "-": OpSubtract, "*": OpMultiply, "/": OpDivide, "//": OpFloorDiv,
 	"%": OpMod, "**": OpPower, "==": OpEqual, "!=": OpNotEqual, "<": OpLess,
 	"<=": OpLessEq, ">": OpGreater, ">=": OpGreaterEq, "&": OpBitAnd, "|": OpBitOr,
@@ -433,7 +433,7 @@ func (b *builder) binary(p srcPos, op string, x, y value) (value, error) {
 		}
 		return b.matmul(p, xv, yv)
 	}
-	o, ok := binaryOps[op]
+	o, ok := operatorOps[op]
 	if !ok {
 		return nil, errorf(p, "operator %s is not supported", op)
 	}
