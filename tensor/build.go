@@ -245,9 +245,9 @@ func (b *builder) assign(s stmt) error {
 
 // constants are the names a spec can use without assigning them.
 var constants = map[string]value{
-	"inf": floatNum(posInf), "Inf": floatNum(posInf), "infty": floatNum(posInf),
-	"nan": floatNum(nanValue), "NaN": floatNum(nanValue), "NAN": floatNum(nanValue),
-	"pi": floatNum(3.141592653589793), "e": floatNum(2.718281828459045),
+	"inf": pyFloat(posInf), "Inf": pyFloat(posInf), "infty": pyFloat(posInf),
+	"nan": pyFloat(nanValue), "NaN": pyFloat(nanValue), "NAN": pyFloat(nanValue),
+	"pi": pyFloat(3.141592653589793), "e": pyFloat(2.718281828459045),
 	"newaxis": noneValue{},
 	"float32": dtypeValue(Float32), "float64": dtypeValue(Float64),
 	"int32": dtypeValue(Int32), "int64": dtypeValue(Int64),
@@ -310,9 +310,9 @@ func (b *builder) eval(e expr) (value, error) {
 	case *constExpr:
 		switch e.tok {
 		case "True":
-			return boolNum(true), nil
+			return pyBool(true), nil
 		case "False":
-			return boolNum(false), nil
+			return pyBool(false), nil
 		case "None":
 			return noneValue{}, nil
 		}
@@ -377,11 +377,6 @@ func (b *builder) tensor(v value, p srcPos) (*Node, error) {
 	case pyNum:
 		return b.scalar(v), nil
 	case seqValue:
-		for _, e := range v.elts {
-			if _, ok := e.(*Node); ok {
-				return nil, errorf(p, "a %s of tensors is not a tensor: unpack it (a, b = ...)", typeName(v))
-			}
-		}
 		return nil, errorf(p, "a %s is not a tensor: make arrays with the creation functions (zeros, arange, ...)", typeName(v))
 	}
 	return nil, errorf(p, "a %s is not a tensor", typeName(v))

@@ -19,7 +19,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return c.full(shape, dt, floatNum(fill), 2)
+			return c.full(shape, dt, pyFloat(fill), 2)
 		})
 		register(name+"_like", []string{"a", "dtype", "chunks"}, func(c *call) (value, error) {
 			a, err := c.tensor(0)
@@ -30,7 +30,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return c.full(a.Shape, dt, floatNum(fill), 2)
+			return c.full(a.Shape, dt, pyFloat(fill), 2)
 		})
 	}
 	register("full", []string{"shape", "fill_value", "dtype", "chunks"}, func(c *call) (value, error) {
@@ -179,19 +179,19 @@ func arange(c *call) (value, error) {
 	if !c.has(0) {
 		return nil, c.missing(0)
 	}
-	start, err := c.num(0, intNum(0))
+	start, err := c.num(0, pyInt(0))
 	if err != nil {
 		return nil, err
 	}
-	stop, step := start, intNum(1)
+	stop, step := start, pyInt(1)
 	if c.has(1) {
-		if stop, err = c.num(1, intNum(0)); err != nil {
+		if stop, err = c.num(1, pyInt(0)); err != nil {
 			return nil, err
 		}
 	} else {
-		start = intNum(0)
+		start = pyInt(0)
 	}
-	if step, err = c.num(2, intNum(1)); err != nil {
+	if step, err = c.num(2, pyInt(1)); err != nil {
 		return nil, err
 	}
 	if step.float() == 0 {
@@ -207,7 +207,7 @@ func arange(c *call) (value, error) {
 	}
 	span := math.Ceil((stop.float() - start.float()) / step.float())
 	if math.IsNaN(span) || span > maxInt {
-		return nil, errorf(c.pos, "arange: the length %s is out of range", floatNum(span))
+		return nil, errorf(c.pos, "arange: the length %s is out of range", pyFloat(span))
 	}
 	n := max(int(span), 0)
 	chunks, err := c.chunks(4, []int{n})
@@ -288,7 +288,7 @@ func eye(c *call) (value, error) {
 		return nil, err
 	}
 	shape := []int{n, m}
-	if _, err := shapeOf(seqValue{elts: []value{intNum(int64(n)), intNum(int64(m))}, pos: []srcPos{c.pos, c.pos}}, c.pos); err != nil {
+	if _, err := shapeOf(seqValue{elts: []value{pyInt(int64(n)), pyInt(int64(m))}, pos: []srcPos{c.pos, c.pos}}, c.pos); err != nil {
 		return nil, err
 	}
 	chunks, err := c.chunks(4, shape)

@@ -164,14 +164,14 @@ func (b *builder) attr(e *attrExpr) (value, error) {
 	case "shape":
 		s := seqValue{}
 		for _, d := range t.Shape {
-			s.elts = append(s.elts, intNum(int64(d)))
+			s.elts = append(s.elts, pyInt(int64(d)))
 			s.pos = append(s.pos, e.pos)
 		}
 		return s, nil
 	case "ndim":
-		return intNum(int64(len(t.Shape))), nil
+		return pyInt(int64(len(t.Shape))), nil
 	case "size":
-		return intNum(int64(NumElements(t.Shape))), nil
+		return pyInt(int64(NumElements(t.Shape))), nil
 	case "dtype":
 		return dtypeValue(t.DType), nil
 	}

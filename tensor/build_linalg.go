@@ -332,7 +332,7 @@ func norm(c *call) (value, error) {
 			}
 			return red(op, a, axes, keepdims)
 		case ordNum == 0:
-			zero := b.scalar(intNum(0))
+			zero := b.scalar(pyInt(0))
 			nz, err := b.node(p, OpNotEqual, Attrs{}, x, zero)
 			if err != nil {
 				return nil, err
@@ -352,7 +352,7 @@ func norm(c *call) (value, error) {
 		if err != nil {
 			return nil, err
 		}
-		pw, err := b.node(p, OpPower, Attrs{}, a, b.scalar(floatNum(ordNum)))
+		pw, err := b.node(p, OpPower, Attrs{}, a, b.scalar(pyFloat(ordNum)))
 		if err != nil {
 			return nil, err
 		}

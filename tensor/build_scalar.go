@@ -17,9 +17,9 @@ type pyNum struct {
 	f  float64
 }
 
-func intNum(i int64) pyNum     { return pyNum{dt: Int64, i: i} }
-func floatNum(f float64) pyNum { return pyNum{dt: Float64, f: f} }
-func boolNum(b bool) pyNum {
+func pyInt(i int64) pyNum     { return pyNum{dt: Int64, i: i} }
+func pyFloat(f float64) pyNum { return pyNum{dt: Float64, f: f} }
+func pyBool(b bool) pyNum {
 	if b {
 		return pyNum{dt: Bool, i: 1}
 	}
@@ -75,7 +75,7 @@ var errOverflow = fmt.Errorf("integer overflow: the result does not fit in int64
 func foldBinary(op string, x, y pyNum) (pyNum, error) {
 	switch op {
 	case "==", "!=", "<", "<=", ">", ">=":
-		return boolNum(compareNums(op, x, y)), nil
+		return pyBool(compareNums(op, x, y)), nil
 	case "&", "|":
 		if x.isFloat() || y.isFloat() {
 			return pyNum{}, fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, x.typeName(), y.typeName())
@@ -85,9 +85,9 @@ func foldBinary(op string, x, y pyNum) (pyNum, error) {
 			r = x.i | y.i
 		}
 		if x.dt == Bool && y.dt == Bool {
-			return boolNum(r != 0), nil
+			return pyBool(r != 0), nil
 		}
-		return intNum(r), nil
+		return pyInt(r), nil
 	case "@":
 		return pyNum{}, fmt.Errorf("unsupported operand type(s) for @: '%s' and '%s'", x.typeName(), y.typeName())
 	}
@@ -101,19 +101,19 @@ func foldBinary(op string, x, y pyNum) (pyNum, error) {
 		if (r > a) != (b > 0) {
 			return pyNum{}, errOverflow
 		}
-		return intNum(r), nil
+		return pyInt(r), nil
 	case "-":
 		r := a - b
 		if (r < a) != (b > 0) {
 			return pyNum{}, errOverflow
 		}
-		return intNum(r), nil
+		return pyInt(r), nil
 	case "*":
 		hi, lo := bits.Mul64(uint64(abs64(a)), uint64(abs64(b)))
 		if hi != 0 || lo > math.MaxInt64 || a == math.MinInt64 || b == math.MinInt64 {
 			return pyNum{}, errOverflow
 		}
-		return intNum(a * b), nil
+		return pyInt(a * b), nil
 	case "//", "%":
 		if b == 0 {
 			return pyNum{}, fmt.Errorf("integer division or modulo by zero")
@@ -127,16 +127,16 @@ func foldBinary(op string, x, y pyNum) (pyNum, error) {
 			r += b
 		}
 		if op == "//" {
-			return intNum(q), nil
+			return pyInt(q), nil
 		}
-		return intNum(r), nil
+		return pyInt(r), nil
 	case "**":
 		if b < 0 {
 			return foldFloat(op, x, y)
 		}
 		r := int64(1)
 		for i := int64(0); i < b; i++ {
-			next, err := foldBinary("*", intNum(r), intNum(a))
+			next, err := foldBinary("*", pyInt(r), pyInt(a))
 			if err != nil {
 				return pyNum{}, err
 			}
@@ -151,7 +151,7 @@ func foldBinary(op string, x, y pyNum) (pyNum, error) {
 				break
 			}
 		}
-		return intNum(r), nil
+		return pyInt(r), nil
 	}
 	return pyNum{}, fmt.Errorf("unsupported operator %s", op)
 }
@@ -167,16 +167,16 @@ func foldFloat(op string, x, y pyNum) (pyNum, error) {
 	a, b := x.float(), y.float()
 	switch op {
 	case "+":
-		return floatNum(a + b), nil
+		return pyFloat(a + b), nil
 	case "-":
-		return floatNum(a - b), nil
+		return pyFloat(a - b), nil
 	case "*":
-		return floatNum(a * b), nil
+		return pyFloat(a * b), nil
 	case "/":
 		if b == 0 {
 			return pyNum{}, fmt.Errorf("division by zero")
 		}
-		return floatNum(a / b), nil
+		return pyFloat(a / b), nil
 	case "//", "%":
 		if b == 0 {
 			return pyNum{}, fmt.Errorf("float floor division or modulo by zero")
@@ -186,9 +186,9 @@ func foldFloat(op string, x, y pyNum) (pyNum, error) {
 			m += b
 		}
 		if op == "%" {
-			return floatNum(m), nil
+			return pyFloat(m), nil
 		}
-		return floatNum(math.Round((a - m) / b)), nil
+		return pyFloat(math.Round((a - m) / b)), nil
 	case "**":
 		if a == 0 && b < 0 {
 			return pyNum{}, fmt.Errorf("0.0 cannot be raised to a negative power")
@@ -196,7 +196,7 @@ func foldFloat(op string, x, y pyNum) (pyNum, error) {
 		if a < 0 && b != math.Trunc(b) && !math.IsInf(b, 0) {
 			return pyNum{}, fmt.Errorf("a negative number to a fractional power is complex, which marsfs does not support")
 		}
-		return floatNum(math.Pow(a, b)), nil
+		return pyFloat(math.Pow(a, b)), nil
 	}
 	return pyNum{}, fmt.Errorf("unsupported operator %s", op)
 }
@@ -239,22 +239,22 @@ func foldUnary(op string, x pyNum) (pyNum, error) {
 	switch op {
 	case "+":
 		if x.dt == Bool {
-			return intNum(x.i), nil
+			return pyInt(x.i), nil
 		}
 		return x, nil
 	case "-":
 		if x.isFloat() {
-			return floatNum(-x.f), nil
+			return pyFloat(-x.f), nil
 		}
 		if x.i == math.MinInt64 {
 			return pyNum{}, errOverflow
 		}
-		return intNum(-x.i), nil
+		return pyInt(-x.i), nil
 	case "~":
 		if x.isFloat() {
 			return pyNum{}, fmt.Errorf("bad operand type for unary ~: 'float'")
 		}
-		return intNum(^x.i), nil
+		return pyInt(^x.i), nil
 	}
 	return pyNum{}, fmt.Errorf("unsupported operator %s", op)
 }

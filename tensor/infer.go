@@ -116,11 +116,11 @@ var reduceOps = map[string]bool{
 }
 
 func isUnary(op string) bool {
-	return opArity[op] == 1 && !reduceOps[op] && !linalgOps[op] && op != OpAstype && op != OpCumsum && op != OpCumprod &&
+	return opArity[op] == 1 && !reduceOps[op] && op != OpAstype && op != OpCumsum && op != OpCumprod &&
 		op != OpReshape && op != OpTranspose && op != OpSlice && op != OpRechunk
 }
 
-func isBinary(op string) bool { return opArity[op] == 2 && op != OpMatmul && !linalgOps[op] }
+func isBinary(op string) bool { return opArity[op] == 2 && op != OpMatmul }
 
 func inferCreation(n *Node) error {
 	if !n.DType.Valid() {
@@ -394,9 +394,6 @@ func inferShapeOp(n *Node) error {
 		}
 		n.Shape, n.DType = []int{x.Shape[0], y.Shape[1]}, Promote(x.DType, y.DType)
 	default:
-		if linalgOps[n.Op] {
-			return inferLinalg(n)
-		}
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	return nil

@@ -610,9 +610,9 @@ func (p *parser) atom() (expr, error) {
 		}
 		return &nameExpr{pos: t.pos, name: t.text}, nil
 	case tokInt:
-		return &numExpr{pos: t.pos, num: intNum(t.ival)}, nil
+		return &numExpr{pos: t.pos, num: pyInt(t.ival)}, nil
 	case tokFloat:
-		return &numExpr{pos: t.pos, num: floatNum(t.fval)}, nil
+		return &numExpr{pos: t.pos, num: pyFloat(t.fval)}, nil
 	case tokString:
 		s := t.sval
 		// Adjacent string literals concatenate, as in Python.
