@@ -445,6 +445,22 @@ func (c *Core) CancelDone(k int, worker string, attempt int) Output {
 	return c.end()
 }
 
+// Abandon stops waiting for the workers to confirm a cancel: ops still
+// CANCELLING become CANCELLED. Chunks they may make later are not the
+// core's to free.
+func (c *Core) Abandon() Output {
+	c.begin()
+	if c.stopping {
+		for k := range c.ops {
+			if o := &c.ops[k]; o.sent && o.state == Cancelling {
+				c.settle(k)
+				c.emit(k, Cancelled, o.worker, "abandoned")
+			}
+		}
+	}
+	return c.end()
+}
+
 // WorkerDown records that a worker left the cluster. Its ops are retried
 // elsewhere; if it held a chunk the job still needs, the job fails.
 func (c *Core) WorkerDown(name string) Output {
