@@ -320,8 +320,9 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 		}
 	case Cancelling:
 		// It finished before the cancel reached it: its chunk goes too.
-		o.state = Finished
-		c.free(k)
+		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
 		c.emit(k, Cancelled, worker, "")
 	}
 	return c.end()
