@@ -2,7 +2,10 @@ module marsfs
 
 go 1.26.8
 
-require github.com/hashicorp/memberlist v0.7.0
+require (
+	github.com/hashicorp/memberlist v0.7.0
+	gonum.org/v1/gonum v0.17.0
+)
 
 require (
 	github.com/google/btree v1.1.3 // indirect

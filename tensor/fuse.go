@@ -1,0 +1,140 @@
+package tensor
+
+import (
+	"context"
+	"encoding/gob"
+	"fmt"
+	"strings"
+)
+
+// FuseArgs are the arguments of a "fuse" op: a chain of ops run one after
+// the other in one kernel call. Members[0] reads the fuse op's inputs (its
+// Inputs index them); every later member reads the one before it.
+type FuseArgs struct {
+	Members []ChunkOp
+}
+
+func init() {
+	gob.Register(FuseArgs{})
+	kernels["fuse"] = fuseKernel
+}
+
+// Members names the kinds of a fused op's members, "add+sum.map"; for any
+// other op it is op.Kind.
+func (op *ChunkOp) Members() string {
+	fa, ok := op.Args.(FuseArgs)
+	if op.Kind != "fuse" || !ok {
+		return op.Kind
+	}
+	kinds := make([]string, len(fa.Members))
+	for i := range fa.Members {
+		kinds[i] = fa.Members[i].Kind
+	}
+	return strings.Join(kinds, "+")
+}
+
+// Fuse merges the chains of cg into single ops, as Mars does: an op whose
+// only input is made by an op that nothing else reads joins that op's chain.
+// The head of a chain may have many inputs (ADD of two RANDs), which stay
+// apart; so do the chunks of the graph's outputs and stored chunks. Fuse
+// returns a new graph with keys renumbered; cg is not modified.
+func Fuse(cg *ChunkGraph) *ChunkGraph {
+	n := len(cg.Ops)
+	consumers := make([]int, n)
+	for _, op := range cg.Ops {
+		for _, in := range op.Inputs {
+			consumers[in]++
+		}
+	}
+	isOutput := make([]bool, n)
+	for _, o := range cg.Outputs {
+		for _, k := range o.Keys {
+			isOutput[k] = true
+		}
+	}
+	// next[k] is the op that continues k's chain, or -1.
+	next := make([]int, n)
+	joins := make([]bool, n) // op continues the chain of its input
+	for k := range next {
+		next[k] = -1
+	}
+	for _, op := range cg.Ops {
+		if len(op.Inputs) != 1 || op.Stored != 0 {
+			continue
+		}
+		in := op.Inputs[0]
+		if consumers[in] == 1 && !isOutput[in] && cg.Ops[in].Stored == 0 {
+			next[in] = op.Key
+			joins[op.Key] = true
+		}
+	}
+	out := &ChunkGraph{}
+	newKey := make([]int, n)
+	for _, op := range cg.Ops {
+		if joins[op.Key] {
+			continue // made as part of its chain's head
+		}
+		tail := op.Key
+		for next[tail] >= 0 {
+			tail = next[tail]
+		}
+		inputs := make([]int, len(op.Inputs))
+		for i, in := range op.Inputs {
+			inputs[i] = newKey[in]
+		}
+		var fused *ChunkOp
+		if tail == op.Key {
+			c := *op
+			c.Inputs = inputs
+			fused = &c
+		} else {
+			var members []ChunkOp
+			for k := op.Key; k >= 0; k = next[k] {
+				m := *cg.Ops[k]
+				if k == op.Key {
+					m.Inputs = make([]int, len(op.Inputs))
+					for i := range m.Inputs {
+						m.Inputs[i] = i
+					}
+				} else {
+					m.Inputs = []int{0}
+				}
+				members = append(members, m)
+			}
+			t := cg.Ops[tail]
+			fused = &ChunkOp{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Args: FuseArgs{Members: members}}
+		}
+		fused.Key = len(out.Ops)
+		for k := op.Key; k >= 0; k = next[k] {
+			newKey[k] = fused.Key
+		}
+		out.Ops = append(out.Ops, fused)
+	}
+	for _, o := range cg.Outputs {
+		t := o
+		t.Keys = make([]uint64, len(o.Keys))
+		for i, k := range o.Keys {
+			t.Keys[i] = uint64(newKey[k])
+		}
+		out.Outputs = append(out.Outputs, t)
+	}
+	return out
+}
+
+func fuseKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	fa, ok := op.Args.(FuseArgs)
+	if !ok || len(fa.Members) == 0 {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	cur := in
+	var out *Array
+	for i := range fa.Members {
+		m := &fa.Members[i]
+		var err error
+		if out, err = Run(ctx, m, cur); err != nil {
+			return nil, err
+		}
+		cur = []*Array{out}
+	}
+	return out, nil
+}
