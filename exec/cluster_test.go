@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -165,42 +166,37 @@ type envMap map[string]*tensor.TiledTensor
 
 func (e envMap) Lookup(name string) (*tensor.TiledTensor, bool) { t, ok := e[name]; return t, ok }
 
-// rechunkJob puts an 8x6 tensor as 2x3 chunks on the workers and returns
-// a job rechunking it twice (so that most ops read chunks of both workers),
-// with the expected output computed in this process.
-func rechunkJob(t *testing.T, s *Scheduler) (*Job, *tensor.Array, []uint64) {
+// putTensor cuts the 2-D array a into chunks, puts them on the workers
+// under IDs from firstID on, and returns the tiled tensor naming them.
+func putTensor(t *testing.T, s *Scheduler, a *tensor.Array, chunks [][]int, firstID uint64, stored map[uint64]*tensor.Array) *tensor.TiledTensor {
 	t.Helper()
-	src := tensor.NewArray(tensor.Float64, []int{8, 6})
-	for i := range src.Float64s() {
-		src.Float64s()[i] = float64(i) * 1.5
-	}
-	from := [][]int{{2, 2, 2, 2}, {3, 3}}
-	tt := &tensor.TiledTensor{Name: "x", Shape: src.Shape, DType: src.DType, Chunks: from}
-	stored := map[uint64]*tensor.Array{}
-	offs := tensor.ChunkOffsets(from)
-	var storedIDs []uint64
-	for i := range from[0] {
-		for j := range from[1] {
-			c := tensor.NewArray(tensor.Float64, []int{2, 3})
-			for r := 0; r < 2; r++ {
-				for q := 0; q < 3; q++ {
-					c.Float64s()[r*3+q] = src.Float64s()[(offs[0][i]+r)*6+offs[1][j]+q]
-				}
+	tt := &tensor.TiledTensor{Shape: a.Shape, DType: a.DType, Chunks: chunks}
+	offs := tensor.ChunkOffsets(chunks)
+	es := a.DType.Size()
+	id := firstID
+	for i, rows := range chunks[0] {
+		for j, cols := range chunks[1] {
+			c := tensor.NewArray(a.DType, []int{rows, cols})
+			for r := 0; r < rows; r++ {
+				from := ((offs[0][i]+r)*a.Shape[1] + offs[1][j]) * es
+				copy(c.Data[r*cols*es:(r+1)*cols*es], a.Data[from:from+cols*es])
 			}
-			id := uint64(1 + len(storedIDs))
 			if err := s.Put(context.Background(), id, c); err != nil {
 				t.Fatal(err)
 			}
 			stored[id] = c
-			storedIDs = append(storedIDs, id)
 			tt.Keys = append(tt.Keys, id)
+			id++
 		}
 	}
-	in := &tensor.Node{ID: 0, Op: tensor.OpInput, Shape: src.Shape, DType: src.DType, Chunks: from, Attrs: tensor.Attrs{Name: "x"}}
-	r1 := &tensor.Node{ID: 1, Op: tensor.OpRechunk, Inputs: []*tensor.Node{in}, Shape: src.Shape, DType: src.DType, Chunks: [][]int{{3, 5}, {4, 2}}}
-	r2 := &tensor.Node{ID: 2, Op: tensor.OpRechunk, Inputs: []*tensor.Node{r1}, Shape: src.Shape, DType: src.DType, Chunks: [][]int{{1, 7}, {6}}}
-	g := &tensor.Graph{Nodes: []*tensor.Node{in, r1, r2}, Outputs: []tensor.Output{{Name: "y", Node: r2}}}
-	cg, err := tensor.Tile(g, envMap{"x": tt})
+	return tt
+}
+
+// tileJob tiles g over env, computes the expected outputs in this process
+// and returns the job that keeps the outputs' chunks.
+func tileJob(t *testing.T, g *tensor.Graph, env envMap, stored map[uint64]*tensor.Array) (*Job, []*tensor.Array) {
+	t.Helper()
+	cg, err := tensor.Tile(g, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +211,42 @@ func rechunkJob(t *testing.T, s *Scheduler) (*Job, *tensor.Array, []uint64) {
 			job.IDs[k] = op.Stored
 		}
 	}
-	for _, k := range cg.Outputs[0].Keys {
-		job.Keep[job.IDs[k]] = true
+	for _, o := range cg.Outputs {
+		for _, k := range o.Keys {
+			job.Keep[job.IDs[k]] = true
+		}
 	}
-	return job, want[0], storedIDs
+	return job, want
+}
+
+func ramp(dt tensor.DType, shape []int, scale float64) *tensor.Array {
+	a := tensor.NewArray(dt, shape)
+	for i := range a.Float64s() {
+		a.Float64s()[i] = float64(i%17)*scale - 3
+	}
+	return a
+}
+
+// rechunkJob puts an 8x6 tensor as 2x3 chunks on the workers and returns a
+// job that rechunks it twice (so that most ops read chunks of both workers)
+// and multiplies it by a stored 6x4 matrix (block products summed in a tree).
+func rechunkJob(t *testing.T, s *Scheduler) (*Job, []*tensor.Array, []uint64) {
+	t.Helper()
+	stored := map[uint64]*tensor.Array{}
+	x := putTensor(t, s, ramp(tensor.Float64, []int{8, 6}, 1.5), [][]int{{2, 2, 2, 2}, {3, 3}}, 1, stored)
+	m := putTensor(t, s, ramp(tensor.Float64, []int{6, 4}, 0.25), [][]int{{2, 2, 2}, {4}}, 100, stored)
+	in := &tensor.Node{ID: 0, Op: tensor.OpInput, Shape: x.Shape, DType: x.DType, Chunks: x.Chunks, Attrs: tensor.Attrs{Name: "x"}}
+	r1 := &tensor.Node{ID: 1, Op: tensor.OpRechunk, Inputs: []*tensor.Node{in}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{3, 5}, {4, 2}}}
+	r2 := &tensor.Node{ID: 2, Op: tensor.OpRechunk, Inputs: []*tensor.Node{r1}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{1, 7}, {6}}}
+	mi := &tensor.Node{ID: 3, Op: tensor.OpInput, Shape: m.Shape, DType: m.DType, Chunks: m.Chunks, Attrs: tensor.Attrs{Name: "m"}}
+	mm := &tensor.Node{ID: 4, Op: tensor.OpMatmul, Inputs: []*tensor.Node{r1, mi}, Shape: []int{8, 4}, DType: tensor.Float64}
+	g := &tensor.Graph{Nodes: []*tensor.Node{in, r1, r2, mi, mm}, Outputs: []tensor.Output{{Name: "y", Node: r2}, {Name: "z", Node: mm}}}
+	job, want := tileJob(t, g, envMap{"x": x, "m": m}, stored)
+	var ids []uint64
+	for id := range stored {
+		ids = append(ids, id)
+	}
+	return job, want, ids
 }
 
 // chainsJob is a long job: n chains of length steps copying one 4-element
@@ -273,35 +301,40 @@ func exercise(t *testing.T, tc *testCluster) {
 	if err := s.Run(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	// Results equal tensor.Compute's.
-	out := job.Graph.Outputs[0]
-	parts := make([]*tensor.Array, len(out.Keys))
-	for i, k := range out.Keys {
-		id := job.IDs[k]
-		if s.Where(id) == "" {
-			t.Fatalf("kept chunk %d has no holder", id)
+	// Results equal tensor.Compute's, bit for bit.
+	var wantBytes int64
+	nkept := 0
+	for o, out := range job.Graph.Outputs {
+		parts := make([]*tensor.Array, len(out.Keys))
+		for i, k := range out.Keys {
+			id := job.IDs[k]
+			if s.Where(id) == "" {
+				t.Fatalf("kept chunk %d has no holder", id)
+			}
+			a, err := s.Fetch(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts[i] = a
 		}
-		a, err := s.Fetch(ctx, id)
+		got, err := tensor.Gather(&out, parts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts[i] = a
-	}
-	got, err := tensor.Gather(&out, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Data, want.Data) {
-		t.Fatalf("result differs from tensor.Compute:\n got %v\nwant %v", got.Float64s(), want.Float64s())
+		if !bytes.Equal(got.Data, want[o].Data) {
+			t.Fatalf("output %s differs from tensor.Compute:\n got %v\nwant %v", out.Name, got.Float64s(), want[o].Float64s())
+		}
+		wantBytes += int64(want[o].NBytes())
+		nkept += len(out.Keys)
 	}
 	// Intermediates freed: the workers hold the stored and kept chunks only.
 	chunks, nbytes := tc.held()
-	if chunks != base+len(out.Keys) || nbytes != baseBytes+int64(want.NBytes()) {
-		t.Errorf("workers hold %d chunks (%d bytes), want %d (%d)", chunks, nbytes, base+len(out.Keys), baseBytes+int64(want.NBytes()))
+	if chunks != base+nkept || nbytes != baseBytes+wantBytes {
+		t.Errorf("workers hold %d chunks (%d bytes), want %d (%d)", chunks, nbytes, base+nkept, baseBytes+wantBytes)
 	}
 	mu.Lock()
-	if last.LiveChunks != len(out.Keys) || last.LiveBytes != int64(want.NBytes()) {
-		t.Errorf("last event: %d live chunks, %d bytes; want %d, %d", last.LiveChunks, last.LiveBytes, len(out.Keys), want.NBytes())
+	if last.LiveChunks != nkept || last.LiveBytes != wantBytes {
+		t.Errorf("last event: %d live chunks, %d bytes; want %d, %d", last.LiveChunks, last.LiveBytes, nkept, wantBytes)
 	}
 	if last.TransferBytes <= 0 {
 		t.Errorf("no transfer counted for a graph across %d workers", len(running))
@@ -328,12 +361,19 @@ func exercise(t *testing.T, tc *testCluster) {
 	}
 
 	// Cancel a long job: it ends quickly and leaves no chunk behind.
-	long := chainsJob(4, 3000, storedIDs[0])
+	if err := s.Put(ctx, 900, ramp(tensor.Float64, []int{4}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	storedIDs = append(storedIDs, 900)
+	base++
+	long := chainsJob(4, 3000, 900)
 	var runningOps sync.WaitGroup
 	runningOps.Add(1)
 	var once sync.Once
+	var nfinished atomic.Int64
 	long.Observe = func(ev Event) {
 		if ev.State == Finished && ev.Key > 0 {
+			nfinished.Add(1)
 			once.Do(runningOps.Done)
 		}
 	}
@@ -353,7 +393,7 @@ func exercise(t *testing.T, tc *testCluster) {
 		t.Fatal("cancelled run did not return")
 	}
 	took := time.Since(start)
-	t.Logf("cancel took %v", took)
+	t.Logf("cancel after %d of %d ops took %v", nfinished.Load(), len(long.Graph.Ops), took)
 	if took > 2*time.Second {
 		t.Errorf("cancel took %v", took)
 	}

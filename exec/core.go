@@ -97,6 +97,7 @@ type Core struct {
 	liveChunks int
 	liveBytes  int64
 	transfer   int64
+	pending    []int // entered READY since the last dispatch
 	out        *Output
 }
 
@@ -173,6 +174,9 @@ func (c *Core) end() Output {
 func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	o := &c.ops[k]
 	o.state = st
+	if st == Ready {
+		c.pending = append(c.pending, k)
+	}
 	c.out.Events = append(c.out.Events, Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
 		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer})
 }
@@ -232,12 +236,13 @@ func (c *Core) dispatch() {
 	if c.stopping || len(c.workers) == 0 || !c.started {
 		return
 	}
-	var ready []int
-	for k := range c.ops {
+	ready := c.pending[:0]
+	for _, k := range c.pending {
 		if o := &c.ops[k]; o.state == Ready && !o.sent {
 			ready = append(ready, k)
 		}
 	}
+	c.pending = nil
 	sort.Slice(ready, func(i, j int) bool { return c.rank[ready[i]] < c.rank[ready[j]] })
 	for _, k := range ready {
 		o := &c.ops[k]
