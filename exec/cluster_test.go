@@ -54,12 +54,13 @@ type testCluster struct {
 	workers []*Worker
 	procs   []*exec.Cmd
 	stdins  []io.Closer
+	killed  map[int]bool // indexes of procs killed by the test
 	g0      int
 }
 
 func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, g0: runtime.NumGoroutine()}
+	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
@@ -107,7 +108,7 @@ func (tc *testCluster) close() {
 		go func() { done <- cmd.Wait() }()
 		select {
 		case err := <-done:
-			if err != nil {
+			if err != nil && !tc.killed[i] {
 				tc.t.Errorf("worker process: %v", err)
 			}
 		case <-time.After(5 * time.Second):
@@ -250,30 +251,34 @@ func rechunkJob(t *testing.T, s *Scheduler) (*Job, []*tensor.Array, []uint64) {
 }
 
 // chainsJob is a long job: n chains of length steps copying one 4-element
-// chunk. Only the chains' ends are kept.
+// chunk, the stored chunk storedID or, when it is 0, a zero chunk made at the
+// head of each chain. Only the chains' ends are kept.
 func chainsJob(n, steps int, storedID uint64) *Job {
 	g := &tensor.ChunkGraph{}
+	job := &Job{Keep: map[uint64]bool{}}
 	add := func(op *tensor.ChunkOp) int {
 		op.Key = len(g.Ops)
 		g.Ops = append(g.Ops, op)
+		job.IDs = append(job.IDs, 5000+uint64(op.Key))
 		return op.Key
 	}
-	src := add(&tensor.ChunkOp{Kind: "stored", Stored: storedID, Shape: []int{4}, DType: tensor.Float64})
+	src := -1
+	if storedID != 0 {
+		src = add(&tensor.ChunkOp{Kind: "stored", Stored: storedID, Shape: []int{4}, DType: tensor.Float64})
+		job.IDs[src] = storedID
+	}
 	copyArgs := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 4}}, Dst: []int{0}}}}
-	job := &Job{Keep: map[uint64]bool{}}
 	for c := 0; c < n; c++ {
 		prev := src
+		if src < 0 {
+			prev = add(&tensor.ChunkOp{Kind: "assemble", Shape: []int{4}, DType: tensor.Float64, Args: tensor.AssembleArgs{}})
+		}
 		for i := 0; i < steps; i++ {
 			prev = add(&tensor.ChunkOp{Kind: "assemble", Inputs: []int{prev}, Shape: []int{4}, DType: tensor.Float64, Args: copyArgs})
 		}
-		job.Keep[5000+uint64(prev)] = true
+		job.Keep[job.IDs[prev]] = true
 	}
 	job.Graph = g
-	job.IDs = make([]uint64, len(g.Ops))
-	for k := range g.Ops {
-		job.IDs[k] = 5000 + uint64(k)
-	}
-	job.IDs[src] = storedID
 	return job
 }
 
@@ -433,4 +438,63 @@ func TestClusterProcesses(t *testing.T) {
 		t.Errorf("worker pids %v", pids)
 	}
 	exercise(t, tc)
+}
+
+// TestWorkerProcessCrash kills a worker process during a long job: the job
+// fails promptly naming it, the survivor keeps none of the job's chunks, and
+// the member table declares the dead worker failed.
+func TestWorkerProcessCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	tc := newTestCluster(t, 2, true)
+	job := chainsJob(4, 3000, 0)
+	started := make(chan struct{})
+	var once sync.Once
+	job.Observe = func(ev Event) {
+		if ev.State == Finished && ev.Worker == "w2" {
+			once.Do(func() { close(started) })
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- tc.s.Run(context.Background(), job) }()
+	<-started
+	tc.killed[1] = true
+	if err := tc.procs[1].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "w2") {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("%v after %v", err, time.Since(begin))
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not end after a worker died")
+	}
+	text, ok := tc.s.WorkerStatus("w1")
+	if !ok {
+		t.Fatal("no status from the survivor")
+	}
+	if n := statusField(t, text, "chunks"); n != 0 {
+		t.Errorf("survivor holds %d chunks", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := ""
+		for _, w := range tc.s.Workers() {
+			if w.Name == "w2" {
+				st = w.State
+			}
+		}
+		if st == "failed" {
+			t.Logf("w2 declared failed %v after the kill", time.Since(begin))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("killed worker is %q", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -1,0 +1,331 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// zerosJob is n independent "assemble" ops with no pieces (zero chunks),
+// all kept.
+func zerosJob(n int) *Job {
+	g := &tensor.ChunkGraph{}
+	job := &Job{Keep: map[uint64]bool{}}
+	for k := 0; k < n; k++ {
+		g.Ops = append(g.Ops, &tensor.ChunkOp{Key: k, Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}})
+		job.IDs = append(job.IDs, uint64(7000+k))
+		job.Keep[uint64(7000+k)] = true
+	}
+	job.Graph = g
+	return job
+}
+
+// TestRunWaitsForWorkers runs a job on a scheduler without workers: it
+// fails with ctx's error when nobody joins in time, and succeeds once a
+// worker joins.
+func TestRunWaitsForWorkers(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	s, err := NewScheduler(context.Background(), SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err = s.Run(ctx, zerosJob(3))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("run without workers: %v", err)
+	}
+	errc := make(chan error, 1)
+	job := zerosJob(3)
+	go func() { errc <- s.Run(context.Background(), job) }()
+	time.Sleep(100 * time.Millisecond)
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "late", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not finish after a worker joined")
+	}
+	for _, id := range job.IDs {
+		if s.Where(id) != "late" {
+			t.Errorf("chunk %d on %q", id, s.Where(id))
+		}
+	}
+	if w.Store().Len() != 3 {
+		t.Errorf("worker holds %d chunks, want 3", w.Store().Len())
+	}
+	w.Close()
+	s.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestOpFailure runs a job whose op fails every time: it is retried, then
+// FATAL with its successor, and the job's chunks are all freed.
+func TestOpFailure(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	job := zerosJob(3)
+	g := job.Graph
+	bad := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	g.Ops = append(g.Ops, &tensor.ChunkOp{Key: 3, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: bad})
+	g.Ops = append(g.Ops, &tensor.ChunkOp{Key: 4, Kind: "assemble", Inputs: []int{3}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}})
+	job.IDs = append(job.IDs, 7003, 7004)
+	var mu sync.Mutex
+	var states []string
+	job.Observe = func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Key >= 3 && (ev.State == Ready || ev.State == Fatal) {
+			states = append(states, ev.State.String()+":"+ev.Err)
+		}
+	}
+	err := tc.s.Run(context.Background(), job)
+	if err == nil || !strings.Contains(err.Error(), "operand 3 (assemble) failed") || !strings.Contains(err.Error(), "after 3 attempts") ||
+		!strings.Contains(err.Error(), "piece reads input 5 of 1") {
+		t.Fatalf("run: %v", err)
+	}
+	mu.Lock()
+	got := strings.Join(states, " | ")
+	mu.Unlock()
+	want := "READY: | READY:assemble: piece reads input 5 of 1 | READY:assemble: piece reads input 5 of 1 | " +
+		"FATAL:assemble: piece reads input 5 of 1 | FATAL:input operand 3 failed"
+	if got != want {
+		t.Errorf("transitions\n got %s\nwant %s", got, want)
+	}
+	if n, _ := tc.held(); n != 0 {
+		t.Errorf("failed job left %d chunks", n)
+	}
+	for _, id := range job.IDs {
+		if s := tc.s.Where(id); s != "" {
+			t.Errorf("chunk %d of a failed job located on %s", id, s)
+		}
+	}
+}
+
+// TestStoredMissing runs a job naming a chunk nobody holds.
+func TestStoredMissing(t *testing.T) {
+	tc := newTestCluster(t, 1, false)
+	job := chainsJob(1, 2, 4242)
+	err := tc.s.Run(context.Background(), job)
+	if err == nil || !strings.Contains(err.Error(), "stored chunk 4242 is gone") {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// TestWorkerStatus checks the worker's status text and the worker list.
+func TestWorkerStatus(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	if err := tc.s.Put(context.Background(), 1, ramp(tensor.Float64, []int{10}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ws := tc.s.Workers()
+	if len(ws) != 2 || ws[0].Name != "w1" || ws[1].Name != "w2" {
+		t.Fatalf("workers %+v", ws)
+	}
+	for _, w := range ws {
+		if w.State != "alive" || !w.Connected || w.Slots != 2 || w.Addr == "" || w.Gossip == "" {
+			t.Errorf("worker %+v", w)
+		}
+	}
+	text, ok := tc.s.WorkerStatus(tc.s.Where(1))
+	if !ok {
+		t.Fatal("no status")
+	}
+	for _, want := range []string{"slots 2\n", "running 0\n", "queued 0\n", "chunks 1\n", "bytes 80\n", "pid "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	if _, ok := tc.s.WorkerStatus("nobody"); ok {
+		t.Error("status of an unknown worker")
+	}
+	if _, err := tc.s.Fetch(context.Background(), 99); err == nil {
+		t.Error("fetch of an unknown chunk")
+	}
+	if names := len(tc.s.Members()); names != 3 {
+		t.Errorf("%d members, want 3", names)
+	}
+}
+
+// TestWorkerLeaves stops a worker during a long job: the scheduler notices
+// at once (its connection drops), fails the job naming the worker, and the
+// other worker keeps none of the job's chunks.
+func TestWorkerLeaves(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	ctx := context.Background()
+	if err := tc.s.Put(ctx, 900, ramp(tensor.Float64, []int{4}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	victim, other := tc.workers[0], tc.workers[1]
+	if tc.s.Where(900) == victim.Name() {
+		victim, other = other, victim
+	}
+	job := chainsJob(4, 2000, 0)
+	started := make(chan struct{})
+	var once sync.Once
+	job.Observe = func(ev Event) {
+		if ev.State == Running && ev.Worker == victim.Name() {
+			once.Do(func() { close(started) })
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- tc.s.Run(ctx, job) }()
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("run ended before %s ran anything: %v", victim.Name(), err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	victim.Close()
+	begin := time.Now()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), victim.Name()) {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("%v after %v", err, time.Since(begin))
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not end after a worker left")
+	}
+	if n := other.Store().Len(); n != 1 {
+		t.Errorf("surviving worker holds %d chunks, want the stored one", n)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var st string
+		for _, w := range tc.s.Workers() {
+			if w.Name == victim.Name() {
+				st = w.State
+			}
+		}
+		if st == "left" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("departed worker is %q", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCancelRunningTask checks on a worker alone that a cancel reaches a
+// task blocked while loading an input from a peer that never answers.
+func TestCancelRunningTask(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	s, err := NewScheduler(context.Background(), SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A peer that accepts connections and never answers.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	c, err := dialData(context.Background(), w.Addr(), connControl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	dec := gob.NewDecoder(bufio.NewReader(c))
+	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	submit := func(key int) {
+		err := cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: uint64(10 + key),
+			Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(0) // runs, blocked on the mute peer
+	submit(1) // queued behind it: one slot
+	expect := func(kind uint8, key int) {
+		t.Helper()
+		var m ctlMsg
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind != kind || m.Key != key {
+			t.Fatalf("got message %d for op %d, want %d for %d", m.Kind, m.Key, kind, key)
+		}
+	}
+	expect(msgStarted, 0)
+	begin := time.Now()
+	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 1, Attempt: 1})
+	expect(msgCancelled, 1)
+	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
+	expect(msgCancelled, 0)
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	if w.Store().Len() != 0 {
+		t.Errorf("worker holds %d chunks", w.Store().Len())
+	}
+	c.Close()
+	mute.Close()
+	hmu.Lock()
+	for _, c := range held {
+		c.Close()
+	}
+	hmu.Unlock()
+	w.Close()
+	s.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestRunWorkerReturns checks that RunWorker leaves and returns when its
+// context ends, leaving no goroutine behind.
+func TestRunWorkerReturns(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	s, err := NewScheduler(context.Background(), SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- RunWorker(ctx, WorkerConfig{Name: "rw", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true})
+	}()
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	if err := s.WaitWorkers(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	checkGoroutines(t, g0)
+	if err := RunWorker(context.Background(), WorkerConfig{Name: "bad", Listen: "127.0.0.1:notaport"}); err == nil {
+		t.Error("worker started on a bad address")
+	}
+}
