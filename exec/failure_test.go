@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -200,7 +201,12 @@ func TestWorkerLeaves(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not end after a worker left")
 	}
-	if n := other.Store().Len(); n != 1 {
+	// The status request travels behind the frees on the control connection.
+	text, ok := tc.s.WorkerStatus(other.Name())
+	if !ok {
+		t.Fatal("no status from the survivor")
+	}
+	if n := statusField(t, text, "chunks"); n != 1 || other.Store().Len() != 1 {
 		t.Errorf("surviving worker holds %d chunks, want the stored one", n)
 	}
 	deadline := time.Now().Add(3 * time.Second)
@@ -328,4 +334,116 @@ func TestRunWorkerReturns(t *testing.T) {
 	if err := RunWorker(context.Background(), WorkerConfig{Name: "bad", Listen: "127.0.0.1:notaport"}); err == nil {
 		t.Error("worker started on a bad address")
 	}
+}
+
+// TestMemBound checks that a worker with a memory bound keeps an op queued,
+// though a slot is free, while its output would not fit beside the running
+// op's.
+func TestMemBound(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	s, err := NewScheduler(context.Background(), SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Join: []string{s.GossipAddr()}, Slots: 2, Mem: 1000, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	c, err := dialData(context.Background(), w.Addr(), connControl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	dec := gob.NewDecoder(bufio.NewReader(c))
+	big := func(inputs []int) *tensor.ChunkOp {
+		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: tensor.AssembleArgs{}} // 600 bytes
+	}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: big([]int{0}), ID: 10,
+		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr().String()}})
+	var m ctlMsg
+	if err := dec.Decode(&m); err != nil || m.Kind != msgStarted {
+		t.Fatalf("first op: %v %+v", err, m)
+	}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 1, Attempt: 1, Op: big(nil), ID: 11})
+	cc.send(&ctlMsg{Kind: msgStatus, Seq: 1})
+	if err := dec.Decode(&m); err != nil || m.Kind != msgStatusReply {
+		t.Fatalf("status: %v %+v", err, m)
+	}
+	if !strings.Contains(m.Text, "running 1\nqueued 1\n") {
+		t.Errorf("second op not held back by the memory bound:\n%s", m.Text)
+	}
+	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
+	got := map[uint8]int{}
+	for len(got) < 3 {
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		got[m.Kind] = m.Key
+	}
+	if k, ok := got[msgCancelled]; !ok || k != 0 {
+		t.Errorf("messages %v: op 0 not cancelled", got)
+	}
+	if k, ok := got[msgDone]; !ok || k != 1 {
+		t.Errorf("messages %v: op 1 not done", got)
+	}
+	c.Close()
+	mute.Close()
+	hmu.Lock()
+	for _, c := range held {
+		c.Close()
+	}
+	hmu.Unlock()
+	w.Close()
+	s.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestThroughput measures small-op throughput and bulk transfer speed.
+func TestThroughput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement")
+	}
+	tc := newTestCluster(t, 2, false)
+	ctx := context.Background()
+	job := chainsJob(8, 1000, 0)
+	begin := time.Now()
+	if err := tc.s.Run(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	d := time.Since(begin)
+	t.Logf("%d tiny ops in %v: %.0f ops/s", len(job.Graph.Ops), d, float64(len(job.Graph.Ops))/d.Seconds())
+	a := ramp(tensor.Float64, []int{8 << 20}, 1) // 64 MiB
+	begin = time.Now()
+	if err := tc.s.Put(ctx, 1, a); err != nil {
+		t.Fatal(err)
+	}
+	put := time.Since(begin)
+	begin = time.Now()
+	b, err := tc.s.Fetch(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := time.Since(begin)
+	if !bytes.Equal(a.Data, b.Data) {
+		t.Fatal("fetched chunk differs")
+	}
+	mb := float64(len(a.Data)) / (1 << 20)
+	t.Logf("64 MiB chunk: put %.0f MiB/s, fetch %.0f MiB/s", mb/put.Seconds(), mb/fetch.Seconds())
 }
