@@ -420,20 +420,31 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, out Output) {
 			cc.send(&ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
 	}
+	submits := map[string][]*ctlMsg{}
+	var order []string
 	for _, r := range out.Run {
 		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority,
 			Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
 		for i, in := range r.Inputs {
 			_, m.Addrs[i] = s.conn(in.Worker)
 		}
-		cc, _ := s.conn(r.Worker)
+		if submits[r.Worker] == nil {
+			order = append(order, r.Worker)
+		}
+		submits[r.Worker] = append(submits[r.Worker], m)
+	}
+	for _, name := range order {
+		ms := submits[name]
+		cc, _ := s.conn(name)
 		err := errors.New("no connection")
 		if cc != nil {
-			err = cc.send(m)
+			err = cc.sendAll(ms)
 		}
 		if err != nil {
-			mb.put(input{worker: r.Worker, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: r.Key, Attempt: r.Attempt,
-				Err: fmt.Sprintf("submit to %s: %v", r.Worker, err)}})
+			for _, m := range ms {
+				mb.put(input{worker: name, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: m.Key, Attempt: m.Attempt,
+					Err: fmt.Sprintf("submit to %s: %v", name, err)}})
+			}
 		}
 	}
 }

@@ -117,11 +117,16 @@ func newCtlConn(c net.Conn) *ctlConn {
 	return &ctlConn{c: c, bw: bw, enc: gob.NewEncoder(bw)}
 }
 
-func (cc *ctlConn) send(m *ctlMsg) error {
+func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
+
+// sendAll sends ms with one write, as far as the buffer allows.
+func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if err := cc.enc.Encode(m); err != nil {
-		return err
+	for _, m := range ms {
+		if err := cc.enc.Encode(m); err != nil {
+			return err
+		}
 	}
 	return cc.bw.Flush()
 }
