@@ -471,7 +471,7 @@ func (c *Core) Abandon() Output {
 // elsewhere; if it held a chunk the job still needs, the job fails.
 func (c *Core) WorkerDown(name string) Output {
 	c.begin()
-	if _, ok := c.workers[name]; !ok {
+	if _, ok := c.workers[name]; !ok || c.done {
 		return c.end()
 	}
 	delete(c.workers, name)

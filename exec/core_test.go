@@ -156,6 +156,12 @@ func (h *harness) finish(k int) {
 	h.apply(h.c.Finished(k, r.Worker, r.Attempt, 8))
 }
 
+func (h *harness) started(k int) {
+	h.t.Helper()
+	r := h.run(k)
+	h.apply(h.c.Started(k, r.Worker, r.Attempt))
+}
+
 func (h *harness) fail(k int) {
 	h.t.Helper()
 	r := h.run(k)
@@ -499,6 +505,112 @@ func TestPickWorker(t *testing.T) {
 	} {
 		if got := pickWorker(tc.holders, tc.nbytes, ws, tc.avoid); got != tc.want {
 			t.Errorf("pickWorker(%v, %v) = %s, want %s", tc.holders, tc.nbytes, got, tc.want)
+		}
+	}
+}
+
+// TestCoreTransitions is the transition table of one operand: op 1 of the
+// chain 0 → 1 → 2 (2 kept, one worker) is brought to each state, then given
+// each input; the table holds the state it ends in.
+func TestCoreTransitions(t *testing.T) {
+	setups := []struct {
+		state OpState
+		steps func(h *harness)
+	}{
+		{Unscheduled, func(h *harness) {}},
+		{Ready, func(h *harness) { h.finish(0) }},
+		{Running, func(h *harness) { h.finish(0); h.started(1) }},
+		{Finished, func(h *harness) { h.finish(0); h.finish(1) }},
+		{Freed, func(h *harness) { h.finish(0); h.finish(1); h.finish(2) }},
+		{Fatal, func(h *harness) { h.finish(0); h.fail(1); h.fail(1); h.fail(1) }},
+		{Cancelling, func(h *harness) { h.finish(0); h.apply(h.c.Cancel()) }},
+		{Cancelled, func(h *harness) { h.apply(h.c.Cancel()) }},
+	}
+	type input struct {
+		name string
+		do   func(h *harness, r RunOp)
+	}
+	inputs := []input{
+		{"started", func(h *harness, r RunOp) { h.apply(h.c.Started(1, r.Worker, r.Attempt)) }},
+		{"finished", func(h *harness, r RunOp) {
+			if h.c.current(1, r.Worker, r.Attempt) {
+				h.chunks[fmt.Sprintf("%d@%s", h.ids[1], r.Worker)] = true
+			}
+			h.apply(h.c.Finished(1, r.Worker, r.Attempt, 8))
+		}},
+		{"failed", func(h *harness, r RunOp) { h.apply(h.c.Failed(1, r.Worker, r.Attempt, "boom")) }},
+		{"cancel-done", func(h *harness, r RunOp) { h.apply(h.c.CancelDone(1, r.Worker, r.Attempt)) }},
+		{"stale-finished", func(h *harness, r RunOp) { h.apply(h.c.Finished(1, r.Worker, r.Attempt+1, 8)) }},
+		{"worker-down", func(h *harness, r RunOp) {
+			// The worker's chunks are lost with it.
+			for k := range h.chunks {
+				if strings.HasSuffix(k, "@w1") {
+					delete(h.chunks, k)
+				}
+			}
+			h.apply(h.c.WorkerDown("w1"))
+		}},
+		{"cancel", func(h *harness, r RunOp) { h.apply(h.c.Cancel()) }},
+	}
+	U, R, Ru, F, Fr, Fa, Cg, Cd := Unscheduled, Ready, Running, Finished, Freed, Fatal, Cancelling, Cancelled
+	want := map[OpState][]OpState{
+		//           started finished failed cancel-done stale worker-down cancel
+		Unscheduled: {U, U, U, U, U, U, Cd},
+		Ready:       {Ru, F, R, R, R, Cd, Cg},
+		Running:     {Ru, F, R, R, Ru, Cd, Cg},
+		Finished:    {F, F, F, F, F, Fa, Fr},
+		Freed:       {Fr, Fr, Fr, Fr, Fr, Fr, Fr},
+		Fatal:       {Fa, Fa, Fa, Fa, Fa, Fa, Fa},
+		Cancelling:  {Cg, Cd, Cd, Cd, Cg, Cd, Cg},
+		Cancelled:   {Cd, Cd, Cd, Cd, Cd, Cd, Cd},
+	}
+	for _, su := range setups {
+		for i, in := range inputs {
+			t.Run(su.state.String()+"/"+in.name, func(t *testing.T) {
+				h := newHarness(t, graph([][]int{nil, {0}, {1}}), []int{2}, CoreOptions{}, "w1")
+				h.apply(h.c.Start())
+				su.steps(h)
+				if got := h.c.State(1); got != su.state {
+					t.Fatalf("setup reached %v", got)
+				}
+				r, ok := h.runs[1]
+				if !ok {
+					r = RunOp{Key: 1, Worker: "w1", Attempt: 1}
+				}
+				in.do(h, r)
+				if got := h.c.State(1); got != want[su.state][i] {
+					t.Errorf("%v + %s → %v, want %v", su.state, in.name, got, want[su.state][i])
+				}
+				// Whatever happened, finishing or confirming what is still
+				// at the workers ends the job with only kept chunks alive.
+				for !h.done {
+					progress := false
+					for k := range h.c.ops {
+						if h.c.ops[k].sent {
+							if h.c.State(k) == Cancelling {
+								r := h.runs[k]
+								h.apply(h.c.CancelDone(k, r.Worker, r.Attempt))
+							} else {
+								h.finish(k)
+							}
+							progress = true
+						}
+					}
+					if !progress {
+						h.apply(h.c.WorkerUp("w2", 1))
+						if !h.done && len(h.c.pending) == 0 && !slices.ContainsFunc(h.c.ops, func(o opState) bool { return o.sent }) {
+							t.Fatalf("stalled: %s", h.states())
+						}
+					}
+				}
+				want := 0
+				if h.err == nil && !(su.state == Freed && in.name == "worker-down") {
+					want = 1 // the kept chunk (lost with w1 after a success)
+				}
+				if len(h.chunks) != want {
+					t.Errorf("job ended (%v) with chunks %v", h.err, h.chunks)
+				}
+			})
 		}
 	}
 }
