@@ -50,6 +50,7 @@ type WorkerInfo struct {
 type Scheduler struct {
 	cfg  SchedulerConfig
 	node *cluster.Node
+	pool *dataPool
 	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -121,7 +122,7 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 		cfg.CancelWait = time.Second
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]Location), status: make(map[uint64]chan string)}
+		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk)}
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
 		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
@@ -162,6 +163,7 @@ func (s *Scheduler) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.pool.close()
 	return err
 }
 
@@ -477,7 +479,7 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
 	if addr == "" {
 		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
 	}
-	a, err := fetchChunk(ctx, addr, id, s.cfg.MaxChunk)
+	a, err := s.pool.fetch(ctx, addr, id)
 	if err != nil {
 		return nil, fmt.Errorf("fetch chunk %d from %s: %w", id, loc.Worker, err)
 	}

@@ -110,8 +110,14 @@ func readStatus(r *bufio.Reader) error {
 	if _, err := io.ReadFull(r, msg); err != nil {
 		return err
 	}
-	return errors.New(string(msg))
+	return remoteError(msg)
 }
+
+// A remoteError is an error the other end reported; the connection it came
+// on is still in step.
+type remoteError string
+
+func (e remoteError) Error() string { return string(e) }
 
 // readChunk reads a chunk frame. limit bounds the data size accepted.
 func readChunk(r *bufio.Reader, limit int64) (*tensor.Array, error) {

@@ -49,6 +49,7 @@ type Worker struct {
 	store Store
 	ln    net.Listener
 	node  *cluster.Node
+	pool  *dataPool       // connections to other workers' chunk services
 	ctx   context.Context // done when the worker closes
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
@@ -155,7 +156,8 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
 	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk),
+		running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -232,6 +234,7 @@ func (w *Worker) Close() error {
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
+	w.pool.close()
 	return err
 }
 
@@ -466,7 +469,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 			in[i] = a
 			continue
 		}
-		a, err := fetchChunk(ctx, t.addrs[i], loc.ID, w.cfg.MaxChunk)
+		a, err := w.pool.fetch(ctx, t.addrs[i], loc.ID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -476,21 +479,6 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 		in[i] = a
 	}
 	return tensor.Run(ctx, t.op, in)
-}
-
-// fetchChunk reads chunk id from the worker serving at addr.
-func fetchChunk(ctx context.Context, addr string, id uint64, limit int64) (*tensor.Array, error) {
-	c, err := dialData(ctx, addr, connFetch)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	if _, err := c.Write(putID(id)); err != nil {
-		return nil, err
-	}
-	return readChunk(bufio.NewReader(c), limit)
 }
 
 // putChunk stores a as chunk id on the worker serving at addr.
