@@ -55,8 +55,8 @@ type Output struct {
 // CoreOptions tune a Core; the zero value uses the defaults.
 type CoreOptions struct {
 	MaxAttempts int        // runs of an op before it is FATAL; 3 when 0
-	Order       OrderFunc  // DepthFirstOrder when nil
-	Assign      AssignFunc // BalancedAssign when nil
+	Order       OrderFunc  // PlanOrder when nil
+	Assign      AssignFunc // PlanAssign when nil
 	// Stored locates the chunks that the graph's Stored ops name.
 	Stored func(id uint64) (Location, bool)
 }
@@ -108,10 +108,10 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 		opts.MaxAttempts = 3
 	}
 	if opts.Order == nil {
-		opts.Order = DepthFirstOrder
+		opts.Order = PlanOrder
 	}
 	if opts.Assign == nil {
-		opts.Assign = BalancedAssign
+		opts.Assign = PlanAssign
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState)}
 	c.rank = opts.Order(g)

@@ -614,3 +614,40 @@ func TestCoreTransitions(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanAdapters(t *testing.T) {
+	g := graph(tree(8))
+	rank := PlanOrder(g)
+	seen := map[int]bool{}
+	for k, r := range rank {
+		if r < 0 || r >= len(rank) || seen[r] {
+			t.Fatalf("rank %v is not a permutation", rank)
+		}
+		seen[r] = true
+		for _, in := range g.Ops[k].Inputs {
+			if rank[in] > r {
+				t.Errorf("op %d ranked before its input %d", k, in)
+			}
+		}
+	}
+	a := PlanAssign(g, rank, []WorkerLoad{{Name: "a", Slots: 1}, {Name: "b", Slots: 1}})
+	n := map[string]int{}
+	for k, w := range a {
+		if len(g.Ops[k].Inputs) != 0 {
+			t.Errorf("non-initial op %d assigned", k)
+		}
+		n[w]++
+	}
+	if n["a"] != 4 || n["b"] != 4 {
+		t.Errorf("assignment %v", a)
+	}
+	// Pairs reduced together start on one worker.
+	for k := 0; k < 8; k += 2 {
+		if a[k] != a[k+1] {
+			t.Errorf("leaves %d and %d on %s and %s", k, k+1, a[k], a[k+1])
+		}
+	}
+	if PlanAssign(g, rank, nil) != nil {
+		t.Error("assignment without workers")
+	}
+}

@@ -3,14 +3,48 @@ package exec
 import (
 	"sort"
 
+	"marsfs/exec/plan"
 	"marsfs/tensor"
 )
+
+// PlanOrder ranks ops by plan.Order: Dask's depth-first ordering with the
+// Mars rules (operands deeper ones depend on first, smaller outputs first).
+// It is the Core's default order.
+func PlanOrder(g *tensor.ChunkGraph) []int {
+	r := plan.Order(g)
+	rank := make([]int, len(r))
+	for k, v := range r {
+		rank[k] = int(v)
+	}
+	return rank
+}
+
+// PlanAssign places initial ops with plan.Prepare, Mars' heuristic (a
+// search of the undirected graph from an unassigned initial op fills one
+// worker's share at a time). It is the Core's default assignment.
+func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string {
+	if len(workers) == 0 {
+		return nil
+	}
+	ws := make([]plan.Worker, len(workers))
+	for i, w := range workers {
+		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
+	}
+	p := plan.Prepare(g, ws, nil)
+	out := make(map[int]string)
+	for _, op := range g.Ops {
+		if len(op.Inputs) == 0 && op.Stored == 0 && p.Worker[op.Key] >= 0 {
+			out[op.Key] = workers[p.Worker[op.Key]].Name
+		}
+	}
+	return out
+}
 
 // An OrderFunc ranks the ops of a graph: rank[k] is op k's priority, lower
 // first. Schedulers and workers run READY ops in rank order.
 type OrderFunc func(g *tensor.ChunkGraph) []int
 
-// DepthFirstOrder ranks ops in the post-order of a depth-first walk from the
+// DepthFirstOrder is a simpler order than PlanOrder: it ranks ops in the post-order of a depth-first walk from the
 // graph's sinks (ops nobody consumes), in key order, visiting inputs in
 // order. Running in that order finishes one branch of a reduction tree before
 // starting the next, so few intermediate chunks are alive at once: for a
@@ -66,7 +100,7 @@ type WorkerLoad struct {
 	Outstanding int // ops of the job sent to it and not yet reported
 }
 
-// BalancedAssign cuts the initial ops, in rank order, into one contiguous run
+// BalancedAssign is a simpler assignment than PlanAssign: it cuts the initial ops, in rank order, into one contiguous run
 // a worker with run lengths proportional to the workers' slots. Neighbours
 // in a depth-first order usually feed the same consumers, so contiguous runs
 // keep most of their traffic on one worker.
