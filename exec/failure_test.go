@@ -448,3 +448,37 @@ func TestThroughput(t *testing.T) {
 	mb := float64(len(a.Data)) / (1 << 20)
 	t.Logf("64 MiB chunk: put %.0f MiB/s, fetch %.0f MiB/s", mb/put.Seconds(), mb/fetch.Seconds())
 }
+
+// TestSecretKey runs a cluster with encrypted gossip: a worker with the key
+// joins and runs a job, one with another key cannot join.
+func TestSecretKey(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	key := []byte("marsfs-test-key-0123456789abcdef")
+	s, err := NewScheduler(context.Background(), SchedulerConfig{Fast: true, SecretKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "good", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true, SecretKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	bad, err := StartWorker(ctx, WorkerConfig{Name: "bad", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true,
+		SecretKey: []byte("another-key-of-32-bytes-00000000")})
+	cancel()
+	if err == nil {
+		bad.Close()
+		t.Error("worker with the wrong key joined")
+	}
+	if err := s.Run(context.Background(), zerosJob(2)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s.Members() {
+		if m.Name == "bad" {
+			t.Errorf("member table lists %+v", m)
+		}
+	}
+	w.Close()
+	s.Close()
+	checkGoroutines(t, g0)
+}
