@@ -482,3 +482,27 @@ func TestSecretKey(t *testing.T) {
 	s.Close()
 	checkGoroutines(t, g0)
 }
+
+// TestReconnect breaks the scheduler's control connection to a live worker:
+// the scheduler dials it again and jobs run on it.
+func TestReconnect(t *testing.T) {
+	tc := newTestCluster(t, 1, false)
+	tc.s.mu.Lock()
+	tc.s.workers["w1"].cc.c.Close()
+	tc.s.mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	begin := time.Now()
+	if err := tc.s.WaitWorkers(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reconnected after %v", time.Since(begin))
+	job := zerosJob(2)
+	if err := tc.s.Run(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if w := tc.s.Where(job.IDs[0]); w != "w1" {
+		t.Errorf("chunk on %q", w)
+	}
+}

@@ -201,6 +201,8 @@ func (s *Scheduler) watch() {
 		}
 		select {
 		case <-ch:
+		case <-time.After(time.Second):
+			// Redial workers still alive whose connection dropped.
 		case <-s.ctx.Done():
 			return
 		}
