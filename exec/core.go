@@ -302,9 +302,15 @@ func (c *Core) Started(k int, worker string, attempt int) Output {
 }
 
 // Finished records that op k finished on worker with a chunk of nbytes.
+// A report about a run the core no longer waits for (abandoned, or from
+// before a retry) frees the chunk it made, unless that chunk is the one the
+// core knows.
 func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
+		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 && (c.ops[k].state != Finished || c.ops[k].worker != worker) {
+			c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		}
 		return c.end()
 	}
 	c.settle(k)

@@ -317,6 +317,14 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		s.mu.Lock()
 		delete(s.jobs, jobID)
 		s.mu.Unlock()
+		// Chunks reported after the job ended are nobody's: free them.
+		for _, in := range mb.take() {
+			if in.msg.Kind == msgDone {
+				if cc, _ := s.conn(in.worker); cc != nil {
+					cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{in.msg.ID}})
+				}
+			}
+		}
 	}()
 
 	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate})
