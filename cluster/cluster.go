@@ -100,6 +100,9 @@ type Member struct {
 	Since  time.Time // when the member entered State
 }
 
+// departedTTL is how long the member table remembers a departed node.
+const departedTTL = 10 * time.Minute
+
 // Config configures a node.
 type Config struct {
 	Name string // unique in the cluster
@@ -250,8 +253,8 @@ func (n *Node) GossipAddr() string {
 	return net.JoinHostPort(ln.Addr.String(), strconv.Itoa(int(ln.Port)))
 }
 
-// Members returns the member table, alive and departed nodes (this one
-// included), by name.
+// Members returns the member table by name: the alive nodes, this one
+// included, and those that departed in the last ten minutes.
 func (n *Node) Members() []Member {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -334,6 +337,11 @@ func (n *Node) update(mn *memberlist.Node, st State) {
 		m.Since = old.Since
 	}
 	n.members[m.Name] = m
+	for name, old := range n.members {
+		if old.State != Alive && m.Since.Sub(old.Since) > departedTTL {
+			delete(n.members, name)
+		}
+	}
 	close(n.changed)
 	n.changed = make(chan struct{})
 	n.mu.Unlock()
