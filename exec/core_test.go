@@ -653,3 +653,77 @@ func TestPlanAdapters(t *testing.T) {
 		t.Error("assignment without workers")
 	}
 }
+
+// TestCoreScale drives a 16,000-op tree reduction over 100 simulated
+// workers of 2 slots, each running its queue in rank order: the job ends
+// with one chunk alive, and the peak stays far below the number of leaves.
+func TestCoreScale(t *testing.T) {
+	const leaves, workers, slots = 8000, 100, 2
+	g := graph(tree(leaves))
+	ids := make([]uint64, len(g.Ops))
+	for k := range ids {
+		ids[k] = uint64(k + 1)
+	}
+	root := len(g.Ops) - 1
+	c := NewCore(g, ids, map[uint64]bool{ids[root]: true}, CoreOptions{})
+	queues := map[string][]RunOp{} // sent, not started
+	running := map[string][]RunOp{}
+	var apply func(o Output)
+	apply = func(o Output) {
+		for _, r := range o.Run {
+			queues[r.Worker] = append(queues[r.Worker], r)
+		}
+		if o.Done && o.Err != nil {
+			t.Fatal(o.Err)
+		}
+	}
+	for w := 0; w < workers; w++ {
+		apply(c.WorkerUp(fmt.Sprintf("w%03d", w), slots))
+	}
+	apply(c.Start())
+	rng := rand.New(rand.NewSource(2))
+	peak := 0
+	for steps := 0; ; steps++ {
+		if done, _ := c.Done(); done {
+			break
+		}
+		// Workers start their best-ranked queued ops while they have slots.
+		var busy []string
+		for w, q := range queues {
+			for len(running[w]) < slots && len(q) > 0 {
+				best := 0
+				for i := range q {
+					if q[i].Priority < q[best].Priority {
+						best = i
+					}
+				}
+				running[w] = append(running[w], q[best])
+				q = append(q[:best], q[best+1:]...)
+			}
+			queues[w] = q
+		}
+		for w, r := range running {
+			if len(r) > 0 {
+				busy = append(busy, w)
+			}
+		}
+		if len(busy) == 0 {
+			t.Fatalf("stalled after %d steps", steps)
+		}
+		sort.Strings(busy)
+		w := busy[rng.Intn(len(busy))]
+		r := running[w][0]
+		running[w] = running[w][1:]
+		apply(c.Finished(r.Key, r.Worker, r.Attempt, 8))
+		live, _, _ := c.Stats()
+		peak = max(peak, live)
+	}
+	live, _, transfer := c.Stats()
+	if live != 1 || c.State(root) != Finished {
+		t.Errorf("ended with %d live chunks, root %v", live, c.State(root))
+	}
+	if peak > leaves/4 {
+		t.Errorf("peak of %d live chunks for %d leaves", peak, leaves)
+	}
+	t.Logf("%d ops on %d workers: peak %d live chunks, %d bytes moved", len(g.Ops), workers, peak, transfer)
+}
