@@ -131,3 +131,19 @@ func checkGoroutines(t *testing.T, g0 int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestMain(m *testing.M) {
+	g0 := runtime.NumGoroutine()
+	code := m.Run()
+	deadline := time.Now().Add(5 * time.Second)
+	for code == 0 && runtime.NumGoroutine() > g0 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+			code = 1
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	os.Exit(code)
+}

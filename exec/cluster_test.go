@@ -27,7 +27,20 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("MARSFS_TEST_WORKER"); name != "" {
 		os.Exit(workerMain(name))
 	}
-	os.Exit(m.Run())
+	g0 := runtime.NumGoroutine()
+	code := m.Run()
+	// Nothing the tests started may outlive them.
+	deadline := time.Now().Add(5 * time.Second)
+	for code == 0 && runtime.NumGoroutine() > g0 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "%d goroutines left after the tests (had %d):\n%s", runtime.NumGoroutine(), g0, buf[:runtime.Stack(buf, true)])
+			code = 1
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	os.Exit(code)
 }
 
 func workerMain(name string) int {
