@@ -116,6 +116,23 @@ func TestOpFailure(t *testing.T) {
 	}
 }
 
+// TestKernelPanic runs an op whose arguments make its kernel panic: the op
+// fails, the worker lives on.
+func TestKernelPanic(t *testing.T) {
+	tc := newTestCluster(t, 1, false)
+	job := zerosJob(1)
+	outside := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 100, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	job.Graph.Ops = append(job.Graph.Ops, &tensor.ChunkOp{Key: 1, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: outside})
+	job.IDs = append(job.IDs, 7001)
+	err := tc.s.Run(context.Background(), job)
+	if err == nil || !strings.Contains(err.Error(), "assemble kernel panicked") {
+		t.Fatalf("run: %v", err)
+	}
+	if err := tc.s.Run(context.Background(), zerosJob(2)); err != nil {
+		t.Fatalf("worker unusable after a kernel panic: %v", err)
+	}
+}
+
 // TestStoredMissing runs a job naming a chunk nobody holds.
 func TestStoredMissing(t *testing.T) {
 	tc := newTestCluster(t, 1, false)

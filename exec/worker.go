@@ -478,7 +478,18 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 		}
 		in[i] = a
 	}
-	return tensor.Run(ctx, t.op, in)
+	return runKernel(ctx, t.op, in)
+}
+
+// runKernel runs op's kernel, turning a panic into an error: a kernel given
+// arguments it does not expect must fail its op, not the worker.
+func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out *tensor.Array, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%s kernel panicked: %v", op.Kind, r)
+		}
+	}()
+	return tensor.Run(ctx, op, in)
 }
 
 // putChunk stores a as chunk id on the worker serving at addr.
