@@ -523,3 +523,34 @@ func TestReconnect(t *testing.T) {
 		t.Errorf("chunk on %q", w)
 	}
 }
+
+// TestCloseDuringRun closes the scheduler under a running job: the job
+// ends promptly with an error.
+func TestCloseDuringRun(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	job := chainsJob(2, 5000, 0)
+	started := make(chan struct{})
+	var once sync.Once
+	job.Observe = func(ev Event) {
+		if ev.State == Finished {
+			once.Do(func() { close(started) })
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- tc.s.Run(context.Background(), job) }()
+	<-started
+	begin := time.Now()
+	tc.s.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("run succeeded on a closed scheduler")
+		}
+		t.Logf("%v after %v", err, time.Since(begin))
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not end")
+	}
+	if err := tc.s.Run(context.Background(), zerosJob(1)); err == nil {
+		t.Error("run on a closed scheduler")
+	}
+}
