@@ -367,13 +367,16 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 func (w *Worker) dropConn(cc *ctlConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := 0; i < len(w.queue); {
-		if w.queue[i].ctl == cc {
-			heap.Remove(&w.queue, i)
-			continue
+	kept := w.queue[:0]
+	for _, t := range w.queue {
+		if t.ctl != cc {
+			t.index = len(kept)
+			kept = append(kept, t)
 		}
-		i++
 	}
+	clear(w.queue[len(kept):])
+	w.queue = kept
+	heap.Init(&w.queue)
 	for _, t := range w.running {
 		if t.ctl == cc {
 			t.cancelled = true
