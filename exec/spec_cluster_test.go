@@ -103,3 +103,33 @@ func TestSpecsOnWorkerProcesses(t *testing.T) {
 	}
 	runSpecs(t, newTestCluster(t, 2, true))
 }
+
+// TestSpecThroughput times a Monte Carlo spec of 2×10^7 elements on the
+// LocalRunner and on two worker processes (measurement; the machine's cores
+// are shared by both).
+func TestSpecThroughput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement")
+	}
+	const spec = "x = rand(20000000, chunks=1000000, seed=1)\ny = rand(20000000, chunks=1000000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()"
+	tc := newTestCluster(t, 2, true)
+	for _, r := range []struct {
+		name   string
+		runner Runner
+	}{{"local", NewLocalRunner(2)}, {"2 worker processes", tc.s}} {
+		e := NewEngine(r.runner)
+		s, err := e.NewSession("bench")
+		if err != nil {
+			t.Fatal(err)
+		}
+		begin := time.Now()
+		g, err := s.Submit(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := waitOK(t, g)
+		t.Logf("%s: %v for %d operands, peak %d chunks, %d bytes moved, pi %.5f",
+			r.name, time.Since(begin), st.Operands, st.PeakChunks, st.TransferBytes, fetch(t, s, "pi").Float64s()[0])
+		e.Close()
+	}
+}
