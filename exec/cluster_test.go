@@ -453,45 +453,77 @@ func TestClusterProcesses(t *testing.T) {
 	exercise(t, tc)
 }
 
-// TestWorkerProcessCrash kills a worker process during a long job: the job
-// fails promptly naming it, the survivor keeps none of the job's chunks, and
-// the member table declares the dead worker failed.
+// TestWorkerProcessCrash kills a worker process in the middle of a spec: the
+// lost chunks are recomputed on the survivor, the result is bit-identical to
+// the LocalRunner's, the survivor keeps only the result, and the member
+// table declares the dead worker failed.
 func TestWorkerProcessCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	tc := newTestCluster(t, 2, true)
-	job := chainsJob(4, 3000, 0)
-	started := make(chan struct{})
-	var once sync.Once
-	job.Observe = func(ev Event) {
-		if ev.State == Finished && ev.Worker == "w2" {
-			once.Do(func() { close(started) })
-		}
+	const spec = "x = rand(8000000, chunks=250000, seed=1)\ny = rand(8000000, chunks=250000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	local := NewEngine(NewLocalRunner(2))
+	defer local.Close()
+	ls, err := local.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- tc.s.Run(context.Background(), job) }()
-	<-started
+	lg, err := ls.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, lg)
+	want := fetch(t, ls, "pi")
+
+	tc := newTestCluster(t, 2, true)
+	e := NewEngine(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g.Status().Finished < g.Status().Operands/3 {
+		if g.Status().State.Ended() {
+			t.Fatal("graph ended before the kill")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	tc.killed[1] = true
 	if err := tc.procs[1].Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "w2") {
-			t.Fatalf("run: %v", err)
+	st := g.Wait(ctx)
+	if st.State != Succeeded {
+		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
+	}
+	t.Logf("graph done %v after the kill (status: %d finished events for %d operands)", time.Since(begin), st.Finished, st.Operands)
+	got := fetch(t, s, "pi")
+	if !bytes.Equal(got.Data, want.Data) {
+		t.Errorf("pi = %v on the cluster, %v locally", got.Float64s(), want.Float64s())
+	}
+	lost := 0
+	evs, _, _ := g.Events(0)
+	for _, ev := range evs {
+		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "left") {
+			lost++
 		}
-		t.Logf("%v after %v", err, time.Since(begin))
-	case <-time.After(5 * time.Second):
-		t.Fatal("run did not end after a worker died")
+	}
+	if lost == 0 {
+		t.Error("no event tells of the loss")
 	}
 	text, ok := tc.s.WorkerStatus("w1")
 	if !ok {
 		t.Fatal("no status from the survivor")
 	}
-	if n := statusField(t, text, "chunks"); n != 0 {
-		t.Errorf("survivor holds %d chunks", n)
+	if n := statusField(t, text, "chunks"); n != 1 {
+		t.Errorf("survivor holds %d chunks, want the result's", n)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -64,6 +64,7 @@ type CoreOptions struct {
 type opState struct {
 	state    OpState
 	attempt  int    // of the current or last run; 0 before the first
+	failures int    // runs that failed or were lost with their worker
 	worker   string // where it is sent or was run; "" if nowhere
 	waiting  int    // inputs not yet finished
 	users    int    // successors not yet finished
@@ -388,11 +389,11 @@ func (c *Core) fail(k int, worker, errText string) {
 	o.lastFail = errText
 	switch o.state {
 	case Ready, Running:
-		if o.attempt < c.opts.MaxAttempts && !c.stopping {
+		if o.failures++; o.failures < c.opts.MaxAttempts && !c.stopping {
 			c.emit(k, Ready, worker, errText)
 			return
 		}
-		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d attempts: %s", k, c.g.Ops[k].Kind, worker, o.attempt, errText))
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d attempts: %s", k, c.g.Ops[k].Kind, worker, o.failures, errText))
 	case Cancelling:
 		c.emit(k, Cancelled, worker, "")
 	}
@@ -473,14 +474,19 @@ func (c *Core) Abandon() Output {
 	return c.end()
 }
 
-// WorkerDown records that a worker left the cluster. Its ops are retried
-// elsewhere; if it held a chunk the job still needs, the job fails.
+// WorkerDown records that a worker left the cluster. The ops it was running
+// are retried elsewhere, and the chunks it held that the job still needs are
+// recomputed from their lineage: the ops that made them run again, and so
+// do the ops of any of their inputs already freed. A lost stored chunk (made
+// by an earlier job) cannot be recomputed: the job fails.
 func (c *Core) WorkerDown(name string) Output {
 	c.begin()
 	if _, ok := c.workers[name]; !ok || c.done {
 		return c.end()
 	}
 	delete(c.workers, name)
+	why := "worker " + name + " left"
+	var lost, inflight []int
 	for k := range c.ops {
 		o := &c.ops[k]
 		if o.worker != name {
@@ -489,26 +495,101 @@ func (c *Core) WorkerDown(name string) Output {
 		switch {
 		case o.sent:
 			o.sent = false
-			c.fail(k, name, "worker "+name+" left")
+			inflight = append(inflight, k)
 		case o.state == Finished:
-			// The chunk is gone: no Free for it. Recomputing it from its
-			// lineage is left to the failover of a later version.
-			stored := c.g.Ops[k].Stored != 0
-			needed := o.users > 0 || !stored && c.keep[c.ids[k]]
-			if !stored {
+			if c.g.Ops[k].Stored == 0 {
 				c.liveChunks--
 				c.liveBytes -= o.nbytes
 			}
-			o.state = Freed
-			if needed && !c.stopping {
-				o.lastFail = "chunk lost with worker " + name
-				c.fatal(k, fmt.Errorf("worker %s left holding the chunk of operand %d", name, k))
-			} else {
-				c.emit(k, Freed, name, "chunk lost with worker "+name)
+			o.state = Freed // no Free: the chunk is gone
+			lost = append(lost, k)
+		}
+	}
+	if c.stopping {
+		for _, k := range lost {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+		}
+		for _, k := range inflight {
+			c.fail(k, name, why)
+		}
+		return c.end()
+	}
+	for _, k := range lost {
+		o := &c.ops[k]
+		stored := c.g.Ops[k].Stored != 0
+		if o.users == 0 && (stored || !c.keep[c.ids[k]]) {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+			continue
+		}
+		if stored {
+			o.lastFail = "chunk lost when " + why
+			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			return c.end()
+		}
+		if o.state == Freed { // not revived yet as another lost op's input
+			if err := c.revive(k, "chunk lost when "+why); err != nil {
+				c.fatal(k, err)
+				return c.end()
 			}
 		}
 	}
+	for _, k := range inflight {
+		o := &c.ops[k]
+		if o.failures++; o.failures >= c.opts.MaxAttempts {
+			o.lastFail = why
+			c.fatal(k, fmt.Errorf("operand %d (%s) lost with its worker %d times, last %s", k, c.g.Ops[k].Kind, o.failures, name))
+			return c.end()
+		}
+		if o.state != Unscheduled { // its inputs are all there
+			c.emit(k, Ready, name, why)
+		}
+	}
 	return c.end()
+}
+
+// revive makes the FREED op k compute its chunk again: its inputs' chunks
+// are needed once more (and revived in turn if freed), its unfinished
+// successors wait for it again, and it is READY or UNSCHEDULED.
+func (c *Core) revive(k int, why string) error {
+	o := &c.ops[k]
+	if s := c.g.Ops[k].Stored; s != 0 {
+		return fmt.Errorf("stored chunk %d is gone", s)
+	}
+	c.finished--
+	o.worker, o.waiting = "", 0
+	for _, in := range c.g.Ops[k].Inputs {
+		i := &c.ops[in]
+		i.users++
+		if i.state == Freed {
+			if err := c.revive(in, "input of operand "+fmt.Sprint(k)); err != nil {
+				return err
+			}
+		}
+		if i.state != Finished {
+			o.waiting++
+		}
+	}
+	if o.waiting == 0 {
+		c.emit(k, Ready, "", why)
+	} else {
+		c.emit(k, Unscheduled, "", why)
+	}
+	for _, s := range c.succ[k] {
+		so := &c.ops[s]
+		switch so.state {
+		case Unscheduled:
+			so.waiting++
+		case Ready, Running:
+			so.waiting++
+			if so.sent {
+				// It will not find this input: call it back.
+				c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+				c.settle(s)
+			}
+			c.emit(s, Unscheduled, "", "input operand "+fmt.Sprint(k)+" is recomputed")
+		}
+	}
+	return nil
 }
 
 func (c *Core) checkDone() {

@@ -301,10 +301,20 @@ func TestCoreScenarios(t *testing.T) {
 			states: "FREED FREED FINISHED", freed: []string{"1@w1", "2@w1"},
 		},
 		{
-			name: "worker down with a needed chunk fails the job", ops: [][]int{nil, nil, {0, 1}}, keep: []int{2}, workers: []string{"w1", "w2"},
-			steps:  []step{start, fin(0, 1), func(h *harness) { delete(h.chunks, "2@w2") }, down("w2"), ackCancel(2)},
-			states: "FREED FATAL CANCELLED", err: "worker w2 left holding the chunk of operand 1",
-			freed: []string{"1@w1"}, cancels: []string{"2@w1"},
+			name: "worker down with a needed chunk recomputes it", ops: [][]int{nil, nil, {0, 1}}, keep: []int{2}, workers: []string{"w1", "w2"},
+			steps:  []step{start, fin(0, 1), func(h *harness) { delete(h.chunks, "2@w2") }, down("w2"), checkStates("FINISHED READY UNSCHEDULED"), all},
+			states: "FREED FREED FINISHED", freed: []string{"1@w1", "2@w1"}, cancels: []string{"2@w1"},
+		},
+		{
+			name: "worker down with a freed input recomputes the lineage", ops: [][]int{nil, {0}, {1}, {2}}, keep: []int{3}, workers: []string{"w1"},
+			steps: []step{start, fin(0, 1, 2), up("w2"), func(h *harness) { delete(h.chunks, "3@w1") }, down("w1"),
+				checkStates("READY UNSCHEDULED UNSCHEDULED UNSCHEDULED"), all},
+			states: "FREED FREED FREED FINISHED", freed: []string{"1@w1", "1@w2", "2@w1", "2@w2", "3@w2"},
+		},
+		{
+			name: "worker down with a stored input fails the job", ops: [][]int{nil, {0}}, stored: []int{0}, keep: []int{1}, workers: []string{"w1", "w2"},
+			steps:  []step{start, down("w1")},
+			states: "FATAL FATAL", err: "worker w1 left holding stored chunk 1000, which operand 0 reads",
 		},
 		{
 			name: "missing stored chunk", ops: [][]int{nil, {0}}, stored: []int{0}, workers: []string{"w1"},
@@ -356,6 +366,7 @@ func TestCoreScenarios(t *testing.T) {
 // and that every job ends with only its kept chunks alive (or none).
 func TestCoreRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
+	outcomes := map[string]int{}
 	for iter := 0; iter < 400; iter++ {
 		n := 1 + rng.Intn(25)
 		ops := make([][]int, n)
@@ -375,10 +386,27 @@ func TestCoreRandom(t *testing.T) {
 				keep = append(keep, k)
 			}
 		}
-		h := newHarness(t, graph(ops), keep, CoreOptions{}, "w1", "w2", "w3")
+		h := newHarness(t, graph(ops), keep, CoreOptions{MaxAttempts: 5}, "w1", "w2", "w3")
 		h.apply(h.c.Start())
 		cancelled := false
+		nextWorker := 4
 		for steps := 0; !h.done && steps < 10000; steps++ {
+			if rng.Intn(100) < 3 {
+				// A worker leaves with its chunks, or one joins.
+				if names := sortedKeys(h.c.workers); len(names) > 1 && rng.Intn(2) == 0 {
+					w := names[rng.Intn(len(names))]
+					for k := range h.chunks {
+						if strings.HasSuffix(k, "@"+w) {
+							delete(h.chunks, k)
+						}
+					}
+					h.apply(h.c.WorkerDown(w))
+				} else {
+					h.apply(h.c.WorkerUp(fmt.Sprintf("w%d", nextWorker), 1+rng.Intn(3)))
+					nextWorker++
+				}
+				continue
+			}
 			var sent []int
 			for k := range h.c.ops {
 				if h.c.ops[k].sent {
@@ -431,6 +459,21 @@ func TestCoreRandom(t *testing.T) {
 		if len(h.chunks) != want {
 			t.Fatalf("iter %d (err %v): workers hold %v, want %d chunks", iter, h.err, h.chunks, want)
 		}
+		outcome := "failed"
+		if h.err == nil {
+			outcome = "succeeded"
+		}
+		for _, ev := range h.events {
+			if strings.HasPrefix(ev.Err, "chunk lost") && ev.State != Freed {
+				outcome += " after recomputing"
+				break
+			}
+		}
+		outcomes[outcome]++
+	}
+	t.Logf("outcomes %v", outcomes)
+	if outcomes["succeeded after recomputing"] == 0 {
+		t.Error("no job recomputed lost chunks and succeeded")
 	}
 }
 
@@ -558,9 +601,9 @@ func TestCoreTransitions(t *testing.T) {
 	want := map[OpState][]OpState{
 		//           started finished failed cancel-done stale worker-down cancel
 		Unscheduled: {U, U, U, U, U, U, Cd},
-		Ready:       {Ru, F, R, R, R, Cd, Cg},
-		Running:     {Ru, F, R, R, Ru, Cd, Cg},
-		Finished:    {F, F, F, F, F, Fa, Fr},
+		Ready:       {Ru, F, R, R, R, U, Cg},
+		Running:     {Ru, F, R, R, Ru, U, Cg},
+		Finished:    {F, F, F, F, F, U, Fr},
 		Freed:       {Fr, Fr, Fr, Fr, Fr, Fr, Fr},
 		Fatal:       {Fa, Fa, Fa, Fa, Fa, Fa, Fa},
 		Cancelling:  {Cg, Cd, Cd, Cd, Cg, Cd, Cg},
