@@ -31,5 +31,10 @@
 // consumer has finished (unless the job keeps it). A failure is retried on
 // another worker up to a bound, then the op and its descendants are FATAL
 // and the job stops: what runs is CANCELLING until its worker confirms,
-// what waits is CANCELLED, and every chunk the job made is freed.
+// what waits is CANCELLED, and every chunk the job made is freed. When a
+// worker leaves (gracefully, by crash, or its connection breaks), its
+// running ops are retried elsewhere and the chunks it held that the job
+// still needs are recomputed from their lineage (freed inputs included);
+// since kernels are deterministic the results do not change. Chunks of
+// earlier jobs (stored ops) have no lineage in the job: losing one fails it.
 package exec
