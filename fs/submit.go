@@ -1,0 +1,156 @@
+package fs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/exec"
+	"marsfs/tensor"
+)
+
+// submitFile is /sessions/<N>/submit. The writes of one open accumulate; the
+// clunk submits the text as a graph.
+//
+// 9P's clunk cannot fail, so a bad spec is caught at the write where that
+// is possible: every write checks the complete lines written so far (the
+// whole text for the JSON form, once it is complete JSON), and one whose
+// text is wrong before its end fails with EINVAL. An error at the very end
+// of what was written may only mean that more is to come, so such a write
+// is accepted; the clunk then finds the error. Either way the message goes
+// to the session's error file, and nothing from that open is submitted.
+func (s *Server) submitFile(dir string, sess *exec.Session) *node {
+	return &node{name: "submit", path: join(dir, "submit"), perm: 0222,
+		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() == p9.ReadOnly {
+				return nil, linux.EACCES
+			}
+			return &submitter{sess: sess, max: s.cfg.MaxSpec}, nil
+		}}
+}
+
+type submitter struct {
+	sess *exec.Session
+	max  int
+
+	mu     sync.Mutex
+	text   []byte
+	failed bool
+}
+
+func (h *submitter) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
+
+func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed {
+		return 0, linux.EINVAL
+	}
+	// Writes may come at any offset (a client may seek); the text is what
+	// the file would hold.
+	end := off + int64(len(p))
+	if off < 0 || end > int64(h.max) {
+		h.fail(fmt.Sprintf("spec longer than %d bytes", h.max))
+		return 0, linux.EFBIG
+	}
+	if end > int64(len(h.text)) {
+		h.text = append(h.text, make([]byte, int(end)-len(h.text))...)
+	}
+	copy(h.text[off:], p)
+	if err := h.check(); err != nil {
+		h.fail(err.Error())
+		return 0, linux.EINVAL
+	}
+	return len(p), nil
+}
+
+// check parses what can be judged of the text so far; see submitFile.
+func (h *submitter) check() error {
+	text := string(h.text)
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		if !json.Valid(h.text) {
+			return nil // incomplete, or wrong: the clunk tells
+		}
+		_, err := tensor.ParseSpec(text, h.sess)
+		return err
+	}
+	i := strings.LastIndexByte(text, '\n')
+	if i < 0 {
+		return nil
+	}
+	prefix := text[:i+1]
+	_, err := tensor.ParseSpec(prefix, h.sess)
+	if err != nil && atEnd(err, prefix) {
+		return nil
+	}
+	return err
+}
+
+var errPos = regexp.MustCompile(`^(\d+):(\d+): `)
+
+// atEnd reports whether err, a spec error whose message starts "line:col: ",
+// points at the end of src (or past it), where more text could repair it.
+// Errors without a position are judged not to be at the end.
+func atEnd(err error, src string) bool {
+	m := errPos.FindStringSubmatch(err.Error())
+	if m == nil {
+		return false
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
+	switch {
+	case line > len(lines):
+		return true
+	case line == len(lines):
+		return col > len(strings.TrimRight(lines[line-1], " \t\r"))
+	}
+	// Past the last line holding anything but blanks and comments.
+	for _, l := range lines[line:] {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return col > len(strings.TrimRight(lines[line-1], " \t\r"))
+}
+
+// fail records msg as the session's error and refuses the rest of the
+// open. h.mu must be held.
+func (h *submitter) fail(msg string) {
+	h.failed = true
+	h.text = nil
+	h.sess.SetError(msg)
+}
+
+// Close submits the text. Session.Submit records a refusal in the
+// session's error file.
+func (h *submitter) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed {
+		return errRefused
+	}
+	if len(strings.TrimSpace(string(h.text))) == 0 {
+		return nil // opened and closed: nothing to submit
+	}
+	_, err := h.sess.Submit(string(h.text))
+	h.text = nil
+	return err
+}
+
+var (
+	errRefused   = errors.New("submission refused at a write")
+	errAbandoned = errors.New("upload abandoned")
+)
+
+// panicError carries a recovered panic as an error.
+type panicError struct{ v any }
+
+func (e panicError) Error() string { return fmt.Sprintf("internal error: %v", e.v) }
