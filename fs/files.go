@@ -207,6 +207,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
 
 Example:
     n=$(cat /sessions/clone)
-    echo 'x = arange(10); fetch x' > /sessions/$n/submit
+    echo 'x = arange(10) * 2' > /sessions/$n/submit
     cat /sessions/$n/graphs/last/wait /sessions/$n/tensors/x/text
+    cat /sessions/$n/error      # when a write was refused
 `
