@@ -12,6 +12,7 @@ import (
 func Tile(g *Graph, env Env) (*ChunkGraph, error) {
 	t := &tiler{env: env, tiled: make([]*TiledTensor, len(g.Nodes))}
 	for _, n := range g.Nodes {
+		t.node = n.ID
 		rule, ok := tileRules[n.Op]
 		if !ok {
 			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)

@@ -1,0 +1,212 @@
+package tensor
+
+import (
+	"context"
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Matmul of A (m x k) by B (k x n) tiles by blocks: with A cut into chunks
+// (i, l) and B into chunks (l, j) along a common chunking of k, output chunk
+// (i, j) is the sum over l of the block products A(i, l) B(l, j). Each block
+// product is one "matmul" op, and the partial products are added in a tree
+// of "matmul.sum" ops.
+
+// matmulCombine is how many partial products one "matmul.sum" op adds. A
+// tree of fan-in 4 keeps few partial products alive at once and still has a
+// short depth (log4 of the number of chunks along k).
+const matmulCombine = 4
+
+func init() {
+	kernels["matmul"] = matmulKernel
+	kernels["matmul.sum"] = matmulSumKernel
+	tileRules[OpMatmul] = tileMatmul
+}
+
+func tileMatmul(t *tiler, n *Node) (*TiledTensor, error) {
+	if len(n.Inputs) != 2 {
+		return nil, fmt.Errorf("need 2 inputs, have %d", len(n.Inputs))
+	}
+	a, b := t.input(n, 0), t.input(n, 1)
+	if len(a.Shape) != 2 || len(b.Shape) != 2 {
+		return nil, fmt.Errorf("operands of shapes %v and %v are not both 2-D", a.Shape, b.Shape)
+	}
+	if a.Shape[1] != b.Shape[0] {
+		return nil, fmt.Errorf("shapes %v and %v do not align: %d != %d", a.Shape, b.Shape, a.Shape[1], b.Shape[0])
+	}
+	if !sameShape(n.Shape, []int{a.Shape[0], b.Shape[1]}) {
+		return nil, fmt.Errorf("node shape %v for operands %v and %v", n.Shape, a.Shape, b.Shape)
+	}
+	if !n.DType.Valid() {
+		return nil, fmt.Errorf("invalid dtype %v", n.DType)
+	}
+	kc := refineChunks(a.Chunks[1], b.Chunks[0])
+	a = t.rechunk(a, [][]int{a.Chunks[0], kc})
+	b = t.rechunk(b, [][]int{kc, b.Chunks[1]})
+	rows, cols := a.Chunks[0], b.Chunks[1]
+	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
+	for i, m := range rows {
+		for j, c := range cols {
+			shape := []int{m, c}
+			parts := make([]uint64, len(kc))
+			for l := range kc {
+				parts[l] = t.emit(&ChunkOp{
+					Kind: "matmul", Inputs: []int{int(a.Keys[i*len(kc)+l]), int(b.Keys[l*len(cols)+j])},
+					Shape: shape, DType: n.DType,
+				})
+			}
+			out.Keys = append(out.Keys, t.sumTree(parts, shape, n.DType))
+		}
+	}
+	return out, nil
+}
+
+// sumTree adds the chunks parts (of one shape and dtype) in a tree of
+// "matmul.sum" ops of fan-in matmulCombine and returns the key of the sum.
+func (t *tiler) sumTree(parts []uint64, shape []int, dt DType) uint64 {
+	for len(parts) > 1 {
+		var next []uint64
+		for s := 0; s < len(parts); s += matmulCombine {
+			group := parts[s:min(s+matmulCombine, len(parts))]
+			if len(group) == 1 {
+				next = append(next, group[0])
+				continue
+			}
+			inputs := make([]int, len(group))
+			for i, k := range group {
+				inputs[i] = int(k)
+			}
+			next = append(next, t.emit(&ChunkOp{Kind: "matmul.sum", Inputs: inputs, Shape: shape, DType: dt}))
+		}
+		parts = next
+	}
+	return parts[0]
+}
+
+// matmulKernel multiplies two blocks, first converting them to the output
+// dtype. Bool blocks multiply as NumPy does: the logical or of ands.
+func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	if len(in) != 2 {
+		return nil, fmt.Errorf("%d inputs, want 2", len(in))
+	}
+	a, b := in[0], in[1]
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || !sameShape(op.Shape, []int{a.Shape[0], b.Shape[1]}) {
+		return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)
+	}
+	a, b = convertChunk(a, op.DType), convertChunk(b, op.DType)
+	out := NewArray(op.DType, op.Shape)
+	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
+	if m == 0 || n == 0 || k == 0 {
+		return out, nil // an empty sum is zero
+	}
+	switch op.DType {
+	case Float64:
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: m, Cols: k, Stride: k, Data: a.Float64s()},
+			blas64.General{Rows: k, Cols: n, Stride: n, Data: b.Float64s()},
+			0, blas64.General{Rows: m, Cols: n, Stride: n, Data: out.Float64s()})
+	case Float32:
+		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas32.General{Rows: m, Cols: k, Stride: k, Data: a.Float32s()},
+			blas32.General{Rows: k, Cols: n, Stride: n, Data: b.Float32s()},
+			0, blas32.General{Rows: m, Cols: n, Stride: n, Data: out.Float32s()})
+	case Int32:
+		return out, matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32])
+	case Int64:
+		return out, matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64])
+	case Bool:
+		return out, matmulLoop(ctx, view[uint8](out.Data), view[uint8](a.Data), view[uint8](b.Data), m, k, n, matmulAxpyBool)
+	default:
+		return nil, fmt.Errorf("invalid dtype %v", op.DType)
+	}
+	return out, nil
+}
+
+// The blocks of matmulLoop: a block of B of matmulRowBlock rows by
+// matmulColBlock columns (128 KiB of int64) stays in L2 while every row of A
+// passes over it.
+const (
+	matmulRowBlock = 64
+	matmulColBlock = 256
+)
+
+// matmulLoop computes c += a b for row-major a (m x k), b (k x n) and c
+// (m x n), where axpy(c, x, b) adds x times the row b to the row c. It
+// returns ctx.Err() if ctx is done between blocks.
+func matmulLoop[T any](ctx context.Context, c, a, b []T, m, k, n int, axpy func(c []T, x T, b []T)) error {
+	for l0 := 0; l0 < k; l0 += matmulRowBlock {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l1 := min(l0+matmulRowBlock, k)
+		for j0 := 0; j0 < n; j0 += matmulColBlock {
+			j1 := min(j0+matmulColBlock, n)
+			for i := range m {
+				ci := c[i*n+j0 : i*n+j1]
+				for l := l0; l < l1; l++ {
+					axpy(ci, a[i*k+l], b[l*n+j0:l*n+j1])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func matmulAxpy[T int32 | int64](c []T, x T, b []T) {
+	if x == 0 {
+		return
+	}
+	b = b[:len(c)]
+	for j, v := range b {
+		c[j] += x * v
+	}
+}
+
+// matmulAxpyBool is matmulAxpy for bools stored as bytes 0 and 1.
+func matmulAxpyBool(c []uint8, x uint8, b []uint8) {
+	if x == 0 {
+		return
+	}
+	b = b[:len(c)]
+	for j, v := range b {
+		c[j] |= v
+	}
+}
+
+// matmulSumKernel adds its inputs, partial products of one output block;
+// bools are or-ed.
+func matmulSumKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	out := NewArray(op.DType, op.Shape)
+	for i, a := range in {
+		if a.DType != op.DType || !sameShape(a.Shape, op.Shape) {
+			return nil, fmt.Errorf("input %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
+		}
+		switch op.DType {
+		case Float64:
+			matmulAccumulate(out.Float64s(), a.Float64s())
+		case Float32:
+			matmulAccumulate(out.Float32s(), a.Float32s())
+		case Int32:
+			matmulAccumulate(out.Int32s(), a.Int32s())
+		case Int64:
+			matmulAccumulate(out.Int64s(), a.Int64s())
+		case Bool:
+			for j, v := range a.Data {
+				out.Data[j] |= v
+			}
+		default:
+			return nil, fmt.Errorf("invalid dtype %v", op.DType)
+		}
+	}
+	return out, nil
+}
+
+func matmulAccumulate[T int32 | int64 | float32 | float64](dst, src []T) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] += v
+	}
+}

@@ -1,0 +1,242 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomArray fills an array of shape with small random values of mixed sign.
+func randomArray(dt DType, shape []int, seed uint64) *Array {
+	r := rand.New(rand.NewPCG(seed, 7))
+	a := NewArray(dt, shape)
+	for i := range a.Len() {
+		switch dt {
+		case Bool:
+			if r.IntN(2) == 1 {
+				a.Data[i] = 1
+			}
+		case Int32:
+			a.Int32s()[i] = int32(r.IntN(201) - 100)
+		case Int64:
+			a.Int64s()[i] = int64(r.IntN(2000001) - 1000000)
+		case Float32:
+			a.Float32s()[i] = float32(r.NormFloat64())
+		case Float64:
+			a.Float64s()[i] = r.NormFloat64() * math.Exp(r.Float64()*4-2)
+		}
+	}
+	return a
+}
+
+// checkMatmul compares got with a @ b computed element by element in dtype
+// dt: integers and bools exactly, floats to a relative error of tol of the
+// sum of the magnitudes of the products (the scale of rounding errors).
+func checkMatmul(t *testing.T, what string, got, a, b *Array, dt DType, tol float64) {
+	t.Helper()
+	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
+	if got.DType != dt || !sameShape(got.Shape, []int{m, n}) {
+		t.Fatalf("%s: got %v%v, want %v%v", what, got.DType, got.Shape, dt, []int{m, n})
+	}
+	a, b = convertChunk(a, dt), convertChunk(b, dt)
+	for i := range m {
+		for j := range n {
+			var want, scale float64
+			var wantInt int64
+			var wantBool bool
+			for l := range k {
+				x, y := a.Float64At(i*k+l), b.Float64At(l*n+j)
+				want += x * y
+				scale += math.Abs(x * y)
+				switch dt {
+				case Int32:
+					wantInt = int64(int32(wantInt) + a.Int32s()[i*k+l]*b.Int32s()[l*n+j])
+				case Int64:
+					wantInt += a.Int64s()[i*k+l] * b.Int64s()[l*n+j]
+				case Bool:
+					wantBool = wantBool || (x != 0 && y != 0)
+				}
+			}
+			g := got.Float64At(i*n + j)
+			var ok bool
+			switch dt {
+			case Int32, Int64:
+				ok = g == float64(wantInt)
+				want = float64(wantInt)
+			case Bool:
+				ok = (g != 0) == wantBool
+				want = map[bool]float64{true: 1}[wantBool]
+			default:
+				ok = math.Abs(g-want) <= tol*scale
+			}
+			if !ok {
+				t.Fatalf("%s: element (%d, %d) = %v, want %v", what, i, j, g, want)
+			}
+		}
+	}
+}
+
+func TestMatmul(t *testing.T) {
+	cases := []struct {
+		m, k, n int
+		da, db  DType
+		out     DType
+		tol     float64
+		all     bool // every pair of chunkings, not a sample
+	}{
+		{5, 7, 3, Float64, Float64, Float64, 1e-12, true},
+		{4, 5, 6, Float32, Float32, Float32, 1e-5, false},
+		{4, 5, 6, Int32, Int32, Int32, 0, false},
+		{4, 5, 6, Int64, Int64, Int64, 0, false},
+		{4, 5, 6, Bool, Bool, Bool, 0, false},
+		{3, 4, 5, Int32, Float64, Float64, 1e-12, false},
+		{3, 4, 5, Bool, Int64, Int64, 0, false},
+		{3, 4, 5, Float32, Int64, Float64, 1e-12, false},
+		{3, 0, 4, Float64, Float64, Float64, 0, false},
+		{3, 0, 4, Int64, Int64, Int64, 0, false},
+		{0, 3, 2, Float64, Float64, Float64, 0, false},
+		{2, 3, 0, Bool, Bool, Bool, 0, false},
+		{1, 1, 1, Float64, Float64, Float64, 1e-12, false},
+	}
+	for ci, tc := range cases {
+		a := randomArray(tc.da, []int{tc.m, tc.k}, uint64(2*ci))
+		b := randomArray(tc.db, []int{tc.k, tc.n}, uint64(2*ci+1))
+		ac, bc := chunkings(a.Shape), chunkings(b.Shape)
+		for v := range len(ac) * len(bc) {
+			i, j := v/len(bc), v%len(bc)
+			if !tc.all && i != j%len(ac) && j != i%len(bc) {
+				continue
+			}
+			c := newShapeCase()
+			na, nb := c.input(a, ac[i]), c.input(b, bc[j])
+			out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: []int{tc.m, tc.n}, DType: tc.out})
+			got, _ := c.run(t, out)
+			checkMatmul(t, "", got, a, b, tc.out, tc.tol)
+		}
+	}
+}
+
+// TestMatmulLarge multiplies blocks larger than the kernel's cache blocks,
+// for every dtype.
+func TestMatmulLarge(t *testing.T) {
+	for _, dt := range allDTypes {
+		a := randomArray(dt, []int{70, 300}, 1)
+		b := randomArray(dt, []int{300, 260}, 2)
+		c := newShapeCase()
+		na := c.input(a, [][]int{{40, 30}, {150, 150}})
+		nb := c.input(b, [][]int{{100, 200}, {260}})
+		out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: []int{70, 260}, DType: dt})
+		got, _ := c.run(t, out)
+		tol := 1e-12
+		if dt == Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, dt.String(), got, a, b, dt, tol)
+	}
+}
+
+// TestMatmulTree checks the ops of a product whose contracted axis has nine
+// chunks: nine block products a block, summed by a tree of fan-in 4.
+func TestMatmulTree(t *testing.T) {
+	a := randomArray(Float64, []int{4, 9}, 3)
+	b := randomArray(Float64, []int{9, 2}, 4)
+	c := newShapeCase()
+	na := c.input(a, [][]int{{2, 2}, reshapeSplit(9, 1)})
+	nb := c.input(b, [][]int{{4, 5}, {2}})
+	out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: []int{4, 2}, DType: Float64})
+	got, cg := c.run(t, out)
+	checkMatmul(t, "tree", got, a, b, Float64, 1e-12)
+	kinds := map[string]int{}
+	for _, op := range cg.Ops {
+		kinds[op.Kind]++
+		if op.Kind == "matmul.sum" && len(op.Inputs) > matmulCombine {
+			t.Errorf("sum op %d adds %d chunks", op.Key, len(op.Inputs))
+		}
+	}
+	// B's k chunks {4, 5} are cut to A's nine: 9 assemble ops (B has one
+	// column chunk). Each of the 2 output blocks: 9 products, sums of 4, 4
+	// and then of 2 sums and the ninth product.
+	want := map[string]int{"stored": 18 + 2, "assemble": 9, "matmul": 18, "matmul.sum": 6}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("%d %q ops, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+}
+
+// TestMatmulOpCount counts the ops of a 4000x4000 @ 4000x4000 product in
+// chunks of 1000: 16 + 16 stored chunks, 4*4*4 block products and one sum
+// of 4 for each of the 16 output blocks.
+func TestMatmulOpCount(t *testing.T) {
+	c := newShapeCase()
+	var ins []*Node
+	for _, name := range []string{"a", "b"} {
+		chunks := [][]int{reshapeSplit(4000, 1000), reshapeSplit(4000, 1000)}
+		tt := &TiledTensor{Shape: []int{4000, 4000}, DType: Float64, Chunks: chunks}
+		for k := range 16 {
+			tt.Keys = append(tt.Keys, uint64(len(c.env)*100+k+1))
+		}
+		c.env[name] = tt
+		ins = append(ins, c.add(&Node{Op: OpInput, Shape: tt.Shape, DType: Float64, Chunks: chunks, Attrs: Attrs{Name: name}}))
+	}
+	out := c.add(&Node{Op: OpMatmul, Inputs: ins, Shape: []int{4000, 4000}, DType: Float64})
+	cg, err := c.tile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, op := range cg.Ops {
+		kinds[op.Kind]++
+	}
+	if len(cg.Ops) != 112 || kinds["stored"] != 32 || kinds["matmul"] != 64 || kinds["matmul.sum"] != 16 {
+		t.Errorf("%d ops %v, want 112: 32 stored, 64 matmul, 16 matmul.sum", len(cg.Ops), kinds)
+	}
+}
+
+func TestMatmulErrors(t *testing.T) {
+	for _, tc := range []struct{ a, b, out []int }{
+		{[]int{2, 3}, []int{4, 2}, []int{2, 2}},
+		{[]int{2, 3}, []int{3}, []int{2}},
+		{[]int{2, 3, 1}, []int{3, 2}, []int{2, 2}},
+		{[]int{2, 3}, []int{3, 2}, []int{2, 3}},
+	} {
+		c := newShapeCase()
+		whole := func(s []int) [][]int {
+			cs := make([][]int, len(s))
+			for ax, n := range s {
+				cs[ax] = []int{n}
+			}
+			return cs
+		}
+		na := c.input(rampArray(Float64, tc.a), whole(tc.a))
+		nb := c.input(rampArray(Float64, tc.b), whole(tc.b))
+		out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: tc.out, DType: Float64})
+		if _, err := c.tile(out); err == nil {
+			t.Errorf("%v @ %v -> %v: no error", tc.a, tc.b, tc.out)
+		}
+	}
+}
+
+// TestMatmulRandom multiplies randomly chunked operands of random sizes
+// (zero included) and dtypes, the output dtype promoted as NumPy does.
+func TestMatmulRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 200 {
+		m, k, n := r.IntN(10), r.IntN(10), r.IntN(10)
+		da, db := allDTypes[r.IntN(len(allDTypes))], allDTypes[r.IntN(len(allDTypes))]
+		dt := Promote(da, db)
+		a := randomArray(da, []int{m, k}, uint64(2*i))
+		b := randomArray(db, []int{k, n}, uint64(2*i+1))
+		c := newShapeCase()
+		na := c.input(a, [][]int{randomChunks(r, m), randomChunks(r, k)})
+		nb := c.input(b, [][]int{randomChunks(r, k), randomChunks(r, n)})
+		out := c.add(&Node{Op: OpMatmul, Inputs: []*Node{na, nb}, Shape: []int{m, n}, DType: dt})
+		got, _ := c.run(t, out)
+		tol := 1e-12
+		if dt == Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, fmt.Sprintf("%v%v @ %v%v chunks %v, %v", da, a.Shape, db, b.Shape, na.Chunks, nb.Chunks), got, a, b, dt, tol)
+	}
+}
