@@ -44,6 +44,7 @@ func (s *Server) cloneFile() *node {
 			if err != nil {
 				return nil, linux.EIO
 			}
+			s.touch(sess.ID())
 			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", sess.ID()))}, nil
 		}}
 }
@@ -56,6 +57,7 @@ func (s *Server) sessionDir(sess *exec.Session) *node {
 		if c.ident != sess.Owner() {
 			return nil, linux.EPERM
 		}
+		s.touch(sess.ID())
 		return []*node{
 			ctlFile(dir, "ctl", func() (string, error) { return sess.Summary(), nil }, sess.Ctl),
 			s.submitFile(dir, sess),

@@ -372,3 +372,19 @@ func TestUploadRefused(t *testing.T) {
 		t.Errorf("create x.csv: %v, want EINVAL", err)
 	}
 }
+
+func TestIdleTimeout(t *testing.T) {
+	ts := startServer(t, Config{IdleTimeout: 300 * time.Millisecond})
+	c := dial(t, ts.tcp)
+	idle, used := clone(t, c), clone(t, c)
+	for range 10 {
+		time.Sleep(100 * time.Millisecond)
+		read(t, c, used+"/ctl")
+	}
+	if _, err := c.ReadFile(idle + "/ctl"); !IsErrno(err, linux.ENOENT) {
+		t.Errorf("a session idle for 1s with a 300ms timeout: %v, want ENOENT", err)
+	}
+	if got := names(t, c, "/sessions"); !reflect.DeepEqual(got, []string{"clone", strings.TrimPrefix(used, "/sessions/")}) {
+		t.Errorf("ls /sessions = %v", got)
+	}
+}

@@ -39,6 +39,9 @@ type Config struct {
 	MaxSpec int
 	// MaxUpload bounds the data of one uploaded .npy (4 GiB when 0).
 	MaxUpload int64
+	// IdleTimeout, when positive, closes a session (freeing its chunks)
+	// that nobody has used for that long and whose graphs have all ended.
+	IdleTimeout time.Duration
 }
 
 // A Server serves an Engine's sessions as a 9P2000.L tree. Each connection
@@ -46,12 +49,13 @@ type Config struct {
 // client stuck in one (a blocked read of a graph's wait file) holds no lock
 // any other connection needs.
 type Server struct {
-	eng   *exec.Engine
-	cfg   Config
-	start time.Time
+	eng *exec.Engine
+	cfg Config
 
 	ctx    context.Context // ends blocked reads when the server closes
 	cancel context.CancelFunc
+
+	idle idle
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
@@ -71,8 +75,13 @@ func NewServer(eng *exec.Engine, cfg Config) *Server {
 		cfg.MaxUpload = 4 << 30
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{eng: eng, cfg: cfg, start: time.Now(), ctx: ctx, cancel: cancel,
+	s := &Server{eng: eng, cfg: cfg, ctx: ctx, cancel: cancel,
+		idle:      idle{timeout: cfg.IdleTimeout, last: make(map[int]time.Time)},
 		listeners: make(map[net.Listener]bool), conns: make(map[*conn]bool)}
+	if cfg.IdleTimeout > 0 {
+		go s.reap()
+	}
+	return s
 }
 
 // ErrNotLoopback is returned by Listen for a TCP address beyond loopback:
