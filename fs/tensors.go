@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"io"
+	"sort"
 	"sync"
 
 	"github.com/hugelgupf/p9/linux"
@@ -20,7 +21,7 @@ func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
 		var ents []*node
 		for _, name := range sess.Tensors() {
 			if t, ok := sess.Tensor(name); ok {
-				ents = append(ents, tensorDir(dir, t))
+				ents = append(ents, s.tensorDir(dir, t))
 			}
 		}
 		return ents, nil
@@ -30,7 +31,7 @@ func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
 		if !ok {
 			return nil, linux.ENOENT
 		}
-		return tensorDir(dir, t), nil
+		return s.tensorDir(dir, t), nil
 	}
 	n.perm = 0755
 	n.create = func(c *conn, name string) (*node, handle, error) {
@@ -39,63 +40,122 @@ func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
 	return n
 }
 
-// tensorDir is /sessions/<N>/tensors/<name>. Its files fetch the tensor at
-// open; reads then serve that copy.
-func tensorDir(parent string, t *exec.Tensor) *node {
+// tensorDir is /sessions/<N>/tensors/<name>.
+func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
 	dir := join(parent, t.Name())
 	tt := t.Tiled()
-	nbytes := uint64(t.NBytes())
 	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
-		header := tensor.NPYHeader(tt.DType, tt.Shape)
 		return []*node{
 			textFile(dir, "meta", func() (string, error) { return t.Meta(), nil }),
-			arrayFile(dir, "data", t, nil, nbytes),
-			arrayFile(dir, "npy", t, header, nbytes),
+			s.arrayFile(dir, "data", tt, nil),
+			s.arrayFile(dir, "npy", tt, tensor.NPYHeader(tt.DType, tt.Shape)),
 		}, nil
 	})
 }
 
-// arrayFile serves a prefix followed by the tensor's bytes. Its size is
-// known without fetching, so stat shows it.
-func arrayFile(parent, name string, t *exec.Tensor, prefix []byte, nbytes uint64) *node {
+// arrayFile serves a prefix followed by the tensor's bytes in C order. Its
+// size is known without fetching, so stat shows it.
+func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix []byte) *node {
+	nbytes := uint64(tensor.NumElements(tt.Shape) * tt.DType.Size())
 	return &node{name: name, path: join(parent, name), perm: 0444,
 		size: func() uint64 { return uint64(len(prefix)) + nbytes },
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			a, err := t.Fetch(c.ctx)
-			if err != nil {
-				return nil, linux.EIO
-			}
-			return &concat{parts: [][]byte{prefix, a.Data}}, nil
+			return newStream(c, s.eng.Runner(), tt, prefix), nil
 		}}
 }
 
-// concat reads parts one after the other, without copying them together.
-type concat struct {
+// A stream serves reads of a tensor's bytes without gathering the whole
+// tensor: it goes one slab at a time, a slab being the chunks that share
+// their index along the first axis, whose bytes are a contiguous range of
+// the C-order tensor. Only the slab being read is held; a slab of a single
+// chunk is served straight from that chunk.
+type stream struct {
 	readOnly
-	parts [][]byte
+	c      *conn
+	run    exec.Runner
+	tt     *tensor.TiledTensor
+	prefix []byte
+	ends   []int64 // ends[i]: byte offset (after prefix) where slab i ends
+	inner  int     // chunks a slab
+
+	mu   sync.Mutex
+	cur  int // slab held in data, -1 for none
+	data []byte
 }
 
-func (r *concat) ReadAt(p []byte, off int64) (int, error) {
-	n := 0
-	for _, part := range r.parts {
-		if n == len(p) {
-			break
-		}
-		if off >= int64(len(part)) {
-			off -= int64(len(part))
-			continue
-		}
-		k := copy(p[n:], part[off:])
-		n += k
-		off = 0
+func newStream(c *conn, run exec.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
+	st := &stream{c: c, run: run, tt: tt, prefix: prefix, cur: -1, inner: 1}
+	if len(tt.Shape) == 0 {
+		st.ends = []int64{int64(tt.DType.Size())}
+		return st
 	}
-	if n < len(p) {
-		return n, io.EOF
+	for _, cs := range tt.Chunks[1:] {
+		st.inner *= len(cs)
+	}
+	row := int64(tensor.NumElements(tt.Shape[1:]) * tt.DType.Size())
+	var end int64
+	for _, rows := range tt.Chunks[0] {
+		end += int64(rows) * row
+		st.ends = append(st.ends, end)
+	}
+	return st
+}
+
+func (st *stream) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < int64(len(st.prefix)) {
+		n = copy(p, st.prefix[off:])
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for n < len(p) {
+		pos := off + int64(n) - int64(len(st.prefix))
+		i := sort.Search(len(st.ends), func(i int) bool { return st.ends[i] > pos })
+		if i == len(st.ends) {
+			return n, io.EOF
+		}
+		if err := st.load(i); err != nil {
+			return n, err
+		}
+		start := int64(0)
+		if i > 0 {
+			start = st.ends[i-1]
+		}
+		n += copy(p[n:], st.data[pos-start:])
 	}
 	return n, nil
+}
+
+// load makes slab i the one held. st.mu must be held.
+func (st *stream) load(i int) error {
+	if st.cur == i {
+		return nil
+	}
+	keys := st.tt.Keys[i*st.inner : (i+1)*st.inner]
+	parts := make([]*tensor.Array, len(keys))
+	for k, id := range keys {
+		a, err := st.run.Fetch(st.c.ctx, id)
+		if err != nil {
+			return linux.EIO
+		}
+		parts[k] = a
+	}
+	if len(parts) == 1 {
+		st.cur, st.data = i, parts[0].Data
+		return nil
+	}
+	slab := tensor.TiledTensor{Name: st.tt.Name, DType: st.tt.DType, Keys: keys,
+		Shape:  append([]int{st.tt.Chunks[0][i]}, st.tt.Shape[1:]...),
+		Chunks: append([][]int{{st.tt.Chunks[0][i]}}, st.tt.Chunks[1:]...)}
+	a, err := tensor.Gather(&slab, parts)
+	if err != nil {
+		return linux.EIO
+	}
+	st.cur, st.data = i, a.Data
+	return nil
 }
 
 // upload returns the file made by creating NAME.npy in a session's tensors
