@@ -112,20 +112,22 @@ func (s *Server) graphsDir(parent string, sess *exec.Session) []*node {
 	}
 	if len(graphs) > 0 {
 		// last is the newest graph under another name: a directory with
-		// the same files (and the same QIDs) rather than a symlink, so
-		// that it reads alike through every 9P client and FUSE.
+		// the same files rather than a symlink, so that it reads alike
+		// through every 9P client and FUSE. Its QIDs are its own (and
+		// change when a new graph comes), as clients that see a QID twice
+		// in a tree take it for a hard link, which directories cannot be.
 		last := graphs[len(graphs)-1]
-		n := graphDir(dir, strconv.Itoa(last.ID()), sess, last)
+		n := graphDir(dir, fmt.Sprintf("last@%d", last.ID()), sess, last)
 		n.name = "last"
 		ents = append(ents, n)
 	}
 	return ents
 }
 
-// graphDir is /sessions/<N>/graphs/<G>.
-func graphDir(parent, name string, sess *exec.Session, g *exec.Graph) *node {
-	return dirNode(parent, name, func(c *conn) ([]*node, error) {
-		dir := join(parent, strconv.Itoa(g.ID()))
+// graphDir is /sessions/<N>/graphs/<G>; id names it in QIDs.
+func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
+	return dirNode(parent, id, func(c *conn) ([]*node, error) {
+		dir := join(parent, id)
 		return []*node{
 			textFile(dir, "spec", func() (string, error) { return line(g.Spec()), nil }),
 			textFile(dir, "spec.json", func() (string, error) {
