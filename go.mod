@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	github.com/hugelgupf/p9 v0.4.1
-	golang.org/x/sys v0.49.0
+	golang.org/x/sys v0.47.0
 	gonum.org/v1/gonum v0.17.0
 )
 

@@ -16,8 +16,8 @@ import (
 type chunkStore map[uint64]*tensor.Array
 
 func (m chunkStore) Run(context.Context, *exec.Job) error { return errors.New("cannot run") }
-func (m chunkStore) Where(uint64) string                { return "" }
-func (m chunkStore) Free([]uint64)                      {}
+func (m chunkStore) Where(uint64) string                  { return "" }
+func (m chunkStore) Free([]uint64)                        {}
 func (m chunkStore) Fetch(_ context.Context, id uint64) (*tensor.Array, error) {
 	a, ok := m[id]
 	if !ok {

@@ -86,11 +86,25 @@ func (h *submitter) check() error {
 		return nil
 	}
 	prefix := text[:i+1]
+	if !hasStatement(prefix) {
+		return nil // "assigns nothing" may only mean the rest is to come
+	}
 	_, err := tensor.ParseSpec(prefix, h.sess)
 	if err != nil && atEnd(err, prefix) {
 		return nil
 	}
 	return err
+}
+
+// hasStatement reports whether src has a line other than blanks and
+// comments.
+func hasStatement(src string) bool {
+	for _, l := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return true
+		}
+	}
+	return false
 }
 
 var errPos = regexp.MustCompile(`^(\d+):(\d+): `)
