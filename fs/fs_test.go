@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -386,5 +387,39 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	if got := names(t, c, "/sessions"); !reflect.DeepEqual(got, []string{"clone", strings.TrimPrefix(used, "/sessions/")}) {
 		t.Errorf("ls /sessions = %v", got)
+	}
+}
+
+// TestJunkMessages sends well-framed messages of every type with random
+// bodies, after a version and an attach: whatever they do to their own
+// connection, the server goes on serving the others.
+func TestJunkMessages(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := dial(t, ts.sock)
+	s := clone(t, c)
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 40 {
+		nc := rawConn(t, ts.tcp)
+		nc.Write(message(100, 0xffff, u32(1<<16), str("9P2000.L")))
+		readMessage(t, nc)
+		nc.Write(message(104, 1, u32(1), u32(^uint32(0)), str("me"), str("/"), u32(0)))
+		readMessage(t, nc)
+		for range 50 {
+			body := make([]byte, r.IntN(40))
+			for i := range body {
+				body[i] = byte(r.IntN(4)) // small numbers: fids and lengths that exist
+			}
+			typ := byte(r.IntN(256))
+			if typ == 100 { // a second Tversion resets the connection; fine, but dull
+				typ = 101
+			}
+			nc.Write(message(typ, uint16(2+round), body))
+		}
+		nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		io.Copy(io.Discard, nc)
+		nc.Close()
+	}
+	if got := read(t, c, s+"/ctl"); !strings.HasPrefix(got, "session 1\n") {
+		t.Errorf("after junk, ctl reads %q", got)
 	}
 }

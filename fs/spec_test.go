@@ -225,8 +225,15 @@ func TestCancel(t *testing.T) {
 		waited <- string(b)
 	}()
 	time.Sleep(100 * time.Millisecond)
-	if st := state(read(t, c, s+"/graphs/1/status")); st != "RUNNING" {
-		t.Fatalf("a long graph is %s after 100ms", st)
+	st1 := read(t, c, s+"/graphs/1/status")
+	if state(st1) != "RUNNING" {
+		t.Fatalf("a long graph is %s after 100ms", state(st1))
+	}
+	// Every open shows fresh content.
+	time.Sleep(20 * time.Millisecond)
+	elapsed := regexp.MustCompile(`(?m)^elapsed .*$`)
+	if st2 := read(t, c, s+"/graphs/1/status"); elapsed.FindString(st1) == elapsed.FindString(st2) {
+		t.Errorf("status read twice shows the same %s", elapsed.FindString(st2))
 	}
 	select {
 	case st := <-waited:
