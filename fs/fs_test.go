@@ -30,7 +30,7 @@ type testServer struct {
 }
 
 // startServer serves a fresh engine over TCP and a unix socket.
-func startServer(t *testing.T, cfg Config) *testServer {
+func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	run := exec.NewLocalRunner(2)
 	eng := exec.NewEngine(run)
@@ -59,7 +59,7 @@ func startServer(t *testing.T, cfg Config) *testServer {
 	return &testServer{srv: srv, eng: eng, run: run, tcp: tl.Addr().String(), sock: sock}
 }
 
-func dial(t *testing.T, addr string) *Client {
+func dial(t testing.TB, addr string) *Client {
 	t.Helper()
 	c, err := Dial(addr)
 	if err != nil {
@@ -69,7 +69,7 @@ func dial(t *testing.T, addr string) *Client {
 	return c
 }
 
-func read(t *testing.T, c *Client, path string) string {
+func read(t testing.TB, c *Client, path string) string {
 	t.Helper()
 	b, err := c.ReadFile(path)
 	if err != nil {
@@ -91,7 +91,7 @@ func names(t *testing.T, c *Client, path string) []string {
 	return out
 }
 
-func clone(t *testing.T, c *Client) string {
+func clone(t testing.TB, c *Client) string {
 	t.Helper()
 	return "/sessions/" + strings.TrimSpace(read(t, c, "/sessions/clone"))
 }

@@ -17,7 +17,7 @@ import (
 
 // needParser skips tests that submit specs while tensor.ParseSpec is the
 // temporary stand-in.
-func needParser(t *testing.T) {
+func needParser(t testing.TB) {
 	t.Helper()
 	if _, err := tensor.ParseSpec("x = 1\n", noTensors{}); err != nil && strings.Contains(err.Error(), "not built yet") {
 		t.Skip("spec parser not built yet")
@@ -29,7 +29,7 @@ type noTensors struct{}
 func (noTensors) Lookup(string) (*tensor.TiledTensor, bool) { return nil, false }
 
 // submit writes spec to the session's submit file and closes it.
-func submit(t *testing.T, c *Client, sess, spec string) {
+func submit(t testing.TB, c *Client, sess, spec string) {
 	t.Helper()
 	if err := c.WriteFile(sess+"/submit", []byte(spec)); err != nil {
 		t.Fatalf("submit %q: %v (error file: %q)", spec, err, read(t, c, sess+"/error"))
