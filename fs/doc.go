@@ -7,7 +7,7 @@
 //	/cluster/members, /cluster/workers/<w>/status      (with a Cluster)
 //	/sessions/clone
 //	/sessions/<N>/{ctl,submit,error}
-//	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,ctl}
+//	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,operands,events,ctl}
 //	/sessions/<N>/tensors/<name>/{meta,data,npy}
 //	/sessions/<N>/tensors/<name>.npy                    (created to upload)
 //

@@ -141,6 +141,8 @@ func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
 			blockingFile(dir, "wait", g.Done(), func() (string, error) { return graphStatus(g), nil }),
 			textFile(dir, "progress", func() (string, error) { return line(g.Progress()), nil }),
 			textFile(dir, "error", func() (string, error) { return line(g.Err()), nil }),
+			textFile(dir, "operands", func() (string, error) { return operandsText(g), nil }),
+			eventsFile(dir, g),
 			ctlFile(dir, "ctl", func() (string, error) { return graphStatus(g), nil }, func(msg string) error {
 				err := g.Ctl(msg)
 				if err != nil {
@@ -201,6 +203,8 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     wait                      a read waits for the graph to end, then shows status
     progress                  one line: done/total operands, bytes, elapsed
     error                     why the graph FAILED
+    operands                  live: key, op, state, worker, attempts, elapsed
+    events                    state transitions; a read at the end waits for more
     ctl                       write "cancel"
 /sessions/N/tensors/NAME/     every output kept by the session
     meta                      shape, dtype, chunks, state

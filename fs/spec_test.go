@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/graphs"); strings.Join(got, " ") != "1 last" {
 			t.Fatalf("ls graphs = %v", got)
 		}
-		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error ctl" {
+		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error operands events ctl" {
 			t.Errorf("ls graphs/last = %v", got)
 		}
 		st := read(t, c, s+"/graphs/1/wait")
@@ -79,6 +80,19 @@ func TestSubmitAndRead(t *testing.T) {
 		}
 		if got := read(t, c, s+"/graphs/1/error"); got != "" {
 			t.Errorf("error of a graph that succeeded = %q", got)
+		}
+		ops := strings.Split(strings.TrimSuffix(read(t, c, s+"/graphs/1/operands"), "\n"), "\n")
+		if want := regexp.MustCompile(`(?m)^operands (\d+)$`).FindStringSubmatch(st)[1]; strconv.Itoa(len(ops)) != want {
+			t.Errorf("operands has %d lines, status says %s operands", len(ops), want)
+		}
+		for _, op := range ops {
+			if f := strings.Fields(op); len(f) != 6 || f[2] != "FINISHED" && f[2] != "FREED" {
+				t.Errorf("operand of a graph that succeeded: %q", op)
+			}
+		}
+		evs := read(t, c, s+"/graphs/1/events") // the graph has ended: no wait
+		if n := strings.Count(evs, " FINISHED "); n != len(ops) {
+			t.Errorf("events show %d FINISHED transitions for %d operands:\n%s", n, len(ops), evs)
 		}
 		if got := names(t, c, s+"/tensors"); strings.Join(got, " ") != "b" {
 			t.Fatalf("tensors = %v, want [b]", got)
@@ -240,6 +254,12 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("wait returned %q before the graph ended", st)
 	default:
 	}
+	// A reader of events follows the graph to its end.
+	followed := make(chan string, 1)
+	go func() {
+		b, _ := c.ReadFile(s + "/graphs/1/events")
+		followed <- string(b)
+	}()
 	if err := c.WriteFile(s+"/graphs/1/ctl", []byte("frobnicate")); !IsErrno(err, linux.EINVAL) {
 		t.Errorf("bad graph ctl message: %v, want EINVAL", err)
 	}
@@ -259,6 +279,14 @@ func TestCancel(t *testing.T) {
 	}
 	if got := names(t, c, s+"/tensors"); len(got) != 0 {
 		t.Errorf("a cancelled graph kept %v", got)
+	}
+	select {
+	case evs := <-followed:
+		if !strings.Contains(evs, " RUNNING ") {
+			t.Errorf("events of a cancelled graph:\n%.500s", evs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("events did not end with the graph")
 	}
 	// Another session works.
 	s2 := clone(t, c)
