@@ -134,6 +134,15 @@ func TestListings(t *testing.T) {
 	if _, err := c.ReadFile("/README/x"); err == nil {
 		t.Errorf("walk through a file succeeded")
 	}
+	if _, err := c.ReadFile("/sessions"); !IsErrno(err, linux.EISDIR) {
+		t.Errorf("read of a directory: %v, want EISDIR", err)
+	}
+	if _, err := c.ReadDir("/README"); !IsErrno(err, linux.EINVAL) { // the p9 server's answer
+		t.Errorf("readdir of a file: %v, want EINVAL", err)
+	}
+	if err := c.WriteFile("/README", []byte("x")); !IsErrno(err, linux.EACCES) {
+		t.Errorf("write of README: %v, want EACCES", err)
+	}
 }
 
 func TestSessionCtl(t *testing.T) {

@@ -152,6 +152,9 @@ func (f *file) handle() (handle, error) {
 // ReadAt implements p9.File.
 func (f *file) ReadAt(p []byte, off int64) (n int, err error) {
 	defer f.guard("read", &err)
+	if f.n.dir {
+		return 0, linux.EISDIR
+	}
 	h, err := f.handle()
 	if err != nil {
 		return 0, err
