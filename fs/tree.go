@@ -17,8 +17,8 @@ import (
 // each a table of entries in the manner of a Plan 9 device.
 type node struct {
 	name  string
-	path  string      // canonical path; the QID is a hash of it
-	dir   bool        //
+	path  string // canonical path; the QID is a hash of it
+	dir   bool
 	perm  p9.FileMode // permission bits
 	owner string      // identity owning the node ("" for the server)
 	size  func() uint64
