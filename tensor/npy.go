@@ -342,8 +342,8 @@ func (p *dictParser) tuple() ([]int, error) {
 		if p.i == start {
 			return nil, fmt.Errorf("npy: header: expected a dimension at byte %d", p.i)
 		}
-		n, err := strconv.ParseInt(p.s[start:p.i], 10, 64)
-		if err != nil || n > math.MaxInt32*int64(1<<16) {
+		n, err := strconv.ParseInt(p.s[start:p.i], 10, 0)
+		if err != nil {
 			return nil, fmt.Errorf("npy: header: dimension %s is too large", p.s[start:p.i])
 		}
 		if len(shape) >= 64 {

@@ -120,6 +120,7 @@ func TestReadNPYErrors(t *testing.T) {
 		{"trailing", npyFile(f8("(2,)"), make([]byte, 20)), "npy: data is 20 bytes, header says 16"},
 		{"limit", npyFile(f8("(1000,)"), nil), "exceeds the limit"},
 		{"overflow", npyFile(f8("(4294967296, 4294967296)"), nil), "too large"},
+		{"huge dimension", npyFile(f8("(99999999999999999999,)"), nil), "dimension 99999999999999999999 is too large"},
 		{"negative", npyFile(f8("(-1,)"), nil), "expected a dimension"},
 		{"1-tuple", npyFile(f8("(2)"), make([]byte, 16)), "lacks the comma"},
 		{"extra key", npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (), 'x': 1}", make([]byte, 8)), "unexpected key \"x\""},
