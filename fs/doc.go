@@ -8,7 +8,7 @@
 //	/sessions/clone
 //	/sessions/<N>/{ctl,submit,error}
 //	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,operands,events,ctl}
-//	/sessions/<N>/tensors/<name>/{meta,data,npy}
+//	/sessions/<N>/tensors/<name>/{meta,data,npy,text,csv}
 //	/sessions/<N>/tensors/<name>.npy                    (created to upload)
 //
 // # The tree as data

@@ -211,6 +211,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     data                      raw little-endian C-order bytes
     npy                       NumPy .npy
     text                      NumPy-style print
+    csv                       1-D as one column, 2-D as rows
 /sessions/N/tensors/NAME.npy  create and write a .npy stream: uploads tensor NAME
 
 Example:

@@ -97,8 +97,14 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/tensors"); strings.Join(got, " ") != "b" {
 			t.Fatalf("tensors = %v, want [b]", got)
 		}
-		if got := names(t, c, s+"/tensors/b"); strings.Join(got[:3], " ") != "meta data npy" {
+		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text csv" {
 			t.Errorf("ls tensors/b = %v", got)
+		}
+		if got, want := read(t, c, s+"/tensors/b/text"), "[[ 0  2  4  6]\n [ 8 10 12 14]\n [16 18 20 22]]\n"; got != want {
+			t.Errorf("text = %q, want %q", got, want)
+		}
+		if got, want := read(t, c, s+"/tensors/b/csv"), "0,2,4,6\n8,10,12,14\n16,18,20,22\n"; got != want {
+			t.Errorf("csv = %q, want %q", got, want)
 		}
 		meta := read(t, c, s+"/tensors/b/meta")
 		if !strings.Contains(meta, "shape (3,4)\n") || !strings.Contains(meta, "dtype int64\n") {
@@ -138,6 +144,9 @@ func TestSubmitAndRead(t *testing.T) {
 		}
 		if got := int64s(data); !equal(got, []int64{24, 30, 36, 42}) {
 			t.Errorf("c = %v, want [24 30 36 42]", got)
+		}
+		if got := read(t, c, s+"/tensors/c/csv"); got != "24\n30\n36\n42\n" {
+			t.Errorf("csv of 1-D c = %q", got)
 		}
 	}
 }

@@ -108,3 +108,41 @@ func TestStream(t *testing.T) {
 		}
 	}
 }
+
+func TestCSVStream(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &conn{ctx: ctx}
+	for _, tt := range []struct {
+		shape  []int
+		chunks [][]int
+	}{
+		{[]int{10}, [][]int{{3, 3, 3, 1}}},
+		{[]int{7, 5}, [][]int{{4, 3}, {2, 2, 1}}},
+		{[]int{5, 3}, [][]int{{5}, {3}}},
+		{[]int{0, 3}, [][]int{{}, {3}}},
+	} {
+		whole, ti, store := tiled(t, r, tt.shape, tt.chunks)
+		var want bytes.Buffer
+		if err := tensor.WriteCSV(&want, whole); err != nil {
+			t.Fatal(err)
+		}
+		cs := &csvStream{st: newStream(c, store, ti, nil)}
+		got, err := io.ReadAll(io.NewSectionReader(cs, 0, 1<<40))
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%v in %v: csv\n%s\nwant\n%s", tt.shape, tt.chunks, got, want.Bytes())
+			continue
+		}
+		w := want.Bytes()
+		for range 50 { // at random offsets, backwards too
+			off := r.IntN(len(w) + 1)
+			p := make([]byte, r.IntN(len(w)+2))
+			n, _ := cs.ReadAt(p, int64(off))
+			if end := min(off+len(p), len(w)); n != end-off || !bytes.Equal(p[:n], w[off:end]) {
+				t.Errorf("%v in %v: ReadAt(%d bytes, %d) = %d bytes", tt.shape, tt.chunks, len(p), off, n)
+				break
+			}
+		}
+	}
+}

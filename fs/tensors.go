@@ -45,11 +45,16 @@ func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
 	dir := join(parent, t.Name())
 	tt := t.Tiled()
 	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
-		return []*node{
+		ents := []*node{
 			textFile(dir, "meta", func() (string, error) { return t.Meta(), nil }),
 			s.arrayFile(dir, "data", tt, nil),
 			s.arrayFile(dir, "npy", tt, tensor.NPYHeader(tt.DType, tt.Shape)),
-		}, nil
+			textTensorFile(dir, t),
+		}
+		if hasCSV(tt) {
+			ents = append(ents, s.csvFile(dir, tt))
+		}
+		return ents, nil
 	})
 }
 
