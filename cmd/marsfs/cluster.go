@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	osexec "os/exec"
 	"strings"
@@ -17,14 +18,21 @@ import (
 // upCluster runs a scheduler and the 9P server in this process and n worker
 // processes (this binary, as `marsfs worker`) joined to it, until ctx ends;
 // then it stops the server, the workers and the scheduler, in that order.
-func upCluster(ctx context.Context, sf *serveFlags, wf *workerFlags, n int, gossip string) error {
+func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *workerFlags, n int, gossip string) error {
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
 	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip})
 	if err != nil {
+		closeAll()
 		return err
 	}
 	defer sched.Close()
 	self, err := os.Executable()
 	if err != nil {
+		closeAll()
 		return err
 	}
 	kids := &children{}
@@ -32,6 +40,7 @@ func upCluster(ctx context.Context, sf *serveFlags, wf *workerFlags, n int, goss
 	for i := range n {
 		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
 		if err := kids.start(self, append(args, wf.args()...)); err != nil {
+			closeAll()
 			return err
 		}
 	}
@@ -39,6 +48,7 @@ func upCluster(ctx context.Context, sf *serveFlags, wf *workerFlags, n int, goss
 	err = sched.WaitWorkers(wctx, n)
 	cancel()
 	if err != nil {
+		closeAll()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -46,7 +56,7 @@ func upCluster(ctx context.Context, sf *serveFlags, wf *workerFlags, n int, goss
 	}
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, sf)
+	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
 }
 
 // start starts a worker process. It gets SIGTERM if this process dies
@@ -85,17 +95,24 @@ func scheduler(args []string) error {
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
+	ls, err := sf.listen()
+	if err != nil {
+		return err
+	}
 	ctx, stop := signals()
 	defer stop()
 	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join)})
 	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
 		return err
 	}
 	defer sched.Close()
 	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, &sf)
+	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
 }
 
 // worker runs a worker until SIGINT or SIGTERM.

@@ -30,28 +30,22 @@ func defaultSocket() string {
 
 // serveFlags are the flags of the commands that serve the tree.
 type serveFlags struct {
-	listen string
-	socket string
-	idle   time.Duration
+	listenAddr string
+	socket     string
+	idle       time.Duration
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
-	f.StringVar(&s.listen, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
+	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
 	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
 }
 
-// serve serves eng's tree on the flags' addresses until ctx is done, and
-// prints where. It returns once the server has stopped.
-func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, sf *serveFlags) error {
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle})
+// listen opens the flags' listeners, before anything else starts, so that
+// a busy address fails at once.
+func (sf *serveFlags) listen() ([]net.Listener, error) {
 	var ls []net.Listener
-	closeAll := func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}
-	for _, addr := range []string{sf.listen, sf.socket} {
+	for _, addr := range []string{sf.listenAddr, sf.socket} {
 		if addr == "" {
 			continue
 		}
@@ -60,14 +54,23 @@ func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, sf *serveFlags)
 		}
 		l, err := fs.Listen(addr)
 		if err != nil {
-			closeAll()
-			return err
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, err
 		}
 		ls = append(ls, l)
 	}
 	if len(ls) == 0 {
-		return errors.New("nothing to listen on: give --listen or --socket")
+		return nil, errors.New("nothing to listen on: give --listen or --socket")
 	}
+	return ls, nil
+}
+
+// serve serves eng's tree on ls until ctx is done, and prints where. It
+// returns once the server has stopped, the listeners closed.
+func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, idle time.Duration) error {
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: idle})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -116,18 +119,22 @@ func up(args []string) error {
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
-	ctx, stop := signals()
-	defer stop()
 	if *workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", *workers)
 	}
+	ls, err := sf.listen()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signals()
+	defer stop()
 	if *workers == 0 {
 		run := exec.NewLocalRunner(wf.slots)
 		eng := exec.NewEngine(run)
 		defer eng.Close()
-		return serve(ctx, eng, localCluster{run}, &sf)
+		return serve(ctx, eng, localCluster{run}, ls, sf.idle)
 	}
-	return upCluster(ctx, &sf, &wf, *workers, *gossip)
+	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
 }
 
 // workerFlags are the flags of a worker, which up passes on.
