@@ -347,3 +347,50 @@ func TestUpload(t *testing.T) {
 		t.Errorf("sum of the upload = %x, want 10.0", data)
 	}
 }
+
+// TestFlushWait flushes a read blocked in a graph's wait file: the read
+// ends (EINTR) and the flush is answered, though the graph runs on.
+func TestFlushWait(t *testing.T) {
+	needParser(t)
+	ts := startServer(t, Config{})
+	c := dial(t, ts.tcp)
+	s := clone(t, c)
+	submit(t, c, s, "x = rand(400000000, chunks=1000000, seed=1)\ny = x.sum()\n")
+	defer c.WriteFile(s+"/graphs/1/ctl", []byte("cancel"))
+
+	nc := rawConn(t, ts.tcp)
+	nc.Write(message(100, 0xffff, u32(1<<16), str("9P2000.L")))
+	readMessage(t, nc)
+	nc.Write(message(104, 1, u32(1), u32(^uint32(0)), str("me"), str("/"), u32(0)))
+	readMessage(t, nc)
+	var walk []byte
+	walk = append(walk, u32(1)...)
+	walk = append(walk, u32(2)...)
+	path := strings.Split(strings.TrimPrefix(s, "/")+"/graphs/1/wait", "/")
+	walk = append(walk, byte(len(path)), 0)
+	for _, name := range path {
+		walk = append(walk, str(name)...)
+	}
+	nc.Write(message(110, 2, walk))                     // Twalk
+	if typ, _, body := readMessage(t, nc); typ != 111 { // Rwalk
+		t.Fatalf("walk to wait: type %d %x", typ, body)
+	}
+	nc.Write(message(12, 3, u32(2), u32(0))) // Tlopen, read-only
+	if typ, _, body := readMessage(t, nc); typ != 13 {
+		t.Fatalf("open wait: type %d %x", typ, body)
+	}
+	nc.Write(message(116, 4, u32(2), u32(0), u32(0), u32(4096))) // Tread
+	time.Sleep(100 * time.Millisecond)
+	nc.Write(message(msgTflush, 5, []byte{4, 0})) // Tflush of tag 4
+	got := map[uint16]byte{}
+	for range 2 {
+		typ, tag, _ := readMessage(t, nc)
+		got[tag] = typ
+	}
+	if got[4] != msgRlerror || got[5] != 109 {
+		t.Errorf("after a flush, tag 4 got type %d (want Rlerror), tag 5 type %d (want Rflush)", got[4], got[5])
+	}
+	if st := state(read(t, c, s+"/graphs/1/status")); st != "RUNNING" {
+		t.Errorf("the graph is %s after a flushed wait", st)
+	}
+}
