@@ -9,6 +9,7 @@
 //	/sessions/<N>/{ctl,submit,error}
 //	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,operands,events,ctl}
 //	/sessions/<N>/tensors/<name>/{meta,data,npy,text,csv}
+//	/sessions/<N>/tensors/<name>/chunks/<i>_<j>/{meta,data}
 //	/sessions/<N>/tensors/<name>.npy                    (created to upload)
 //
 // # The tree as data

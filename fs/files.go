@@ -212,6 +212,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     npy                       NumPy .npy
     text                      NumPy-style print
     csv                       1-D as one column, 2-D as rows
+    chunks/I_J/{data,meta}    one chunk; meta names its worker
 /sessions/N/tensors/NAME.npy  create and write a .npy stream: uploads tensor NAME
 
 Example:

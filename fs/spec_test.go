@@ -97,7 +97,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/tensors"); strings.Join(got, " ") != "b" {
 			t.Fatalf("tensors = %v, want [b]", got)
 		}
-		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text csv" {
+		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text csv chunks" {
 			t.Errorf("ls tensors/b = %v", got)
 		}
 		if got, want := read(t, c, s+"/tensors/b/text"), "[[ 0  2  4  6]\n [ 8 10 12 14]\n [16 18 20 22]]\n"; got != want {
@@ -392,5 +392,38 @@ func TestFlushWait(t *testing.T) {
 	}
 	if st := state(read(t, c, s+"/graphs/1/status")); st != "RUNNING" {
 		t.Errorf("the graph is %s after a flushed wait", st)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	needParser(t)
+	ts := startServer(t, Config{})
+	c := dial(t, ts.tcp)
+	s := clone(t, c)
+	submit(t, c, s, "m = full((4, 6), 7, chunks=(3, 4))\n")
+	if st := read(t, c, s+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
+		t.Fatalf("%q: %s", st, read(t, c, s+"/graphs/1/error"))
+	}
+	if got := names(t, c, s+"/tensors/m/chunks"); strings.Join(got, " ") != "0_0 0_1 1_0 1_1" {
+		t.Fatalf("ls chunks = %v", got)
+	}
+	for _, ch := range []struct {
+		name, shape, offset string
+		n                   int
+	}{{"0_0", "(3,4)", "(0,0)", 12}, {"0_1", "(3,2)", "(0,4)", 6}, {"1_0", "(1,4)", "(3,0)", 4}, {"1_1", "(1,2)", "(3,4)", 2}} {
+		dir := s + "/tensors/m/chunks/" + ch.name
+		meta := read(t, c, dir+"/meta")
+		for _, want := range []string{"shape " + ch.shape + "\n", "offset " + ch.offset + "\n", "worker local\n", "dtype int64\n"} {
+			if !strings.Contains(meta, want) {
+				t.Errorf("%s/meta lacks %q:\n%s", ch.name, want, meta)
+			}
+		}
+		b, err := c.ReadFile(dir + "/data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int64s(b); len(got) != ch.n || got[0] != 7 || got[ch.n-1] != 7 {
+			t.Errorf("%s/data = %v", ch.name, got)
+		}
 	}
 }

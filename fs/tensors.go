@@ -54,7 +54,7 @@ func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
 		if hasCSV(tt) {
 			ents = append(ents, s.csvFile(dir, tt))
 		}
-		return ents, nil
+		return append(ents, s.chunksDir(dir, tt)), nil
 	})
 }
 
