@@ -35,16 +35,16 @@ type ElemArgs struct {
 const elemBlock = 1 << 15
 
 var (
-	unaryOps = []string{OpNegative, OpAbs, OpSqrt, OpExp, OpLog, OpLog1p, OpSin, OpCos, OpTan,
+	elemUnaryOps = []string{OpNegative, OpAbs, OpSqrt, OpExp, OpLog, OpLog1p, OpSin, OpCos, OpTan,
 		OpTanh, OpFloor, OpCeil, OpRound, OpSign, OpLogicalNot, OpInvert, OpAstype}
-	binaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
+	elemBinaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr}
 )
 
 func init() {
 	gob.Register(ElemArgs{})
-	for _, op := range append(append(append([]string(nil), unaryOps...), binaryOps...), OpWhere) {
+	for _, op := range append(append(append([]string(nil), elemUnaryOps...), elemBinaryOps...), OpWhere) {
 		tileRules[op] = tileElementwise
 		kernels[op] = elemKernel
 	}
