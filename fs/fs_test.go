@@ -33,7 +33,15 @@ type testServer struct {
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	run := exec.NewLocalRunner(2)
-	eng := exec.NewEngine(run)
+	ts := startServerOn(t, cfg, run)
+	ts.run = run
+	return ts
+}
+
+// startServerOn serves a fresh engine running on r.
+func startServerOn(t testing.TB, cfg Config, r exec.Runner) *testServer {
+	t.Helper()
+	eng := exec.NewEngine(r)
 	srv := NewServer(eng, cfg)
 	tl, err := Listen("127.0.0.1:0")
 	if err != nil {
@@ -56,7 +64,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 		}
 		eng.Close()
 	})
-	return &testServer{srv: srv, eng: eng, run: run, tcp: tl.Addr().String(), sock: sock}
+	return &testServer{srv: srv, eng: eng, tcp: tl.Addr().String(), sock: sock}
 }
 
 func dial(t testing.TB, addr string) *Client {

@@ -2,7 +2,9 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"regexp"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
+	"marsfs/exec"
 	"marsfs/tensor"
 )
 
@@ -425,5 +428,30 @@ func TestChunks(t *testing.T) {
 		if got := int64s(b); len(got) != ch.n || got[0] != 7 || got[ch.n-1] != 7 {
 			t.Errorf("%s/data = %v", ch.name, got)
 		}
+	}
+}
+
+// failing runs nothing: every job fails as a worker would report it.
+type failing struct{ *exec.LocalRunner }
+
+func (failing) Run(ctx context.Context, job *exec.Job) error {
+	return errors.New("operand 0 (rand) failed on w9 after 3 attempts: disk on fire")
+}
+
+func TestFailedGraph(t *testing.T) {
+	needParser(t)
+	ts := startServerOn(t, Config{}, failing{exec.NewLocalRunner(1)})
+	c := dial(t, ts.sock)
+	s := clone(t, c)
+	submit(t, c, s, "x = rand(10)\n")
+	st := read(t, c, s+"/graphs/1/wait")
+	if state(st) != "FAILED" || !strings.Contains(st, "\nerror operand 0 (rand) failed on w9 after 3 attempts: disk on fire\n") {
+		t.Errorf("status of a failed graph:\n%s", st)
+	}
+	if got := read(t, c, s+"/graphs/1/error"); got != "operand 0 (rand) failed on w9 after 3 attempts: disk on fire\n" {
+		t.Errorf("error of a failed graph = %q", got)
+	}
+	if got := names(t, c, s+"/tensors"); len(got) != 0 {
+		t.Errorf("a failed graph kept %v", got)
 	}
 }
