@@ -455,3 +455,34 @@ func TestFailedGraph(t *testing.T) {
 		t.Errorf("a failed graph kept %v", got)
 	}
 }
+
+// TestSubmitJSON submits the JSON form of a graph, as spec.json shows it,
+// in a new session: it computes the same tensor. A bad JSON document is
+// refused at its write.
+func TestSubmitJSON(t *testing.T) {
+	needParser(t)
+	ts := startServer(t, Config{})
+	c := dial(t, ts.tcp)
+	s1, s2 := clone(t, c), clone(t, c)
+	submit(t, c, s1, "a = arange(10, chunks=3)\nb = (a * a).sum()\n")
+	read(t, c, s1+"/graphs/1/wait")
+	doc := read(t, c, s1+"/graphs/1/spec.json")
+	if !strings.HasPrefix(doc, "{") {
+		t.Fatalf("spec.json = %q", doc)
+	}
+	submit(t, c, s2, doc)
+	if st := read(t, c, s2+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
+		t.Fatalf("JSON submission: %q %s", st, read(t, c, s2+"/graphs/1/error"))
+	}
+	want := read(t, c, s1+"/tensors/b/data")
+	if got := read(t, c, s2+"/tensors/b/data"); got != want || len(got) != 8 {
+		t.Errorf("b from the JSON form = %x, want %x", got, want)
+	}
+	bad := `{"version": 1, "nodes": [{"id": 0, "op": "frobnicate"}], "outputs": [{"name": "x", "node": 0}]}`
+	if err := c.WriteFile(s2+"/submit", []byte(bad)); !IsErrno(err, linux.EINVAL) {
+		t.Errorf("a bad JSON spec: %v, want EINVAL", err)
+	}
+	if msg := read(t, c, s2+"/error"); msg == "" {
+		t.Errorf("a bad JSON spec left no error")
+	}
+}
