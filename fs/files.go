@@ -40,6 +40,9 @@ func (s *Server) sessionsDir(c *conn) ([]*node, error) {
 func (s *Server) cloneFile() *node {
 	return &node{name: "clone", path: join(sessionsPath, "clone"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() != p9.ReadOnly {
+				return nil, linux.EACCES
+			}
 			sess, err := s.eng.NewSession(c.ident)
 			if err != nil {
 				return nil, linux.EIO

@@ -148,8 +148,13 @@ func TestListings(t *testing.T) {
 	if _, err := c.ReadDir("/README"); !IsErrno(err, linux.EINVAL) { // the p9 server's answer
 		t.Errorf("readdir of a file: %v, want EINVAL", err)
 	}
-	if err := c.WriteFile("/README", []byte("x")); !IsErrno(err, linux.EACCES) {
-		t.Errorf("write of README: %v, want EACCES", err)
+	for _, p := range []string{"/README", "/sessions/clone"} {
+		if err := c.WriteFile(p, []byte("x")); !IsErrno(err, linux.EACCES) {
+			t.Errorf("write of %s: %v, want EACCES", p, err)
+		}
+	}
+	if got := names(t, c, "/sessions"); len(got) != 3 {
+		t.Errorf("a write to clone made a session: %v", got)
 	}
 }
 
