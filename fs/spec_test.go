@@ -486,3 +486,45 @@ func TestSubmitJSON(t *testing.T) {
 		t.Errorf("a bad JSON spec left no error")
 	}
 }
+
+// TestSubmitChecks drives submit's write-time checks directly: what a
+// write that ends there makes of the text written so far.
+func TestSubmitChecks(t *testing.T) {
+	needParser(t)
+	eng := exec.NewEngine(exec.NewLocalRunner(1))
+	defer eng.Close()
+	sess, _ := eng.NewSession("me")
+	tests := []struct {
+		writes []string
+		ok     bool // every write is accepted
+	}{
+		{[]string{"x = ones(3)\n"}, true},
+		{[]string{"x = on", "es(3)\n"}, true},                          // split in a name
+		{[]string{"# only a comment\n", "x = 1\n"}, true},              // nothing assigned yet
+		{[]string{"x = ones(3)\ny = (x +\n"}, true},                    // ends mid-expression
+		{[]string{"x = ones(3) # é(\ny = (x\n", "+ 1)\n"}, true},       // an open bracket
+		{[]string{"x = ones(3)\ny = x + \\\n", "1\n"}, true},           // a continued line
+		{[]string{"n = 3\n", "x = ones(n)\n"}, true},                   // n alone is no output
+		{[]string{"s = 'a(b'\n", "x = ones(2)\n"}, true},               // brackets in strings
+		{[]string{"x = ones(3)\ny = x +\n"}, false},                    // no continuation
+		{[]string{"{\"version\": 1,", " \"nodes\": []"}, true},         // JSON, incomplete
+		{[]string{"x = frobnicate(3)\n"}, false},                       // unknown function
+		{[]string{"x = ones(3)\n", "y = ones(4)\nz = x + y\n"}, false}, // shapes
+		{[]string{"x = ones(3)\ny = )\nz = x\n"}, false},               // error before the end
+	}
+	for _, tt := range tests {
+		h := &submitter{sess: sess, max: 1 << 20}
+		ok := true
+		off := int64(0)
+		for _, w := range tt.writes {
+			if _, err := h.WriteAt([]byte(w), off); err != nil {
+				ok = false
+				break
+			}
+			off += int64(len(w))
+		}
+		if ok != tt.ok {
+			t.Errorf("writes %q: accepted %v, want %v (error %q)", tt.writes, ok, tt.ok, sess.Error())
+		}
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -20,12 +18,13 @@ import (
 // clunk submits the text as a graph.
 //
 // 9P's clunk cannot fail, so a bad spec is caught at the write where that
-// is possible: every write checks the complete lines written so far (the
-// whole text for the JSON form, once it is complete JSON), and one whose
-// text is wrong before its end fails with EINVAL. An error at the very end
-// of what was written may only mean that more is to come, so such a write
-// is accepted; the clunk then finds the error. Either way the message goes
-// to the session's error file, and nothing from that open is submitted.
+// is possible: every write checks the whole statements written so far (the
+// whole document for the JSON form, once it is complete JSON), and one
+// whose text is wrong there fails with EINVAL. A statement still open at
+// the end of a write (an unclosed bracket, a line not yet ended) may only
+// mean that more is to come, so it waits for the clunk, which judges the
+// whole text. Either way the message goes to the session's error file, and
+// nothing from that open is submitted.
 func (s *Server) submitFile(dir string, sess *exec.Session) *node {
 	return &node{name: "submit", path: join(dir, "submit"), perm: 0222,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
@@ -81,19 +80,67 @@ func (h *submitter) check() error {
 		_, err := tensor.ParseSpec(text, h.sess)
 		return err
 	}
-	i := strings.LastIndexByte(text, '\n')
-	if i < 0 {
-		return nil
-	}
-	prefix := text[:i+1]
+	prefix := text[:complete(text)]
 	if !hasStatement(prefix) {
 		return nil // "assigns nothing" may only mean the rest is to come
 	}
-	_, err := tensor.ParseSpec(prefix, h.sess)
-	if err != nil && atEnd(err, prefix) {
+	// Which names a spec outputs depends on all of it (without a fetch
+	// line, the last one assigned), so the prefix is checked with a
+	// statement after it that gives it a valid output; errors in that
+	// probe are not the prefix's.
+	_, err := tensor.ParseSpec(prefix+probe, h.sess)
+	var se *tensor.SpecError
+	if errors.As(err, &se) && se.Line > strings.Count(prefix, "\n") {
 		return nil
 	}
 	return err
+}
+
+// probe follows a spec prefix being checked; see check.
+const probe = "_marsfs_write_check = zeros(1)\nfetch _marsfs_write_check\n"
+
+// complete returns the length of the longest prefix of src made of whole
+// statements: it ends at a newline outside brackets, strings and line
+// continuations.
+func complete(src string) int {
+	end, depth := 0, 0
+	var quote rune
+	escaped, comment := false, false
+	for i, r := range src {
+		switch {
+		case comment:
+			if r == '\n' {
+				comment = false
+				if depth <= 0 {
+					end = i + 1
+				}
+			}
+		case quote != 0:
+			switch {
+			case escaped:
+				escaped = false
+			case r == '\\':
+				escaped = true
+			case r == quote || r == '\n':
+				quote = 0
+			}
+		case escaped: // a backslash outside strings continues the line
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case r == '#':
+			comment = true
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '(' || r == '[' || r == '{':
+			depth++
+		case r == ')' || r == ']' || r == '}':
+			depth--
+		case r == '\n' && depth <= 0:
+			end = i + 1
+		}
+	}
+	return end
 }
 
 // hasStatement reports whether src has a line other than blanks and
@@ -105,34 +152,6 @@ func hasStatement(src string) bool {
 		}
 	}
 	return false
-}
-
-var errPos = regexp.MustCompile(`^(\d+):(\d+): `)
-
-// atEnd reports whether err, a spec error whose message starts "line:col: ",
-// points at the end of src (or past it), where more text could repair it.
-// Errors without a position are judged not to be at the end.
-func atEnd(err error, src string) bool {
-	m := errPos.FindStringSubmatch(err.Error())
-	if m == nil {
-		return false
-	}
-	line, _ := strconv.Atoi(m[1])
-	col, _ := strconv.Atoi(m[2])
-	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
-	switch {
-	case line > len(lines):
-		return true
-	case line == len(lines):
-		return col > len(strings.TrimRight(lines[line-1], " \t\r"))
-	}
-	// Past the last line holding anything but blanks and comments.
-	for _, l := range lines[line:] {
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return col > len(strings.TrimRight(lines[line-1], " \t\r"))
 }
 
 // fail records msg as the session's error and refuses the rest of the
