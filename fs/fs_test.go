@@ -219,7 +219,12 @@ func TestOwner(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	ts := startServer(t, Config{})
 	me := userName(uint32(os.Getuid()))
-	for _, addr := range []string{ts.tcp, ts.sock} {
+	addrs := []string{ts.tcp, ts.sock}
+	if l6, err := Listen("[::1]:0"); err == nil { // IPv6 loopback, where there is one
+		go ts.srv.Serve(l6)
+		addrs = append(addrs, l6.Addr().String())
+	}
+	for _, addr := range addrs {
 		c := dial(t, addr)
 		s := clone(t, c)
 		if got := read(t, c, s+"/ctl"); !strings.Contains(got, "owner "+me+"\n") {
