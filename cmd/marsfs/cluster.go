@@ -54,6 +54,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		}
 		return fmt.Errorf("waiting for the workers: %w", err)
 	}
+	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
