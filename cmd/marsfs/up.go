@@ -92,13 +92,8 @@ func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listen
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	srv.Close()
+	srv.Close() // closing a unix listener removes its socket file
 	wg.Wait()
-	for _, l := range ls {
-		if l.Addr().Network() == "unix" {
-			os.Remove(l.Addr().String())
-		}
-	}
 	return err
 }
 
