@@ -1,0 +1,48 @@
+package tensor
+
+import (
+	"fmt"
+	"testing"
+)
+
+// lstsqWant is np.linalg.lstsq(A, b, rcond=None)[0] for the A and b of
+// lstsqData (NumPy 1.24).
+var lstsqWant = []float64{1.511622144792876, 0.4838649155722324, 0.012684846018179208}
+
+// lstsqData is the tall least-squares problem of docs/examples/lstsq.spec:
+// rows (1, i/10, (i*i % 13)/5) and b_i = 2 + 0.5*i/10 - (i*7 % 11)/10.
+func lstsqData() (*Array, *Array) {
+	const m = 40
+	a := NewArray(Float64, []int{m, 3})
+	b := NewArray(Float64, []int{m, 1})
+	for i := range m {
+		fi := float64(i)
+		copy(a.Float64s()[3*i:], []float64{1, fi / 10, float64(i*i%13) / 5})
+		b.Float64s()[i] = 2 + 0.5*fi/10 - float64(i*7%11)/10
+	}
+	return a, b
+}
+
+// TestLeastSquares solves min |Ax - b| by the normal equations,
+// solve(AᵀA, Aᵀb), and by QR, solve(R, Qᵀb), on a tall A cut into row
+// blocks, and checks both against NumPy's lstsq.
+func TestLeastSquares(t *testing.T) {
+	a, b := lstsqData()
+	for _, rows := range [][]int{{40}, {15, 15, 10}, reshapeSplit(40, 3)} {
+		c := newShapeCase()
+		na := c.input(a, [][]int{rows, {3}})
+		nb := c.input(b, [][]int{rows, {1}})
+		at := c.add(&Node{Op: OpTranspose, Inputs: []*Node{na}, Shape: []int{3, 40}, DType: Float64, Attrs: Attrs{Perm: []int{1, 0}}})
+		ata := c.add(&Node{Op: OpMatmul, Inputs: []*Node{at, na}, Shape: []int{3, 3}, DType: Float64})
+		atb := c.add(&Node{Op: OpMatmul, Inputs: []*Node{at, nb}, Shape: []int{3, 1}, DType: Float64})
+		normal := c.add(&Node{Op: OpSolve, Inputs: []*Node{ata, atb}, Shape: []int{3, 1}, DType: Float64})
+		q := c.add(&Node{Op: OpQRQ, Inputs: []*Node{na}, Shape: []int{40, 3}, DType: Float64})
+		r := c.add(&Node{Op: OpQRR, Inputs: []*Node{na}, Shape: []int{3, 3}, DType: Float64})
+		qt := c.add(&Node{Op: OpTranspose, Inputs: []*Node{q}, Shape: []int{3, 40}, DType: Float64, Attrs: Attrs{Perm: []int{1, 0}}})
+		qtb := c.add(&Node{Op: OpMatmul, Inputs: []*Node{qt, nb}, Shape: []int{3, 1}, DType: Float64})
+		viaQR := c.add(&Node{Op: OpSolve, Inputs: []*Node{r, qtb}, Shape: []int{3, 1}, DType: Float64})
+		outs, _ := c.runOutputs(t, normal, viaQR)
+		checkClose(t, fmt.Sprintf("normal equations, rows %v", rows), outs[0], lstsqWant, 1e-10)
+		checkClose(t, fmt.Sprintf("QR, rows %v", rows), outs[1], lstsqWant, 1e-12)
+	}
+}
