@@ -1,0 +1,206 @@
+package tensor
+
+// functions holds the spec language's functions by name (without np.);
+// methods holds the methods of tensors. Files of the parser fill them in
+// init.
+var (
+	functions = map[string]*builtin{}
+	methods   = map[string]*builtin{}
+)
+
+func register(name string, params []string, fn func(c *call) (value, error)) {
+	functions[name] = &builtin{params: params, fn: fn}
+}
+
+func registerMethod(name string, params []string, fn func(c *call) (value, error)) {
+	methods[name] = &builtin{params: params, fn: fn}
+}
+
+// unaryFuncs maps elementwise functions of one tensor to their ops.
+var unaryFuncs = map[string]string{
+	"abs": OpAbs, "absolute": OpAbs, "sqrt": OpSqrt, "exp": OpExp, "log": OpLog,
+	"log1p": OpLog1p, "sin": OpSin, "cos": OpCos, "tan": OpTan, "tanh": OpTanh,
+	"floor": OpFloor, "ceil": OpCeil, "sign": OpSign, "negative": OpNegative,
+	"logical_not": OpLogicalNot, "invert": OpInvert, "bitwise_not": OpInvert,
+}
+
+// binaryFuncs maps elementwise functions of two tensors to their ops.
+var binaryFuncs = map[string]string{
+	"add": OpAdd, "subtract": OpSubtract, "multiply": OpMultiply, "divide": OpDivide,
+	"true_divide": OpDivide, "floor_divide": OpFloorDiv, "mod": OpMod, "remainder": OpMod,
+	"power": OpPower, "maximum": OpMaximum, "minimum": OpMinimum, "equal": OpEqual,
+	"not_equal": OpNotEqual, "less": OpLess, "less_equal": OpLessEq, "greater": OpGreater,
+	"greater_equal": OpGreaterEq, "logical_and": OpLogicalAnd, "logical_or": OpLogicalOr,
+	"bitwise_and": OpBitAnd, "bitwise_or": OpBitOr,
+}
+
+func init() {
+	for name, op := range unaryFuncs {
+		register(name, []string{"x"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			return c.b.node(c.pos, op, Attrs{}, x)
+		})
+	}
+	register("positive", []string{"x"}, func(c *call) (value, error) { return c.tensor(0) })
+	register("square", []string{"x"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.node(c.pos, OpMultiply, Attrs{}, x, x)
+	})
+	for name, op := range binaryFuncs {
+		register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			y, err := c.tensor(1)
+			if err != nil {
+				return nil, err
+			}
+			return c.b.node(c.pos, op, Attrs{}, x, y)
+		})
+	}
+	roundFn := func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		d, err := c.int(1, 0)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.node(c.pos, OpRound, Attrs{Decimals: d}, x)
+	}
+	for _, name := range []string{"round", "around", "round_"} {
+		register(name, []string{"a", "decimals"}, roundFn)
+	}
+	registerMethod("round", []string{"a", "decimals"}, roundFn)
+	register("where", []string{"condition", "x", "y"}, func(c *call) (value, error) {
+		if !c.args[1].set && !c.args[2].set {
+			return nil, errorf(c.pos, "where(condition) with one argument (nonzero) is not supported")
+		}
+		var in [3]*Node
+		for i := range in {
+			var err error
+			if in[i], err = c.tensor(i); err != nil {
+				return nil, err
+			}
+		}
+		return c.b.node(c.pos, OpWhere, Attrs{}, in[:]...)
+	})
+	clipFn := func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) && !c.has(2) {
+			return nil, errorf(c.pos, "One of max or min must be given")
+		}
+		// clip(x, lo, hi) is minimum(maximum(x, lo), hi), as NumPy defines it.
+		for i, op := range []string{OpMaximum, OpMinimum} {
+			if !c.has(1 + i) {
+				continue
+			}
+			bound, err := c.tensor(1 + i)
+			if err != nil {
+				return nil, err
+			}
+			if x, err = c.b.node(c.pos, op, Attrs{}, x, bound); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	}
+	register("clip", []string{"a", "a_min", "a_max"}, clipFn)
+	registerMethod("clip", []string{"a", "min", "max"}, clipFn)
+	registerMethod("astype", []string{"a", "dtype"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		dt, err := c.dtype(1, 0)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.astype(c.pos, x, dt)
+	})
+}
+
+// attr evaluates x.name without a call: .T, .shape, .ndim, .size, .dtype,
+// or a module's constant (np.pi, np.float32, np.newaxis).
+func (b *builder) attr(e *attrExpr) (value, error) {
+	if name, ok := b.moduleName(e); ok {
+		if v, ok := constants[name]; ok {
+			return v, nil
+		}
+		if _, ok := functions[name]; ok {
+			return nil, errorf(rootPos(e), "%s is a function: call it, %s(...)", dotted(e), dotted(e))
+		}
+		return nil, errorf(rootPos(e), "unknown name %s", dotted(e))
+	}
+	x, err := b.eval(e.x)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := x.(*Node)
+	if !ok {
+		return nil, errorf(e.pos, "'%s' object has no attribute '%s'", typeName(x), e.name)
+	}
+	switch e.name {
+	case "T":
+		perm := make([]int, len(t.Shape))
+		for i := range perm {
+			perm[i] = len(perm) - 1 - i
+		}
+		return b.transpose(e.pos, t, perm)
+	case "shape":
+		s := seqValue{}
+		for _, d := range t.Shape {
+			s.elts = append(s.elts, pyInt(int64(d)))
+			s.pos = append(s.pos, e.pos)
+		}
+		return s, nil
+	case "ndim":
+		return pyInt(int64(len(t.Shape))), nil
+	case "size":
+		return pyInt(int64(NumElements(t.Shape))), nil
+	case "dtype":
+		return dtypeValue(t.DType), nil
+	}
+	if _, ok := methods[e.name]; ok {
+		return nil, errorf(e.pos, "%s is a method: call it, .%s(...)", e.name, e.name)
+	}
+	return nil, errorf(e.pos, "tensors have no attribute %s", e.name)
+}
+
+// tensors converts a sequence of tensors (concatenate's and stack's first
+// argument).
+func (c *call) tensors(i int) ([]*Node, error) {
+	if !c.args[i].set {
+		return nil, c.missing(i)
+	}
+	s, ok := c.args[i].v.(seqValue)
+	if !ok {
+		return nil, c.errorf(i, "%s() takes a tuple or list of tensors, not a %s", c.name, typeName(c.args[i].v))
+	}
+	if len(s.elts) == 0 {
+		return nil, c.errorf(i, "need at least one array to %s", c.name)
+	}
+	out := make([]*Node, len(s.elts))
+	for j, v := range s.elts {
+		t, err := c.b.tensor(v, s.pos[j])
+		if err != nil {
+			return nil, err
+		}
+		out[j] = t
+	}
+	return out, nil
+}

@@ -1,0 +1,69 @@
+package tensor
+
+import (
+	"context"
+	"testing"
+)
+
+const benchN = 8 << 20 // elements a chunk
+
+func kernBenchArray(n int) *Array {
+	a := NewArray(Float64, []int{n})
+	for i, v := range a.Float64s() {
+		a.Float64s()[i] = v + float64(i%1000)*0.5
+	}
+	return a
+}
+
+// BenchmarkAddKernel measures float64 addition of two 8 Mi-element chunks;
+// bytes count the two inputs read and the output written.
+func BenchmarkAddKernel(b *testing.B) {
+	x, y := kernBenchArray(benchN), kernBenchArray(benchN)
+	b.Run("loop", func(b *testing.B) {
+		// The typed loop into a reused output buffer.
+		d := make([]float64, benchN)
+		b.SetBytes(3 * 8 * benchN)
+		for b.Loop() {
+			addLoop(d, x.Float64s(), y.Float64s())
+		}
+	})
+	b.Run("kernel", func(b *testing.B) {
+		// The whole kernel, allocating its output chunk.
+		op := &ChunkOp{Kind: OpAdd, Inputs: []int{0, 1}, Shape: []int{benchN}, DType: Float64, Args: ElemArgs{Compute: Float64}}
+		b.SetBytes(3 * 8 * benchN)
+		for b.Loop() {
+			if _, err := Run(context.Background(), op, []*Array{x, y}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkSumKernel measures the float64 sum map of one 8 Mi-element chunk.
+func BenchmarkSumKernel(b *testing.B) {
+	x := kernBenchArray(benchN)
+	op := &ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: Float64,
+		Args: ReduceArgs{Op: OpSum, In: Float64, Axes: []int{0}}}
+	b.SetBytes(8 * benchN)
+	for b.Loop() {
+		if _, err := Run(context.Background(), op, []*Array{x}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRandKernel measures rand and randn over one 8 Mi-element chunk;
+// bytes count the output written.
+func BenchmarkRandKernel(b *testing.B) {
+	for _, kind := range []string{OpRand, OpRandn} {
+		b.Run(kind, func(b *testing.B) {
+			op := &ChunkOp{Kind: kind, Shape: []int{benchN}, DType: Float64, Args: GenArgs{Offset: []int{0}, Global: []int{benchN}, Seed: 1}}
+			b.SetBytes(8 * benchN)
+			for b.Loop() {
+				if _, err := Run(context.Background(), op, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,269 @@
+package tensor
+
+import (
+	"context"
+	"encoding/gob"
+	"fmt"
+)
+
+// Scans (cumsum, cumprod) along one axis tile in three kinds of op:
+//
+//   - "<op>.local" scans each input chunk on its own;
+//   - "<op>.carry" makes the running total of the chunks before the next one
+//     along the axis, from the previous carry and the last slice of a local
+//     scan (a chain of carries, one a chunk, not all-to-all);
+//   - "<op>.offset" combines a local scan with the carry of the chunks before
+//     it.
+//
+// The first chunk along the axis needs no offset: its local scan is its
+// result.
+
+// ScanArgs are the arguments of the scan kernels.
+type ScanArgs struct {
+	Op   string // OpCumsum or OpCumprod
+	Axis int
+}
+
+func init() {
+	gob.Register(ScanArgs{})
+	for _, op := range []string{OpCumsum, OpCumprod} {
+		tileRules[op] = tileScan
+		kernels[op+".local"] = scanLocalKernel
+		kernels[op+".carry"] = scanCarryKernel
+		kernels[op+".offset"] = scanOffsetKernel
+	}
+}
+
+func tileScan(t *tiler, n *Node) (*TiledTensor, error) {
+	in := t.input(n, 0)
+	nd := len(in.Shape)
+	if len(n.Attrs.Axes) != 1 || n.Attrs.Axes[0] < 0 || n.Attrs.Axes[0] >= nd {
+		return nil, fmt.Errorf("bad axis %v for shape %v", n.Attrs.Axes, in.Shape)
+	}
+	ax := n.Attrs.Axes[0]
+	args := ScanArgs{Op: n.Op, Axis: ax}
+	grid := GridShape(in.Chunks)
+	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: in.Chunks, Keys: make([]uint64, len(in.Keys))}
+	local := make([]uint64, len(in.Keys))
+	for k, key := range in.Keys {
+		local[k] = t.emit(&ChunkOp{Kind: n.Op + ".local", Inputs: []int{int(key)}, Shape: chunkShape(in.Chunks, grid, k), DType: n.DType, Args: args})
+	}
+	// Walk each line of chunks along the axis: the chunks whose grid index
+	// along ax is 0 start the lines.
+	for k := range in.Keys {
+		idx := unravel(k, grid)
+		if idx[ax] != 0 {
+			continue
+		}
+		var carry []int
+		for c := 0; c < grid[ax]; c++ {
+			idx[ax] = c
+			ck := ravel(idx, grid)
+			shape := chunkShape(in.Chunks, grid, ck)
+			if c == 0 {
+				out.Keys[ck] = local[ck]
+			} else {
+				out.Keys[ck] = t.emit(&ChunkOp{Kind: n.Op + ".offset", Inputs: []int{int(local[ck]), carry[0]}, Shape: shape, DType: n.DType, Args: args})
+			}
+			if c+1 < grid[ax] {
+				cshape := append([]int(nil), shape...)
+				cshape[ax] = 1
+				inputs := append(carry, int(local[ck]))
+				carry = []int{int(t.emit(&ChunkOp{Kind: n.Op + ".carry", Inputs: inputs, Shape: cshape, DType: n.DType, Args: args}))}
+			}
+		}
+	}
+	return out, nil
+}
+
+func scanArgs(op *ChunkOp, in []*Array) (ScanArgs, error) {
+	args, ok := op.Args.(ScanArgs)
+	if !ok {
+		return args, fmt.Errorf("bad args %T", op.Args)
+	}
+	if err := checkOp(op); err != nil {
+		return args, err
+	}
+	if args.Axis < 0 || args.Axis >= len(op.Shape) {
+		return args, fmt.Errorf("axis %d out of range for %v", args.Axis, op.Shape)
+	}
+	if args.Op != OpCumsum && args.Op != OpCumprod {
+		return args, fmt.Errorf("unknown scan %q", args.Op)
+	}
+	for i, a := range in {
+		if a == nil {
+			return args, fmt.Errorf("input %d missing", i)
+		}
+		if err := a.Check(); err != nil {
+			return args, fmt.Errorf("input %d: %w", i, err)
+		}
+		if len(a.Shape) != len(op.Shape) {
+			return args, fmt.Errorf("input %d has shape %v, want %d axes", i, a.Shape, len(op.Shape))
+		}
+	}
+	return args, nil
+}
+
+// split3 views shape as (outer, n, inner) around axis.
+func split3(shape []int, axis int) (outer, n, inner int) {
+	return NumElements(shape[:axis]), shape[axis], NumElements(shape[axis+1:])
+}
+
+func scanLocalKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, err := scanArgs(op, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) != 1 || !sameShape(in[0].Shape, op.Shape) {
+		return nil, fmt.Errorf("local scan of %d inputs to %v", len(in), op.Shape)
+	}
+	out := NewArray(op.DType, op.Shape)
+	castInto(out, in[0])
+	o, n, m := split3(op.Shape, args.Axis)
+	mul := args.Op == OpCumprod
+	err = byNumber(op.DType, func(data []byte) { scanT(view[uint8](data), o, n, m, mul) },
+		func(data []byte) { scanT(view[int32](data), o, n, m, mul) },
+		func(data []byte) { scanT(view[int64](data), o, n, m, mul) },
+		func(data []byte) { scanT(view[float32](data), o, n, m, mul) },
+		func(data []byte) { scanT(view[float64](data), o, n, m, mul) })(out.Data)
+	return out, err
+}
+
+// byNumber returns the function for dt among one per dtype.
+func byNumber(dt DType, b, i32, i64, f32, f64 func([]byte)) func([]byte) error {
+	var f func([]byte)
+	switch dt {
+	case Bool:
+		f = b
+	case Int32:
+		f = i32
+	case Int64:
+		f = i64
+	case Float32:
+		f = f32
+	case Float64:
+		f = f64
+	}
+	return func(data []byte) error {
+		if f == nil {
+			return fmt.Errorf("invalid dtype %v", dt)
+		}
+		f(data)
+		return nil
+	}
+}
+
+// scanT scans d, viewed as (o, n, m), in place along its middle axis.
+func scanT[T elemType](d []T, o, n, m int, mul bool) {
+	for b := 0; b < o; b++ {
+		blk := d[b*n*m : (b+1)*n*m]
+		for i := 1; i < n; i++ {
+			prev, cur := blk[(i-1)*m:i*m], blk[i*m:(i+1)*m]
+			if mul {
+				for j := range cur {
+					cur[j] *= prev[j]
+				}
+			} else {
+				addLoop(cur, cur, prev)
+			}
+		}
+	}
+}
+
+// combineT sets d[b, i, j] = c[b, j] op d[b, i, j] for d viewed as (o, n, m)
+// and c as (o, 1, m).
+func combineT[T elemType](d, c []T, o, n, m int, mul bool) {
+	for b := 0; b < o; b++ {
+		cr := c[b*m : (b+1)*m]
+		for i := 0; i < n; i++ {
+			row := d[(b*n+i)*m : (b*n+i+1)*m]
+			if mul {
+				for j := range row {
+					row[j] *= cr[j]
+				}
+			} else {
+				addLoop(row, row, cr)
+			}
+		}
+	}
+}
+
+func scanCombine(dt DType, d, c []byte, o, n, m int, mul bool) error {
+	return byNumber(dt, func(d []byte) { combineT(view[uint8](d), view[uint8](c), o, n, m, mul) },
+		func(d []byte) { combineT(view[int32](d), view[int32](c), o, n, m, mul) },
+		func(d []byte) { combineT(view[int64](d), view[int64](c), o, n, m, mul) },
+		func(d []byte) { combineT(view[float32](d), view[float32](c), o, n, m, mul) },
+		func(d []byte) { combineT(view[float64](d), view[float64](c), o, n, m, mul) })(d)
+}
+
+// scanCarryKernel makes the total of a line of chunks so far: the last slice
+// of the local scan (its input 1, or 0 for the first chunk), combined with
+// the previous carry (input 0) if there is one.
+func scanCarryKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, err := scanArgs(op, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) < 1 || len(in) > 2 || op.Shape[args.Axis] != 1 {
+		return nil, fmt.Errorf("carry of %d inputs to %v", len(in), op.Shape)
+	}
+	local := in[len(in)-1]
+	want := append([]int(nil), local.Shape...)
+	want[args.Axis] = 1
+	if !sameShape(want, op.Shape) || local.DType != op.DType {
+		return nil, fmt.Errorf("carry of %v%v is not %v%v", local.DType, local.Shape, op.DType, op.Shape)
+	}
+	mul := args.Op == OpCumprod
+	out := NewArray(op.DType, op.Shape)
+	o, n, m := split3(local.Shape, args.Axis)
+	es := op.DType.Size()
+	if n == 0 {
+		// An empty chunk adds nothing: start from the identity.
+		if mul {
+			castInto(out, &Array{DType: Float64, Data: float64Bytes(ones64(out.Len()))})
+		}
+	} else {
+		for b := 0; b < o; b++ {
+			copy(out.Data[b*m*es:(b+1)*m*es], local.Data[((b*n+n-1)*m)*es:((b*n+n)*m)*es])
+		}
+	}
+	if len(in) == 2 {
+		prev := in[0]
+		if prev.DType != op.DType || !sameShape(prev.Shape, op.Shape) {
+			return nil, fmt.Errorf("previous carry %v%v is not %v%v", prev.DType, prev.Shape, op.DType, op.Shape)
+		}
+		if err := scanCombine(op.DType, out.Data, prev.Data, o, 1, m, mul); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func ones64(n int) []float64 {
+	s := make([]float64, n)
+	fillSlice(s, 1)
+	return s
+}
+
+func scanOffsetKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, err := scanArgs(op, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) != 2 {
+		return nil, fmt.Errorf("offset takes 2 inputs, got %d", len(in))
+	}
+	local, carry := in[0], in[1]
+	want := append([]int(nil), op.Shape...)
+	want[args.Axis] = 1
+	if local.DType != op.DType || carry.DType != op.DType || !sameShape(local.Shape, op.Shape) || !sameShape(carry.Shape, want) {
+		return nil, fmt.Errorf("offset of %v%v by %v%v is not %v%v", local.DType, local.Shape, carry.DType, carry.Shape, op.DType, op.Shape)
+	}
+	out := NewArray(op.DType, op.Shape)
+	copy(out.Data, local.Data)
+	o, n, m := split3(op.Shape, args.Axis)
+	if err := scanCombine(op.DType, out.Data, carry.Data, o, n, m, args.Op == OpCumprod); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
