@@ -198,19 +198,6 @@ func histRangeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	return out, nil
 }
 
-// pyFloat spells v as Python does in messages (nan, inf).
-func pyFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	return fmt.Sprint(v)
-}
-
 // histBounds returns the outer edges, from the arguments or the last input.
 func histBounds(args HistArgs, in []*Array) (float64, float64) {
 	if args.Range != nil {
