@@ -63,7 +63,7 @@ func tileSolve(t *tiler, n *Node) (*TiledTensor, error) {
 	if !sameShape(n.Shape, b.Shape) {
 		return nil, fmt.Errorf("node shape %v for a right-hand side of %v", n.Shape, b.Shape)
 	}
-	if n.DType != linalgDType(Promote(n.Inputs[0].DType, b.DType)) {
+	if n.DType != solveDType(n.Inputs[0].DType, b.DType) {
 		return nil, fmt.Errorf("dtype %v for inputs of %v and %v", n.DType, n.Inputs[0].DType, b.DType)
 	}
 	tr, err := t.tsqr(n)

@@ -87,7 +87,7 @@ func TestSolve(t *testing.T) {
 				c := newShapeCase()
 				x := c.input(a, chunks)
 				b := c.input(rhs.b, rhs.chunks)
-				s := c.add(&Node{Op: OpSolve, Inputs: []*Node{x, b}, Shape: rhs.b.Shape, DType: linalgDType(Promote(dt, Int64))})
+				s := c.add(&Node{Op: OpSolve, Inputs: []*Node{x, b}, Shape: rhs.b.Shape, DType: solveDType(dt, Int64)})
 				if dt == Float32 && ci%2 == 0 {
 					// float32 with float32 stays float32, as in NumPy.
 					b = c.input(convertChunk(rhs.b, Float32), rhs.chunks)

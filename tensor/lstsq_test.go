@@ -1,7 +1,10 @@
 package tensor
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -45,4 +48,41 @@ func TestLeastSquares(t *testing.T) {
 		checkClose(t, fmt.Sprintf("normal equations, rows %v", rows), outs[0], lstsqWant, 1e-10)
 		checkClose(t, fmt.Sprintf("QR, rows %v", rows), outs[1], lstsqWant, 1e-12)
 	}
+}
+
+// TestLeastSquaresSpec runs docs/examples/lstsq.spec, the same problem
+// written in the spec language.
+func TestLeastSquaresSpec(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "docs", "examples", "lstsq.spec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := runSpec(t, string(src))
+	if len(outs) != 2 {
+		t.Fatalf("%d outputs, want 2", len(outs))
+	}
+	for i, name := range []string{"normal equations", "QR"} {
+		if !sameShape(outs[i].Shape, []int{3}) || outs[i].DType != Float64 {
+			t.Fatalf("%s: %v%v", name, outs[i].DType, outs[i].Shape)
+		}
+		checkClose(t, name, outs[i], lstsqWant, 1e-10)
+	}
+}
+
+// runSpec parses, tiles and computes a spec that names no session tensors.
+func runSpec(t *testing.T, src string) []*Array {
+	t.Helper()
+	g, err := Parse(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := Tile(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := Compute(context.Background(), cg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
 }
