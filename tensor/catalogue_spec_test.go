@@ -1,6 +1,8 @@
 package tensor
 
 import (
+	"bytes"
+	"context"
 	"math"
 	"testing"
 )
@@ -79,11 +81,7 @@ func TestCatalogueSpecs(t *testing.T) {
 		if tc.name == "svd32" {
 			tol = 1e-6 // NumPy factors float32 in float32, marsfs in float64
 		}
-		src := tc.src + "\nfetch"
-		for _, w := range tc.wants {
-			src += " " + w.name + ","
-		}
-		outs := runSpec(t, src[:len(src)-1])
+		outs := runSpec(t, fetchAll(tc.src, tc.wants))
 		for i, w := range tc.wants {
 			got := outs[i]
 			if got.DType != w.dt || !sameShape(got.Shape, w.shape) {
@@ -98,4 +96,50 @@ func TestCatalogueSpecs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCatalogueJSONAndGob sends each catalogue spec through its JSON form,
+// and each of its chunk ops through gob, as a worker would receive it; the
+// decoded ops must compute the same bytes.
+func TestCatalogueJSONAndGob(t *testing.T) {
+	for _, tc := range catalogueSpecs {
+		src := fetchAll(tc.src, tc.wants)
+		roundTrip(t, src, nil)
+		g, err := Parse(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cg, err := Tile(g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Compute(context.Background(), cg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, op := range cg.Ops {
+			cg.Ops[i] = gobRoundTrip(t, op)
+		}
+		got, err := Compute(context.Background(), cg, nil)
+		if err != nil {
+			t.Fatalf("%s: decoded ops: %v", tc.name, err)
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].Data, want[i].Data) {
+				t.Errorf("%s: output %d differs after gob", tc.name, i)
+			}
+		}
+	}
+}
+
+// fetchAll appends a fetch line naming every wanted output.
+func fetchAll(src string, wants []specWant) string {
+	src += "\nfetch "
+	for i, w := range wants {
+		if i > 0 {
+			src += ", "
+		}
+		src += w.name
+	}
+	return src
 }
