@@ -89,6 +89,9 @@ func inferCatalogue(n *Node) error {
 		if a.Bins < 1 {
 			return fmt.Errorf("`bins` must be positive, when an integer")
 		}
+		if a.Bins > maxOneChunk {
+			return fmt.Errorf("bins=%d is too many: the histogram is one chunk of at most %d bins", a.Bins, maxOneChunk)
+		}
 		if a.Range != nil {
 			if len(a.Range) != 2 {
 				return fmt.Errorf("range must be a pair (low, high)")
@@ -114,6 +117,9 @@ func inferCatalogue(n *Node) error {
 		}
 		if n.Attrs.Minlength < 1 {
 			return fmt.Errorf("bincount needs minlength >= 1: marsfs fixes the output length when the graph is built")
+		}
+		if n.Attrs.Minlength > maxOneChunk {
+			return fmt.Errorf("minlength=%d is too long: the counts are one chunk of at most %d", n.Attrs.Minlength, maxOneChunk)
 		}
 		n.Shape, n.DType = []int{n.Attrs.Minlength}, Int64
 	case OpPercentile, OpMedian:
@@ -144,6 +150,11 @@ func inferCatalogue(n *Node) error {
 	}
 	return nil
 }
+
+// maxOneChunk bounds the length of the outputs made as a single chunk
+// whose length the spec gives (histogram's bins, bincount's minlength): 1 GiB
+// of int64 counts.
+const maxOneChunk = 1 << 27
 
 func sizeOrZero(shape []int) int {
 	if len(shape) == 0 {
