@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -152,4 +153,32 @@ func fetchAll(src string, wants []specWant) string {
 		src += w.name
 	}
 	return src
+}
+
+// TestCatalogueSpecErrors checks that data a factorization cannot take fails
+// the graph with a message that says why, also when the failing op is fused
+// with the ops after it.
+func TestCatalogueSpecErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"x = linalg.solve(ones((3, 3), chunks=2), arange(3)) * 2", "linalg.solve: matrix is singular"},
+		{"x = linalg.inv(arange(9, chunks=4).reshape(3, 3)) + 1", "linalg.inv: matrix is singular"},
+		{"x = linalg.cholesky(eye(4, chunks=3) - 2).sum()", "linalg.cholesky: matrix is not positive definite"},
+		{"x = bincount(arange(10, chunks=3), minlength=5)", "bincount: value 5 is not below minlength=5"},
+		{"h, e = histogram(log(arange(4, chunks=3) - 1.0))", "histogram: autodetected range of [nan, nan] is not finite"},
+	} {
+		g, err := Parse(tc.src, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		cg, err := Tile(g, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		for _, graph := range []*ChunkGraph{cg, Fuse(cg)} {
+			_, err = Compute(context.Background(), graph, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%q: error %v, want %q", tc.src, err, tc.want)
+			}
+		}
+	}
 }
