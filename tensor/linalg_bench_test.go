@@ -38,3 +38,16 @@ func BenchmarkTSQR(b *testing.B) {
 	}
 	b.ReportMetric(float64(m)*n*8/1e6/(b.Elapsed().Seconds()/float64(b.N)), "MB/s")
 }
+
+// BenchmarkSort sorts 4,000,000 float64 stored in 8 chunks through Tile and
+// Compute: 8 local sorts and the 19 merge-splits of the 8-wire network.
+func BenchmarkSort(b *testing.B) {
+	const n, rows = 4_000_000, 500_000
+	c := newShapeCase()
+	x := c.input(randomArray(Float64, []int{n}, 1), [][]int{reshapeSplit(n, rows)})
+	s := c.add(&Node{Op: OpSort, Inputs: []*Node{x}, Shape: []int{n}, DType: Float64})
+	for b.Loop() {
+		c.runOutputs(b, s)
+	}
+	b.ReportMetric(float64(n)/1e6/(b.Elapsed().Seconds()/float64(b.N)), "Melem/s")
+}

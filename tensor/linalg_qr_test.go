@@ -11,7 +11,7 @@ import (
 )
 
 // runOutputs tiles the graph of c with outs as its outputs and computes them.
-func (c *shapeCase) runOutputs(t *testing.T, outs ...*Node) ([]*Array, *ChunkGraph) {
+func (c *shapeCase) runOutputs(t testing.TB, outs ...*Node) ([]*Array, *ChunkGraph) {
 	t.Helper()
 	cg, err := c.tileOutputs(outs...)
 	if err != nil {
@@ -34,7 +34,7 @@ func (c *shapeCase) tileOutputs(outs ...*Node) (*ChunkGraph, error) {
 
 // computeErr tiles and computes outs and returns the error, which must come
 // from a kernel, not from tiling.
-func (c *shapeCase) computeErr(t *testing.T, outs ...*Node) error {
+func (c *shapeCase) computeErr(t testing.TB, outs ...*Node) error {
 	t.Helper()
 	cg, err := c.tileOutputs(outs...)
 	if err != nil {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"cmp"
 	"context"
 	"encoding/gob"
 	"fmt"
@@ -165,19 +166,22 @@ func rowsOf(shape []int, pairs bool) (int, int) {
 	return shape[0], shape[1]
 }
 
-// sortRows sorts each row of d (rows of cols).
-func sortRows[T any](d []T, rows, cols int, less func(a, b T) bool) {
-	c := func(a, b T) int {
-		if less(a, b) {
-			return -1
-		}
-		if less(b, a) {
-			return 1
-		}
-		return 0
-	}
+// sortOrdered sorts each row of d (rows of cols) with the standard library's
+// sort of ordered values, which puts NaNs first, and then moves the NaNs to
+// the end, where NumPy puts them.
+func sortOrdered[T uint8 | int32 | int64 | float32 | float64](d []T, rows, cols int) {
 	for r := range rows {
-		slices.SortFunc(d[r*cols:(r+1)*cols], c)
+		row := d[r*cols : (r+1)*cols]
+		slices.Sort(row)
+		nan := 0
+		for nan < len(row) && row[nan] != row[nan] {
+			nan++
+		}
+		if nan > 0 {
+			nans := slices.Clone(row[:nan])
+			copy(row, row[nan:])
+			copy(row[len(row)-nan:], nans)
+		}
 	}
 }
 
@@ -221,21 +225,28 @@ func sortLocalKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 				d[r*cols+j] = keyIndex{sortKey(x, r*cols+j), int64(args.Offset + j)}
 			}
 		}
-		sortRows(d, rows, cols, lessPair)
+		for r := range rows {
+			slices.SortFunc(d[r*cols:(r+1)*cols], func(a, b keyIndex) int {
+				if c := cmp.Compare(a.key, b.key); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.idx, b.idx)
+			})
+		}
 		return out, nil
 	}
 	out := &Array{DType: x.DType, Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
 	switch x.DType {
 	case Bool:
-		sortRows(out.Data, rows, cols, lessOrdered[uint8])
+		sortOrdered(out.Data, rows, cols)
 	case Int32:
-		sortRows(out.Int32s(), rows, cols, lessOrdered[int32])
+		sortOrdered(out.Int32s(), rows, cols)
 	case Int64:
-		sortRows(out.Int64s(), rows, cols, lessOrdered[int64])
+		sortOrdered(out.Int64s(), rows, cols)
 	case Float32:
-		sortRows(out.Float32s(), rows, cols, lessFloat[float32])
+		sortOrdered(out.Float32s(), rows, cols)
 	case Float64:
-		sortRows(out.Float64s(), rows, cols, lessFloat[float64])
+		sortOrdered(out.Float64s(), rows, cols)
 	default:
 		return nil, fmt.Errorf("invalid dtype %v", x.DType)
 	}
