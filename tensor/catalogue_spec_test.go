@@ -182,3 +182,32 @@ func TestCatalogueSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogueParseErrors checks the refusals of the catalogue, with
+// NumPy's message where NumPy refuses too.
+func TestCatalogueParseErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"x = linalg.solve(ones((3, 3)), ones(4))", "1:5: solve1: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (m,m),(m)->(m) (size 4 is different from 3)"},
+		{"x = linalg.solve(ones((3, 3)), ones((4, 2)))", "1:5: solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (m,m),(m,n)->(m,n) (size 4 is different from 3)"},
+		{"x = linalg.solve(ones((3, 3)), 5.0)", "1:5: solve: Input operand 1 does not have enough dimensions (has 0, gufunc core with signature (m,m),(m,n)->(m,n) requires 2)"},
+		{"x = linalg.inv(ones((3, 4)))", "1:5: Last 2 dimensions of the array must be square"},
+		{"q, r = linalg.qr(ones(3))", "1:8: 1-dimensional array given. Array must be at least two-dimensional"},
+		{"q, r = linalg.qr(ones((5, 3)), mode='complete')", "1:37: linalg.qr: mode='complete' of a tall matrix is not supported (marsfs computes the reduced QR)"},
+		{"x = linalg.cholesky(ones((2, 3)))", "1:5: Last 2 dimensions of the array must be square"},
+		{"x = bincount(ones(3))", "1:5: bincount needs minlength= above every value: marsfs fixes the output length when it builds the graph"},
+		{"x = bincount(ones(3), minlength=4)", "1:5: Cannot cast array data from dtype('float64') to dtype('int64') according to the rule 'safe'"},
+		{"x = bincount(ones((2, 2), dtype=int), minlength=4)", "1:5: object too deep for desired array"},
+		{"h, e = histogram(ones(3), bins=0)", "1:8: `bins` must be positive, when an integer"},
+		{"h, e = histogram(ones(3), range=(2, 1))", "1:8: max must be larger than min in range parameter."},
+		{"h, e = histogram(ones(3), bins=(1, 2))", "1:32: histogram(): bins must be a number of bins (edges and bin rules are not supported yet)"},
+		{"x = percentile(ones(3), 101)", "1:5: Percentiles must be in the range [0, 100]"},
+		{"x = percentile(ones(3), 50, method='nearest')", "1:36: percentile(): method 'nearest' is not supported (only 'linear')"},
+		{"x = median(ones((2, 3)), axis=0)", "1:31: median() along an axis of a 2-D array is not supported yet (axis=None is)"},
+		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},
+	} {
+		_, err := Parse(tc.src, nil)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func inferCatalogue(n *Node) error {
 	switch n.Op {
 	case OpQRQ, OpQRR, OpSVDU, OpSVDS, OpSVDVT, OpInv, OpCholesky, OpSolve:
 		if nd != 2 {
-			return fmt.Errorf("%d-dimensional array given. Array must be two-dimensional", nd)
+			return fmt.Errorf("%d-dimensional array given. Array must be at least two-dimensional", nd)
 		}
 	}
 	m, k := 0, 0
@@ -72,8 +72,15 @@ func inferCatalogue(n *Node) error {
 		n.Shape, n.DType = slices.Clone(x.Shape), solveDType(x.DType)
 	case OpSolve:
 		b := n.Inputs[1]
-		if len(b.Shape) != 1 && len(b.Shape) != 2 || b.Shape[0] != m {
-			return fmt.Errorf("solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (m,m),(m,n)->(m,n) (size %d is different from %d)", sizeOrZero(b.Shape), m)
+		switch {
+		case len(b.Shape) == 0:
+			return fmt.Errorf("solve: Input operand 1 does not have enough dimensions (has 0, gufunc core with signature (m,m),(m,n)->(m,n) requires 2)")
+		case len(b.Shape) > 2:
+			return fmt.Errorf("solve with a stack of right-hand sides (%d-D) is not supported yet", len(b.Shape))
+		case len(b.Shape) == 1 && b.Shape[0] != m:
+			return fmt.Errorf("solve1: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (m,m),(m)->(m) (size %d is different from %d)", b.Shape[0], m)
+		case b.Shape[0] != m:
+			return fmt.Errorf("solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (m,m),(m,n)->(m,n) (size %d is different from %d)", b.Shape[0], m)
 		}
 		n.Shape, n.DType = slices.Clone(b.Shape), solveDType(x.DType, b.DType)
 	case OpSort, OpArgsort:
@@ -155,12 +162,5 @@ func inferCatalogue(n *Node) error {
 // whose length the spec gives (histogram's bins, bincount's minlength): 1 GiB
 // of int64 counts.
 const maxOneChunk = 1 << 27
-
-func sizeOrZero(shape []int) int {
-	if len(shape) == 0 {
-		return 0
-	}
-	return shape[0]
-}
 
 func finite(v float64) bool { return v == v && v-v == 0 }
