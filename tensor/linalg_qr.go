@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
+	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -286,11 +288,10 @@ func float64Copy(a *Array) []float64 {
 	return convertChunk(a, Float64).Float64s()
 }
 
-// fromFloat64 returns data as an array of dtype dt and the given shape.
+// fromFloat64 returns data as an array of dtype dt and the given shape; a
+// float64 result aliases data, which the caller gives up.
 func fromFloat64(data []float64, dt DType, shape []int) *Array {
-	a := &Array{DType: Float64, Shape: append([]int(nil), shape...), Data: make([]byte, 8*len(data))}
-	copy(a.Float64s(), data)
-	return convertChunk(a, dt)
+	return convertChunk(&Array{DType: Float64, Shape: append([]int(nil), shape...), Data: float64Bytes(data)}, dt)
 }
 
 // A packed is a compact QR factor (see the top of this file).
@@ -318,22 +319,41 @@ func (p packed) upperR(dst []float64) {
 	}
 }
 
-// geqrf factors the rows x n matrix a (overwritten) into out, a packed chunk.
-func geqrf(a []float64, rows, n int) *Array {
-	out := NewArray(Float64, []int{rows + 1, n})
+// geqrf factors the rows x n matrix held in the first rows of out, a packed
+// chunk, in place.
+func geqrf(out *Array) *Array {
+	rows, n := out.Shape[0]-1, out.Shape[1]
 	d := out.Float64s()
-	copy(d, a)
 	k := min(rows, n)
 	if k == 0 {
 		return out
 	}
-	g := blas64.General{Rows: rows, Cols: n, Stride: n, Data: d[:rows*n]}
-	tau := d[rows*n : rows*n+k]
-	work := []float64{0}
-	lapack64.Geqrf(g, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	lapack64.Geqrf(g, tau, work, len(work))
+	geqrfPanels(rows, n, d[:rows*n], d[rows*n:rows*n+k])
 	return out
+}
+
+// qrPanel is the number of columns geqrfPanels factors at a time.
+const qrPanel = 16
+
+// geqrfPanels is LAPACK's blocked QR (dgeqrf) of the rows x n matrix a
+// (row-major, stride n), with the blocking used whatever n is: LAPACK's
+// crossover switches to the unblocked code below 128 columns, which for a
+// tall-and-skinny block means every reflector is applied by a separate pass
+// over the whole block. Here each panel of qrPanel columns is factored
+// unblocked and applied to the rest of the block as one block reflector.
+func geqrfPanels(rows, n int, a, tau []float64) {
+	impl := lapackgonum.Implementation{}
+	k := min(rows, n)
+	work := make([]float64, qrPanel*qrPanel+max(n, 1)*qrPanel)
+	i := 0
+	for ; i+qrPanel < k; i += qrPanel {
+		impl.Dgeqr2(rows-i, qrPanel, a[i*n+i:], n, tau[i:i+qrPanel], work)
+		t := work[:qrPanel*qrPanel]
+		impl.Dlarft(lapack.Forward, lapack.ColumnWise, rows-i, qrPanel, a[i*n+i:], n, tau[i:], t, qrPanel)
+		impl.Dlarfb(blas.Left, blas.Trans, lapack.Forward, lapack.ColumnWise, rows-i, n-i-qrPanel, qrPanel,
+			a[i*n+i:], n, t, qrPanel, a[i*n+i+qrPanel:], n, work[qrPanel*qrPanel:], qrPanel)
+	}
+	impl.Dgeqr2(rows-i, n-i, a[i*n+i:], n, tau[i:k], work)
 }
 
 func qrFactorKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
@@ -346,9 +366,12 @@ func qrFactorKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 		if len(in) != 1 || !sameShape(in[0].Shape, []int{rows, n}) {
 			return nil, fmt.Errorf("leaf of shape %v for a factor of %d x %d", in[0].Shape, rows, n)
 		}
-		return geqrf(float64Copy(in[0]), rows, n), nil
+		out := NewArray(Float64, op.Shape)
+		copy(out.Float64s(), convertChunk(in[0], Float64).Float64s())
+		return geqrf(out), nil
 	}
-	stacked := make([]float64, rows*n)
+	out := NewArray(Float64, op.Shape)
+	stacked := out.Float64s()
 	off := 0
 	for _, c := range in {
 		p, err := unpack(c)
@@ -367,7 +390,7 @@ func qrFactorKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return geqrf(stacked, rows, n), nil
+	return geqrf(out), nil
 }
 
 // qrRKernel takes R out of the root's packed factor.
@@ -536,5 +559,6 @@ func svdPartKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error
 	default:
 		return nil, fmt.Errorf("bad part %d", args.Part)
 	}
-	return fromFloat64(part, op.DType, op.Shape), nil
+	// A copy: the result must not alias the input chunk.
+	return fromFloat64(slices.Clone(part), op.DType, op.Shape), nil
 }

@@ -107,6 +107,8 @@ func TestQR(t *testing.T) {
 	}{
 		{37, 5, Float64}, {6, 6, Float64}, {4, 9, Float64}, {20, 3, Float32},
 		{12, 4, Int64}, {70, 2, Int32}, {1, 1, Float64}, {9, 1, Bool}, {0, 3, Float64},
+		// More columns than one panel of the blocked factorization.
+		{200, 40, Float64}, {45, 45, Float64}, {20, 37, Float64},
 	} {
 		a := randomArray(tc.dt, []int{tc.m, tc.n}, uint64(tc.m*31+tc.n))
 		k := min(tc.m, tc.n)
@@ -163,6 +165,7 @@ func TestSVD(t *testing.T) {
 		dt   DType
 	}{
 		{37, 5, Float64}, {6, 6, Float64}, {4, 9, Float64}, {25, 3, Float32}, {12, 4, Int64}, {3, 1, Float64},
+		{120, 33, Float64},
 	} {
 		a := randomArray(tc.dt, []int{tc.m, tc.n}, uint64(tc.m*17+tc.n))
 		k := min(tc.m, tc.n)
