@@ -2,14 +2,18 @@ package tensor
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkTSQR factors a 2,000,000 x 50 float64 matrix stored in row
 // chunks of 100,000 (20 leaves under one tree node), computing both Q and R
-// through Tile and Compute. For comparison, NumPy 1.24's
-// np.linalg.qr(a) of the same shape takes the time noted in the package's
-// report; run this with -benchtime=1x: one run holds a few GB.
+// through Tile and Compute; run it with -benchtime=1x: one run holds a few
+// GB. On the 2-core development machine it took 10-11 CPU seconds (11-24 s
+// elapsed, the machine shared), where NumPy 1.24's np.linalg.qr of the same
+// matrix, on Debian's reference BLAS and LAPACK, took 16-18 CPU seconds
+// (18-31 s elapsed).
 func BenchmarkTSQR(b *testing.B) {
 	const m, n, rows = 2_000_000, 50, 100_000
 	c := newShapeCase()
@@ -23,6 +27,7 @@ func BenchmarkTSQR(b *testing.B) {
 	a := c.add(&Node{Op: OpInput, Shape: tt.Shape, DType: Float64, Chunks: tt.Chunks, Attrs: Attrs{Name: "a"}})
 	q := c.add(&Node{Op: OpQRQ, Inputs: []*Node{a}, Shape: []int{m, n}, DType: Float64})
 	r := c.add(&Node{Op: OpQRR, Inputs: []*Node{a}, Shape: []int{n, n}, DType: Float64})
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		cg, err := c.tileOutputs(q, r)
 		if err != nil {
@@ -37,6 +42,17 @@ func BenchmarkTSQR(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(m)*n*8/1e6/(b.Elapsed().Seconds()/float64(b.N)), "MB/s")
+	// CPU time too: on a shared machine it varies less than the elapsed time.
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+}
+
+// cpuSeconds is the CPU time (user and system) the process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // BenchmarkSort sorts 4,000,000 float64 stored in 8 chunks through Tile and
