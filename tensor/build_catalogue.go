@@ -252,8 +252,8 @@ func buildBincount(c *call) (value, error) {
 	return c.b.node(c.pos, OpBincount, Attrs{Minlength: m}, x)
 }
 
-// buildPercentile builds percentile and median of the flattened array;
-// axis= may name the only axis of a 1-D array.
+// buildPercentile builds percentile and median of the flattened array, or
+// along either axis of a 2-D one (the first by a transpose).
 func buildPercentile(c *call) (value, error) {
 	x, err := c.tensor(0)
 	if err != nil {
@@ -296,27 +296,35 @@ func buildPercentile(c *call) (value, error) {
 		return nil, err
 	}
 	ai := c.param("axis")
-	if c.has(ai) {
+	if !c.has(ai) {
+		if x, err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
+			return nil, err
+		}
+	} else {
 		ax, err := c.int(ai, 0)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := normAxis(ax, len(x.Shape), c.at(ai)); err != nil {
+		if ax, err = normAxis(ax, len(x.Shape), c.at(ai)); err != nil {
 			return nil, err
 		}
-		if len(x.Shape) != 1 {
-			return nil, c.errorf(ai, "%s() along an axis of a %d-D array is not supported yet (axis=None is)", c.name, len(x.Shape))
+		switch {
+		case len(x.Shape) > 2:
+			return nil, c.errorf(ai, "%s() along an axis of a %d-D array is not supported yet (1-D and 2-D are)", c.name, len(x.Shape))
+		case len(x.Shape) == 2 && ax == 0:
+			if x, err = c.b.transpose(c.pos, x, []int{1, 0}); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if x, err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
-		return nil, err
-	}
+	op := OpPercentile
 	if median {
-		return c.b.node(c.pos, OpMedian, attrs, x)
+		op = OpMedian
 	}
-	p, err := c.b.node(c.pos, OpPercentile, attrs, x)
-	if err != nil || !scalar {
+	p, err := c.b.node(c.pos, op, attrs, x)
+	if err != nil || median || !scalar {
 		return p, err
 	}
-	return c.b.reshape(c.pos, p, []int{})
+	// A scalar q has no axis in the result.
+	return c.b.reshape(c.pos, p, p.Shape[1:])
 }

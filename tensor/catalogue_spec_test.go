@@ -84,6 +84,19 @@ mi = median(arange(7, chunks=2))`, []specWant{
 		{"md", Float64, []int{}, []float64{5.5}},
 		{"mi", Float64, []int{}, []float64{3.0}},
 	}},
+	{"axes", `v = (arange(30, chunks=4) * 17 % 23) - 5.5
+w = v.reshape(5, 6).rechunk((2, 4))
+p1 = percentile(w, [10, 50, 99], axis=1)
+p0 = percentile(w, 42, axis=0)
+m1 = median(w, axis=-1)
+m0 = median(w.astype('float32'), axis=0)
+mi = median(arange(12, chunks=5).reshape(3, 4), axis=1)`, []specWant{
+		{"p1", Float64, []int{3, 5}, []float64{-3.0, -2.0, -0.5, -5.0, 2.0, 8.0, 4.0, 8.0, 1.0, 8.0, 16.25, 15.200000000000001, 14.45, 12.200000000000001, 16.25}},
+		{"p0", Float64, []int{6}, []float64{3.54, 3.26, 4.54, 4.26, 8.26, 2.26}},
+		{"m1", Float64, []int{5}, []float64{8.0, 4.0, 8.0, 1.0, 8.0}},
+		{"m0", Float32, []int{6}, []float64{4.5, 5.5, 5.5, 6.5, 10.5, 4.5}},
+		{"mi", Float64, []int{3}, []float64{1.5, 5.5, 9.5}},
+	}},
 }
 
 func TestCatalogueSpecs(t *testing.T) {
@@ -202,7 +215,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"h, e = histogram(ones(3), bins=(1, 2))", "1:32: histogram(): bins must be a number of bins (edges and bin rules are not supported yet)"},
 		{"x = percentile(ones(3), 101)", "1:5: Percentiles must be in the range [0, 100]"},
 		{"x = percentile(ones(3), 50, method='nearest')", "1:36: percentile(): method 'nearest' is not supported (only 'linear')"},
-		{"x = median(ones((2, 3)), axis=0)", "1:31: median() along an axis of a 2-D array is not supported yet (axis=None is)"},
+		{"x = median(ones((2, 3, 4)), axis=0)", "1:34: median() along an axis of a 3-D array is not supported yet (1-D and 2-D are)"},
 		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},
 	} {
 		_, err := Parse(tc.src, nil)

@@ -130,17 +130,21 @@ func inferCatalogue(n *Node) error {
 		}
 		n.Shape, n.DType = []int{n.Attrs.Minlength}, Int64
 	case OpPercentile, OpMedian:
-		if nd != 1 {
-			return fmt.Errorf("%s of a %d-D array: only 1-D arrays (or axis=None) are supported", n.Op, nd)
+		if nd != 1 && nd != 2 {
+			return fmt.Errorf("%s of a %d-D array along its last axis is not supported yet (1-D and 2-D are)", n.Op, nd)
 		}
-		if x.Shape[0] == 0 {
+		if x.Shape[nd-1] == 0 {
 			return fmt.Errorf("%s of an empty array", n.Op)
+		}
+		var rows []int
+		if nd == 2 {
+			rows = []int{x.Shape[0]}
 		}
 		if x.DType == Bool && n.Op == OpPercentile {
 			return fmt.Errorf("numpy boolean subtract, the `-` operator, is not supported")
 		}
 		if n.Op == OpMedian {
-			n.Shape, n.DType = []int{}, histEdgesDType(x.DType)
+			n.Shape, n.DType = append([]int{}, rows...), histEdgesDType(x.DType)
 			break
 		}
 		if len(n.Attrs.Q) == 0 {
@@ -151,7 +155,7 @@ func inferCatalogue(n *Node) error {
 				return fmt.Errorf("Percentiles must be in the range [0, 100]")
 			}
 		}
-		n.Shape, n.DType = []int{len(n.Attrs.Q)}, Float64
+		n.Shape, n.DType = append([]int{len(n.Attrs.Q)}, rows...), Float64
 	default:
 		return fmt.Errorf("unknown op %q", n.Op)
 	}

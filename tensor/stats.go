@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -330,31 +331,34 @@ func bincountKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	return out, nil
 }
 
+// tilePercentile tiles percentile and median along the last axis of a 1-D
+// or 2-D input: one op a row chunk reads the blocks of the sorted rows that
+// hold the ranks it needs. The output is the percentiles' axis (percentile
+// only) followed by the rows of a 2-D input.
 func tilePercentile(t *tiler, n *Node) (*TiledTensor, error) {
 	if len(n.Inputs) != 1 {
 		return nil, fmt.Errorf("need 1 input, have %d", len(n.Inputs))
 	}
 	x := t.input(n, 0)
-	if len(x.Shape) != 1 {
-		return nil, fmt.Errorf("%s of a %d-D tensor: only 1-D (or axis=None, flattened) is supported", n.Op, len(x.Shape))
+	nd := len(x.Shape)
+	if nd != 1 && nd != 2 {
+		return nil, fmt.Errorf("%s of a %d-D tensor: only 1-D and 2-D (along the last axis) are supported", n.Op, nd)
 	}
-	size := x.Shape[0]
+	size := x.Shape[nd-1]
 	if size == 0 {
 		return nil, fmt.Errorf("%s of an empty array", n.Op)
 	}
 	args := PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == OpMedian}
-	var ranks []int
+	var ranks, want []int
+	dt := Float64
 	if args.Median {
-		if len(n.Shape) != 0 || n.DType != histEdgesDType(x.DType) {
-			return nil, fmt.Errorf("node %v%v, want %v[]", n.DType, n.Shape, histEdgesDType(x.DType))
-		}
+		dt = histEdgesDType(x.DType)
 		ranks = []int{(size - 1) / 2, size / 2}
 	} else {
-		scalar := len(n.Shape) == 0 && len(args.Q) == 1
-		list := len(n.Shape) == 1 && n.Shape[0] == len(args.Q) && len(args.Q) > 0
-		if !scalar && !list || n.DType != Float64 {
-			return nil, fmt.Errorf("node %v%v for %d percentiles", n.DType, n.Shape, len(args.Q))
+		if len(args.Q) == 0 {
+			return nil, fmt.Errorf("no percentiles")
 		}
+		want = []int{len(args.Q)}
 		for _, q := range args.Q {
 			if !(q >= 0 && q <= 100) {
 				return nil, fmt.Errorf("percentiles must be in the range [0, 100], not %v", q)
@@ -363,31 +367,53 @@ func tilePercentile(t *tiler, n *Node) (*TiledTensor, error) {
 			ranks = append(ranks, lo, hi)
 		}
 	}
+	if nd == 2 {
+		want = append(want, x.Shape[0])
+	}
+	if !sameShape(n.Shape, want) || n.DType != dt {
+		return nil, fmt.Errorf("node %v%v, want %v%v", n.DType, n.Shape, dt, want)
+	}
 	ranks = append(ranks, size-1) // NaNs sort last
 	sorted := t.sortBlocks(x, false)
-	offs := ChunkOffsets(sorted.Chunks)[0]
-	var inputs []int
-	seen := map[int]bool{}
+	offs := ChunkOffsets(sorted.Chunks)[nd-1]
+	var blocks []int
 	for _, r := range ranks {
 		b := sort.SearchInts(offs, r+1) - 1
-		if !seen[b] {
-			seen[b] = true
-			inputs = append(inputs, b)
+		if !slices.Contains(blocks, b) {
+			blocks = append(blocks, b)
 		}
 	}
-	sort.Ints(inputs)
-	op := &ChunkOp{Kind: "percentile", Shape: n.Shape, DType: n.DType, Args: args}
-	for _, b := range inputs {
-		op.Inputs = append(op.Inputs, int(sorted.Keys[b]))
+	slices.Sort(blocks)
+	for _, b := range blocks {
 		args.Starts = append(args.Starts, offs[b])
 	}
-	op.Args = args
-	key := t.emit(op)
-	var chunks [][]int
-	if len(n.Shape) == 1 {
-		chunks = [][]int{{n.Shape[0]}}
+	rowChunks := []int{1}
+	if nd == 2 {
+		rowChunks = sorted.Chunks[0]
 	}
-	return &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}, nil
+	p := len(offs)
+	out := &TiledTensor{Shape: n.Shape, DType: n.DType}
+	if !args.Median {
+		out.Chunks = [][]int{{len(args.Q)}}
+	}
+	if nd == 2 {
+		out.Chunks = append(out.Chunks, rowChunks)
+	}
+	for r, rows := range rowChunks {
+		shape := []int{}
+		if !args.Median {
+			shape = append(shape, len(args.Q))
+		}
+		if nd == 2 {
+			shape = append(shape, rows)
+		}
+		op := &ChunkOp{Kind: "percentile", Shape: shape, DType: n.DType, Args: args}
+		for _, b := range blocks {
+			op.Inputs = append(op.Inputs, int(sorted.Keys[r*p+b]))
+		}
+		out.Keys = append(out.Keys, t.emit(op))
+	}
+	return out, nil
 }
 
 // percentileIndexes returns the ranks NumPy's linear method interpolates
@@ -408,59 +434,69 @@ func percentileIndexes(q float64, n int) (int, int, float64) {
 
 func percentileKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	args, ok := op.Args.(PercentileArgs)
-	if !ok || len(args.Starts) != len(in) {
+	if !ok || len(args.Starts) != len(in) || len(in) == 0 {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	at := func(r int) (*Array, int, error) {
-		for i, a := range in {
-			if r >= args.Starts[i] && r < args.Starts[i]+a.Len() {
-				return a, r - args.Starts[i], nil
+	rows, _ := rowsOf(in[0].Shape, false)
+	// at returns the array holding rank r of row i and the element's index.
+	at := func(i, r int) (*Array, int, error) {
+		for k, a := range in {
+			_, cols := rowsOf(a.Shape, false)
+			if r >= args.Starts[k] && r < args.Starts[k]+cols {
+				return a, i*cols + r - args.Starts[k], nil
 			}
 		}
 		return nil, 0, fmt.Errorf("no input holds rank %d", r)
 	}
-	last, li, err := at(args.N - 1)
-	if err != nil {
-		return nil, err
-	}
-	hasNaN := last.DType.IsFloat() && math.IsNaN(last.Float64At(li))
-	var res []float64
+	nq := len(args.Q)
 	if args.Median {
-		a, i, err := at((args.N - 1) / 2)
-		if err != nil {
-			return nil, err
-		}
-		b, j, err := at(args.N / 2)
-		if err != nil {
-			return nil, err
-		}
-		var m float64
-		switch {
-		case args.N%2 == 1:
-			m = a.Float64At(i)
-		case a.DType == Float32:
-			m = float64((a.Float32s()[i] + b.Float32s()[j]) / 2)
-		default:
-			m = (a.Float64At(i) + b.Float64At(j)) / 2
-		}
-		res = []float64{m}
-	} else {
-		for _, q := range args.Q {
-			lo, hi, g := percentileIndexes(q, args.N)
-			a, i, err := at(lo)
-			if err != nil {
-				return nil, err
-			}
-			b, j, err := at(hi)
-			if err != nil {
-				return nil, err
-			}
-			res = append(res, lerp(a, i, b, j, g))
-		}
+		nq = 1
 	}
-	if hasNaN {
-		for i := range res {
-			res[i] = math.NaN()
+	res := make([]float64, nq*rows)
+	if len(res) != NumElements(op.Shape) {
+		return nil, fmt.Errorf("%d results for shape %v", len(res), op.Shape)
+	}
+	for i := range rows {
+		last, li, err := at(i, args.N-1)
+		if err != nil {
+			return nil, err
+		}
+		if last.DType.IsFloat() && math.IsNaN(last.Float64At(li)) {
+			for q := range nq {
+				res[q*rows+i] = math.NaN()
+			}
+			continue
+		}
+		if args.Median {
+			a, j, err := at(i, (args.N-1)/2)
+			if err != nil {
+				return nil, err
+			}
+			b, k, err := at(i, args.N/2)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case args.N%2 == 1:
+				res[i] = a.Float64At(j)
+			case a.DType == Float32:
+				res[i] = float64((a.Float32s()[j] + b.Float32s()[k]) / 2)
+			default:
+				res[i] = (a.Float64At(j) + b.Float64At(k)) / 2
+			}
+			continue
+		}
+		for q, v := range args.Q {
+			lo, hi, g := percentileIndexes(v, args.N)
+			a, j, err := at(i, lo)
+			if err != nil {
+				return nil, err
+			}
+			b, k, err := at(i, hi)
+			if err != nil {
+				return nil, err
+			}
+			res[q*rows+i] = lerp(a, j, b, k, g)
 		}
 	}
 	return fromFloat64(res, op.DType, op.Shape), nil

@@ -159,17 +159,17 @@ func TestPercentile(t *testing.T) {
 			c := newShapeCase()
 			x := c.input(tc.a, [][]int{chunks})
 			p := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, Shape: []int{len(qs)}, DType: Float64, Attrs: Attrs{Q: qs}})
-			one := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, Shape: nil, DType: Float64, Attrs: Attrs{Q: qs[2:3]}})
+			one := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, Shape: []int{1}, DType: Float64, Attrs: Attrs{Q: qs[2:3]}})
 			outs, _ := c.runOutputs(t, p, one)
 			what := fmt.Sprintf("%v chunks %v", tc.a.DType, chunks)
 			checkClose(t, what, outs[0], tc.want, 1e-15)
-			checkClose(t, what+" scalar", outs[1], tc.want[2:3], 1e-15)
+			checkClose(t, what+" one", outs[1], tc.want[2:3], 1e-15)
 		}
 	}
 	// float32 data: float64 percentiles of the float32 values.
 	c := newShapeCase()
 	x := c.input(convertChunk(statsFloat(53), Float32), [][]int{{20, 20, 13}})
-	p := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, DType: Float64, Attrs: Attrs{Q: []float64{33.3}}})
+	p := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, Shape: []int{1}, DType: Float64, Attrs: Attrs{Q: []float64{33.3}}})
 	outs, _ := c.runOutputs(t, p)
 	checkClose(t, "float32", outs[0], []float64{-0.3834285783767702}, 1e-15)
 }
