@@ -68,7 +68,7 @@ func elemFunc(kind string, ct, out DType, decimals, nin int) (rowFn, error) {
 }
 
 func isUnaryElem(kind string) bool {
-	for _, op := range unaryOps {
+	for _, op := range elemUnaryOps {
 		if op == kind {
 			return true
 		}

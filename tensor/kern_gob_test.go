@@ -27,7 +27,7 @@ func TestGobEveryKind(t *testing.T) {
 	g.gen(OpArange, Float64, []int{6}, [][]int{{3, 3}}, Attrs{Start: 1, Step: 2})
 	g.gen(OpLinspace, Float64, []int{6}, [][]int{{3, 3}}, Attrs{Start: 1, Step: 0.5})
 	g.gen(OpEye, Float64, shape, cs, Attrs{K: 1})
-	for _, op := range unaryOps {
+	for _, op := range elemUnaryOps {
 		switch op {
 		case OpInvert:
 			g.op(op, Int64, shape, Attrs{}, i)
@@ -39,7 +39,7 @@ func TestGobEveryKind(t *testing.T) {
 			g.op(op, Float64, shape, Attrs{Decimals: 1}, pos)
 		}
 	}
-	for _, op := range binaryOps {
+	for _, op := range elemBinaryOps {
 		switch {
 		case isComparison(op) || op == OpLogicalAnd || op == OpLogicalOr:
 			g.op(op, Bool, shape, Attrs{}, f, i)
@@ -89,7 +89,7 @@ func TestGobEveryKind(t *testing.T) {
 	}
 	var kinds []string
 	kinds = append(kinds, OpFull, OpArange, OpLinspace, OpEye, OpRand, OpRandn, OpRandint, OpUniform, OpNormal, OpWhere)
-	kinds = append(append(kinds, unaryOps...), binaryOps...)
+	kinds = append(append(kinds, elemUnaryOps...), elemBinaryOps...)
 	for _, op := range reductions {
 		kinds = append(kinds, op+".map", op+".combine", op+".final")
 	}

@@ -10,7 +10,7 @@ import (
 func TestKernelsNeverPanic(t *testing.T) {
 	var kinds []string
 	kinds = append(kinds, OpFull, OpArange, OpLinspace, OpEye, OpRand, OpRandn, OpRandint, OpUniform, OpNormal, OpWhere)
-	kinds = append(append(kinds, unaryOps...), binaryOps...)
+	kinds = append(append(kinds, elemUnaryOps...), elemBinaryOps...)
 	for _, op := range reductions {
 		kinds = append(kinds, op+".map", op+".combine", op+".final")
 	}

@@ -67,3 +67,21 @@ func BenchmarkRandKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTileElementwiseReduce measures tiling (x + y*2).sum(axis=0) of two
+// 100x100-chunk tensors with different chunkings: 10^4 generator ops each, a
+// rechunk, 10^4 elementwise ops and a reduction tree.
+func BenchmarkTileElementwiseReduce(b *testing.B) {
+	spec := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
+	g, err := Parse(spec, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		cg, err := Tile(g, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(cg.Ops)), "ops")
+	}
+}

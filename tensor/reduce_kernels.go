@@ -467,23 +467,25 @@ func argMap(ctx context.Context, out, x *Array, reduced []bool, args ReduceArgs)
 	nd := len(x.Shape)
 	l := newRedLayout(x.Shape, reduced, false)
 	// first returns the global index of element in (flat index of the
-	// chunk) and the index step along its row.
+	// chunk) and the index step along its row, without allocating: it runs
+	// once a row.
+	lstr, gstr := byteStrides(x.Shape, 1), byteStrides(args.Global, 1)
 	first := func(in int) (int64, int64) {
 		if nd == 0 {
 			return 0, 1
 		}
-		li := unravel(in, x.Shape)
 		if axis < 0 {
-			for ax := range li {
-				li[ax] += args.Offset[ax]
+			g := 0
+			for ax, s := range lstr {
+				g += ((in/s)%x.Shape[ax] + args.Offset[ax]) * gstr[ax]
 			}
-			return int64(ravel(li, args.Global)), 1
+			return int64(g), 1
 		}
 		step := int64(0)
 		if axis == nd-1 {
 			step = 1
 		}
-		return int64(li[axis] + args.Offset[axis]), step
+		return int64((in/lstr[axis])%x.Shape[axis] + args.Offset[axis]), step
 	}
 	isMax := args.Op == OpArgmax
 	if out.DType == Float64 {

@@ -1,0 +1,79 @@
+package tensor
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"strings"
+	"testing"
+)
+
+func TestConstGraph(t *testing.T) {
+	a := NewArray(Int32, []int{5, 7})
+	for i := range a.Int32s() {
+		a.Int32s()[i] = int32(i * 3)
+	}
+	for _, chunks := range [][][]int{nil, {{5}, {7}}, {{2, 2, 1}, {3, 4}}, {{1, 1, 1, 1, 1}, {7}}} {
+		cg, err := ConstGraph("x", a, chunks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cg.Outputs) != 1 || cg.Outputs[0].Name != "x" {
+			t.Fatalf("outputs %+v", cg.Outputs)
+		}
+		if want := NumElements(GridShape(cg.Outputs[0].Chunks)); len(cg.Ops) != want {
+			t.Fatalf("%d ops for %d chunks", len(cg.Ops), want)
+		}
+		// The ops must survive encoding/gob, as they do on their way to a worker.
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(cg); err != nil {
+			t.Fatal(err)
+		}
+		var back ChunkGraph
+		if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+			t.Fatal(err)
+		}
+		outs, err := Compute(context.Background(), &back, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(outs[0].Data, a.Data) || !sameShape(outs[0].Shape, a.Shape) || outs[0].DType != Int32 {
+			t.Fatalf("chunks %v: gathered %v%v %v", chunks, outs[0].DType, outs[0].Shape, outs[0].Int32s())
+		}
+	}
+	// The chunks hold copies: changing a afterwards does not change them.
+	cg, err := ConstGraph("x", a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Int32s()[0] = 99
+	if got := cg.Ops[0].Args.(ConstArgs).Data[0]; got != 0 {
+		t.Fatalf("const chunk aliases the array: %d", got)
+	}
+}
+
+func TestConstGraphErrors(t *testing.T) {
+	a := NewArray(Float64, []int{4, 3})
+	for _, tc := range []struct {
+		chunks [][]int
+		want   string
+	}{
+		{[][]int{{4}}, "1 axes"},
+		{[][]int{{2, 1}, {3}}, "cover 3 elements of axis 0"},
+		{[][]int{{4, 0}, {3}}, "chunk of size 0"},
+		{[][]int{{5, -1}, {3}}, "chunk of size -1"},
+		{[][]int{{4}, {}}, "no chunks along axis 1"},
+	} {
+		if _, err := ConstGraph("x", a, tc.chunks); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("chunks %v: err = %v, want %q", tc.chunks, err, tc.want)
+		}
+	}
+	bad := &Array{DType: Float64, Shape: []int{2}, Data: make([]byte, 3)}
+	if _, err := ConstGraph("x", bad, nil); err == nil {
+		t.Error("ConstGraph accepted an array with the wrong data length")
+	}
+	op := &ChunkOp{Kind: "const", Shape: []int{2}, DType: Float64, Args: ConstArgs{Data: make([]byte, 8)}}
+	if _, err := Run(context.Background(), op, nil); err == nil {
+		t.Error("const kernel accepted 8 bytes for 2 float64s")
+	}
+}
