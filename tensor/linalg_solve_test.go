@@ -3,8 +3,11 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // The references below are NumPy 1.24's results for these integer inputs.
@@ -164,6 +167,69 @@ func TestLinalgDataErrors(t *testing.T) {
 		err = c.computeErr(t, c.add(&Node{Op: OpCholesky, Inputs: []*Node{x}, Shape: []int{3, 3}, DType: Float64}))
 		if err == nil || !strings.Contains(err.Error(), "linalg.cholesky: matrix is not positive definite") {
 			t.Errorf("cholesky, chunks %v: error %v", chunks, err)
+		}
+	}
+}
+
+// TestLinalgRandom solves, inverts and factors random well-conditioned
+// matrices of random sizes and chunkings (single-row blocks among them, so
+// that the factor tree has several levels) against gonum's dense results.
+func TestLinalgRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for it := range 60 {
+		n := 1 + r.IntN(25)
+		if it%10 == 0 {
+			n = 20 // one row a block: 20 leaves, 3 inner nodes, a root
+		}
+		a := randomArray(Float64, []int{n, n}, uint64(it))
+		for i := range n {
+			a.Float64s()[i*n+i] += float64(2 * n) // diagonally dominant
+		}
+		nrhs := 1 + r.IntN(3)
+		b := randomArray(Float64, []int{n, nrhs}, uint64(1000+it))
+		rows := randomChunks(r, n)
+		if it%10 == 0 {
+			rows = reshapeSplit(n, 1)
+		}
+		chunks := [][]int{rows, randomChunks(r, n)}
+		what := fmt.Sprintf("n %d chunks %v", n, chunks)
+
+		c := newShapeCase()
+		x := c.input(a, chunks)
+		nb := c.input(b, [][]int{randomChunks(r, n), {nrhs}})
+		s := c.add(&Node{Op: OpSolve, Inputs: []*Node{x, nb}, Shape: []int{n, nrhs}, DType: Float64})
+		inv := c.add(&Node{Op: OpInv, Inputs: []*Node{x}, Shape: []int{n, n}, DType: Float64})
+		// a aᵀ is symmetric positive definite.
+		xt := c.add(&Node{Op: OpTranspose, Inputs: []*Node{x}, Shape: []int{n, n}, DType: Float64, Attrs: Attrs{Perm: []int{1, 0}}})
+		spd := c.add(&Node{Op: OpMatmul, Inputs: []*Node{x, xt}, Shape: []int{n, n}, DType: Float64})
+		l := c.add(&Node{Op: OpCholesky, Inputs: []*Node{spd}, Shape: []int{n, n}, DType: Float64})
+		outs, _ := c.runOutputs(t, s, inv, l)
+
+		am := dense(a)
+		var want mat.Dense
+		if err := want.Solve(am, dense(b)); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxAbsDiff(dense(outs[0]), &want); d > 1e-12 {
+			t.Errorf("%s: solve differs by %g", what, d)
+		}
+		var wantInv mat.Dense
+		if err := wantInv.Inverse(am); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxAbsDiff(dense(outs[1]), &wantInv); d > 1e-12 {
+			t.Errorf("%s: inv differs by %g", what, d)
+		}
+		var aat mat.Dense
+		aat.Mul(am, am.T())
+		var ch mat.Cholesky
+		if !ch.Factorize(mat.NewSymDense(n, aat.RawMatrix().Data)) {
+			t.Fatalf("%s: reference Cholesky failed", what)
+		}
+		var wantL mat.TriDense
+		ch.LTo(&wantL)
+		if d := maxAbsDiff(dense(outs[2]), &wantL); d > 1e-9*float64(n) {
+			t.Errorf("%s: cholesky differs by %g", what, d)
 		}
 	}
 }
