@@ -26,14 +26,16 @@ import (
 // Cholesky tiles A into square blocks (the rows' and columns' chunk
 // boundaries together) and computes the lower factor block by block, left
 // looking: the diagonal block j is the Cholesky factor of A_jj − Σ_l L_jl
-// L_jlᵀ, and block (i, j) below it is (A_ij − Σ_l L_il L_jlᵀ) L_jj⁻ᵀ. Blocks
-// above the diagonal are zeros, as NumPy returns them.
+// L_jlᵀ, and block (i, j) below it is (A_ij − Σ_l L_il L_jlᵀ) L_jj⁻ᵀ; the
+// sums are taken a few products an op, so that no op reads a whole row of
+// blocks. Blocks above the diagonal are zeros, as NumPy returns them.
 
 func init() {
 	kernels["linalg.solve"] = solveKernel
 	kernels["linalg.inv"] = invKernel
 	kernels["linalg.cholesky"] = choleskyDiagKernel
 	kernels["linalg.cholesky.block"] = choleskyBlockKernel
+	kernels["linalg.cholesky.update"] = choleskyUpdateKernel
 	kernels["linalg.zeros"] = zerosKernel
 	tileRules[OpSolve] = tileSolve
 	tileRules[OpInv] = tileInv
@@ -213,16 +215,28 @@ func tileCholesky(t *tiler, n *Node) (*TiledTensor, error) {
 	l := make([]uint64, nb*nb)
 	for j := range nb {
 		for i := j; i < nb; i++ {
-			inputs := []int{int(a.Keys[i*nb+j])}
+			shape := []int{cs[i], cs[j]}
+			// A_ij − Σ_l L_il L_jlᵀ, cholUpdates pairs an op, the first
+			// pairs with the block itself.
+			cur := int(a.Keys[i*nb+j])
+			k := 0
+			for ; j-k > cholUpdates; k += cholUpdates {
+				inputs := []int{cur}
+				for m := k; m < k+cholUpdates; m++ {
+					inputs = append(inputs, int(l[i*nb+m]), int(l[j*nb+m]))
+				}
+				cur = int(t.emit(&ChunkOp{Kind: "linalg.cholesky.update", Inputs: inputs, Shape: shape, DType: Float64}))
+			}
+			inputs := []int{cur}
 			kind := "linalg.cholesky"
 			if i > j {
 				kind = "linalg.cholesky.block"
 				inputs = append(inputs, int(l[j*nb+j]))
 			}
-			for k := range j {
+			for ; k < j; k++ {
 				inputs = append(inputs, int(l[i*nb+k]), int(l[j*nb+k]))
 			}
-			l[i*nb+j] = t.emit(&ChunkOp{Kind: kind, Inputs: inputs, Shape: []int{cs[i], cs[j]}, DType: n.DType})
+			l[i*nb+j] = t.emit(&ChunkOp{Kind: kind, Inputs: inputs, Shape: shape, DType: n.DType})
 		}
 		for i := range j {
 			l[i*nb+j] = t.emit(&ChunkOp{Kind: "linalg.zeros", Shape: []int{cs[i], cs[j]}, DType: n.DType})
@@ -256,6 +270,19 @@ func choleskyUpdate(in []*Array) ([]float64, int, int, error) {
 			1, out)
 	}
 	return d, rows, cols, nil
+}
+
+// cholUpdates is how many products L_il L_jlᵀ one op subtracts, so that no
+// op reads more than 2·cholUpdates+2 blocks however many blocks a side has.
+const cholUpdates = 4
+
+// choleskyUpdateKernel subtracts a group of products from a block.
+func choleskyUpdateKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	d, _, _, err := choleskyUpdate(in)
+	if err != nil {
+		return nil, err
+	}
+	return fromFloat64(d, Float64, op.Shape), nil
 }
 
 func choleskyDiagKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {

@@ -233,3 +233,43 @@ func TestLinalgRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestCholeskyManyBlocks factors a 12 x 12 matrix in 1 x 1 blocks: the
+// sums of products are split over update ops of bounded fan-in.
+func TestCholeskyManyBlocks(t *testing.T) {
+	const n = 12
+	a := randomArray(Float64, []int{n, n}, 5)
+	am := dense(a)
+	var spd mat.Dense
+	spd.Mul(am, am.T())
+	for i := range n {
+		spd.Set(i, i, spd.At(i, i)+1)
+	}
+	s := NewArray(Float64, []int{n, n})
+	copy(s.Float64s(), spd.RawMatrix().Data)
+	c := newShapeCase()
+	x := c.input(s, [][]int{reshapeSplit(n, 1), reshapeSplit(n, 1)})
+	l := c.add(&Node{Op: OpCholesky, Inputs: []*Node{x}, Shape: []int{n, n}, DType: Float64})
+	outs, cg := c.runOutputs(t, l)
+	updates := 0
+	for _, op := range cg.Ops {
+		if len(op.Inputs) > 2*cholUpdates+2 {
+			t.Errorf("%s op reads %d blocks", op.Kind, len(op.Inputs))
+		}
+		if op.Kind == "linalg.cholesky.update" {
+			updates++
+		}
+	}
+	if updates == 0 {
+		t.Error("no update ops")
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(n, spd.RawMatrix().Data)) {
+		t.Fatal("reference Cholesky failed")
+	}
+	var want mat.TriDense
+	ch.LTo(&want)
+	if d := maxAbsDiff(dense(outs[0]), &want); d > 1e-12 {
+		t.Errorf("cholesky differs by %g", d)
+	}
+}

@@ -91,7 +91,19 @@ func tileSort(t *tiler, n *Node) (*TiledTensor, error) {
 	if !sameShape(n.Shape, x.Shape) || n.DType != want {
 		return nil, fmt.Errorf("node %v%v for an input of %v%v", n.DType, n.Shape, x.DType, x.Shape)
 	}
-	return t.sortBlocks(x, n.Op == OpArgsort), nil
+	return t.sortOf(n, n.Op == OpArgsort), nil
+}
+
+// sortOf returns the sort (or argsort) of n's input along its last axis,
+// emitting it once for all the nodes that need it (sort, percentile and
+// median of the same tensor).
+func (t *tiler) sortOf(n *Node, arg bool) *TiledTensor {
+	family := "sort"
+	if arg {
+		family = "argsort"
+	}
+	v, _ := t.sharedFor(family, n, func() (any, error) { return t.sortBlocks(t.input(n, 0), arg), nil })
+	return v.(*TiledTensor)
 }
 
 // sortBlocks emits the sort (or argsort) of x along its last axis and

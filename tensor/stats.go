@@ -374,7 +374,7 @@ func tilePercentile(t *tiler, n *Node) (*TiledTensor, error) {
 		return nil, fmt.Errorf("node %v%v, want %v%v", n.DType, n.Shape, dt, want)
 	}
 	ranks = append(ranks, size-1) // NaNs sort last
-	sorted := t.sortBlocks(x, false)
+	sorted := t.sortOf(n, false)
 	offs := ChunkOffsets(sorted.Chunks)[nd-1]
 	var blocks []int
 	for _, r := range ranks {

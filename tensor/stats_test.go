@@ -206,3 +206,25 @@ func TestMedian(t *testing.T) {
 		t.Errorf("median with a NaN = %v, want nan", outs[0].Float64s()[0])
 	}
 }
+
+// TestSortShared checks that sort, percentile and median of one tensor sort
+// it once.
+func TestSortShared(t *testing.T) {
+	a := statsFloat(53)
+	c := newShapeCase()
+	x := c.input(a, [][]int{reshapeSplit(53, 10)})
+	s := c.add(&Node{Op: OpSort, Inputs: []*Node{x}, Shape: []int{53}, DType: Float64})
+	p := c.add(&Node{Op: OpPercentile, Inputs: []*Node{x}, Shape: []int{2}, DType: Float64, Attrs: Attrs{Q: []float64{10, 90}}})
+	m := c.add(&Node{Op: OpMedian, Inputs: []*Node{x}, DType: Float64})
+	outs, cg := c.runOutputs(t, s, p, m)
+	local := 0
+	for _, op := range cg.Ops {
+		if op.Kind == "sort.local" {
+			local++
+		}
+	}
+	if local != 6 {
+		t.Errorf("%d local sorts of 6 blocks", local)
+	}
+	checkClose(t, "median", outs[2], []float64{2.0}, 0)
+}
