@@ -228,3 +228,35 @@ func TestSortShared(t *testing.T) {
 	}
 	checkClose(t, "median", outs[2], []float64{2.0}, 0)
 }
+
+// TestHistogramFloat32 checks float32 data, whose edges are float32 as in
+// NumPy, against NumPy 1.24's counts.
+func TestHistogramFloat32(t *testing.T) {
+	a := convertChunk(statsFloat(53), Float32)
+	for _, tc := range []struct {
+		bins  int
+		rng   []float64
+		want  []int64
+		edges []float64 // the first few
+	}{
+		{7, nil, []int64{9, 6, 8, 8, 7, 7, 8}, []float64{-5.0, -2.959183692932129, -0.9183673858642578, 1.1224489212036133}},
+		{13, nil, []int64{5, 4, 5, 3, 4, 4, 4, 4, 4, 4, 4, 3, 5}, []float64{-5.0, -3.9010989665985107, -2.8021979331970215, -1.7032967805862427}},
+		{30, nil, []int64{3, 2, 1, 3, 1, 1, 3, 1, 1, 3, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 2, 1, 2, 2, 1, 2, 2, 2}, []float64{-5.0, -4.523809432983398, -4.047618865966797, -3.5714285373687744}},
+		{9, []float64{-2, 3}, []int64{2, 1, 3, 2, 3, 1, 2, 2, 2}, nil},
+	} {
+		c := newShapeCase()
+		x := c.input(a, [][]int{{20, 20, 13}})
+		attrs := Attrs{Bins: tc.bins, Range: tc.rng}
+		h := c.add(&Node{Op: OpHistogram, Inputs: []*Node{x}, Shape: []int{tc.bins}, DType: Int64, Attrs: attrs})
+		e := c.add(&Node{Op: OpHistEdges, Inputs: []*Node{x}, Shape: []int{tc.bins + 1}, DType: Float32, Attrs: attrs})
+		outs, _ := c.runOutputs(t, h, e)
+		if fmt.Sprint(outs[0].Int64s()) != fmt.Sprint(tc.want) {
+			t.Errorf("bins %d range %v: %v, want %v", tc.bins, tc.rng, outs[0].Int64s(), tc.want)
+		}
+		for i, w := range tc.edges {
+			if g := outs[1].Float64At(i); g != w {
+				t.Errorf("bins %d: edge %d = %v, want %v", tc.bins, i, g, w)
+			}
+		}
+	}
+}
