@@ -55,8 +55,8 @@ type QRQArgs struct {
 type QRQTArgs struct{ Leaf bool }
 
 // SVDPartArgs are the arguments of "linalg.svd.part": which of U_r (0), S
-// (1) and Vᵀ (2) to take from the small SVD.
-type SVDPartArgs struct{ Part int }
+// (1) and Vᵀ (2) to take from the small SVD, for k singular values.
+type SVDPartArgs struct{ Part, K int }
 
 func init() {
 	gob.Register(QRFactorArgs{})
@@ -268,14 +268,14 @@ func tileSVD(t *tiler, n *Node) (*TiledTensor, error) {
 	}
 	switch n.Op {
 	case OpSVDU:
-		ur := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: []int{k, k}, DType: Float64, Args: SVDPartArgs{Part: 0}})
+		ur := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: []int{k, k}, DType: Float64, Args: SVDPartArgs{Part: 0, K: k}})
 		keys := t.qFactor(tr, int(ur), k, n.DType)
 		return &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{tr.a.Chunks[0], {k}}, Keys: keys}, nil
 	case OpSVDS:
-		key := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: SVDPartArgs{Part: 1}})
+		key := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: SVDPartArgs{Part: 1, K: k}})
 		return &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{k}}, Keys: []uint64{key}}, nil
 	default:
-		key := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: SVDPartArgs{Part: 2}})
+		key := t.emit(&ChunkOp{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: SVDPartArgs{Part: 2, K: k}})
 		return &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{k}, {cols}}, Keys: []uint64{key}}, nil
 	}
 }
@@ -531,34 +531,12 @@ func svdPartKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	d := in[0].Float64s()
-	var k, n int
-	switch args.Part {
-	case 0:
-		k = op.Shape[0]
-	case 1:
-		k = op.Shape[0]
-	case 2:
-		k, n = op.Shape[0], op.Shape[1]
-	}
-	if args.Part != 2 {
-		// k*k + k + k*n elements in all.
-		n = (len(d) - k*k - k) / max(k, 1)
-	}
-	if len(d) != k*k+k+k*n {
-		return nil, fmt.Errorf("small SVD of %d elements for k = %d", len(d), k)
-	}
-	var part []float64
-	switch args.Part {
-	case 0:
-		part = d[:k*k]
-	case 1:
-		part = d[k*k : k*k+k]
-	case 2:
-		part = d[k*k+k:]
-	default:
-		return nil, fmt.Errorf("bad part %d", args.Part)
+	d, k := in[0].Float64s(), args.K
+	bounds := []int{0, k * k, k*k + k, len(d)}
+	if args.Part < 0 || args.Part > 2 || bounds[2] > len(d) || bounds[args.Part+1]-bounds[args.Part] != NumElements(op.Shape) {
+		return nil, fmt.Errorf("part %d of a small SVD of %d elements for k = %d and shape %v", args.Part, len(d), k, op.Shape)
 	}
 	// A copy: the result must not alias the input chunk.
-	return fromFloat64(slices.Clone(part), op.DType, op.Shape), nil
+	part := slices.Clone(d[bounds[args.Part]:bounds[args.Part+1]])
+	return fromFloat64(part, op.DType, op.Shape), nil
 }
