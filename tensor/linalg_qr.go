@@ -26,8 +26,9 @@ import (
 //
 // The SVD is the SVD of the small R (k x n, k = min(m, n)): R = U_r S Vᵀ, so
 // A = (Q U_r) S Vᵀ, and Q U_r is the same top-down pass started from U_r
-// instead of I. Only the tree's nodes ever hold more than one row block's
-// worth of rows: qrCombine R factors of n rows each.
+// instead of I. An inner node of the tree holds at most qrCombine R factors
+// of n rows each; every op holds whole rows, so TSQR suits matrices whose
+// n x n R fits in one chunk (tall and skinny, as its name says).
 //
 // Compact form ("packed" chunk): a float64 array of (rows+1) x n whose first
 // rows hold LAPACK's geqrf output (R on and above the diagonal, reflectors
