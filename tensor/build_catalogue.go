@@ -33,10 +33,12 @@ func init() {
 		fn := func(c *call) (value, error) { return buildSort(c, op) }
 		register(name, []string{"a", "axis", "kind", "order"}, fn)
 		if op == OpArgsort {
-			// ndarray.sort sorts in place and returns None: not a method here.
 			registerMethod(name, []string{"a", "axis", "kind", "order"}, fn)
 		}
 	}
+	registerMethod("sort", []string{"a", "axis", "kind", "order"}, func(c *call) (value, error) {
+		return nil, errorf(c.pos, "a.sort() sorts in place and returns None: write sort(a)")
+	})
 	register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, func(c *call) (value, error) {
 		return nil, errorf(c.pos, "unique is not supported yet: its output length depends on the data, and marsfs fixes every tensor's shape when it builds the graph")
 	})

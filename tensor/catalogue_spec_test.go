@@ -217,6 +217,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"x = percentile(ones(3), 50, method='nearest')", "1:36: percentile(): method 'nearest' is not supported (only 'linear')"},
 		{"x = median(ones((2, 3, 4)), axis=0)", "1:34: median() along an axis of a 3-D array is not supported yet (1-D and 2-D are)"},
 		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},
+		{"x = ones(3).sort()", "1:13: a.sort() sorts in place and returns None: write sort(a)"},
 	} {
 		_, err := Parse(tc.src, nil)
 		if err == nil || err.Error() != tc.want {
