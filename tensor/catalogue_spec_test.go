@@ -105,7 +105,7 @@ func TestCatalogueSpecs(t *testing.T) {
 		if tc.name == "svd32" || tc.name == "norm" {
 			tol = 1e-6 // NumPy factors float32 in float32, marsfs in float64
 		}
-		outs := runSpec(t, fetchAll(tc.src, tc.wants))
+		outs := runSpecOutputs(t, fetchAll(tc.src, tc.wants))
 		for i, w := range tc.wants {
 			got := outs[i]
 			if got.DType != w.dt || !sameShape(got.Shape, w.shape) {

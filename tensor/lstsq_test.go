@@ -57,7 +57,7 @@ func TestLeastSquaresSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs := runSpec(t, string(src))
+	outs := runSpecOutputs(t, string(src))
 	if len(outs) != 2 {
 		t.Fatalf("%d outputs, want 2", len(outs))
 	}
@@ -70,7 +70,7 @@ func TestLeastSquaresSpec(t *testing.T) {
 }
 
 // runSpec parses, tiles and computes a spec that names no session tensors.
-func runSpec(t *testing.T, src string) []*Array {
+func runSpecOutputs(t *testing.T, src string) []*Array {
 	t.Helper()
 	g, err := Parse(src, nil)
 	if err != nil {
