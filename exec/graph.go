@@ -305,7 +305,10 @@ func intsText(v []int) string {
 	for i, x := range v {
 		parts[i] = fmt.Sprint(x)
 	}
-	return "(" + strings.Join(parts, ",") + ")"
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)" // a Python tuple, as NumPy prints shapes
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Fetch gathers the whole tensor into one array.

@@ -110,7 +110,7 @@ func TestSubmitAndRead(t *testing.T) {
 			t.Errorf("csv = %q, want %q", got, want)
 		}
 		meta := read(t, c, s+"/tensors/b/meta")
-		if !strings.Contains(meta, "shape (3,4)\n") || !strings.Contains(meta, "dtype int64\n") {
+		if !strings.Contains(meta, "shape (3, 4)\n") || !strings.Contains(meta, "dtype int64\n") {
 			t.Errorf("meta:\n%s", meta)
 		}
 		want := []int64{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}
