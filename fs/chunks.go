@@ -67,7 +67,7 @@ func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []in
 					worker = "-"
 				}
 				return fmt.Sprintf("index %s\nshape %s\noffset %s\ndtype %s\nnbytes %d\nid %d\nworker %s\n",
-					tuple(idx), tuple(shape), tuple(start), tt.DType, nbytes, id, worker), nil
+					tensor.FormatShape(idx), tensor.FormatShape(shape), tensor.FormatShape(start), tt.DType, nbytes, id, worker), nil
 			}),
 			{name: "data", path: join(dir, "data"), perm: 0444,
 				size: func() uint64 { return nbytes },
@@ -86,10 +86,3 @@ func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []in
 }
 
 // tuple renders ints as the tensor's meta file does: "(2,4)".
-func tuple(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = strconv.Itoa(x)
-	}
-	return "(" + strings.Join(parts, ",") + ")"
-}

@@ -413,7 +413,7 @@ func TestChunks(t *testing.T) {
 	for _, ch := range []struct {
 		name, shape, offset string
 		n                   int
-	}{{"0_0", "(3,4)", "(0,0)", 12}, {"0_1", "(3,2)", "(0,4)", 6}, {"1_0", "(1,4)", "(3,0)", 4}, {"1_1", "(1,2)", "(3,4)", 2}} {
+	}{{"0_0", "(3, 4)", "(0, 0)", 12}, {"0_1", "(3, 2)", "(0, 4)", 6}, {"1_0", "(1, 4)", "(3, 0)", 4}, {"1_1", "(1, 2)", "(3, 4)", 2}} {
 		dir := s + "/tensors/m/chunks/" + ch.name
 		meta := read(t, c, dir+"/meta")
 		for _, want := range []string{"shape " + ch.shape + "\n", "offset " + ch.offset + "\n", "worker local\n", "dtype int64\n"} {
