@@ -27,11 +27,6 @@ func build(t *testing.T) string {
 	return bin
 }
 
-type noTensors struct{}
-
-func (noTensors) Lookup(string) (*tensor.TiledTensor, bool) { return nil, false }
-
-
 // upProcess is a running `marsfs up`.
 type upProcess struct {
 	cmd      *osexec.Cmd
