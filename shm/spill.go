@@ -65,7 +65,7 @@ func (s *Store) allocLocked(path string, size, maxSize int64, what string) (segm
 // freed segments, then spills chunks in the order ChooseVictims gives.
 func (s *Store) reserveLocked(size int64, what string) error {
 	if size > s.limit {
-		return fmt.Errorf("shm: %s needs %s, limit is %s: %w", what, FormatBytes(size), FormatBytes(s.limit), errNoRoom)
+		return fmt.Errorf("shm: %s needs %s, limit is %s", what, FormatBytes(size), FormatBytes(s.limit))
 	}
 	over := s.used + size - s.limit
 	if over <= 0 {
