@@ -21,6 +21,10 @@ func TestMain(m *testing.M) {
 		crashChild(dirs)
 		return
 	}
+	if path := os.Getenv(readerEnv); path != "" {
+		readerChild(path)
+		return
+	}
 	os.Exit(m.Run())
 }
 

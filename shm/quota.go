@@ -61,6 +61,9 @@ func (q *Quota) Request(ctx context.Context, priority int, nbytes int64) (releas
 	if q.limit > 0 && nbytes > q.limit {
 		return nil, fmt.Errorf("quota: operand needs %s, limit is %s", FormatBytes(nbytes), FormatBytes(q.limit))
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	q.mu.Lock()
 	q.seq++
 	w := &waiter{prio: priority, seq: q.seq, n: nbytes, ready: make(chan struct{})}
@@ -82,6 +85,26 @@ func (q *Quota) Request(ctx context.Context, priority int, nbytes int64) (releas
 		q.mu.Unlock()
 		// Granted while ctx was ending: the grant stands.
 	}
+	return q.releaser(nbytes), nil
+}
+
+// TryRequest grants nbytes at once if they fit and nobody waits, without
+// blocking; see Request.
+func (q *Quota) TryRequest(nbytes int64) (release func(), ok bool) {
+	if nbytes < 0 {
+		return nil, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiters) > 0 || q.limit > 0 && q.used+nbytes > q.limit {
+		return nil, false
+	}
+	q.used += nbytes
+	q.granted++
+	return q.releaser(nbytes), true
+}
+
+func (q *Quota) releaser(nbytes int64) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -90,7 +113,7 @@ func (q *Quota) Request(ctx context.Context, priority int, nbytes int64) (releas
 			q.grantLocked()
 			q.mu.Unlock()
 		})
-	}, nil
+	}
 }
 
 // grantLocked admits queued requests from the most urgent on while they fit.

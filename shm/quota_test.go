@@ -217,3 +217,37 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaTryRequest(t *testing.T) {
+	q := NewQuota(100)
+	rel, ok := q.TryRequest(70)
+	if !ok {
+		t.Fatal("TryRequest of 70 in 100 refused")
+	}
+	if _, ok := q.TryRequest(40); ok {
+		t.Fatal("TryRequest past the limit granted")
+	}
+	done := make(chan struct{})
+	go func() {
+		r, err := q.Request(context.Background(), 0, 50)
+		if err != nil {
+			t.Error(err)
+		}
+		r()
+		close(done)
+	}()
+	waitQueued(t, q, 1)
+	if _, ok := q.TryRequest(10); ok {
+		t.Fatal("TryRequest passed a waiter")
+	}
+	rel()
+	<-done
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := q.Request(ctx, 0, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Request with a done context: %v", err)
+	}
+	if st := q.Stats(); st.Used != 0 || st.Waiting != 0 {
+		t.Fatalf("stats at end: %+v", st)
+	}
+}

@@ -154,7 +154,8 @@ func roundPage(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize 
 // and returns its data, zeroed and writable, for a kernel to fill in place;
 // Seal then publishes it. A chunk already stored under id is deleted first.
 // Until Seal the chunk is held in memory and cannot be read; Delete
-// abandons it.
+// abandons it, after which the buffer must not be touched (its segment may
+// serve another chunk).
 //
 // When the store is short, Create spills other chunks to make room, and
 // fails only when the chunks being written leave no room, with an error
@@ -480,7 +481,8 @@ func (st Stats) String() string {
 }
 
 // Close unmaps every chunk and removes the store's segments and spill files.
-// Views and buffers of the store must not be used afterwards.
+// Views and buffers of the store must not be used afterwards: close the
+// store once its worker's kernels have stopped.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
