@@ -201,15 +201,24 @@ func (g *Graph) observe(ev Event) {
 	if ev.Key >= 0 && ev.Key < len(g.states) {
 		prev := g.states[ev.Key]
 		g.states[ev.Key] = ev.State
+		done := func(s OpState) bool { return s == Finished || s == Freed }
 		if prev == Running {
 			g.status.Running--
+		}
+		// An op lost with its worker goes back from FINISHED or FREED to be
+		// computed again: it counts as finished once, when it is.
+		if done(prev) && !done(ev.State) {
+			g.status.Finished--
+			g.status.Bytes -= int64(g.chunks.Ops[ev.Key].NBytes())
 		}
 		switch ev.State {
 		case Running:
 			g.status.Running++
 		case Finished:
-			g.status.Finished++
-			g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+			if !done(prev) {
+				g.status.Finished++
+				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+			}
 		case Fatal:
 			g.status.Failed++
 		}

@@ -91,7 +91,7 @@ var specErrors = []struct{ src, want string }{
 	{"x = clip(ones(3))", "1:5: One of max or min must be given"},
 	{"x = where(ones(3) > 0)", "1:5: where(condition) with one argument (nonzero) is not supported"},
 	{"x = ones(3, dtype=int32) + 1.5j", "1:28: complex numbers are not supported"},
-	{"x = ones(3)\nx += ones(4)", "2:6: operands could not be broadcast together with shapes (3,) (4,)"},
+	{"x = ones(3)\nx += ones(4)", "2:3: operands could not be broadcast together with shapes (3,) (4,)"},
 	{"x = rand(1e12, chunks=1)", "1:23: chunks of 1 cut an axis of length 1000000000000 into more than 1048576 chunks"},
 	{"x = zeros((1e9, 1e9))", "1:11: shape (1000000000,1000000000) is too large"},
 	{"x = ones(3) + 'a'", "1:13: unsupported operand type(s) for +: 'tensor' and 'str'"},
@@ -410,6 +410,7 @@ func TestParseChunks(t *testing.T) {
 		{"x = ones((4, 6), chunks=-1)", [][]int{{4}, {6}}},
 		{"x = ones(0)", [][]int{{0}}},
 		{"x = ones((0, 3), chunks=2)", [][]int{{0}, {2, 1}}},
+		{"x = ones((0, 3))", [][]int{{0}, {3}}},
 		{"x = ones(())", [][]int{}},
 		{"x = ones(10).rechunk(3)", [][]int{{3, 3, 3, 1}}},
 		{"x = rechunk(ones((4, 4)), (2, 4))", [][]int{{2, 2}, {4}}},
@@ -422,7 +423,7 @@ func TestParseChunks(t *testing.T) {
 	}
 }
 
-func TestDefaultChunks(t *testing.T) {
+func TestParseDefaultChunks(t *testing.T) {
 	const max = defaultChunkElems
 	for _, shape := range [][]int{
 		{100}, {100_000_000}, {max}, {max + 1}, {10_000, 10_000}, {3, 5000, 5000},
