@@ -64,6 +64,8 @@ func (a *Arrays) Delete(id uint64) bool { return a.s.Delete(id) }
 // Len is the number of chunks held.
 func (a *Arrays) Len() int { return a.s.Len() }
 
-// Bytes is the shared memory the store holds, in bytes: chunks spilled to
-// disk do not count, as they no longer take memory.
-func (a *Arrays) Bytes() int64 { return a.s.Stats().Used }
+// Bytes is the size of the data of the chunks held, in memory or on disk.
+func (a *Arrays) Bytes() int64 { return a.s.Bytes() }
+
+// Stats returns the store's state, for the worker's status.
+func (a *Arrays) Stats() Stats { return a.s.Stats() }

@@ -29,7 +29,7 @@ func TestArrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok := a.Get(1)
-	if !ok || !bytes.Equal(got.Data, x.Data) || got.DType != x.DType || a.Len() != 1 || a.Bytes() != 8192 {
+	if !ok || !bytes.Equal(got.Data, x.Data) || got.DType != x.DType || a.Len() != 1 || a.Bytes() != 8000 || a.Stats().Used != 8192 {
 		t.Fatalf("Get: %v %v, len %d bytes %d", got, ok, a.Len(), a.Bytes())
 	}
 	if _, ok := a.Get(2); ok {

@@ -28,12 +28,14 @@ func (s *Store) allocLocked(path string, size, maxSize int64, what string) (segm
 		f := s.free[best]
 		s.free = slices.Delete(s.free, best, best+1)
 		err := os.Rename(f.path, path)
-		if err == nil {
+		if err != nil {
+			path = f.path
+		} else {
 			err = protect(f.addr, f.size, unix.PROT_READ|unix.PROT_WRITE)
 		}
 		if err != nil {
 			unmap(f.addr, f.size)
-			os.Remove(f.path)
+			os.Remove(path)
 			s.used -= f.size
 			return segment{}, fmt.Errorf("shm: reuse segment: %w", err)
 		}
@@ -177,7 +179,9 @@ func (s *Store) reloadLocked(c *chunk) error {
 		return err
 	}
 	copy(unsafe.Slice((*byte)(seg.addr), seg.size), c.bytes())
-	f, err := os.Open(path)
+	// Opened for writing, though mapped read-only, so that the segment can
+	// be made writable again when it is freed and reused.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err == nil {
 		defer f.Close()
 		_, err = mapFile(f, c.addr, seg.size, unix.PROT_READ)

@@ -496,3 +496,39 @@ func TestDeleteAllLeavesNothing(t *testing.T) {
 		t.Fatalf("mappings left:\n%s", strings.Join(m, "\n"))
 	}
 }
+
+// TestReuseReloadedSegment frees a chunk that was spilled and reloaded: its
+// segment joins the free list and must serve, writable, a new chunk.
+func TestReuseReloadedSegment(t *testing.T) {
+	s := openTest(t, 1<<20, 1<<20)
+	if err := s.Put(1, pattern(1, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Spill(1); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Get(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := unsafe.SliceData(v.Data)
+	v.Release()
+	s.Delete(1)
+	if st := s.Stats(); st.Free != 8192 {
+		t.Fatalf("reloaded segment not kept: %+v", st)
+	}
+	b, err := s.Create(2, tensor.Float64, []int{1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(b) != addr {
+		t.Fatal("reloaded segment not reused")
+	}
+	b[0] = 1
+	if err := s.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	if e := entries(t, s.Dir()); len(e) != 1 || e[0] != "2" {
+		t.Fatalf("segments: %v", e)
+	}
+}
