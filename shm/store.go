@@ -152,7 +152,8 @@ func roundPage(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize 
 
 // Create allocates chunk id of the given dtype and shape in shared memory
 // and returns its data, zeroed and writable, for a kernel to fill in place;
-// Seal then publishes it. A chunk already stored under id is deleted first.
+// Seal then publishes it. A chunk already stored under id is deleted first,
+// even when Create then fails.
 // Until Seal the chunk is held in memory and cannot be read; Delete
 // abandons it, after which the buffer must not be touched (its segment may
 // serve another chunk).
