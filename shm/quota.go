@@ -40,6 +40,15 @@ type QuotaStats struct {
 	Granted int64 // requests granted in all
 }
 
+// String renders the stats for a status file.
+func (st QuotaStats) String() string {
+	limit := "unbounded"
+	if st.Limit > 0 {
+		limit = FormatBytes(st.Limit)
+	}
+	return fmt.Sprintf("quota %s/%s waiting %d", FormatBytes(st.Used), limit, st.Waiting)
+}
+
 // Stats returns the quota's current state.
 func (q *Quota) Stats() QuotaStats {
 	q.mu.Lock()

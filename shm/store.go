@@ -97,11 +97,11 @@ func Open(opt Options) (*Store, error) {
 		return nil, fmt.Errorf("shm: negative limit %d", opt.Limit)
 	}
 	if opt.Limit == 0 {
-		var si unix.Sysinfo_t
-		if err := unix.Sysinfo(&si); err != nil {
-			return nil, fmt.Errorf("shm: sysinfo: %w", err)
+		ram, err := TotalRAM()
+		if err != nil {
+			return nil, err
 		}
-		opt.Limit = int64(si.Totalram) * int64(si.Unit) / 2
+		opt.Limit = ram / 2
 	}
 	switch {
 	case opt.KeepFree == 0:
