@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"io"
 	"sync"
 )
 
@@ -47,6 +48,13 @@ func (st QuotaStats) String() string {
 		limit = FormatBytes(st.Limit)
 	}
 	return fmt.Sprintf("quota %s/%s waiting %d", FormatBytes(st.Used), limit, st.Waiting)
+}
+
+// WriteStatus writes the stats as "key value" lines for a worker's status
+// file: quota_used, quota_limit (0 when unbounded), quota_waiting.
+func (st QuotaStats) WriteStatus(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "quota_used %d\nquota_limit %d\nquota_waiting %d\n", st.Used, st.Limit, st.Waiting)
+	return err
 }
 
 // Stats returns the quota's current state.

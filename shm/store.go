@@ -3,6 +3,7 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -479,6 +480,16 @@ func (st Stats) String() string {
 	return fmt.Sprintf("shm %s/%s (free %s) chunks %d in memory (%s) %d on disk (%s) pinned %d spilled %s reloaded %s",
 		FormatBytes(st.Used), FormatBytes(st.Limit), FormatBytes(st.Free), st.InMemory, FormatBytes(st.InMemoryBytes),
 		st.OnDisk, FormatBytes(st.OnDiskBytes), st.Pinned, FormatBytes(st.Spilled), FormatBytes(st.Reloaded))
+}
+
+// WriteStatus writes the stats as "key value" lines, in bytes and counts,
+// for a worker's status file: shm_used, shm_limit, shm_free,
+// chunks_in_memory, chunks_on_disk, bytes_on_disk, spilled_bytes,
+// reloaded_bytes.
+func (st Stats) WriteStatus(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "shm_used %d\nshm_limit %d\nshm_free %d\nchunks_in_memory %d\nchunks_on_disk %d\nbytes_on_disk %d\nspilled_bytes %d\nreloaded_bytes %d\n",
+		st.Used, st.Limit, st.Free, st.InMemory, st.OnDisk, st.OnDiskBytes, st.Spilled, st.Reloaded)
+	return err
 }
 
 // Close unmaps every chunk and removes the store's segments and spill files.

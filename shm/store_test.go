@@ -2,6 +2,7 @@ package shm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -530,5 +531,33 @@ func TestReuseReloadedSegment(t *testing.T) {
 	}
 	if e := entries(t, s.Dir()); len(e) != 1 || e[0] != "2" {
 		t.Fatalf("segments: %v", e)
+	}
+}
+
+func TestStatsStatus(t *testing.T) {
+	s := openTest(t, 3*8192, -1)
+	for id := range uint64(4) {
+		if err := s.Put(id, pattern(id, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := s.Stats().WriteStatus(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "shm_used 24576\nshm_limit 24576\nshm_free 0\nchunks_in_memory 3\nchunks_on_disk 1\nbytes_on_disk 8000\nspilled_bytes 8000\nreloaded_bytes 0\n"
+	if b.String() != want {
+		t.Errorf("status:\n%s\nwant:\n%s", b.String(), want)
+	}
+	q := NewQuota(100)
+	rel, _ := q.Request(context.Background(), 0, 40)
+	defer rel()
+	b.Reset()
+	q.Stats().WriteStatus(&b)
+	if b.String() != "quota_used 40\nquota_limit 100\nquota_waiting 0\n" {
+		t.Errorf("quota status %q", b.String())
+	}
+	if got := s.Stats().String(); !strings.Contains(got, "shm 24.0 KiB/24.0 KiB") || !strings.Contains(got, "1 on disk (7.8 KiB)") {
+		t.Errorf("Stats.String = %q", got)
 	}
 }
