@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -49,10 +50,28 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 	if err := s.WaitWorkers(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	runSpecs(t, tc)
+	runSpecs(t, tc) // ends with the session closed and its chunks freed
 	var spilled int64
 	for _, st := range stores {
-		spilled += st.Stats().Spilled
+		// Arrays read by the kernels pin their chunks until collected.
+		for deadline := time.Now().Add(5 * time.Second); st.Stats().Pinned > 0 && time.Now().Before(deadline); {
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+		stats := st.Stats()
+		spilled += stats.Spilled
+		if stats.InMemory+stats.OnDisk != 0 || stats.Used != stats.Free || stats.Pinned != 0 {
+			t.Errorf("after the session closed: %v", stats)
+		}
+	}
+	// Only the freed segments kept for reuse remain: no spill file.
+	if ents, _ := os.ReadDir(spill); len(ents) != 2 {
+		t.Errorf("%d entries in %s, want the two stores' directories", len(ents), spill)
+	}
+	for _, e := range must(os.ReadDir(spill)) {
+		if files := must(os.ReadDir(spill + "/" + e.Name())); len(files) != 0 {
+			t.Errorf("%d spill files left in %s after the session closed", len(files), e.Name())
+		}
 	}
 	t.Logf("spilled %d bytes", spilled)
 	if spilled == 0 {
@@ -72,4 +91,11 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 			t.Errorf("%d entries left in %s", len(ents), d)
 		}
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
