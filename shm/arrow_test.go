@@ -22,11 +22,11 @@ func TestArrowIPC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := &tensor.Array{DType: dt, Shape: shape, Data: b}
+		x := &tensor.Array{DType: dt, Shape: shape, Data: b.Data}
 		for j := range x.Len() {
 			switch dt {
 			case tensor.Bool:
-				b[j] = byte(j % 3 % 2)
+				b.Data[j] = byte(j % 3 % 2)
 			case tensor.Int32:
 				x.Int32s()[j] = int32(j*j - 50)
 			case tensor.Int64:
@@ -37,7 +37,9 @@ func TestArrowIPC(t *testing.T) {
 				x.Float64s()[j] = float64(j) * -1.5
 			}
 		}
-		s.Seal(id)
+		if err := b.Seal(); err != nil {
+			t.Fatal(err)
+		}
 		v, err := s.Get(id)
 		if err != nil {
 			t.Fatal(err)

@@ -26,14 +26,15 @@ func BenchmarkMapRead(b *testing.B) {
 	for _, size := range []int64{64 << 20, 1 << 30} {
 		b.Run(FormatBytes(size), func(b *testing.B) {
 			s := openTest(b, 2*size, -1)
-			buf, err := s.Create(1, tensor.Float64, []int{int(size / 8)})
+			w, err := s.Create(1, tensor.Float64, []int{int(size / 8)})
 			if err != nil {
 				b.Fatal(err)
 			}
+			buf := w.Data
 			for i := range buf {
 				buf[i] = byte(i)
 			}
-			s.Seal(1)
+			w.Seal()
 			r, _ := OpenReader(s.Dir())
 			want := sum(buf)
 			b.SetBytes(size)
@@ -86,11 +87,11 @@ func BenchmarkCreateFill(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/8)
+				w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf.Data))), len(buf.Data)/8)
 				for j := range w {
 					w[j] = uint64(j)
 				}
-				s.Seal(id)
+				buf.Seal()
 				s.Delete(id)
 			}
 		})
@@ -138,12 +139,12 @@ func ExampleStore() {
 		return
 	}
 	defer s.Close()
-	data, _ := s.Create(7, tensor.Int32, []int{4})
-	a := &tensor.Array{DType: tensor.Int32, Shape: []int{4}, Data: data}
+	buf, _ := s.Create(7, tensor.Int32, []int{4})
+	a := &tensor.Array{DType: tensor.Int32, Shape: []int{4}, Data: buf.Data}
 	for i := range a.Int32s() {
-		a.Int32s()[i] = int32(i * i)
+		a.Int32s()[i] = int32(i * i) // the kernel writes into shared memory
 	}
-	s.Seal(7)
+	buf.Seal()
 	v, _ := s.Get(7)
 	defer v.Release()
 	fmt.Println(v.Array().Int32s())

@@ -2,7 +2,10 @@ package shm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"marsfs/tensor"
@@ -52,7 +55,7 @@ func TestStoreModel(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		s := openTest(t, 96<<10, 24<<10)
 		want := map[uint64]*tensor.Array{}
-		unsealed := map[uint64][]byte{}
+		unsealed := map[uint64]*Buffer{}
 		type heldView struct {
 			v    *View
 			want []byte
@@ -65,7 +68,7 @@ func TestStoreModel(t *testing.T) {
 			case op < 3: // create, fill, maybe seal later
 				gen++
 				a := pattern(uint64(gen), rng.Intn(3000))
-				b, err := s.Create(id, a.DType, a.Shape)
+				buf, err := s.Create(id, a.DType, a.Shape)
 				if err != nil {
 					// Only unsealed chunks and deleted ones still read
 					// can leave no room.
@@ -76,23 +79,32 @@ func TestStoreModel(t *testing.T) {
 						t.Fatalf("seed %d step %d: %v", seed, step, err)
 					}
 					// The chunk it replaced is gone all the same.
+					if old, ok := unsealed[id]; ok {
+						old.Abort()
+					}
 					delete(want, id)
 					delete(unsealed, id)
 					continue
 				}
-				copy(b, a.Data)
+				copy(buf.Data, a.Data)
+				if old, ok := unsealed[id]; ok {
+					// Replaced while being written: its Seal fails.
+					if old.Seal() == nil {
+						t.Fatalf("step %d: Seal of a replaced chunk succeeded", step)
+					}
+				}
 				delete(want, id)
 				want[id] = a
-				unsealed[id] = b
+				unsealed[id] = buf
 				if rng.Intn(4) > 0 {
-					if err := s.Seal(id); err != nil {
+					if err := buf.Seal(); err != nil {
 						t.Fatal(err)
 					}
 					delete(unsealed, id)
 				}
 			case op < 4: // seal all
-				for id := range unsealed {
-					if err := s.Seal(id); err != nil {
+				for _, buf := range unsealed {
+					if err := buf.Seal(); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -129,6 +141,12 @@ func TestStoreModel(t *testing.T) {
 				if s.Delete(id) != held {
 					t.Fatalf("step %d: Delete(%d) disagrees", step, id)
 				}
+				if old, ok := unsealed[id]; ok {
+					// Deleted while being written: its Seal fails.
+					if old.Seal() == nil {
+						t.Fatalf("step %d: Seal of a deleted chunk succeeded", step)
+					}
+				}
 				delete(want, id)
 				delete(unsealed, id)
 			case op < 9: // spill or rank
@@ -161,6 +179,11 @@ func TestStoreModel(t *testing.T) {
 		for _, h := range views {
 			h.v.Release()
 		}
+		for _, buf := range unsealed {
+			if err := buf.Seal(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		st := s.Stats()
 		if st.Spilled == 0 || st.Reloaded == 0 {
 			t.Fatalf("seed %d: the model did not exercise spill and reload: %+v", seed, st)
@@ -172,5 +195,92 @@ func TestStoreModel(t *testing.T) {
 		if st := s.Stats(); st.Used != st.Free || st.Pinned != 0 {
 			t.Fatalf("seed %d: after deleting all: %+v", seed, st)
 		}
+	}
+}
+
+// fillVersioned writes version v of chunk id: the version in the first 8
+// bytes, then bytes derived from both, so a reader can check a chunk alone.
+func fillVersioned(b []byte, id, v uint64) {
+	binary.LittleEndian.PutUint64(b, v)
+	for i := 8; i < len(b); i++ {
+		b[i] = byte(uint64(i)*13 + id*5 + v*3)
+	}
+}
+
+func checkVersioned(b []byte, id uint64) bool {
+	v := binary.LittleEndian.Uint64(b)
+	for i := 8; i < len(b); i++ {
+		if b[i] != byte(uint64(i)*13+id*5+v*3) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStoreConcurrent has goroutines create, read, spill and delete
+// overlapping chunks at once, so that spills and reloads run unlocked beside
+// everything else; every view read must be a whole version of its chunk.
+func TestStoreConcurrent(t *testing.T) {
+	s := openTest(t, 128<<10, 16<<10)
+	var wg sync.WaitGroup
+	var version atomic.Uint64
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(g)))
+			for range 600 {
+				id := uint64(rng.Intn(16))
+				switch rng.Intn(8) {
+				case 0, 1:
+					b, err := s.Create(id, tensor.Int64, []int{1 + rng.Intn(3000)})
+					if err != nil {
+						continue // room held by chunks being written
+					}
+					fillVersioned(b.Data, id, version.Add(1))
+					if rng.Intn(8) == 0 {
+						b.Abort()
+					} else {
+						b.Seal() // fails when replaced meanwhile
+					}
+				case 2, 3, 4:
+					get := s.Get
+					if rng.Intn(2) == 0 {
+						get = s.GetPrivate
+					}
+					v, err := get(id)
+					if err != nil {
+						continue
+					}
+					if !checkVersioned(v.Data, id) {
+						t.Errorf("chunk %d torn", id)
+					}
+					if rng.Intn(3) == 0 {
+						s.Spill(id) // under the reader's feet
+						if !checkVersioned(v.Data, id) {
+							t.Errorf("chunk %d torn by a spill", id)
+						}
+					}
+					v.Release()
+				case 5:
+					s.Delete(id)
+				default:
+					s.Spill(id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	checkInvariants(t, s)
+	st := s.Stats()
+	if st.Spilled == 0 || st.Reloaded == 0 || st.Pinned != 0 {
+		t.Fatalf("stats: %+v", st)
+	}
+	for id := range uint64(16) {
+		s.Delete(id)
+	}
+	checkInvariants(t, s)
+	if st := s.Stats(); st.Used != st.Free {
+		t.Fatalf("after deleting all: %+v", st)
 	}
 }

@@ -79,14 +79,15 @@ func TestReaderOtherProcess(t *testing.T) {
 func BenchmarkMapReadProcess(b *testing.B) {
 	const size = 1 << 30
 	s := openTest(b, 2*size, -1)
-	buf, err := s.Create(1, tensor.Float64, []int{size / 8})
+	w, err := s.Create(1, tensor.Float64, []int{size / 8})
 	if err != nil {
 		b.Fatal(err)
 	}
+	buf := w.Data
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	s.Seal(1)
+	w.Seal()
 	path, _ := s.Path(1)
 	want := sum(buf)
 	var total time.Duration

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,10 +16,20 @@ import (
 // make room for.
 var errNoRoom = errors.New("shared memory full")
 
-// allocLocked returns a writable segment at path of at least size bytes: a
-// freed one of at most maxSize bytes, or a fresh one of size bytes once
-// reserveLocked made room. what names the allocation in errors.
-func (s *Store) allocLocked(path string, size, maxSize int64, what string) (segment, error) {
+// errGone reports a chunk deleted while the store worked on it unlocked.
+var errGone = errors.New("chunk deleted meanwhile")
+
+// tempPath returns a new name in dir for a segment not yet given to a chunk.
+func (s *Store) tempPath(kind string) string {
+	s.seq++
+	return filepath.Join(s.dir, kind+"-"+strconv.FormatUint(s.seq, 10))
+}
+
+// allocLocked returns a writable segment of at least size bytes under a
+// temporary name: a freed one of at most maxSize bytes, or a fresh one of
+// size bytes once reserveLocked made room. what names the allocation in
+// errors. s.mu may be released meanwhile (see reserveLocked).
+func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
 	best := -1
 	for i, f := range s.free {
 		if f.size >= size && f.size <= maxSize && (best < 0 || f.size < s.free[best].size) {
@@ -27,24 +39,17 @@ func (s *Store) allocLocked(path string, size, maxSize int64, what string) (segm
 	if best >= 0 {
 		f := s.free[best]
 		s.free = slices.Delete(s.free, best, best+1)
-		err := os.Rename(f.path, path)
-		if err != nil {
-			path = f.path
-		} else {
-			err = protect(f.addr, f.size, unix.PROT_READ|unix.PROT_WRITE)
-		}
-		if err != nil {
-			unmap(f.addr, f.size)
-			os.Remove(path)
-			s.used -= f.size
+		if err := protect(f.addr, f.size, unix.PROT_READ|unix.PROT_WRITE); err != nil {
+			s.dropSegmentLocked(f)
 			return segment{}, fmt.Errorf("shm: reuse segment: %w", err)
 		}
 		clear(unsafe.Slice((*byte)(f.addr), f.size))
-		return segment{path: path, addr: f.addr, size: f.size}, nil
+		return f, nil
 	}
 	if err := s.reserveLocked(size, what); err != nil {
 		return segment{}, err
 	}
+	path := s.tempPath("new")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return segment{}, fmt.Errorf("shm: %w", err)
@@ -63,45 +68,54 @@ func (s *Store) allocLocked(path string, size, maxSize int64, what string) (segm
 	return segment{path: path, addr: p, size: size}, nil
 }
 
+// dropSegmentLocked unmaps and removes a segment no chunk uses.
+func (s *Store) dropSegmentLocked(f segment) {
+	unmap(f.addr, f.size)
+	os.Remove(f.path)
+	s.used -= f.size
+}
+
 // reserveLocked makes room for size more bytes of shared memory: it gives up
-// freed segments, then spills chunks in the order ChooseVictims gives.
+// freed segments, then spills chunks, one at a time in the order
+// ChooseVictims gives, until size fits. s.mu is released while a spill
+// writes its file, so the state is looked at afresh after each.
 func (s *Store) reserveLocked(size int64, what string) error {
 	if size > s.limit {
 		return fmt.Errorf("shm: %s needs %s, limit is %s", what, FormatBytes(size), FormatBytes(s.limit))
 	}
-	over := s.used + size - s.limit
-	if over <= 0 {
-		return nil
-	}
-	slices.SortFunc(s.free, func(a, b segment) int { return int(b.size - a.size) })
-	for over > 0 && len(s.free) > 0 {
-		f := s.free[0]
-		s.free = s.free[1:]
-		unmap(f.addr, f.size)
-		os.Remove(f.path)
-		s.used -= f.size
-		over -= f.size
-	}
-	if over <= 0 {
-		return nil
-	}
-	var cands []Candidate
-	for _, c := range s.chunks {
-		if c.resident && c.sealed {
-			cands = append(cands, Candidate{ID: c.id, Size: c.size, Pinned: c.pins > 0, NextUse: c.nextUse, LastUse: c.lastUse})
+	for s.used+size > s.limit {
+		if s.closed {
+			return ErrClosed
 		}
-	}
-	victims, _ := ChooseVictims(cands, over)
-	for _, id := range victims {
-		c := s.chunks[id]
-		if err := s.spillLocked(c); err != nil {
+		if len(s.free) > 0 {
+			slices.SortFunc(s.free, func(a, b segment) int { return int(b.size - a.size) })
+			f := s.free[0]
+			s.free = s.free[1:]
+			s.dropSegmentLocked(f)
+			continue
+		}
+		var cands []Candidate
+		for _, c := range s.chunks {
+			if c.resident && c.sealed && !c.busy {
+				cands = append(cands, Candidate{ID: c.id, Size: c.size, Pinned: c.pins > 0, NextUse: c.nextUse, LastUse: c.lastUse})
+			}
+		}
+		victims, _ := ChooseVictims(cands, s.used+size-s.limit)
+		if len(victims) == 0 {
+			if s.busy > 0 {
+				// Spills under way elsewhere will free memory.
+				s.cond.Wait()
+				continue
+			}
+			return fmt.Errorf("shm: %s needs %s, limit is %s, %s held by chunks being written or deleted while read: %w",
+				what, FormatBytes(size), FormatBytes(s.limit), FormatBytes(s.used), errNoRoom)
+		}
+		if err := s.spillLocked(s.chunks[victims[0]]); err != nil && !errors.Is(err, errGone) {
 			return err
 		}
-		over -= c.size
 	}
-	if over > 0 {
-		return fmt.Errorf("shm: %s needs %s, limit is %s, %s held by chunks being written or deleted while read: %w",
-			what, FormatBytes(size), FormatBytes(s.limit), FormatBytes(s.used), errNoRoom)
+	if s.closed {
+		return ErrClosed
 	}
 	return nil
 }
@@ -111,37 +125,92 @@ func (s *Store) reserveLocked(size int64, what string) error {
 func (s *Store) Spill(id uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
+	for {
+		if s.closed {
+			return ErrClosed
+		}
+		c, ok := s.chunks[id]
+		if !ok {
+			return fmt.Errorf("shm: spill chunk %d: %w", id, ErrNotFound)
+		}
+		switch {
+		case !c.sealed:
+			return fmt.Errorf("shm: spill chunk %d: still being written", id)
+		case c.busy:
+			s.cond.Wait()
+		case !c.resident:
+			return nil
+		default:
+			err := s.spillLocked(c)
+			if errors.Is(err, errGone) {
+				err = fmt.Errorf("shm: spill chunk %d: %w", id, ErrNotFound)
+			}
+			return err
+		}
 	}
-	c, ok := s.chunks[id]
-	if !ok {
-		return fmt.Errorf("shm: spill chunk %d: %w", id, ErrNotFound)
-	}
-	if !c.sealed {
-		return fmt.Errorf("shm: spill chunk %d: still being written", id)
-	}
-	if !c.resident {
-		return nil
-	}
-	return s.spillLocked(c)
 }
 
-// spillLocked writes c to its spill file unless an earlier spill left one
-// (chunks never change once sealed), then maps the file over c's address and
-// removes c's segment, whose pages go back to the system once no co-located
-// reader maps them.
+// beginLocked marks c busy: pinned, so that it stays mapped, and out of the
+// reach of other spills and reloads while s.mu is released.
+func (s *Store) beginLocked(c *chunk) {
+	c.busy = true
+	c.pins++
+	s.busy++
+}
+
+// endLocked ends what beginLocked began, with s.mu held again, and reports
+// whether c is still the store's: neither deleted nor the store closed
+// meanwhile. When it is not, c's pin has been given up.
+func (s *Store) endLocked(c *chunk) bool {
+	c.busy = false
+	s.busy--
+	s.cond.Broadcast()
+	if c.deleted || s.closed {
+		s.unpinLocked(c)
+		return false
+	}
+	c.pins--
+	return true
+}
+
+// unpinLocked drops a pin of c, disposing of it at the last pin of a
+// deleted chunk.
+func (s *Store) unpinLocked(c *chunk) {
+	c.pins--
+	if c.pins == 0 && c.deleted && !s.closed {
+		delete(s.zombies, c)
+		s.finishLocked(c)
+	}
+}
+
+// spillLocked writes resident chunk c to a spill file unless an earlier
+// spill left one (chunks never change once sealed), with s.mu released
+// during the write; then it maps the file over c's address and removes c's
+// segment, whose pages go back to the system once no co-located reader maps
+// them.
 func (s *Store) spillLocked(c *chunk) error {
-	p := s.spillPath(c.id)
-	if !c.onDisk {
-		if err := writeFile(p, c.bytes()); err != nil {
+	if c.spill == "" {
+		s.seq++
+		p := filepath.Join(s.spillDir, strconv.FormatUint(c.id, 10)+"-"+strconv.FormatUint(s.seq, 10))
+		s.beginLocked(c)
+		s.mu.Unlock()
+		err := writeFile(p, c.bytes())
+		s.mu.Lock()
+		if !s.endLocked(c) {
+			os.Remove(p)
+			if s.closed {
+				return ErrClosed
+			}
+			return errGone
+		}
+		if err != nil {
 			os.Remove(p)
 			return fmt.Errorf("shm: spill chunk %d: %w", c.id, err)
 		}
-		c.onDisk = true
+		c.spill = p
 		s.spilled += c.n
 	}
-	f, err := os.Open(p)
+	f, err := os.Open(c.spill)
 	if err != nil {
 		return fmt.Errorf("shm: spill chunk %d: %w", c.id, err)
 	}
@@ -158,7 +227,7 @@ func (s *Store) spillLocked(c *chunk) error {
 }
 
 func writeFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -169,29 +238,46 @@ func writeFile(path string, b []byte) error {
 	return err
 }
 
-// reloadLocked brings spilled chunk c back into a segment mapped at its
-// address. The spill file stays, so that spilling c again costs no write.
+// reloadLocked brings spilled chunk c back into a segment, copied with s.mu
+// released, then mapped at c's address. The spill file stays, so that
+// spilling c again costs no write.
 func (s *Store) reloadLocked(c *chunk) error {
-	path := s.segPath(c.id)
 	// The new segment must fit c's address range: at most c.size bytes.
-	seg, err := s.allocLocked(path, roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id))
+	seg, err := s.allocLocked(roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id))
 	if err != nil {
 		return err
 	}
-	copy(unsafe.Slice((*byte)(seg.addr), seg.size), c.bytes())
-	// Opened for writing, though mapped read-only, so that the segment can
-	// be made writable again when it is freed and reused.
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err == nil {
-		defer f.Close()
-		_, err = mapFile(f, c.addr, seg.size, unix.PROT_READ)
+	if c.busy || c.deleted || s.closed || c.resident {
+		// Others acted while allocLocked spilled.
+		s.dropSegmentLocked(seg)
+		return errGone
 	}
-	unmap(seg.addr, seg.size)
+	s.beginLocked(c)
+	s.mu.Unlock()
+	copy(unsafe.Slice((*byte)(seg.addr), seg.size), c.bytes())
+	s.mu.Lock()
+	if !s.endLocked(c) {
+		s.dropSegmentLocked(seg)
+		return errGone
+	}
+	path := s.segPath(c.id)
+	err = os.Rename(seg.path, path)
+	var f *os.File
+	if err == nil {
+		seg.path = path
+		// Opened for writing, though mapped read-only, so that the
+		// segment can be made writable again when it is freed and reused.
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
+	if err == nil {
+		_, err = mapFile(f, c.addr, seg.size, unix.PROT_READ)
+		f.Close()
+	}
 	if err != nil {
-		os.Remove(path)
-		s.used -= seg.size
+		s.dropSegmentLocked(seg)
 		return fmt.Errorf("shm: reload chunk %d: %w", c.id, err)
 	}
+	unmap(seg.addr, seg.size)
 	if seg.size < c.size {
 		// The tail mapped the spill file past its data.
 		unmap(unsafe.Add(c.addr, seg.size), c.size-seg.size)

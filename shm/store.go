@@ -49,8 +49,10 @@ type Store struct {
 	chunks   map[uint64]*chunk
 	zombies  map[*chunk]bool // deleted while pinned: mapped until released
 	free     []segment       // freed segments kept mapped for reuse
-	freeSeq  uint64
-	used     int64 // shared memory held: resident chunks, zombies and free
+	seq      uint64          // for names of temporary and spill files
+	busy     int             // chunks being spilled or reloaded unlocked
+	cond     *sync.Cond      // on mu, broadcast when a busy chunk is done
+	used     int64           // shared memory held: resident chunks, zombies and free
 	clock    uint64
 	spilled  int64
 	reloaded int64
@@ -67,8 +69,9 @@ type chunk struct {
 	addr     unsafe.Pointer // the mapping
 	size     int64          // mapping length; the segment's size when resident
 	resident bool           // mapped from a segment in shared memory
-	onDisk   bool           // a complete spill file exists
+	spill    string         // the complete spill file, if any
 	sealed   bool
+	busy     bool // being spilled or reloaded with mu released
 	pins     int
 	deleted  bool
 	unlinked bool // deleted while pinned: its files are already gone
@@ -125,6 +128,7 @@ func Open(opt Options) (*Store, error) {
 		chunks:   make(map[uint64]*chunk),
 		zombies:  make(map[*chunk]bool),
 	}
+	s.cond = sync.NewCond(&s.mu)
 	if err := os.Mkdir(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("shm: %w", err)
 	}
@@ -143,26 +147,31 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Limit() int64 { return s.limit }
 
 func (s *Store) segPath(id uint64) string { return filepath.Join(s.dir, strconv.FormatUint(id, 10)) }
-func (s *Store) spillPath(id uint64) string {
-	return filepath.Join(s.spillDir, strconv.FormatUint(id, 10))
-}
 
 var pageSize = int64(os.Getpagesize())
 
 func roundPage(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize }
 
+// A Buffer is a chunk being written: Data, zeroed and writable, are its
+// bytes in shared memory, for a kernel to fill in place before Seal
+// publishes them. Until then the chunk cannot be read nor spilled.
+type Buffer struct {
+	ID   uint64
+	Data []byte
+
+	s    *Store
+	c    *chunk
+	done bool
+}
+
 // Create allocates chunk id of the given dtype and shape in shared memory
-// and returns its data, zeroed and writable, for a kernel to fill in place;
-// Seal then publishes it. A chunk already stored under id is deleted first,
+// and returns its buffer. A chunk already stored under id is deleted first,
 // even when Create then fails.
-// Until Seal the chunk is held in memory and cannot be read; Delete
-// abandons it, after which the buffer must not be touched (its segment may
-// serve another chunk).
 //
 // When the store is short, Create spills other chunks to make room, and
 // fails only when the chunks being written leave no room, with an error
 // naming the sizes.
-func (s *Store) Create(id uint64, dt tensor.DType, shape []int) ([]byte, error) {
+func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("shm: chunk %d: invalid dtype %v", id, dt)
 	}
@@ -189,41 +198,74 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) ([]byte, error) 
 	if old, ok := s.chunks[id]; ok {
 		s.deleteLocked(old)
 	}
-	seg, err := s.allocLocked(s.segPath(id), roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id))
+	seg, err := s.allocLocked(roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id))
 	if err != nil {
 		return nil, err
 	}
+	if old, ok := s.chunks[id]; ok {
+		// Created again while allocLocked spilled.
+		s.deleteLocked(old)
+	}
+	if err := os.Rename(seg.path, s.segPath(id)); err != nil {
+		s.dropSegmentLocked(seg)
+		return nil, fmt.Errorf("shm: %w", err)
+	}
+	// The writer holds a pin: the segment stays mapped and writable until
+	// Seal or Abort, even if the chunk is deleted or replaced meanwhile.
 	c := &chunk{id: id, dtype: dt, shape: slices.Clone(shape), n: n, off: off, addr: seg.addr, size: seg.size,
-		resident: true, nextUse: NoNextUse}
+		resident: true, nextUse: NoNextUse, pins: 1}
 	s.clock++
 	c.lastUse = s.clock
 	b := c.bytes()
 	putHeader(b, id, dt, shape, n, false)
 	s.chunks[id] = c
-	return b[off:len(b):len(b)], nil
+	return &Buffer{ID: id, Data: b[off:len(b):len(b)], s: s, c: c}, nil
 }
 
-// Seal publishes chunk id, made by Create: its data become read-only
-// (writing them faults) and readable by Get and by co-located readers.
-func (s *Store) Seal(id uint64) error {
+// Seal publishes the chunk: its data become read-only (writing them faults)
+// and readable by Get and by co-located readers. Data must not be written
+// afterwards. Sealing a chunk deleted or replaced since Create fails, and
+// frees it.
+func (b *Buffer) Seal() error {
+	s, c := b.s, b.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b.done {
+		return fmt.Errorf("shm: chunk %d already sealed or aborted", b.ID)
+	}
+	b.done = true
 	if s.closed {
 		return ErrClosed
 	}
-	c, ok := s.chunks[id]
-	if !ok {
-		return fmt.Errorf("shm: seal chunk %d: %w", id, ErrNotFound)
-	}
-	if c.sealed {
-		return nil
+	if c.deleted {
+		s.unpinLocked(c)
+		return fmt.Errorf("shm: seal chunk %d: deleted while being written", b.ID)
 	}
 	setSealed(c.bytes(), true)
 	if err := protect(c.addr, c.size, unix.PROT_READ); err != nil {
-		return fmt.Errorf("shm: seal chunk %d: %w", id, err)
+		s.deleteLocked(c)
+		s.unpinLocked(c)
+		return fmt.Errorf("shm: seal chunk %d: %w", b.ID, err)
 	}
 	c.sealed = true
+	c.pins--
 	return nil
+}
+
+// Abort drops the chunk unless it was sealed; Data must not be used
+// afterwards. Aborting twice, or after Seal, does nothing.
+func (b *Buffer) Abort() {
+	s, c := b.s, b.c
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.done || s.closed {
+		return
+	}
+	b.done = true
+	if !c.deleted {
+		s.deleteLocked(c)
+	}
+	s.unpinLocked(c)
 }
 
 // Put stores a copy of a as chunk id: Create, copy, Seal.
@@ -235,8 +277,8 @@ func (s *Store) Put(id uint64, a *tensor.Array) error {
 	if err != nil {
 		return err
 	}
-	copy(b, a.Data)
-	return s.Seal(id)
+	copy(b.Data, a.Data)
+	return b.Seal()
 }
 
 // A View is a sealed chunk pinned for reading. Its Data alias the store's
@@ -267,13 +309,8 @@ func (v *View) Release() {
 		s := v.s
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.closed {
-			return
-		}
-		v.c.pins--
-		if v.c.pins == 0 && v.c.deleted {
-			delete(s.zombies, v.c)
-			s.finishLocked(v.c)
+		if !s.closed {
+			s.unpinLocked(v.c)
 		}
 	})
 }
@@ -293,20 +330,32 @@ func (s *Store) GetPrivate(id uint64) (*View, error) { return s.get(id, false) }
 func (s *Store) get(id uint64, reload bool) (*View, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	c, ok := s.chunks[id]
-	if !ok {
-		return nil, fmt.Errorf("shm: get chunk %d: %w", id, ErrNotFound)
-	}
-	if !c.sealed {
-		return nil, fmt.Errorf("shm: get chunk %d: still being written", id)
-	}
-	if !c.resident && reload {
-		if err := s.reloadLocked(c); err != nil && !errors.Is(err, errNoRoom) {
+	var c *chunk
+	for {
+		if s.closed {
+			return nil, ErrClosed
+		}
+		var ok bool
+		c, ok = s.chunks[id]
+		if !ok {
+			return nil, fmt.Errorf("shm: get chunk %d: %w", id, ErrNotFound)
+		}
+		if !c.sealed {
+			return nil, fmt.Errorf("shm: get chunk %d: still being written", id)
+		}
+		// A chunk being reloaded by another Get is read from its spill
+		// file until the reload maps the segment in its place.
+		if c.resident || c.busy || !reload {
+			break
+		}
+		err := s.reloadLocked(c)
+		if errors.Is(err, errGone) {
+			continue // look again
+		}
+		if err != nil && !errors.Is(err, errNoRoom) {
 			return nil, err
 		}
+		break
 	}
 	c.pins++
 	s.clock++
@@ -360,8 +409,8 @@ func (s *Store) deleteLocked(c *chunk) {
 		if c.resident {
 			os.Remove(s.segPath(c.id))
 		}
-		if c.onDisk {
-			os.Remove(s.spillPath(c.id))
+		if c.spill != "" {
+			os.Remove(c.spill)
 		}
 		c.unlinked = true
 		s.zombies[c] = true
@@ -380,12 +429,11 @@ func (s *Store) finishLocked(c *chunk) {
 		}
 		return
 	}
-	if c.onDisk {
-		os.Remove(s.spillPath(c.id))
+	if c.spill != "" {
+		os.Remove(c.spill)
 	}
 	if c.resident && s.freeBytes()+c.size <= s.keepFree {
-		s.freeSeq++
-		p := filepath.Join(s.dir, "free-"+strconv.FormatUint(s.freeSeq, 10))
+		p := s.tempPath("free")
 		if os.Rename(s.segPath(c.id), p) == nil {
 			s.free = append(s.free, segment{path: p, addr: c.addr, size: c.size})
 			return
@@ -416,10 +464,10 @@ func (s *Store) Path(id uint64) (string, bool) {
 	if !ok || !c.sealed {
 		return "", false
 	}
-	if c.resident {
+	if c.resident || c.spill == "" {
 		return s.segPath(id), true
 	}
-	return s.spillPath(id), true
+	return c.spill, true
 }
 
 // Len is the number of chunks held, in memory or on disk.
@@ -449,7 +497,7 @@ type Stats struct {
 	InMemoryBytes int64 // their data bytes
 	OnDisk        int   // chunks only in spill files
 	OnDiskBytes   int64 // their data bytes
-	Pinned        int   // chunks being read, deleted ones included
+	Pinned        int   // chunks being read or written, deleted ones included
 	Spilled       int64 // bytes written to spill files since Open
 	Reloaded      int64 // bytes brought back into shared memory since Open
 }
@@ -502,6 +550,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	for s.busy > 0 {
+		// A spill or reload reads a chunk with mu released.
+		s.cond.Wait()
+	}
 	for _, c := range s.chunks {
 		unmap(c.addr, c.size)
 	}

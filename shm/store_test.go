@@ -124,10 +124,11 @@ func TestPutGet(t *testing.T) {
 
 func TestCreateSeal(t *testing.T) {
 	s := openTest(t, 1<<20, -1)
-	b, err := s.Create(7, tensor.Int32, []int{1000})
+	w, err := s.Create(7, tensor.Int32, []int{1000})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := w.Data
 	if len(b) != 4000 {
 		t.Fatalf("len = %d", len(b))
 	}
@@ -143,9 +144,13 @@ func TestCreateSeal(t *testing.T) {
 	if _, ok := s.Path(7); ok {
 		t.Fatal("Path of an unsealed chunk")
 	}
-	if err := s.Seal(7); err != nil {
+	if err := w.Seal(); err != nil {
 		t.Fatal(err)
 	}
+	if w.Seal() == nil {
+		t.Fatal("second Seal succeeded")
+	}
+	w.Abort() // does nothing after Seal
 	v, err := s.Get(7)
 	if err != nil {
 		t.Fatal(err)
@@ -314,10 +319,11 @@ func TestFreeListReuse(t *testing.T) {
 	if st := s.Stats(); st.Free != 61440 || st.Used != 61440 {
 		t.Fatalf("after delete: %+v", st)
 	}
-	b, err := s.Create(2, tensor.Int64, []int{5000})
+	w, err := s.Create(2, tensor.Int64, []int{5000})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := w.Data
 	if unsafe.SliceData(b) != addr {
 		t.Fatal("freed segment not reused")
 	}
@@ -326,17 +332,17 @@ func TestFreeListReuse(t *testing.T) {
 			t.Fatal("reused segment not zeroed")
 		}
 	}
-	s.Seal(2)
+	w.Seal()
 	if st := s.Stats(); st.Free != 0 || st.Used != 61440 {
 		t.Fatalf("after reuse: %+v", st)
 	}
 	// A small chunk does not take a large freed segment.
 	s.Delete(2)
-	b, _ = s.Create(3, tensor.Bool, []int{10})
-	if unsafe.SliceData(b) == addr {
+	w, _ = s.Create(3, tensor.Bool, []int{10})
+	if unsafe.SliceData(w.Data) == addr {
 		t.Fatal("a 10-byte chunk took a 60 KiB segment")
 	}
-	s.Seal(3)
+	w.Seal()
 	// Running short gives up the free list before spilling anything.
 	if err := s.Put(4, pattern(4, 25000)); err != nil {
 		t.Fatal(err)
@@ -354,14 +360,15 @@ func TestCreateTooLarge(t *testing.T) {
 	}
 	// Chunks being written cannot be spilled: a second one that does not
 	// fit beside them fails, naming the sizes.
-	if _, err := s.Create(2, tensor.Float64, []int{100000}); err != nil {
+	w, err := s.Create(2, tensor.Float64, []int{100000})
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Create(3, tensor.Float64, []int{100000})
 	if err == nil || !strings.Contains(err.Error(), "chunk 3 needs") {
 		t.Fatalf("err = %v", err)
 	}
-	s.Seal(2)
+	w.Seal()
 	if _, err := s.Create(3, tensor.Float64, []int{100000}); err != nil {
 		t.Fatalf("after sealing the other: %v", err)
 	}
@@ -389,8 +396,8 @@ func TestWorkload3x(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				copy(b, pattern(id, size/8).Data)
-				if err := s.Seal(id); err != nil {
+				copy(b.Data, pattern(id, size/8).Data)
+				if err := b.Seal(); err != nil {
 					t.Error(err)
 					return
 				}
@@ -522,11 +529,11 @@ func TestReuseReloadedSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if unsafe.SliceData(b) != addr {
+	if unsafe.SliceData(b.Data) != addr {
 		t.Fatal("reloaded segment not reused")
 	}
-	b[0] = 1
-	if err := s.Seal(2); err != nil {
+	b.Data[0] = 1
+	if err := b.Seal(); err != nil {
 		t.Fatal(err)
 	}
 	if e := entries(t, s.Dir()); len(e) != 1 || e[0] != "2" {
@@ -559,5 +566,53 @@ func TestStatsStatus(t *testing.T) {
 	}
 	if got := s.Stats().String(); !strings.Contains(got, "shm 24.0 KiB/24.0 KiB") || !strings.Contains(got, "1 on disk (7.8 KiB)") {
 		t.Errorf("Stats.String = %q", got)
+	}
+}
+
+// TestWriterSurvivesDelete checks that a chunk deleted or replaced while
+// being written keeps its buffer mapped and writable until the writer
+// seals or aborts it, and that its Seal then fails without touching the new
+// chunk of the same ID.
+func TestWriterSurvivesDelete(t *testing.T) {
+	s := openTest(t, 1<<20, 1<<20)
+	w1, err := s.Create(1, tensor.Int64, []int{1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := s.Create(1, tensor.Int64, []int{1000}) // replaces w1's chunk
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(w1.Data) == unsafe.SliceData(w2.Data) {
+		t.Fatal("a replaced chunk's buffer was reused while written")
+	}
+	for i := range w1.Data {
+		w1.Data[i] = 0xFF // must not fault nor reach w2
+	}
+	if err := w1.Seal(); err == nil {
+		t.Fatal("Seal of a replaced chunk succeeded")
+	}
+	w2.Data[0] = 7
+	if err := w2.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Get(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Data[0] != 7 || v.Data[1] != 0 {
+		t.Fatal("the replaced writer's bytes reached the new chunk")
+	}
+	v.Release()
+	w3, _ := s.Create(3, tensor.Int64, []int{10})
+	s.Delete(3)
+	w3.Data[0] = 1
+	w3.Abort()
+	w3.Abort()
+	if err := w3.Seal(); err == nil {
+		t.Fatal("Seal after Abort succeeded")
+	}
+	if st := s.Stats(); st.Pinned != 0 || st.InMemory != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 }
