@@ -24,9 +24,12 @@
 // without a copy. Bools stay one byte each, as in NumPy and in the kernels;
 // Arrow's bit-packed form is made only when rendering Arrow IPC.
 //
-// Kernels write their output in place: Create returns the chunk's zeroed,
-// writable data, Seal makes it read-only (a write then faults) and visible.
-// Get pins a chunk and returns a View of it; Release unpins it.
+// Kernels write their output in place: Create returns a Buffer holding the
+// chunk's zeroed, writable data; its Seal makes them read-only (a write then
+// faults) and visible, its Abort drops them. The writer holds a pin until
+// then, so a chunk deleted or replaced while being written never has its
+// memory taken from under the kernel. Get pins a chunk and returns a View of
+// it; Release unpins it.
 //
 // # Spilling
 //
@@ -48,6 +51,11 @@
 // which would otherwise push others out to be read once. Chunks never change
 // once sealed, so a spill file is kept until the chunk is deleted and a
 // chunk spilled a second time costs no write.
+//
+// The store's lock is not held while a spill writes its file or a reload
+// copies a chunk back: the chunk is marked busy (and pinned) meanwhile, and
+// everything else goes on; a chunk being reloaded is read from its spill
+// file until the reload maps its segment in place.
 //
 // # Cleanup
 //
