@@ -385,8 +385,9 @@ func (s *Store) SetNextUse(id uint64, rank int64) bool {
 	return ok
 }
 
-// Delete drops chunk id, reporting whether the store held it. Its files go
-// at once unless it is pinned; then they go at the last Release.
+// Delete drops chunk id, reporting whether the store held it. Its files are
+// removed at once; the memory of a chunk still read or written goes at its
+// last Release, Seal or Abort.
 func (s *Store) Delete(id uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
