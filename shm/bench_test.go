@@ -64,6 +64,7 @@ func BenchmarkViewRead(b *testing.B) {
 	v, _ := s.Get(1)
 	defer v.Release()
 	b.SetBytes(size)
+	b.ResetTimer()
 	for range b.N {
 		sum(v.Data)
 	}
@@ -109,6 +110,7 @@ func BenchmarkSpillReload(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(2 * size)
+			b.ResetTimer()
 			for i := range b.N {
 				id := uint64(0)
 				if first {
