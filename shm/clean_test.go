@@ -162,3 +162,24 @@ func TestCleanStaleSkipsOthers(t *testing.T) {
 		t.Fatalf("left %q", got)
 	}
 }
+
+// TestCleanStaleRespectsLock keeps a directory whose pid looks dead while
+// its lock is held, as for an owner in another pid namespace.
+func TestCleanStaleRespectsLock(t *testing.T) {
+	dir, _ := testDirs(t)
+	d := filepath.Join(dir, "marsfs-elsewhere-1-1-1")
+	f, err := makeOwnedDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := CleanStale(dir, ""); n != 0 || err != nil {
+		t.Fatalf("CleanStale with the lock held = %d, %v", n, err)
+	}
+	f.Close()
+	if n, err := CleanStale(dir, ""); n != 1 || err != nil {
+		t.Fatalf("CleanStale after the lock was dropped = %d, %v", n, err)
+	}
+	if _, err := os.Stat(d); !os.IsNotExist(err) {
+		t.Fatalf("%s survives: %v", d, err)
+	}
+}

@@ -18,8 +18,12 @@ import (
 //
 // where pid and start (the process's start time in clock ticks since boot,
 // from /proc/<pid>/stat) identify the owning process even after its pid is
-// reused, and seq tells apart the stores one process opens. A directory whose
-// owner is gone is stale: CleanStale removes it.
+// reused, and seq tells apart the stores one process opens. The owner also
+// holds an flock(2) on each directory while it lives; the kernel drops it
+// when the process dies however it dies. A directory is stale when its owner
+// is gone by both signs: CleanStale removes it. The lock covers what the pid
+// cannot see (an owner in another pid namespace sharing /dev/shm), and the
+// pid covers the moment between a directory's creation and its locking.
 const prefix = "marsfs-"
 
 var storeSeq atomic.Uint64
@@ -105,6 +109,36 @@ func alive(pid int, start uint64) bool {
 	return syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
+// makeOwnedDir creates dir and locks it for this process.
+func makeOwnedDir(dir string) (*os.File, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(dir)
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// lockedByOther reports whether another open of dir holds its lock: a live
+// owner.
+func lockedByOther(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close() // drops the lock taken below
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == syscall.EWOULDBLOCK
+}
+
 // CleanStale removes the segment and spill directories, under dir and
 // spillDir, of stores whose process has ended: what a crashed or killed
 // worker left behind. It returns the number of directories removed; those
@@ -126,7 +160,7 @@ func CleanStale(dir, spillDir string) (int, error) {
 		}
 		for _, e := range ents {
 			pid, start, ok := parseOwner(e.Name())
-			if !ok || !e.IsDir() || alive(pid, start) {
+			if !ok || !e.IsDir() || alive(pid, start) || lockedByOther(filepath.Join(d, e.Name())) {
 				continue
 			}
 			if err := os.RemoveAll(filepath.Join(d, e.Name())); err != nil {

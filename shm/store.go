@@ -57,6 +57,7 @@ type Store struct {
 	spilled  int64
 	reloaded int64
 	closed   bool
+	locks    []*os.File // the store's directories, locked while it lives
 }
 
 // chunk is one chunk's state. Its data lives at addr for its whole life:
@@ -129,14 +130,25 @@ func Open(opt Options) (*Store, error) {
 		zombies:  make(map[*chunk]bool),
 	}
 	s.cond = sync.NewCond(&s.mu)
-	if err := os.Mkdir(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("shm: %w", err)
-	}
-	if err := os.Mkdir(s.spillDir, 0o700); err != nil {
-		os.Remove(s.dir)
-		return nil, fmt.Errorf("shm: %w", err)
+	for _, d := range []string{s.dir, s.spillDir} {
+		f, err := makeOwnedDir(d)
+		if err != nil {
+			s.closeLocks()
+			return nil, fmt.Errorf("shm: %w", err)
+		}
+		s.locks = append(s.locks, f)
 	}
 	return s, nil
+}
+
+// closeLocks releases the locks of the store's directories, removing
+// those directories still held.
+func (s *Store) closeLocks() {
+	for _, f := range s.locks {
+		os.RemoveAll(f.Name())
+		f.Close()
+	}
+	s.locks = nil
 }
 
 // Dir is the directory of the store's segments: co-located readers map
@@ -565,5 +577,7 @@ func (s *Store) Close() error {
 		unmap(f.addr, f.size)
 	}
 	s.chunks, s.zombies, s.free, s.used = nil, nil, nil, 0
-	return errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.spillDir))
+	err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.spillDir))
+	s.closeLocks()
+	return err
 }
