@@ -68,8 +68,8 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 	if ents, _ := os.ReadDir(spill); len(ents) != 2 {
 		t.Errorf("%d entries in %s, want the two stores' directories", len(ents), spill)
 	}
-	for _, e := range must(os.ReadDir(spill)) {
-		if files := must(os.ReadDir(spill + "/" + e.Name())); len(files) != 0 {
+	for _, e := range mustDir(os.ReadDir(spill)) {
+		if files := mustDir(os.ReadDir(spill + "/" + e.Name())); len(files) != 0 {
 			t.Errorf("%d spill files left in %s after the session closed", len(files), e.Name())
 		}
 	}
@@ -93,7 +93,7 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 	}
 }
 
-func must[T any](v T, err error) T {
+func mustDir[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
