@@ -283,7 +283,7 @@ func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.til
 // Meta is the text of the tensor's meta file.
 func (t *Tensor) Meta() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "shape %s\n", intsText(t.tiled.Shape))
+	fmt.Fprintf(&b, "shape %s\n", tensor.FormatShape(t.tiled.Shape))
 	fmt.Fprintf(&b, "dtype %s\n", t.tiled.DType)
 	cs := make([]int, len(t.tiled.Chunks))
 	for i, c := range t.tiled.Chunks {
@@ -291,21 +291,13 @@ func (t *Tensor) Meta() string {
 			cs[i] = c[0]
 		}
 	}
-	fmt.Fprintf(&b, "chunk_shape %s\n", intsText(cs))
+	fmt.Fprintf(&b, "chunk_shape %s\n", tensor.FormatShape(cs))
 	fmt.Fprintf(&b, "chunks %d\n", len(t.tiled.Keys))
-	fmt.Fprintf(&b, "grid %s\n", intsText(tensor.GridShape(t.tiled.Chunks)))
+	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(t.tiled.Chunks)))
 	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
 	fmt.Fprintf(&b, "graph %d\n", t.graph)
 	fmt.Fprintf(&b, "state stored\n")
 	return b.String()
-}
-
-func intsText(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return "(" + strings.Join(parts, ",") + ")"
 }
 
 // Fetch gathers the whole tensor into one array.
