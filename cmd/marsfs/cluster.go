@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"marsfs/exec"
+	"marsfs/shm"
 )
 
 // upCluster runs a scheduler and the 9P server in this process and n worker
@@ -131,10 +132,17 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
+	// Chunks live in shared memory and spill to disk; opening the store
+	// removes what crashed workers left.
+	st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	ctx, stop := signals()
 	defer stop()
-	err := exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
-		Join: list(*join), Slots: wf.slots, Mem: wf.mem})
+	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
+		Join: list(*join), Slots: wf.slots, Mem: wf.mem, Store: shm.NewArrays(st)})
 	if ctx.Err() != nil {
 		return nil
 	}
