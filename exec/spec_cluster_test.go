@@ -18,7 +18,7 @@ var clusterSpecs = []string{
 	"x = randn(60, 40, chunks=(16, 12), seed=3)\ns = x.std(axis=1)\nm = x.max()\nfetch s, m",
 	"x = arange(100, chunks=7)\ny = x[3:90:4] * 2\nz = concatenate((y, y))\nfetch z",
 	"x = rand(200, 10, chunks=(50, 10), seed=4)\nq, r = linalg.qr(x)\nfetch q, r",
-	"x = randint(0, 10, 500, chunks=64, seed=5)\nh = bincount(x)\ns = sort(x)\nfetch h, s",
+	"x = randint(0, 10, 500, chunks=64, seed=5)\nh = bincount(x, minlength=10)\ns = sort(x)\nfetch h, s",
 	"v = u.sum(axis=1) + u[:, 0]\nw = (u * 2).astype(float32)\nfetch v, w",
 	"a = linspace(0, 1, 50, chunks=7)\nb = where(a > 0.5, sqrt(a), -a)\nc = clip(b, -0.3, 0.9).cumsum()\nfetch b, c",
 	"m = randn(30, 20, chunks=(8, 6), seed=9)\nk = m.argmax(axis=0)\nt = (m.T @ m).astype(float32)\nr = m.reshape((20, 30))[::2, 1:]\nfetch k, t, r",
