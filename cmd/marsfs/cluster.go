@@ -57,7 +57,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
 
 // start starts a worker process. It gets SIGTERM if this process dies
@@ -113,7 +113,7 @@ func scheduler(args []string) error {
 	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
 
 // worker runs a worker until SIGINT or SIGTERM.
