@@ -35,6 +35,14 @@ grep -qx 'shape (10,)' "$S/tensors/a/meta" || fail "tensors/a/meta has no 'shape
 $(cat "$S/tensors/a/meta")"
 expect "chunks of a" "$(ls "$S/tensors/a/chunks" | tr '\n' ' ')" "0 1 2 3 "
 
+# plan shows how the graph was placed: a header, a blank line, then one
+# line an operand: key, op, inputs, worker, priority.
+plan=$(cat "$S/graphs/1/plan")
+grep -qx 'transfer_bytes [0-9]*' <<< "$plan" || fail "plan has no transfer_bytes line:
+$plan"
+ops=$(sed -n 's/^operands //p' "$S/graphs/1/status")
+expect "operand lines of plan" "$(sed '1,/^$/d' <<< "$plan" | wc -l)" "$ops"
+
 # Kept tensors can be named by later specs of the session.
 echo 'b = a.sum()' > "$S/submit" || fail "submit refused: $(cat "$S/error")"
 expect "state of graph 2" "$(head -n 1 "$S/graphs/last/wait")" SUCCEEDED

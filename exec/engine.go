@@ -249,7 +249,7 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*G
 	s.mu.Unlock()
 
 	go func() {
-		err := s.engine.runner.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe})
+		err := s.engine.runner.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
 		if err == nil {
 			s.keep(g)
 		}
