@@ -216,6 +216,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     data                      raw little-endian C-order bytes
     npy                       NumPy .npy
     text                      NumPy-style print
+    arrow                     Apache Arrow IPC stream: one column, a row an index of axis 0
     csv                       1-D as one column, 2-D as rows
     chunks/I_J/{data,meta}    one chunk; meta names its worker
 /sessions/N/tensors/NAME.npy  create and write a .npy stream: uploads tensor NAME

@@ -100,7 +100,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/tensors"); strings.Join(got, " ") != "b" {
 			t.Fatalf("tensors = %v, want [b]", got)
 		}
-		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text csv chunks" {
+		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text arrow csv chunks" {
 			t.Errorf("ls tensors/b = %v", got)
 		}
 		if got, want := read(t, c, s+"/tensors/b/text"), "[[ 0  2  4  6]\n [ 8 10 12 14]\n [16 18 20 22]]\n"; got != want {
