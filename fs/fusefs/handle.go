@@ -23,10 +23,11 @@ type handle struct {
 	created bool       // made by Create: it cannot be opened again by path
 	own     *fs.Client // the connection of its own of a blocking file, or nil
 
-	mu    sync.Mutex
-	f     p9.File // nil once committed by a flush, until the next write
-	dirty bool    // written to since the open or the last commit
-	done  bool    // released
+	mu     sync.Mutex
+	f      p9.File // nil once committed by a flush, until the next write
+	origin int64   // the file offset of f's offset 0
+	dirty  bool    // written to since the open or the last commit
+	done   bool    // released
 }
 
 var (
@@ -74,34 +75,38 @@ func (h *handle) fid() p9.File {
 	return h.f
 }
 
-// file returns the open fid, opening the path again after a commit.
-func (h *handle) file() (p9.File, syscall.Errno) {
+// file returns the open fid, opening the path again after a commit: the
+// new open starts at file offset at, as if the file began there.
+func (h *handle) file(at int64) (p9.File, int64, syscall.Errno) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
-		return nil, syscall.EBADF
+		return nil, 0, syscall.EBADF
 	}
 	if h.f != nil {
-		return h.f, 0
+		return h.f, h.origin, 0
 	}
 	if h.created {
 		// An upload is stored at its commit; there is no file left to
 		// write more to.
-		return nil, syscall.EBADF
+		return nil, 0, syscall.EBADF
 	}
 	f, err := h.open()
 	if err != nil {
-		return nil, errno(err)
+		return nil, 0, errno(err)
 	}
-	h.f = f
-	return f, 0
+	h.f, h.origin = f, at
+	return f, at, 0
 }
 
 // Read implements gofs.FileReader.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	f, e := h.file()
+	f, origin, e := h.file(off)
 	if e != 0 {
 		return nil, e
+	}
+	if off -= origin; off < 0 {
+		return nil, syscall.EINVAL
 	}
 	if h.own == nil {
 		n, err := f.ReadAt(dest, off)
@@ -142,9 +147,12 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 // Write implements gofs.FileWriter. The server's refusal of what was
 // written (a bad spec, a bad upload) is the write's errno.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	f, e := h.file()
+	f, origin, e := h.file(off)
 	if e != 0 {
 		return 0, e
+	}
+	if off -= origin; off < 0 {
+		return 0, syscall.EINVAL
 	}
 	h.mu.Lock()
 	h.dirty = true

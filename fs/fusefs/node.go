@@ -245,3 +245,49 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	child := n.NewInode(ctx, &node{m: n.m, path: p}, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: q.Path})
 	return child, h, fuse.FOPEN_DIRECT_IO, 0
 }
+
+var (
+	_ gofs.NodeUnlinker = (*node)(nil)
+	_ gofs.NodeRmdirer  = (*node)(nil)
+	_ gofs.NodeRenamer  = (*node)(nil)
+)
+
+// unlinkAt asks the server to remove an entry of the directory; marsfs
+// refuses, but the answer is the server's.
+func (n *node) unlinkAt(name string, flags uint32) syscall.Errno {
+	d, _, err := n.walk("")
+	if err != nil {
+		return errno(err)
+	}
+	defer d.Close()
+	return errno(d.UnlinkAt(name, flags))
+}
+
+// Unlink implements gofs.NodeUnlinker.
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.unlinkAt(name, 0)
+}
+
+// Rmdir implements gofs.NodeRmdirer.
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.unlinkAt(name, 0x200) // AT_REMOVEDIR
+}
+
+// Rename implements gofs.NodeRenamer.
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	d, _, err := n.walk("")
+	if err != nil {
+		return errno(err)
+	}
+	defer d.Close()
+	nd, _, err := np.walk("")
+	if err != nil {
+		return errno(err)
+	}
+	defer nd.Close()
+	return errno(d.RenameAt(name, nd, newName))
+}
