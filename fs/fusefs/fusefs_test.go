@@ -112,6 +112,21 @@ func TestMount(t *testing.T) {
 		t.Errorf("error: %q", got)
 	}
 
+	// What is refused at the close fails the close.
+	f, err = os.OpenFile(filepath.Join(s, "submit"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("y = (1")); err != nil {
+		t.Fatalf("write of an unfinished spec: %v", err)
+	}
+	if err := f.Close(); !errors.Is(err, syscall.EIO) {
+		t.Errorf("close of an unfinished spec: %v, want EIO", err)
+	}
+	if got := readFile(t, filepath.Join(s, "error")); !strings.Contains(got, "never closed") {
+		t.Errorf("error: %q", got)
+	}
+
 	// Two specs through one open, closed in between by a flush of a dup'd
 	// descriptor, are two graphs.
 	f, err = os.OpenFile(filepath.Join(s, "submit"), os.O_WRONLY, 0)
