@@ -87,6 +87,7 @@ func New(dir, addr string, opt Options) (*Mount, error) {
 			MaxWrite:      maxIO,
 			MaxReadAhead:  maxIO,
 			DisableXAttrs: true,
+			DisableSplice: true, // replies are bytes, never file descriptors
 			AllowOther:    opt.AllowOther,
 			Debug:         opt.Debug,
 		},
