@@ -131,3 +131,52 @@ func TestMountInterrupt(t *testing.T) {
 		t.Errorf("%s still mounted after marsfs up exited", dir)
 	}
 }
+
+// TestMountCommand mounts a running server's tree with `marsfs mount`, and
+// checks that SIGINT unmounts it.
+func TestMountCommand(t *testing.T) {
+	needFUSE(t)
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "0")
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if mounted(t, dir) {
+			syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	m := osexec.Command(bin, "mount", "--addr", p.unx, dir)
+	var stderr bytes.Buffer
+	m.Stderr = &stderr
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Process.Kill(); m.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !mounted(t, dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("marsfs mount did not mount in 20s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "README")); err != nil || !bytes.HasPrefix(b, []byte("marsfs: ")) {
+		t.Errorf("README through the mount: %q %v", b, err)
+	}
+	m.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- m.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("marsfs mount after SIGINT: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("marsfs mount did not exit 10s after SIGINT")
+	}
+	if mounted(t, dir) {
+		t.Errorf("%s still mounted after marsfs mount exited", dir)
+	}
+	p.stop(t)
+}
