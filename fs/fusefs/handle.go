@@ -22,6 +22,7 @@ type handle struct {
 	mode    p9.OpenFlags
 	created bool       // made by Create: it cannot be opened again by path
 	own     *fs.Client // the connection of its own of a blocking file, or nil
+	ownOnce sync.Once
 
 	mu     sync.Mutex
 	f      p9.File // nil once committed by a flush, until the next write
@@ -39,17 +40,14 @@ var (
 )
 
 // blocks reports whether reads of the file at p may wait for events (a
-// graph's wait and events files).
+// graph's wait and events files, and its plan until the graph starts).
 func blocks(p string) bool {
 	switch path.Base(p) {
-	case "wait", "events":
+	case "wait", "events", "plan":
 		return true
 	}
 	return false
 }
-
-// dialOwn opens a connection for one blocking file.
-func dialOwn(addr string) (*fs.Client, error) { return fs.Dial(addr) }
 
 // open walks and opens the handle's path on its connection.
 func (h *handle) open() (p9.File, error) {
@@ -195,8 +193,9 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	return errno(err)
 }
 
+// closeOwn closes the handle's own connection, if it has one.
 func (h *handle) closeOwn() {
 	if h.own != nil {
-		h.own.Close()
+		h.ownOnce.Do(func() { h.own.Close() })
 	}
 }

@@ -20,7 +20,7 @@
 //
 // # Blocking reads
 //
-// A read of a graph's wait or events file can wait for a long time. Such
+// A read of a graph's wait, events or plan file can wait for a long time. Such
 // files are opened on a connection of their own, which is closed when the
 // reader is interrupted (Ctrl-C on `cat wait`): that ends the read on the
 // server, and the interrupted read returns EINTR.

@@ -11,6 +11,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/fs"
 )
 
 // A node is one file or directory of the mount, named by its path in the
@@ -207,7 +209,7 @@ func openFlags(flags uint32) p9.OpenFlags {
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	h := &handle{m: n.m, path: n.path, mode: openFlags(flags)}
 	if blocks(n.path) {
-		c, err := dialOwn(n.m.addr)
+		c, err := fs.Dial(n.m.addr)
 		if err != nil {
 			return nil, 0, errno(err)
 		}
