@@ -351,3 +351,36 @@ func TestComputeParallel(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExprKernel runs the expr op of one 2^20-element chunk of W1 on
+// one goroutine, under several block lengths.
+func BenchmarkExprKernel(b *testing.B) {
+	const n = 1 << 20
+	g, err := ParseSpec(fmt.Sprintf("a = rand(%d, seed=1)\nb = rand(%d, seed=2)\ny = %s\n", n, n, w1Expr), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cg, err := Tile(g, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := FuseExpr(cg)
+	op := f.Ops[0]
+	if op.Kind != "expr" {
+		b.Fatalf("first op is %s", op.Members())
+	}
+	for _, block := range []int{1024, 4096, 16384} {
+		b.Run(fmt.Sprintf("block=%d", block), func(b *testing.B) {
+			c := *op
+			args := c.Args.(ExprArgs)
+			args.Block = block
+			c.Args = args
+			for b.Loop() {
+				if _, err := Run(context.Background(), &c, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/n, "ns/elem")
+		})
+	}
+}
