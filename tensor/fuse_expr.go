@@ -287,5 +287,5 @@ func exprMembers(op *ChunkOp) (string, bool) {
 	if op.Kind != "expr" || !ok {
 		return "", false
 	}
-	return strings.Join(a.Members, "+"), true
+	return "expr(" + strings.Join(a.Members, "+") + ")", true
 }

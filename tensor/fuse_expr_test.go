@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,5 +131,308 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kinds counts the ops of cg by Members().
+func kinds(cg *ChunkGraph) map[string]int {
+	m := map[string]int{}
+	for _, op := range cg.Ops {
+		m[op.Members()]++
+	}
+	return m
+}
+
+func TestFuseExprSeedsExample(t *testing.T) {
+	cg := tileSpec(t, "a = rand(10, chunks=5, seed=1)\nb = rand(10, chunks=5, seed=2)\ny = (a + b).sum()")
+	// Mars' rule: ADD and SUM fuse, the RAND operands do not.
+	chain := kinds(Optimize(cg, Options{Fuse: true}))
+	if chain[OpRand] != 4 || chain["add+sum.map"] != 2 {
+		t.Errorf("chain fusion gives %v, want 4 rand and 2 add+sum.map", chain)
+	}
+	// Past Mars: the generators fuse into the consuming kernel.
+	both := kinds(Optimize(cg, Options{Fuse: true, FuseExpr: true}))
+	want := map[string]int{"expr(rand+rand+add+sum.map)": 2, "sum.combine+sum.final": 1}
+	if len(both) != len(want) {
+		t.Errorf("expression fusion gives %v, want %v", both, want)
+	}
+	for k, n := range want {
+		if both[k] != n {
+			t.Errorf("expression fusion gives %v, want %v", both, want)
+		}
+	}
+}
+
+func TestFuseExprSharing(t *testing.T) {
+	cases := []struct {
+		name, spec string
+		want       map[string]int // ops by Members() that must be present
+		absent     []string       // kinds that must not be
+	}{
+		// A random chunk read by two groups is made once.
+		{"shared rand", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x * 2\nfetch y, z",
+			map[string]int{"rand": 2, "expr(full+add)": 2, "expr(full+multiply)": 2}, nil},
+		// An arange is copied into each group that reads it and dropped.
+		{"copied arange", "x = arange(10, chunks=5)\ny = x + 1\nz = x * 2\nfetch y, z",
+			map[string]int{"expr(arange+full+add)": 2, "expr(arange+full+multiply)": 2}, []string{"arange", "full"}},
+		// ... unless it is an output itself.
+		{"arange output", "x = arange(10, chunks=5)\ny = x + 1\nfetch x, y",
+			map[string]int{"arange": 2, "expr(arange+full+add)": 2}, nil},
+		// An output is never absorbed: its chunk must exist.
+		{"output kept", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = y * 2\nfetch y, z",
+			map[string]int{"expr(rand+full+add)": 2, "expr(full+multiply)": 2}, []string{"rand"}},
+		// Ops of another shape are read as inputs, broadcast block by block.
+		{"broadcast", "x = rand(4, 6, chunks=(2, 6), seed=1)\nr = rand(6, chunks=6, seed=2)\ny = exp(r)\nz = (x - y).max(axis=1)\nfetch z",
+			map[string]int{"expr(rand+subtract+max.map)": 2, "expr(rand+exp)": 1}, nil},
+		// A reduction with no elementwise input stays as it is.
+		{"plain reduction", "x = rand(10, chunks=5, seed=1)\ny = x.sum()\nfetch x, y",
+			map[string]int{"rand": 2, "sum.map": 2}, []string{"expr"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cg := tileSpec(t, tc.spec)
+			f := FuseExpr(cg)
+			got := kinds(f)
+			for k, n := range tc.want {
+				if got[k] != n {
+					t.Errorf("%d %q ops, want %d; graph has %v", got[k], k, n, got)
+				}
+			}
+			for _, k := range tc.absent {
+				for g := range got {
+					if g == k || strings.HasPrefix(g, k+"(") {
+						t.Errorf("graph still has %q ops: %v", g, got)
+					}
+				}
+			}
+			want := computeAll(t, cg)
+			for i, g := range computeAll(t, gobGraph(t, f)) {
+				if msg := sameValues(g, want[i], true); msg != "" {
+					t.Errorf("output %s %s", cg.Outputs[i].Name, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestUniformFill(t *testing.T) {
+	s := newRandStream(77, 0)
+	for _, c := range []uint64{0, 1, 1 << 40, ^uint64(0) - 5} {
+		for _, n := range []int{0, 1, 3, 4, 5, 9, 4096} {
+			d := make([]float64, n)
+			uniformFill(d, s, c)
+			for j, v := range d {
+				if w := s.uniform(c + uint64(j)); v != w {
+					t.Fatalf("counter %d+%d: %v, want %v", c, j, v, w)
+				}
+			}
+		}
+	}
+}
+
+// w1Op is the expr op of one chunk of ((a + b) * 2 - a / 3).sum() over a
+// stored a and a generated b, with its input.
+func w1Op(t *testing.T) (*ChunkOp, []*Array) {
+	t.Helper()
+	x := NewArray(Float64, []int{100})
+	for i, v := range x.Float64s() {
+		x.Float64s()[i] = v + float64(i)
+	}
+	cg := &ChunkGraph{Ops: []*ChunkOp{{Key: 0, Kind: "stored", Stored: 1, Shape: []int{100}, DType: Float64}}}
+	// a stored, b = rand(100): the graph Tile makes for one chunk.
+	cg.Ops = append(cg.Ops,
+		&ChunkOp{Key: 1, Kind: OpRand, Shape: []int{100}, DType: Float64, Args: GenArgs{Offset: []int{0}, Global: []int{100}, Seed: 2}},
+		&ChunkOp{Key: 2, Kind: OpAdd, Inputs: []int{0, 1}, Shape: []int{100}, DType: Float64, Args: ElemArgs{Compute: Float64}},
+		&ChunkOp{Key: 3, Kind: OpFull, Shape: []int{}, DType: Int64, Args: GenArgs{Offset: []int{}, Global: []int{}, IntValue: 2}},
+		&ChunkOp{Key: 4, Kind: OpMultiply, Inputs: []int{2, 3}, Shape: []int{100}, DType: Float64, Args: ElemArgs{Compute: Float64}},
+		&ChunkOp{Key: 5, Kind: OpFull, Shape: []int{}, DType: Float64, Args: GenArgs{Offset: []int{}, Global: []int{}, Value: 3}},
+		&ChunkOp{Key: 6, Kind: OpDivide, Inputs: []int{0, 5}, Shape: []int{100}, DType: Float64, Args: ElemArgs{Compute: Float64}},
+		&ChunkOp{Key: 7, Kind: OpSubtract, Inputs: []int{4, 6}, Shape: []int{100}, DType: Float64, Args: ElemArgs{Compute: Float64}},
+		&ChunkOp{Key: 8, Kind: "sum.map", Inputs: []int{7}, Shape: []int{1}, DType: Float64, Args: ReduceArgs{Op: OpSum, In: Float64, Axes: []int{0}}},
+	)
+	cg.Outputs = []TiledTensor{{Name: "p", Shape: []int{1}, DType: Float64, Chunks: [][]int{{1}}, Keys: []uint64{8}}}
+	f := FuseExpr(cg)
+	if len(f.Ops) != 2 || f.Ops[1].Kind != "expr" {
+		t.Fatalf("fused graph %v", kinds(f))
+	}
+	want, err := Compute(context.Background(), cg, func(uint64) (*Array, error) { return x, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := gobRoundTrip(t, f.Ops[1])
+	got, err := Run(context.Background(), op, []*Array{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := sameValues(got, want[0], false); msg != "" {
+		t.Fatalf("expr op %s", msg)
+	}
+	return op, []*Array{x}
+}
+
+// cloneExpr deep-copies op's program so that a test can break it.
+func cloneExpr(op *ChunkOp) (*ChunkOp, *ExprArgs) {
+	c := *op
+	a := op.Args.(ExprArgs)
+	a.Shape = append([]int(nil), a.Shape...)
+	a.Code = append([]ExprInstr(nil), a.Code...)
+	for i := range a.Code {
+		in := &a.Code[i]
+		in.Src = append([]int(nil), in.Src...)
+		in.Axes = append([]int(nil), in.Axes...)
+		in.Gen.Offset = append([]int(nil), in.Gen.Offset...)
+		in.Gen.Global = append([]int(nil), in.Gen.Global...)
+	}
+	return &c, &a
+}
+
+// find returns the index of the first instruction of op.
+func find(a *ExprArgs, op string) int {
+	for i, in := range a.Code {
+		if in.Op == op {
+			return i
+		}
+	}
+	panic("no " + op)
+}
+
+func TestExprBadPrograms(t *testing.T) {
+	good, in := w1Op(t)
+	last := func(a *ExprArgs) *ExprInstr { return &a.Code[len(a.Code)-1] }
+	cases := []struct {
+		name  string
+		break_ func(op *ChunkOp, a *ExprArgs) []*Array
+	}{
+		{"block not a power of two", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Block = 1000; return in }},
+		{"block too small", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Block = 0; return in }},
+		{"negative registers", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Regs = -1; return in }},
+		{"no code", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = nil; return in }},
+		{"negative dimension", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Shape = []int{-100}; return in }},
+		{"huge shape", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Shape = []int{1 << 40, 1 << 40}; return in }},
+		{"shape unlike the input", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Shape = []int{50}; return in }},
+		{"unknown instruction", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[0].Op = "jump"; return in }},
+		{"register out of range", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprElem)].Src[0] = 99; return in }},
+		{"negative register", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprElem)].Src[1] = -3; return in }},
+		{"destination out of range", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[0].Dst = a.Regs; return in }},
+		{"output written early", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[0].Dst = -1; return in }},
+		{"unwritten register", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = a.Code[1:]; return in }},
+		{"read and write one register", func(_ *ChunkOp, a *ExprArgs) []*Array {
+			i := find(a, exprElem)
+			a.Code[i].Dst = a.Code[i].Src[0]
+			return in
+		}},
+		{"constant overwritten", func(_ *ChunkOp, a *ExprArgs) []*Array {
+			i := find(a, exprConst)
+			gen := a.Code[find(a, exprGen)]
+			gen.Dst = a.Code[i].Dst
+			a.Code = slices.Insert(a.Code, i+1, gen)
+			return in
+		}},
+		{"unknown elementwise op", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprElem)].Kind = "frobnicate"; return in }},
+		{"elementwise arity", func(_ *ChunkOp, a *ExprArgs) []*Array {
+			i := find(a, exprElem)
+			a.Code[i].Src = a.Code[i].Src[:1]
+			return in
+		}},
+		{"mistyped operand", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprElem)].Elem.Compute = Int32; return in }},
+		{"invalid dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[0].DType = 99; return in }},
+		{"input out of range", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprLoad)].Input = 3; return in }},
+		{"input of another dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Int64, []int{100})} }},
+		{"input of another shape", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Float64, []int{7})} }},
+		{"missing input", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{nil} }},
+		{"generator outside its tensor", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = []int{50}; return in }},
+		{"generator offset rank", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = nil; return in }},
+		{"unknown generator", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Kind = "full"; return in }},
+		{"generator dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].DType = Int32; return in }},
+		{"constant shape", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprConst)].Shape = []int{3}; return in }},
+		{"reduction axes", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Axes = []int{1}; return in }},
+		{"reduction axis twice", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Axes = []int{0, 0}; return in }},
+		{"unsupported reduction", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpVar; return in }},
+		{"reduction not last", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, a.Code[0]); return in }},
+		{"partial shape", func(op *ChunkOp, _ *ExprArgs) []*Array { op.Shape = []int{2}; return in }},
+		{"partial dtype", func(op *ChunkOp, _ *ExprArgs) []*Array { op.DType = Int64; return in }},
+		{"no result", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = a.Code[:len(a.Code)-1]; return in }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			op, a := cloneExpr(good)
+			ins := tc.break_(op, a)
+			op.Args = *a
+			_, err := runNoPanic(op, ins)
+			switch {
+			case err == nil:
+				t.Error("broken program ran")
+			case strings.HasPrefix(err.Error(), "panic"):
+				t.Error(err)
+			default:
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func runNoPanic(op *ChunkOp, in []*Array) (out *Array, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return Run(context.Background(), op, in)
+}
+
+// TestExprMutatedPrograms changes the numbers of a valid program at random:
+// the kernel must fail or run, never panic.
+func TestExprMutatedPrograms(t *testing.T) {
+	good, in := w1Op(t)
+	rng := uint64(12345)
+	next := func(n int) int {
+		rng = mix64(rng + golden)
+		return int(rng % uint64(n))
+	}
+	small := []int{-2, -1, 0, 1, 2, 3, 5, 8, 64, 99, 100, 101, 1 << 20}
+	for iter := 0; iter < 3000; iter++ {
+		op, a := cloneExpr(good)
+		for range 1 + next(3) {
+			i := next(len(a.Code))
+			ins := &a.Code[i]
+			v := small[next(len(small))]
+			switch next(9) {
+			case 0:
+				ins.Dst = v
+			case 1:
+				if len(ins.Src) > 0 {
+					ins.Src[next(len(ins.Src))] = v
+				} else {
+					ins.Src = append(ins.Src, v)
+				}
+			case 2:
+				ins.Input = v
+			case 3:
+				ins.DType = DType(v)
+			case 4:
+				ins.Elem.Compute = DType(v)
+			case 5:
+				if len(ins.Gen.Offset) > 0 {
+					ins.Gen.Offset[0] = v
+				} else {
+					ins.Gen.Global = append(ins.Gen.Global, v)
+				}
+			case 6:
+				ins.Axes = append(ins.Axes, v)
+			case 7:
+				a.Code[i], a.Code[next(len(a.Code))] = a.Code[next(len(a.Code))], a.Code[i]
+			case 8:
+				a.Regs = v
+			}
+		}
+		op.Args = *a
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("iteration %d: panic %v with program %+v", iter, p, a.Code)
+				}
+			}()
+			Run(context.Background(), op, in)
+		}()
 	}
 }
