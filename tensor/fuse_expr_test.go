@@ -300,7 +300,7 @@ func TestExprBadPrograms(t *testing.T) {
 	good, in := w1Op(t)
 	last := func(a *ExprArgs) *ExprInstr { return &a.Code[len(a.Code)-1] }
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(op *ChunkOp, a *ExprArgs) []*Array
 	}{
 		{"block not a power of two", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Block = 1000; return in }},
