@@ -106,51 +106,26 @@ func randomFill(kind string, a GenArgs) genFill {
 	}
 }
 
-// uniformFill sets d[j] to s.uniform(c+j), four counters at a time so that
-// their independent hash chains overlap in the pipeline. The counter's
-// product with the golden increment advances by addition (the same value
-// modulo 2^64), and a 53-bit integer converts to float64 exactly through
-// int64, which avoids the unsigned conversion's branch: the values are
-// those of s.uniform bit for bit. (rand's 0 + 1*x is x itself, as x >= 0.)
+// uniformFill sets d[j] to s.uniform(c+j). The counter's product with the
+// golden increment advances by addition (the same value modulo 2^64), and
+// a 53-bit integer converts to float64 exactly through int64, which avoids
+// the unsigned conversion's branch: the values are those of s.uniform bit
+// for bit. (rand's 0 + 1*x is x itself, as x >= 0.)
 func uniformFill(d []float64, s randStream, c uint64) {
 	const m1, m2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 	const unit = 1.0 / (1 << 53)
 	k1 := s.k1
 	z := c*golden + s.k0
-	g1 := uint64(golden)
-	g2, g3, g4 := g1*2, g1*3, g1*4 // wrapping, as the counter's product does
-	j := 0
-	for ; j+4 <= len(d); j += 4 {
-		z0, z1, z2, z3 := z, z+g1, z+g2, z+g3
-		z += g4
-		z0 = (z0 ^ z0>>30) * m1
-		z1 = (z1 ^ z1>>30) * m1
-		z2 = (z2 ^ z2>>30) * m1
-		z3 = (z3 ^ z3>>30) * m1
-		z0 = (z0 ^ z0>>27) * m2
-		z1 = (z1 ^ z1>>27) * m2
-		z2 = (z2 ^ z2>>27) * m2
-		z3 = (z3 ^ z3>>27) * m2
-		z0 = z0 ^ z0>>31 ^ k1
-		z1 = z1 ^ z1>>31 ^ k1
-		z2 = z2 ^ z2>>31 ^ k1
-		z3 = z3 ^ z3>>31 ^ k1
-		z0 = (z0 ^ z0>>30) * m1
-		z1 = (z1 ^ z1>>30) * m1
-		z2 = (z2 ^ z2>>30) * m1
-		z3 = (z3 ^ z3>>30) * m1
-		z0 = (z0 ^ z0>>27) * m2
-		z1 = (z1 ^ z1>>27) * m2
-		z2 = (z2 ^ z2>>27) * m2
-		z3 = (z3 ^ z3>>27) * m2
-		q := d[j : j+4 : j+4]
-		q[0] = float64(int64((z0^z0>>31)>>11)) * unit
-		q[1] = float64(int64((z1^z1>>31)>>11)) * unit
-		q[2] = float64(int64((z2^z2>>31)>>11)) * unit
-		q[3] = float64(int64((z3^z3>>31)>>11)) * unit
-	}
-	for ; j < len(d); j++ {
-		d[j] = s.uniform(c + uint64(j))
+	g := uint64(golden)
+	for j := range d {
+		x := z
+		z += g
+		x = (x ^ x>>30) * m1
+		x = (x ^ x>>27) * m2
+		x = x ^ x>>31 ^ k1
+		x = (x ^ x>>30) * m1
+		x = (x ^ x>>27) * m2
+		d[j] = float64(int64((x^x>>31)>>11)) * unit
 	}
 }
 

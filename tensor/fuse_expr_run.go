@@ -248,6 +248,9 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 			}
 		}
 		st.f = f
+		if v := vecRow(ins.Kind, ins.Elem.Compute, ins.DType); v != nil && len(ins.Src) == 2 {
+			st.f = v
+		}
 		st.srcs = make([][]byte, len(ins.Src))
 	case exprReduce:
 		red, err := newExprReducer(op, ins, srcDT[0], args.Shape)

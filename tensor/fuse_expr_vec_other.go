@@ -1,0 +1,28 @@
+//go:build !amd64
+
+package tensor
+
+// Portable versions of the packed loops of fuse_expr_vec_amd64.s.
+
+func addF64(d, a, b []float64) { addLoop(d, a, b) }
+
+func subF64(d, a, b []float64) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+}
+
+func mulF64(d, a, b []float64) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] * b[i]
+	}
+}
+
+func divF64(d, a, b []float64) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] / b[i]
+	}
+}
