@@ -429,8 +429,19 @@ func fillConst(dst []byte, dt DType, g GenArgs) {
 }
 
 // An exprReducer accumulates the partial of a reduction map.
+//
+// Float64 sums (sum, nansum, mean) add each segment's pairwise sum (8
+// running sums over 128-element leaves, as the unfused kernel sums a row)
+// into its accumulator; when the whole chunk reduces to one value, those
+// segment sums are themselves added pairwise by a sumCascade. The result
+// equals the unfused one up to this reassociation: the unfused kernel
+// sums the whole row pairwise at once. Other reductions (min, max, prod,
+// any, all, integer sums, counts) fold values in the same order as the
+// unfused kernel and give identical results.
 type exprReducer struct {
 	op      string
+	fsum    bool        // a float64 sum
+	cascade *sumCascade // a float64 sum to one value
 	m       monoid
 	acc     []byte // the accumulators: out's data, or sums for mean
 	es      int
@@ -487,7 +498,12 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src DType, shape []int) (*exprR
 			s *= shape[ax]
 		}
 	}
-	return &exprReducer{op: ins.Kind, m: m, es: accDT.Size(), extent: extent, strides: st}, nil
+	r := &exprReducer{op: ins.Kind, m: m, es: accDT.Size(), extent: extent, strides: st}
+	r.fsum = accDT == Float64 && (mop == OpSum || mop == OpNansum)
+	if r.fsum && nout == 1 {
+		r.cascade = &sumCascade{}
+	}
+	return r, nil
 }
 
 func (r *exprReducer) start(out *Array) error {
@@ -510,10 +526,14 @@ func (r *exprReducer) add(l *segLayout, vals []byte) {
 	for s := 0; s < l.nseg; s++ {
 		pos, cnt, o := l.pos[s], l.cnt[s], l.val[r.seg][s]
 		row := vals[pos*es : (pos+cnt)*es]
-		switch step {
-		case 0:
+		switch {
+		case step == 0 && r.cascade != nil:
+			r.cascade.push(pairwiseSumF64(view[float64](row)))
+		case step == 0 && r.fsum:
+			view[float64](r.acc)[o] += pairwiseSumF64(view[float64](row))
+		case step == 0:
 			r.m.inner(r.acc, o, row)
-		case 1:
+		case step == 1:
 			r.m.outer(r.acc[o*es:(o+cnt)*es], row)
 		default:
 			for j := range cnt {
@@ -525,6 +545,9 @@ func (r *exprReducer) add(l *segLayout, vals []byte) {
 }
 
 func (r *exprReducer) finish(out *Array) {
+	if r.cascade != nil {
+		view[float64](r.acc)[0] += r.cascade.total()
+	}
 	if r.op != OpMean {
 		return
 	}

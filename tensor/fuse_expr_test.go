@@ -480,3 +480,39 @@ func TestVecLoops(t *testing.T) {
 		t.Error("packed loops offered for other ops or dtypes")
 	}
 }
+
+func TestPairwiseSumF64(t *testing.T) {
+	s := newRandStream(5, 0)
+	x := make([]float64, 5000)
+	for i := range x {
+		x[i] = s.normal(uint64(i)) * math.Pow(10, float64(i%7))
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 255, 256, 1000, 4096, 5000} {
+		if g, w := pairwiseSumF64(x[:n]), pairwiseSum(x[:n]); math.Float64bits(g) != math.Float64bits(w) {
+			t.Errorf("n=%d: %v, want %v", n, g, w)
+		}
+	}
+}
+
+func TestSumCascade(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 5, 8, 1000} {
+		var c sumCascade
+		for i := range n {
+			c.push(float64(i + 1))
+		}
+		if got, want := c.total(), float64(n*(n+1)/2); got != want {
+			t.Errorf("n=%d: %v, want %v", n, got, want)
+		}
+	}
+	// Pairwise, a million tenths lose far less than one after another.
+	var c sumCascade
+	seq := 0.0
+	for range 1 << 20 {
+		c.push(0.1)
+		seq += 0.1
+	}
+	exact := 0.1 * (1 << 20)
+	if e, s := math.Abs(c.total()-exact), math.Abs(seq-exact); e > 1e-9 || e >= s {
+		t.Errorf("cascade error %g, sequential %g", e, s)
+	}
+}

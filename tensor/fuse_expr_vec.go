@@ -27,3 +27,65 @@ func vecRow(kind string, ct, out DType) rowFn {
 		return nil
 	}
 }
+
+// pairwiseSumF64 is pairwiseSum[float64] with the running sums of its
+// leaves kept in packed registers: the same additions in the same order,
+// so the same result.
+func pairwiseSumF64(x []float64) float64 {
+	n := len(x)
+	if n < 8 {
+		var s float64
+		for _, v := range x {
+			s += v
+		}
+		return s
+	}
+	if n <= 128 {
+		var r [8]float64
+		m := n &^ 7
+		sum8F64(x[:m], &r)
+		s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+		for _, v := range x[m:] {
+			s += v
+		}
+		return s
+	}
+	n2 := n / 2
+	n2 -= n2 % 8
+	return pairwiseSumF64(x[:n2]) + pairwiseSumF64(x[n2:])
+}
+
+// A sumCascade adds a stream of partial sums pairwise, as a binary
+// counter: the sum of 2^k pushed values is formed as the sum of two sums
+// of 2^(k-1), so that rounding error grows with the log of their number.
+type sumCascade struct {
+	level []float64
+	full  []bool
+}
+
+func (c *sumCascade) push(v float64) {
+	for l := 0; ; l++ {
+		if l == len(c.level) {
+			c.level = append(c.level, v)
+			c.full = append(c.full, true)
+			return
+		}
+		if !c.full[l] {
+			c.level[l], c.full[l] = v, true
+			return
+		}
+		v = c.level[l] + v // earlier values on the left
+		c.full[l] = false
+	}
+}
+
+// total is the sum of the pushed values (0 for none).
+func (c *sumCascade) total() float64 {
+	var s float64
+	for l := range c.level {
+		if c.full[l] {
+			s = c.level[l] + s
+		}
+	}
+	return s
+}

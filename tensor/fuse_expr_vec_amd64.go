@@ -13,3 +13,6 @@ func mulF64(d, a, b []float64)
 
 //go:noescape
 func divF64(d, a, b []float64)
+
+//go:noescape
+func sum8F64(x []float64, r *[8]float64)

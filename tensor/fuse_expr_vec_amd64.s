@@ -140,3 +140,37 @@ tail:
 	JMP  tail
 done:
 	RET
+
+
+// func sum8F64(x []float64, r *[8]float64)
+// r[k] = x[k] + x[k+8] + x[k+16] + ..., added in that order; len(x) is a
+// multiple of 8, at least 8. These are the eight running sums of
+// pairwiseSum's leaves, two to a register.
+TEXT ·sum8F64(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ r+24(FP), DI
+	MOVUPD (SI), X0
+	MOVUPD 16(SI), X1
+	MOVUPD 32(SI), X2
+	MOVUPD 48(SI), X3
+	MOVQ $8, AX
+sloop:
+	CMPQ AX, CX
+	JGE  sdone
+	MOVUPD (SI)(AX*8), X4
+	MOVUPD 16(SI)(AX*8), X5
+	MOVUPD 32(SI)(AX*8), X6
+	MOVUPD 48(SI)(AX*8), X7
+	ADDPD X4, X0
+	ADDPD X5, X1
+	ADDPD X6, X2
+	ADDPD X7, X3
+	ADDQ $8, AX
+	JMP  sloop
+sdone:
+	MOVUPD X0, (DI)
+	MOVUPD X1, 16(DI)
+	MOVUPD X2, 32(DI)
+	MOVUPD X3, 48(DI)
+	RET

@@ -26,3 +26,12 @@ func divF64(d, a, b []float64) {
 		d[i] = a[i] / b[i]
 	}
 }
+
+func sum8F64(x []float64, r *[8]float64) {
+	copy(r[:], x[:8])
+	for i := 8; i+8 <= len(x); i += 8 {
+		for k := range r {
+			r[k] += x[i+k]
+		}
+	}
+}
