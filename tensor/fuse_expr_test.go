@@ -443,18 +443,27 @@ func TestExprMutatedPrograms(t *testing.T) {
 func TestVecLoops(t *testing.T) {
 	special := []float64{0, math.Copysign(0, -1), 1, -1, 3, 1.0 / 3, 0.1, 1e308, -1e308, 5e-324, 2.2250738585072014e-308,
 		math.Inf(1), math.Inf(-1), math.NaN(), 7.5e-300, 123456789.123}
+	for _, v := range vecVariants() {
+		t.Run(v.name, func(t *testing.T) { testVecSet(t, v, special) })
+	}
+	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil {
+		t.Error("packed loops offered for other ops or dtypes")
+	}
+}
+
+func testVecSet(t *testing.T, v vecSet, special []float64) {
 	ops := []struct {
 		kind string
+		loop func(d, a, b []float64)
 		f    func(a, b float64) float64
 	}{
-		{OpAdd, func(a, b float64) float64 { return a + b }},
-		{OpSubtract, func(a, b float64) float64 { return a - b }},
-		{OpMultiply, func(a, b float64) float64 { return a * b }},
-		{OpDivide, func(a, b float64) float64 { return a / b }},
+		{OpAdd, v.add, func(a, b float64) float64 { return a + b }},
+		{OpSubtract, v.sub, func(a, b float64) float64 { return a - b }},
+		{OpMultiply, v.mul, func(a, b float64) float64 { return a * b }},
+		{OpDivide, v.div, func(a, b float64) float64 { return a / b }},
 	}
 	s := newRandStream(3, 0)
 	for _, op := range ops {
-		row := vecRow(op.kind, Float64, Float64)
 		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 255, 4096} {
 			a, b := make([]float64, n+1), make([]float64, n+1) // longer than d, as views may be
 			for i := range a {
@@ -465,9 +474,7 @@ func TestVecLoops(t *testing.T) {
 				}
 			}
 			d := make([]float64, n)
-			if err := row(float64Bytes(d), [][]byte{float64Bytes(a), float64Bytes(b)}); err != nil {
-				t.Fatal(err)
-			}
+			op.loop(d, a, b)
 			for i := range d {
 				w := op.f(a[i], b[i])
 				if math.Float64bits(d[i]) != math.Float64bits(w) && !(math.IsNaN(d[i]) && math.IsNaN(w)) {
@@ -476,8 +483,22 @@ func TestVecLoops(t *testing.T) {
 			}
 		}
 	}
-	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil {
-		t.Error("packed loops offered for other ops or dtypes")
+	x := make([]float64, 256)
+	for i := range x {
+		x[i] = s.normal(uint64(i)) * math.Pow(10, float64(i%9))
+	}
+	for _, n := range []int{8, 16, 24, 128, 256} {
+		var r [8]float64
+		v.sum8(x[:n], &r)
+		for k := range r {
+			w := x[k]
+			for i := k + 8; i < n; i += 8 {
+				w += x[i]
+			}
+			if r[k] != w {
+				t.Fatalf("sum8 n=%d: r[%d] = %v, want %v", n, k, r[k], w)
+			}
+		}
 	}
 }
 

@@ -1,5 +1,12 @@
 package tensor
 
+// A vecSet is one implementation of the packed loops.
+type vecSet struct {
+	name               string
+	add, sub, mul, div func(d, a, b []float64)
+	sum8               func(x []float64, r *[8]float64)
+}
+
 // vecRow returns a packed loop for the float64 arithmetic of an expr
 // program, or nil when kind has none; ops on other dtypes, and other ops,
 // run the elementwise kernels' loops.
