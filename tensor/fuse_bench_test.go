@@ -384,3 +384,22 @@ func BenchmarkExprKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptimizeGraph measures both fusions over the graph of
+// BenchmarkTileElementwiseReduce (about 10^5 ops).
+func BenchmarkOptimizeGraph(b *testing.B) {
+	spec := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
+	g, err := Parse(spec, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cg, err := Tile(g, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		f := Optimize(cg, Options{Fuse: true, FuseExpr: true})
+		b.ReportMetric(float64(len(cg.Ops)), "ops-in")
+		b.ReportMetric(float64(len(f.Ops)), "ops-out")
+	}
+}

@@ -537,3 +537,49 @@ func TestSumCascade(t *testing.T) {
 		t.Errorf("cascade error %g, sequential %g", e, s)
 	}
 }
+
+// TestExprAllocsPerBlock checks that an expr kernel allocates per call,
+// never per block: a chunk of 64 blocks costs the allocations of a chunk
+// of 4.
+func TestExprAllocsPerBlock(t *testing.T) {
+	for _, spec := range []string{
+		"a = rand({n}, seed=1)\nb = rand({n}, seed=2)\ny = ((a + b) * 2 - a / 3).sum()",
+		"a = randn({n}, 8, seed=1)\nc = arange(8.0)\ny = ((a - c) * 1.5).astype(float32).max(axis=1)",
+		"a = randint(0, 9, size=({n}, 4), seed=1)\ny = (a * a).mean(axis=0)",
+	} {
+		testExprAllocs(t, spec)
+	}
+}
+
+func testExprAllocs(t *testing.T, spec string) {
+	allocs := func(n int) float64 {
+		cg := tileSpec(t, strings.ReplaceAll(spec, "{n}", fmt.Sprint(n)))
+		f := FuseExpr(cg)
+		var err error
+		// The first expr op, with its inputs (generators of its own).
+		for _, op := range f.Ops {
+			if op.Kind != "expr" {
+				continue
+			}
+			in := make([]*Array, len(op.Inputs))
+			for i, k := range op.Inputs {
+				if in[i], err = Run(context.Background(), f.Ops[k], nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			Run(context.Background(), op, in) // fill the register pool
+			return testing.AllocsPerRun(5, func() {
+				if _, err := Run(context.Background(), op, in); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		t.Fatalf("no expr op: %v", kinds(f))
+		return 0
+	}
+	// Chunks of 4 and 64 blocks of the value shape (at most 8 columns).
+	small, large := allocs(exprBlock/2), allocs(8*exprBlock)
+	if large > small {
+		t.Errorf("%s: %v allocations for 64 blocks, %v for 4", spec, large, small)
+	}
+}

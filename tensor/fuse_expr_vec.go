@@ -66,31 +66,25 @@ func pairwiseSumF64(x []float64) float64 {
 // counter: the sum of 2^k pushed values is formed as the sum of two sums
 // of 2^(k-1), so that rounding error grows with the log of their number.
 type sumCascade struct {
-	level []float64
-	full  []bool
+	level [64]float64 // level l holds a sum of 2^l values when bit l of full is set
+	full  uint64
 }
 
 func (c *sumCascade) push(v float64) {
-	for l := 0; ; l++ {
-		if l == len(c.level) {
-			c.level = append(c.level, v)
-			c.full = append(c.full, true)
-			return
-		}
-		if !c.full[l] {
-			c.level[l], c.full[l] = v, true
-			return
-		}
+	l := 0
+	for ; c.full&(1<<l) != 0; l++ {
 		v = c.level[l] + v // earlier values on the left
-		c.full[l] = false
+		c.full &^= 1 << l
 	}
+	c.level[l] = v
+	c.full |= 1 << l
 }
 
 // total is the sum of the pushed values (0 for none).
 func (c *sumCascade) total() float64 {
 	var s float64
 	for l := range c.level {
-		if c.full[l] {
+		if c.full&(1<<l) != 0 {
 			s = c.level[l] + s
 		}
 	}

@@ -4,12 +4,22 @@ package tensor
 // when the CPU and the OS support AVX.
 
 var (
-	addF64  = pick(addAVX, addSSE)
-	subF64  = pick(subAVX, subSSE)
-	mulF64  = pick(mulAVX, mulSSE)
-	divF64  = pick(divAVX, divSSE)
-	sum8F64 = pick(sum8AVX, sum8SSE)
+	addF64 = pick(addAVX, addSSE)
+	subF64 = pick(subAVX, subSSE)
+	mulF64 = pick(mulAVX, mulSSE)
+	divF64 = pick(divAVX, divSSE)
+	useAVX = hasAVX()
 )
+
+// sum8F64 calls the assembly directly, not through a variable, so that
+// r, declared noescape, can stay on the caller's stack.
+func sum8F64(x []float64, r *[8]float64) {
+	if useAVX {
+		sum8AVX(x, r)
+	} else {
+		sum8SSE(x, r)
+	}
+}
 
 // vecVariants are the loop sets this CPU can run, for tests.
 func vecVariants() []vecSet {

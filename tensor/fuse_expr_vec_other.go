@@ -5,12 +5,13 @@ package tensor
 // Portable versions of the packed loops of fuse_expr_vec_amd64.s.
 
 var (
-	addF64  = addGo
-	subF64  = subGo
-	mulF64  = mulGo
-	divF64  = divGo
-	sum8F64 = sum8Go
+	addF64 = addGo
+	subF64 = subGo
+	mulF64 = mulGo
+	divF64 = divGo
 )
+
+func sum8F64(x []float64, r *[8]float64) { sum8Go(x, r) }
 
 // vecVariants are the loop sets this CPU can run, for tests.
 func vecVariants() []vecSet {
