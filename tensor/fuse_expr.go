@@ -93,6 +93,11 @@ func exprMapOp(op *ChunkOp) (ReduceArgs, bool) {
 	return args, true
 }
 
+// maxExprMembers bounds a group, and so a program's length and registers
+// (a register is a block of up to 32 KiB): past it, the ops that would
+// have joined are read as inputs.
+const maxExprMembers = 256
+
 // An exprGroup is the set of ops one expr op replaces.
 type exprGroup struct {
 	root    int   // the op whose chunk the expr op makes
@@ -238,6 +243,9 @@ func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []in
 		cands = append(cands[:i], cands[i+1:]...)
 		co := cg.Ops[c]
 		switch {
+		case len(g.members) >= maxExprMembers:
+			inputs[c] = true
+			continue
 		case isGenOp(co) && co.Kind == OpFull && broadcasts(co.Shape, g.shape):
 			add(c)
 		case isGenOp(co) && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):

@@ -583,3 +583,33 @@ func testExprAllocs(t *testing.T, spec string) {
 		t.Errorf("%s: %v allocations for 64 blocks, %v for 4", spec, large, small)
 	}
 }
+
+// TestFuseExprLongChain fuses a chain longer than a group may be: it is cut
+// into several expr ops, which compute what the chain does.
+func TestFuseExprLongChain(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x0 = rand(5000, chunks=2000, seed=1)\n")
+	const n = 600
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "x%d = x%d * 1.001 + %d\n", i, i-1, i%3)
+	}
+	fmt.Fprintf(&b, "y = x%d.sum()\n", n)
+	cg := tileSpec(t, b.String())
+	f := FuseExpr(cg)
+	exprs := 0
+	for _, op := range f.Ops {
+		if a, ok := op.Args.(ExprArgs); ok {
+			exprs++
+			if len(a.Members) > maxExprMembers {
+				t.Errorf("a group of %d ops", len(a.Members))
+			}
+		}
+	}
+	if exprs < 3*(2*n+1)/maxExprMembers {
+		t.Errorf("%d expr ops for 3 chunks of %d ops", exprs, 2*n+2)
+	}
+	want := computeAll(t, cg)
+	if msg := sameValues(computeAll(t, gobGraph(t, f))[0], want[0], false); msg != "" {
+		t.Error(msg)
+	}
+}
