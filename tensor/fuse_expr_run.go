@@ -117,6 +117,11 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 			if fixed[ins.Dst] {
 				return nil, fmt.Errorf("instruction %d overwrites the constant in register %d", i, ins.Dst)
 			}
+			// A constant is set before the first block: a register that
+			// earlier instructions write in every block cannot hold one.
+			if st.invariant && written[ins.Dst] != 0 {
+				return nil, fmt.Errorf("instruction %d sets a constant in register %d, written before", i, ins.Dst)
+			}
 			written[ins.Dst] = ins.DType
 			fixed[ins.Dst] = st.invariant
 		}

@@ -328,6 +328,11 @@ func TestExprBadPrograms(t *testing.T) {
 			a.Code = slices.Insert(a.Code, i+1, gen)
 			return in
 		}},
+		{"constant in a used register", func(_ *ChunkOp, a *ExprArgs) []*Array {
+			i := find(a, exprConst)
+			a.Code[i].Dst = a.Code[find(a, exprGen)].Dst
+			return in
+		}},
 		{"unknown elementwise op", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprElem)].Kind = "frobnicate"; return in }},
 		{"elementwise arity", func(_ *ChunkOp, a *ExprArgs) []*Array {
 			i := find(a, exprElem)
