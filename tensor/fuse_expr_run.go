@@ -162,6 +162,11 @@ func checkExprShape(shape []int) error {
 	return nil
 }
 
+// exprSources is the number of registers each instruction reads, but for
+// elem, whose op says.
+var exprSources = map[string]int{exprLoad: 0, exprBcast: 0, exprSplat: 0, exprConst: 0, exprGen: 0,
+	exprCast: 1, exprNaN0: 1, exprReduce: 1}
+
 // prepare checks instruction i and readies st.
 func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, written []DType, strides *[][]int, bases *[]int) error {
 	ins := st.in
@@ -188,9 +193,7 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 		}
 		srcDT[j] = written[r]
 	}
-	nsrc := map[string]int{exprLoad: 0, exprBcast: 0, exprSplat: 0, exprConst: 0, exprGen: 0,
-		exprCast: 1, exprNaN0: 1, exprReduce: 1}
-	if want, ok := nsrc[ins.Op]; ok && len(ins.Src) != want {
+	if want, ok := exprSources[ins.Op]; ok && len(ins.Src) != want {
 		return fmt.Errorf("takes %d registers, got %d", want, len(ins.Src))
 	}
 	switch ins.Op {
