@@ -618,3 +618,13 @@ func TestFuseExprLongChain(t *testing.T) {
 		t.Error(msg)
 	}
 }
+
+func TestExprCancel(t *testing.T) {
+	cg := tileSpec(t, "a = rand(100000, seed=1)\ny = (a * 2).sum()")
+	op := FuseExpr(cg).Ops[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, op, nil); err != context.Canceled && !strings.Contains(fmt.Sprint(err), "canceled") {
+		t.Errorf("canceled run: %v", err)
+	}
+}
