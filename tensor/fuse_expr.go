@@ -50,10 +50,11 @@ func Optimize(cg *ChunkGraph, opt Options) *ChunkGraph {
 }
 
 // exprReductions are the reductions whose map op an expr program can end in;
-// the others (var, std, argmin, argmax, nanmean) keep their own map kernel.
+// argmin and argmax, which need global indices, keep their own map kernel.
 var exprReductions = map[string]bool{
 	OpSum: true, OpNansum: true, OpProd: true, OpMin: true, OpMax: true, OpNanmin: true,
 	OpNanmax: true, OpAny: true, OpAll: true, OpCountNonzero: true, OpMean: true,
+	OpNanmean: true, OpVar: true, OpStd: true,
 }
 
 var (

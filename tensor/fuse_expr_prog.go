@@ -19,7 +19,7 @@ const (
 	exprCast   = "cast"   // Dst = Src[0] cast to DType
 	exprNaN0   = "nan0"   // Dst = Src[0] with NaNs replaced by zeros
 	exprElem   = "elem"   // Dst = Kind(Src...), Dst -1 being the output chunk's block
-	exprReduce = "reduce" // the partial of reduction Kind over Axes accumulates Src[0]
+	exprReduce = "reduce" // the partial of reduction Kind over Axes accumulates Src[0] (nanmean: and Src[1])
 )
 
 // exprBlock is the block length compiled programs use: 4096 elements keep a
@@ -170,11 +170,17 @@ func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
 	if g.value != g.root {
 		args := root.Args.(ReduceArgs)
 		v := c.val[g.value]
+		var src []int
 		switch args.Op {
 		case OpCountNonzero:
 			v = c.cast(c.cast(v, Bool), Int64)
-		case OpMean:
+		case OpMean, OpVar, OpStd:
 			v = c.cast(v, Float64)
+		case OpNanmean:
+			v = c.cast(v, Float64)
+			z := c.emit(ExprInstr{Op: exprNaN0, Src: []int{v}, DType: Float64})
+			src = []int{z, v} // sums without NaNs; counts of what is not NaN
+			v = z
 		case OpNansum:
 			v = c.cast(v, root.DType)
 			if root.DType.IsFloat() {
@@ -183,7 +189,10 @@ func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
 		default:
 			v = c.cast(v, root.DType)
 		}
-		c.code = append(c.code, ExprInstr{Op: exprReduce, Kind: args.Op, Src: []int{v}, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
+		if src == nil {
+			src = []int{v}
+		}
+		c.code = append(c.code, ExprInstr{Op: exprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
 	} else {
 		c.code[len(c.code)-1].Dst = -1 // the root writes the output chunk
 	}

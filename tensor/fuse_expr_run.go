@@ -165,7 +165,7 @@ func checkExprShape(shape []int) error {
 // exprSources is the number of registers each instruction reads, but for
 // elem, whose op says.
 var exprSources = map[string]int{exprLoad: 0, exprBcast: 0, exprSplat: 0, exprConst: 0, exprGen: 0,
-	exprCast: 1, exprNaN0: 1, exprReduce: 1}
+	exprCast: 1, exprNaN0: 1}
 
 // prepare checks instruction i and readies st.
 func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, written []DType, strides *[][]int, bases *[]int) error {
@@ -261,7 +261,7 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 		}
 		st.srcs = make([][]byte, len(ins.Src))
 	case exprReduce:
-		red, err := newExprReducer(op, ins, srcDT[0], args.Shape)
+		red, err := newExprReducer(op, ins, srcDT, args.Shape)
 		if err != nil {
 			return err
 		}
@@ -407,7 +407,11 @@ func (m *exprMachine) exec(st *exprStep, out *Array, lo, hi int) {
 		// which prepare checked.
 		_ = st.f(dst, st.srcs)
 	case exprReduce:
-		m.red.add(m.lay, m.views[ins.Src[0]])
+		var orig []byte
+		if len(ins.Src) > 1 {
+			orig = m.views[ins.Src[1]]
+		}
+		m.red.add(m.lay, m.views[ins.Src[0]], orig)
 	}
 }
 
@@ -433,135 +437,6 @@ func fillConst(dst []byte, dt DType, g GenArgs) {
 		fillSlice(view[float32](dst), float32(g.Value))
 	case Float64:
 		fillSlice(view[float64](dst), g.Value)
-	}
-}
-
-// An exprReducer accumulates the partial of a reduction map.
-//
-// Float64 sums (sum, nansum, mean) add each segment's pairwise sum (8
-// running sums over 128-element leaves, as the unfused kernel sums a row)
-// into its accumulator; when the whole chunk reduces to one value, those
-// segment sums are themselves added pairwise by a sumCascade. The result
-// equals the unfused one up to this reassociation: the unfused kernel
-// sums the whole row pairwise at once. Other reductions (min, max, prod,
-// any, all, integer sums, counts) fold values in the same order as the
-// unfused kernel and give identical results.
-type exprReducer struct {
-	op      string
-	fsum    bool        // a float64 sum
-	cascade *sumCascade // a float64 sum to one value
-	m       monoid
-	acc     []byte // the accumulators: out's data, or sums for mean
-	es      int
-	extent  int   // elements reduced into each accumulator
-	strides []int // of the accumulator over the value shape's axes
-	seg     int
-}
-
-func newExprReducer(op *ChunkOp, ins *ExprInstr, src DType, shape []int) (*exprReducer, error) {
-	if !exprReductions[ins.Kind] {
-		return nil, fmt.Errorf("unsupported reduction")
-	}
-	reduced := make([]bool, len(shape))
-	for _, ax := range ins.Axes {
-		if ax < 0 || ax >= len(shape) || reduced[ax] {
-			return nil, fmt.Errorf("bad axes %v for shape %v", ins.Axes, shape)
-		}
-		reduced[ax] = true
-	}
-	keep, extent := keepShape(shape, reduced)
-	pdt, fields := partialSpec(ins.Kind, src, op.DType)
-	accDT := op.DType
-	mop := ins.Kind
-	switch ins.Kind {
-	case OpMean:
-		accDT, pdt, mop = Float64, Float64, OpSum
-	case OpCountNonzero:
-		accDT = Int64
-	case OpAny, OpAll:
-		accDT = Bool
-	}
-	if fields > 1 {
-		keep = append(keep, fields)
-	}
-	if src != accDT || pdt != op.DType || !sameShape(keep, op.Shape) {
-		return nil, fmt.Errorf("%v values make a partial of %v%v, op says %v%v", src, pdt, keep, op.DType, op.Shape)
-	}
-	nout := NumElements(keep) / fields
-	if extent == 0 && nout > 0 {
-		switch ins.Kind {
-		case OpMin, OpMax, OpNanmin, OpNanmax:
-			return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", ins.Kind)
-		}
-	}
-	m, err := monoidFor(mop, accDT)
-	if err != nil {
-		return nil, err
-	}
-	st := make([]int, len(shape))
-	s := 1
-	for ax := len(shape) - 1; ax >= 0; ax-- {
-		if !reduced[ax] {
-			st[ax] = s
-			s *= shape[ax]
-		}
-	}
-	r := &exprReducer{op: ins.Kind, m: m, es: accDT.Size(), extent: extent, strides: st}
-	r.fsum = accDT == Float64 && (mop == OpSum || mop == OpNansum)
-	if r.fsum && nout == 1 {
-		r.cascade = &sumCascade{}
-	}
-	return r, nil
-}
-
-func (r *exprReducer) start(out *Array) error {
-	if r.op == OpMean {
-		r.acc = make([]byte, out.Len()/2*8)
-	} else {
-		r.acc = out.Data
-	}
-	r.m.init(r.acc)
-	return nil
-}
-
-// add folds a block of values into the accumulators, segment by segment:
-// a segment runs along the layout's last axis, which is either reduced
-// (the segment folds into one accumulator) or kept (it folds element by
-// element into a run of accumulators).
-func (r *exprReducer) add(l *segLayout, vals []byte) {
-	es := r.es
-	step := l.step(r.seg)
-	for s := 0; s < l.nseg; s++ {
-		pos, cnt, o := l.pos[s], l.cnt[s], l.val[r.seg][s]
-		row := vals[pos*es : (pos+cnt)*es]
-		switch {
-		case step == 0 && r.cascade != nil:
-			r.cascade.push(pairwiseSumF64(view[float64](row)))
-		case step == 0 && r.fsum:
-			view[float64](r.acc)[o] += pairwiseSumF64(view[float64](row))
-		case step == 0:
-			r.m.inner(r.acc, o, row)
-		case step == 1:
-			r.m.outer(r.acc[o*es:(o+cnt)*es], row)
-		default:
-			for j := range cnt {
-				k := o + j*step
-				r.m.outer(r.acc[k*es:(k+1)*es], row[j*es:(j+1)*es])
-			}
-		}
-	}
-}
-
-func (r *exprReducer) finish(out *Array) {
-	if r.cascade != nil {
-		view[float64](r.acc)[0] += r.cascade.total()
-	}
-	if r.op != OpMean {
-		return
-	}
-	p, sums := out.Float64s(), view[float64](r.acc)
-	for i, s := range sums {
-		p[2*i], p[2*i+1] = s, float64(r.extent)
 	}
 }
 

@@ -105,6 +105,14 @@ var fuseSpecs = []struct {
 	{"x = arange(1000, chunks=300)\ny = x + 1\nz = x * 2\nw = x\nfetch y, z, w", true},
 	{"x = rand(10, 0, chunks=(4, 1), seed=4)\ny = (x + 1).sum(axis=1)", true},
 	{"x = zeros((3, 4), chunks=2)\ny = (x + 1).mean(axis=0)", true},
+	{"x = randn(3000, chunks=1000, seed=2)\ny = (x * 3 + 1).var()", false},
+	{"x = randn(300, 70, chunks=(128, 30), seed=2)\ny = (x * 3 + 1).std(axis=0, ddof=1)", false},
+	{"x = randn(300, 70, chunks=(128, 30), seed=2)\ny = (x * 3 + 1).var(axis=1, keepdims=True)", false},
+	{"x = rand(9000, chunks=5000, seed=3)\ny = (x * 3).var()", false},
+	{"x = randn(30, 7, 9, chunks=(8, 3, 4), seed=5)\ny = abs(x).var(axis=(0, 2))", false},
+	{"x = rand(3000, 4, chunks=(1000, 4), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=0)", false},
+	{"x = rand(9000, chunks=5000, seed=4)\ny = nanmean(where(x > 0.3, x * 2, nan))", false},
+	{"x = rand(30, 40, chunks=(16, 40), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=1)", false},
 }
 
 func TestFuseExprMatchesUnfused(t *testing.T) {
@@ -185,6 +193,9 @@ func TestFuseExprSharing(t *testing.T) {
 		// Ops of another shape are read as inputs, broadcast block by block.
 		{"broadcast", "x = rand(4, 6, chunks=(2, 6), seed=1)\nr = rand(6, chunks=6, seed=2)\ny = exp(r)\nz = (x - y).max(axis=1)\nfetch z",
 			map[string]int{"expr(rand+subtract+max.map)": 2, "expr(rand+exp)": 1}, nil},
+		// var, std and nanmean end programs too; argmax does not.
+		{"moments", "x = randn(10, chunks=5, seed=1)\ny = (x * 2).var()\nz = nanmean(x + 1)\nw = (x - 1).argmax()\nfetch y, z, w",
+			map[string]int{"expr(full+multiply+var.map)": 2, "expr(full+add+nanmean.map)": 2, "expr(full+subtract)": 2, "argmax.map": 2, "randn": 2}, nil},
 		// A reduction with no elementwise input stays as it is.
 		{"plain reduction", "x = rand(10, chunks=5, seed=1)\ny = x.sum()\nfetch x, y",
 			map[string]int{"rand": 2, "sum.map": 2}, []string{"expr"}},
@@ -353,7 +364,9 @@ func TestExprBadPrograms(t *testing.T) {
 		{"constant shape", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprConst)].Shape = []int{3}; return in }},
 		{"reduction axes", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Axes = []int{1}; return in }},
 		{"reduction axis twice", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Axes = []int{0, 0}; return in }},
-		{"unsupported reduction", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpVar; return in }},
+		{"unsupported reduction", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpArgmax; return in }},
+		{"reduction of another kind", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpVar; return in }},
+		{"nanmean without its values", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpNanmean; return in }},
 		{"reduction not last", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, a.Code[0]); return in }},
 		{"partial shape", func(op *ChunkOp, _ *ExprArgs) []*Array { op.Shape = []int{2}; return in }},
 		{"partial dtype", func(op *ChunkOp, _ *ExprArgs) []*Array { op.DType = Int64; return in }},
@@ -552,6 +565,9 @@ func TestExprAllocsPerBlock(t *testing.T) {
 		"a = rand({n}, seed=1)\nb = rand({n}, seed=2)\ny = ((a + b) * 2 - a / 3).sum()",
 		"a = randn({n}, 8, seed=1)\nc = arange(8.0)\ny = ((a - c) * 1.5).astype(float32).max(axis=1)",
 		"a = randint(0, 9, size=({n}, 4), seed=1)\ny = (a * a).mean(axis=0)",
+		"a = rand({n}, seed=1)\ny = (a * 3).var()",
+		"a = rand({n}, 2, seed=1)\ny = (a * 3).std(axis=0)",
+		"a = rand({n}, seed=1)\ny = nanmean(where(a > 0.5, a, nan))",
 	} {
 		testExprAllocs(t, spec)
 	}
@@ -584,9 +600,11 @@ func testExprAllocs(t *testing.T, spec string) {
 		return 0
 	}
 	// Chunks of 4 and 64 blocks of the value shape (at most 8 columns).
+	// A collection may empty the register pool during a run: a few
+	// allocations more are not per block, which would be 60 more.
 	small, large := allocs(exprBlock/2), allocs(8*exprBlock)
-	if large > small {
-		t.Errorf("%s: %v allocations for 64 blocks, %v for 4", spec, large, small)
+	if large > small+8 {
+		t.Errorf("%q: %v allocations for 64 blocks, %v for 4", spec, large, small)
 	}
 }
 
