@@ -201,15 +201,24 @@ func (g *Graph) observe(ev Event) {
 	if ev.Key >= 0 && ev.Key < len(g.states) {
 		prev := g.states[ev.Key]
 		g.states[ev.Key] = ev.State
+		done := func(s OpState) bool { return s == Finished || s == Freed }
 		if prev == Running {
 			g.status.Running--
+		}
+		// An op lost with its worker goes back from FINISHED or FREED to be
+		// computed again: it counts as finished once, when it is.
+		if done(prev) && !done(ev.State) {
+			g.status.Finished--
+			g.status.Bytes -= int64(g.chunks.Ops[ev.Key].NBytes())
 		}
 		switch ev.State {
 		case Running:
 			g.status.Running++
 		case Finished:
-			g.status.Finished++
-			g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+			if !done(prev) {
+				g.status.Finished++
+				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+			}
 		case Fatal:
 			g.status.Failed++
 		}
@@ -274,7 +283,7 @@ func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.til
 // Meta is the text of the tensor's meta file.
 func (t *Tensor) Meta() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "shape %s\n", intsText(t.tiled.Shape))
+	fmt.Fprintf(&b, "shape %s\n", tensor.FormatShape(t.tiled.Shape))
 	fmt.Fprintf(&b, "dtype %s\n", t.tiled.DType)
 	cs := make([]int, len(t.tiled.Chunks))
 	for i, c := range t.tiled.Chunks {
@@ -282,21 +291,13 @@ func (t *Tensor) Meta() string {
 			cs[i] = c[0]
 		}
 	}
-	fmt.Fprintf(&b, "chunk_shape %s\n", intsText(cs))
+	fmt.Fprintf(&b, "chunk_shape %s\n", tensor.FormatShape(cs))
 	fmt.Fprintf(&b, "chunks %d\n", len(t.tiled.Keys))
-	fmt.Fprintf(&b, "grid %s\n", intsText(tensor.GridShape(t.tiled.Chunks)))
+	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(t.tiled.Chunks)))
 	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
 	fmt.Fprintf(&b, "graph %d\n", t.graph)
 	fmt.Fprintf(&b, "state stored\n")
 	return b.String()
-}
-
-func intsText(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return "(" + strings.Join(parts, ",") + ")"
 }
 
 // Fetch gathers the whole tensor into one array.

@@ -46,7 +46,7 @@ func Parse(src string, env Env) (*Graph, error) {
 		}
 		n, err := b.tensor(v, f.pos)
 		if err != nil {
-			return nil, errorf(f.pos, "cannot fetch %s: %s", f.name, strings.TrimPrefix(err.Error(), fmt.Sprintf("%d:%d: ", f.pos.Line, f.pos.Col)))
+			return nil, errorf(f.pos, "cannot fetch %s: %s", f.name, errAt(f.pos, err).Msg)
 		}
 		outs = append(outs, Output{Name: f.name, Node: n})
 	}
@@ -222,7 +222,7 @@ func (b *builder) assign(s stmt) error {
 		if err != nil {
 			return err
 		}
-		if v, err = b.binary(s.value.at(), s.augOp, old, v); err != nil {
+		if v, err = b.binary(s.augPos, s.augOp, old, v); err != nil {
 			return err
 		}
 	}

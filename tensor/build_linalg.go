@@ -234,8 +234,8 @@ func containsInt(s []int, x int) bool {
 	return false
 }
 
-// norm is numpy.linalg.norm for vectors and matrices; the matrix norms that
-// need singular values (2, -2, 'nuc') are not supported yet.
+// norm is numpy.linalg.norm for vectors and matrices; the matrix norms of
+// singular values (2, -2, 'nuc') take them from linalg.svd.
 func norm(c *call) (value, error) {
 	b := c.b
 	x, err := c.tensor(0)
@@ -376,7 +376,22 @@ func norm(c *call) (value, error) {
 				return nil, err
 			}
 		case ordStr == "nuc" || !ordNone && ordStr == "" && (ordNum == 2 || ordNum == -2):
-			return nil, c.errorf(1, "linalg.norm of a matrix with ord=%s needs the SVD, which is not supported yet", c.ordString())
+			if nd != 2 {
+				return nil, c.errorf(1, "linalg.norm of a stack of matrices with ord=%s is not supported yet", c.ordString())
+			}
+			// The largest, smallest or sum of the singular values; a
+			// transposed matrix has the same ones.
+			sv, err := b.node(p, OpSVDS, Attrs{}, x)
+			if err != nil {
+				return nil, err
+			}
+			op := map[float64]string{2: OpMax, -2: OpMin}[ordNum]
+			if ordStr == "nuc" {
+				op = OpSum
+			}
+			if r, err = red(op, sv, []int{0}, false); err != nil {
+				return nil, err
+			}
 		case ordStr == "" && (ordNum == 1 || ordNum == -1 || math.IsInf(ordNum, 0)):
 			a, err := abs(x)
 			if err != nil {

@@ -1,5 +1,3 @@
-//go:build catalogue
-
 package tensor
 
 import (

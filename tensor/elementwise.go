@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"sort"
 )
 
@@ -81,30 +80,14 @@ func kindOf(d DType) int {
 	return 2
 }
 
-// comparisonDType is the dtype NumPy 1.24 compares a and b in. A weak Python
-// scalar yields to an array of the same or a higher kind, unless its value
-// does not fit the array's dtype; against a lower kind it takes its own
-// default dtype (an int array < 2.5 compares in float64).
+// comparisonDType is the dtype NumPy 1.24 compares a and b in: their
+// result type, with Python scalars yielding by value (f32 < 70000 compares in
+// float64, where the value does not fit float32 exactly).
 func comparisonDType(a, b *Node) DType {
-	if a.Weak == b.Weak {
-		return Promote(a.DType, b.DType)
+	if dt, err := resultType(a, b); err == nil {
+		return dt
 	}
-	arr, w := a, b
-	if a.Weak {
-		arr, w = b, a
-	}
-	if kindOf(w.DType) > kindOf(arr.DType) {
-		return Promote(arr.DType, w.DType)
-	}
-	if w.Op == OpScalar {
-		switch {
-		case arr.DType == Int32 && w.DType.IsInt() && (w.Attrs.IntValue < math.MinInt32 || w.Attrs.IntValue > math.MaxInt32):
-			return Int64
-		case arr.DType == Float32 && w.DType.IsFloat() && !math.IsInf(w.Attrs.Value, 0) && math.Abs(w.Attrs.Value) > math.MaxFloat32:
-			return Float64
-		}
-	}
-	return arr.DType
+	return Promote(a.DType, b.DType)
 }
 
 func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {

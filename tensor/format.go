@@ -358,3 +358,15 @@ func pad(s string, w int) string {
 	}
 	return strings.Repeat(" ", w-len(s)) + s
 }
+
+// FormatShape renders a shape as Python prints a tuple: "(3, 4)", "(3,)", "()".
+func FormatShape(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, n := range shape {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}

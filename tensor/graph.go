@@ -61,6 +61,11 @@ type Attrs struct {
 	Perm     []int   // OpTranspose
 	Slices   []Slice // OpSlice: one per input axis, normalized (0 <= Start, Step != 0)
 	Name     string  // OpInput: the session tensor's name
+
+	Bins      int       // OpHistogram, OpHistEdges: the number of bins
+	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max
+	Minlength int       // OpBincount: the output length
+	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
 }
 
 // Slice selects Start, Start+Step, ... (Len elements) along one axis; Step may

@@ -25,6 +25,8 @@ func infer(n *Node) error {
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	switch {
+	case catalogueOps[n.Op] > 0:
+		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
 	case n.Op == OpWhere:

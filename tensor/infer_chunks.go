@@ -37,6 +37,13 @@ func DefaultChunks(shape []int, dt DType) [][]int {
 // chunksWithin chunks shape with at most budget elements a chunk.
 func chunksWithin(shape []int, budget int) ([][]int, error) {
 	out := make([][]int, len(shape))
+	if NumElements(shape) == 0 {
+		// An empty tensor is one empty chunk.
+		for ax, l := range shape {
+			out[ax] = []int{l}
+		}
+		return out, nil
+	}
 	count := 1
 	for ax := len(shape) - 1; ax >= 0; ax-- {
 		l := shape[ax]

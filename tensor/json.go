@@ -72,6 +72,11 @@ type jsonAttrs struct {
 	Perm     []int      `json:"perm,omitempty"`
 	Slices   [][3]int   `json:"slices,omitempty"`
 	Name     string     `json:"name,omitempty"`
+
+	Bins      int       `json:"bins,omitempty"`
+	Range     []float64 `json:"range,omitempty"`
+	Minlength int       `json:"minlength,omitempty"`
+	Q         []float64 `json:"q,omitempty"`
 }
 
 // jsonFloat is a float64 that writes NaN and ±Inf as strings.
@@ -168,7 +173,8 @@ func (g *Graph) JSON() ([]byte, error) {
 		a := n.Attrs
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
-			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name}
+			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name,
+			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
 		}
@@ -532,7 +538,8 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	}
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
-		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name}
+		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name,
+		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, Slice{Start: s[0], Step: s[1], Len: s[2]})
 	}

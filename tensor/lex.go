@@ -66,7 +66,12 @@ type lexer struct {
 
 // lex cuts src into tokens. The last two tokens are always NEWLINE and EOF.
 func lex(src string) ([]token, error) {
-	l := &lexer{src: src, line: 1, col: 1}
+	// Specs average a token every two or three bytes; sizing the slice up front
+	// spares the copies of growing it.
+	l := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2)}
+	if strings.HasPrefix(src, "\ufeff") {
+		l.off = len("\ufeff") // a byte order mark some editors write
+	}
 	for {
 		if l.off >= len(l.src) {
 			break

@@ -42,6 +42,7 @@ func TestLex(t *testing.T) {
 		{"s = 'é'", `name:s@1:1 op:=@1:3 str:"é"@1:5 NL:@1:8 EOF:@1:8`},
 		{"x += 1", "name:x@1:1 op:+=@1:3 int:1@1:6 NL:@1:7 EOF:@1:7"},
 		{"1e400", "float:+Inf@1:1 NL:@1:6 EOF:@1:6"},
+		{"\ufeffx = 1", "name:x@1:1 op:=@1:3 int:1@1:5 NL:@1:6 EOF:@1:6"},
 	} {
 		toks, err := lex(tc.src)
 		if err != nil {

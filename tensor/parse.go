@@ -6,7 +6,18 @@ import (
 )
 
 // The parser turns tokens into statements of expression trees; build.go
-// evaluates them into graph nodes. Operator precedence is Python's, lowest
+// evaluates them into graph nodes. The grammar, in Python's terms:
+//
+//	spec      = { stmt (NEWLINE | ";") }
+//	stmt      = NAME { "," NAME } "=" exprlist | NAME augop expr | "fetch" NAME { "," NAME }
+//	exprlist  = expr { "," expr } [","]
+//	expr      = bitor [ compare bitor ]
+//	unary     = ("-" | "+" | "~") unary | power
+//	power     = primary [ "**" unary ]
+//	primary   = atom { "(" args ")" | "[" subscripts "]" | "." NAME }
+//	atom      = NAME | NUMBER | STRING | True | False | None | "..." | "(" ... ")" | "[" ... "]"
+//	subscript = expr | [expr] ":" [expr] [":" [expr]]
+// Operator precedence is Python's, lowest
 // first: comparisons, |, ^, &, shifts, + -, * / // % @, unary + - ~, **, then
 // calls, subscripts and attributes. (^, << and >> parse, to give a clear
 // error, but marsfs has no op for them.)
@@ -96,6 +107,7 @@ type stmt struct {
 	fetch   bool
 	targets []nameExpr
 	augOp   string // "+" for +=, ...
+	augPos  srcPos // the augmented assignment's operator
 	value   expr
 }
 
@@ -214,7 +226,7 @@ func (p *parser) stmt() (stmt, error) {
 		if len(targets) > 1 {
 			return stmt{}, errorf(op.pos, "illegal expression for augmented assignment")
 		}
-		s.augOp = augOps[op.text]
+		s.augOp, s.augPos = augOps[op.text], op.pos
 	}
 	v, err := p.exprList()
 	if err != nil {

@@ -47,6 +47,9 @@ type tiler struct {
 	ops   []*ChunkOp
 	tiled []*TiledTensor // by node ID
 	node  int            // the node being tiled, recorded in each op
+	// shared holds what the nodes of one multi-output function tile once
+	// for all of them (a factorization), by family and input node ID.
+	shared map[string]any
 }
 
 // input returns the tiled form of n's i-th input.

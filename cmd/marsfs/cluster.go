@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"marsfs/exec"
+	"marsfs/shm"
+)
+
+// upCluster runs a scheduler and the 9P server in this process and n worker
+// processes (this binary, as `marsfs worker`) joined to it, until ctx ends;
+// then it stops the server, the workers and the scheduler, in that order.
+func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *workerFlags, n int, gossip string) error {
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip})
+	if err != nil {
+		closeAll()
+		return err
+	}
+	defer sched.Close()
+	self, err := os.Executable()
+	if err != nil {
+		closeAll()
+		return err
+	}
+	kids := &children{}
+	defer kids.stop(5 * time.Second)
+	for i := range n {
+		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
+		if err := kids.start(self, append(args, wf.args()...)); err != nil {
+			closeAll()
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = sched.WaitWorkers(wctx, n)
+	cancel()
+	if err != nil {
+		closeAll()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("waiting for the workers: %w", err)
+	}
+	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
+	eng := exec.NewEngine(sched)
+	defer eng.Close()
+	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+}
+
+// start starts a worker process. It gets SIGTERM if this process dies
+// (Pdeathsig), and lives in its own process group, so that a terminal's
+// Ctrl-C reaches only up, which then stops the workers in order.
+func (c *children) start(path string, args []string) error {
+	cmd := osexec.Command(path, args...)
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	done := make(chan struct{})
+	c.mu.Lock()
+	c.procs = append(c.procs, cmd.Process)
+	c.done = append(c.done, done)
+	c.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		if !c.stopping.Load() {
+			log.Printf("marsfs: worker %d (%s) exited: %v", cmd.Process.Pid, args[2], err)
+		}
+		close(done)
+	}()
+	return nil
+}
+
+// scheduler runs a scheduler and the 9P server; workers join it.
+func scheduler(args []string) error {
+	f := flag.NewFlagSet("scheduler", flag.ContinueOnError)
+	var sf serveFlags
+	sf.add(f)
+	gossip := f.String("gossip", "127.0.0.1:7946", "memberlist address (workers --join it)")
+	join := f.String("join", "", "gossip addresses of a cluster to join, comma-separated")
+	if _, err := parse(f, args); err != nil {
+		return err
+	}
+	ls, err := sf.listen()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signals()
+	defer stop()
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join)})
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
+	defer sched.Close()
+	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
+	eng := exec.NewEngine(sched)
+	defer eng.Close()
+	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+}
+
+// worker runs a worker until SIGINT or SIGTERM.
+func worker(args []string) error {
+	f := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var wf workerFlags
+	wf.add(f)
+	name := f.String("name", "", "the worker's name in the cluster (default worker-HOST-PID)")
+	listen := f.String("listen", "127.0.0.1:0", "address of the worker's chunk and control service")
+	gossip := f.String("gossip", "127.0.0.1:0", "memberlist address")
+	join := f.String("join", "", "gossip addresses of the cluster (the scheduler's), comma-separated")
+	if _, err := parse(f, args); err != nil {
+		return err
+	}
+	if *join == "" {
+		return fmt.Errorf("--join is required: the scheduler's gossip address")
+	}
+	// Chunks live in shared memory and spill to disk; opening the store
+	// removes what crashed workers left.
+	st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx, stop := signals()
+	defer stop()
+	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
+		Join: list(*join), Slots: wf.slots, Mem: wf.mem, Store: shm.NewArrays(st)})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func list(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// schedCluster shows a scheduler's cluster under /cluster.
+type schedCluster struct{ s *exec.Scheduler }
+
+func (c schedCluster) Members() string {
+	var b strings.Builder
+	for _, m := range c.s.Members() {
+		fmt.Fprintf(&b, "%s %s %v %v\n", m.Name, m.Gossip, m.Meta.Role, m.State)
+	}
+	return b.String()
+}
+
+func (c schedCluster) Workers() []string {
+	var names []string
+	for _, w := range c.s.Workers() {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+func (c schedCluster) WorkerStatus(name string) (string, bool) { return c.s.WorkerStatus(name) }

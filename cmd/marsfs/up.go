@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"marsfs/exec"
+	"marsfs/fs"
+)
+
+// defaultSocket is the unix socket up and scheduler listen on by default.
+func defaultSocket() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "marsfs.sock")
+	}
+	return fmt.Sprintf("/tmp/marsfs-%d.sock", os.Getuid())
+}
+
+// serveFlags are the flags of the commands that serve the tree.
+type serveFlags struct {
+	listenAddr string
+	socket     string
+	idle       time.Duration
+}
+
+func (s *serveFlags) add(f *flag.FlagSet) {
+	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
+	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
+	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
+}
+
+// listen opens the flags' listeners, before anything else starts, so that
+// a busy address fails at once.
+func (sf *serveFlags) listen() ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, addr := range []string{sf.listenAddr, sf.socket} {
+		if addr == "" {
+			continue
+		}
+		if _, ok := fs.SocketPath(addr); !ok && addr == sf.socket {
+			addr = "unix:" + addr // a relative socket path
+		}
+		l, err := fs.Listen(addr)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		return nil, errors.New("nothing to listen on: give --listen or --socket")
+	}
+	return ls, nil
+}
+
+// serve serves eng's tree on ls until ctx is done, and prints where. It
+// returns once the server has stopped, the listeners closed.
+func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, idle time.Duration) error {
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: idle})
+	var wg sync.WaitGroup
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		a := l.Addr().String()
+		if l.Addr().Network() == "unix" {
+			a = "unix:" + a
+		}
+		fmt.Printf("marsfs: serving 9P2000.L at %s\n", a)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(l); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	srv.Close() // closing a unix listener removes its socket file
+	wg.Wait()
+	return err
+}
+
+// signals returns a context that ends at SIGINT or SIGTERM.
+func signals() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// up runs the embedded default: scheduler, 9P server and local workers.
+func up(args []string) error {
+	f := flag.NewFlagSet("up", flag.ContinueOnError)
+	var sf serveFlags
+	sf.add(f)
+	var wf workerFlags
+	wf.add(f)
+	workers := f.Int("workers", 2, "number of local worker processes (0: run in this process)")
+	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
+	if _, err := parse(f, args); err != nil {
+		return err
+	}
+	if *workers < 0 {
+		return fmt.Errorf("--workers %d: want 0 or more", *workers)
+	}
+	ls, err := sf.listen()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signals()
+	defer stop()
+	if *workers == 0 {
+		run := exec.NewLocalRunner(wf.slots)
+		eng := exec.NewEngine(run)
+		defer eng.Close()
+		return serve(ctx, eng, localCluster{run}, ls, sf.idle)
+	}
+	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
+}
+
+// workerFlags are the flags of a worker, which up passes on.
+type workerFlags struct {
+	slots    int
+	mem      int64
+	shm      int64
+	shmDir   string
+	spillDir string
+}
+
+func (w *workerFlags) add(f *flag.FlagSet) {
+	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs)")
+	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes (0: a quarter of the machine's memory)")
+	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
+	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
+	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
+}
+
+// args renders the flags for a worker's command line.
+func (w *workerFlags) args() []string {
+	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10)}
+	if w.shmDir != "" {
+		a = append(a, "--shm-dir", w.shmDir)
+	}
+	if w.spillDir != "" {
+		a = append(a, "--spill-dir", w.spillDir)
+	}
+	return a
+}
+
+// localCluster shows the in-process runner of `up --workers 0` as the one
+// member and worker.
+type localCluster struct{ run *exec.LocalRunner }
+
+func (l localCluster) Members() string   { return "local - scheduler,worker alive\n" }
+func (l localCluster) Workers() []string { return []string{"local"} }
+func (l localCluster) WorkerStatus(name string) (string, bool) {
+	if name != "local" {
+		return "", false
+	}
+	return fmt.Sprintf("chunks %d\n", l.run.Len()), true
+}
+
+// children are the worker processes of up.
+type children struct {
+	mu       sync.Mutex
+	procs    []*os.Process
+	done     []chan struct{}
+	stopping atomic.Bool
+}
+
+// stop sends SIGTERM to every child, waits up to grace for them to exit,
+// then kills those left.
+func (c *children) stop(grace time.Duration) {
+	c.stopping.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		p.Signal(syscall.SIGTERM)
+	}
+	deadline := time.After(grace)
+	for i, d := range c.done {
+		select {
+		case <-d:
+		case <-deadline:
+			log.Printf("marsfs: worker %d did not stop in %v; killing it", c.procs[i].Pid, grace)
+			c.procs[i].Kill()
+			<-d
+		}
+	}
+}

@@ -1,0 +1,613 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"marsfs/tensor"
+)
+
+// This file holds the scheduling core: the operand state machine of one job.
+// It does no I/O, starts no goroutine and reads no clock. The Scheduler feeds
+// it what happens (an op finished on a worker, a worker left, the user
+// cancelled) and carries out the instructions it returns (run this op there,
+// free that chunk, the job is over). Tests drive it alone.
+
+// ErrCancelled is the error of a job cancelled through Core.Cancel.
+var ErrCancelled = errors.New("job cancelled")
+
+// A Location says where a chunk lives.
+type Location struct {
+	ID     uint64 // global chunk ID
+	Worker string
+	NBytes int64
+}
+
+// A RunOp instructs Worker to run op Key of the job.
+type RunOp struct {
+	Key      int
+	Worker   string
+	Attempt  int
+	Priority int        // lower runs first
+	Inputs   []Location // where each of the op's inputs is, in op.Inputs order
+}
+
+// A CancelOp instructs Worker to drop or interrupt op Key.
+type CancelOp struct {
+	Key     int
+	Worker  string
+	Attempt int
+}
+
+// Output is what the core asks the caller to do after one input, in order:
+// carry out Free, Cancel and Run, report Events, and if Done the job is over
+// with Err (nil for success).
+type Output struct {
+	Run    []RunOp
+	Cancel []CancelOp
+	Free   []Location
+	Events []Event // At is left zero: the core has no clock
+	Done   bool
+	Err    error
+}
+
+// CoreOptions tune a Core; the zero value uses the defaults.
+type CoreOptions struct {
+	MaxAttempts int        // runs of an op before it is FATAL; 3 when 0
+	Order       OrderFunc  // PlanOrder when nil
+	Assign      AssignFunc // PlanAssign when nil
+	// Stored locates the chunks that the graph's Stored ops name.
+	Stored func(id uint64) (Location, bool)
+}
+
+type opState struct {
+	state    OpState
+	attempt  int    // of the current or last run; 0 before the first
+	failures int    // runs that failed or were lost with their worker
+	worker   string // where it is sent or was run; "" if nowhere
+	waiting  int    // inputs not yet finished
+	users    int    // successors not yet finished
+	nbytes   int64
+	initial  bool
+	sent     bool // a RunOp for the current attempt is out
+	lastFail string
+}
+
+type workerState struct {
+	slots       int
+	outstanding int
+}
+
+// A Core is the operand state machine of one job.
+type Core struct {
+	g       *tensor.ChunkGraph
+	ids     []uint64
+	keep    map[uint64]bool
+	opts    CoreOptions
+	rank    []int
+	succ    [][]int
+	ops     []opState
+	workers map[string]*workerState
+
+	started    bool
+	stopping   bool  // cancelled or failed: no new runs
+	err        error // why the job stops
+	done       bool
+	finished   int // ops FINISHED or FREED
+	liveChunks int
+	liveBytes  int64
+	transfer   int64
+	pending    []int // entered READY since the last dispatch
+	out        *Output
+}
+
+// NewCore returns the state machine of the job that computes g, whose op k
+// makes the chunk with global ID ids[k]; chunks named in keep outlive it.
+func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts CoreOptions) *Core {
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 3
+	}
+	if opts.Order == nil {
+		opts.Order = PlanOrder
+	}
+	if opts.Assign == nil {
+		opts.Assign = PlanAssign
+	}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState)}
+	c.rank = opts.Order(g)
+	c.succ = make([][]int, len(g.Ops))
+	c.ops = make([]opState, len(g.Ops))
+	for _, op := range g.Ops {
+		c.ops[op.Key].waiting = len(op.Inputs)
+		c.ops[op.Key].initial = len(op.Inputs) == 0 && op.Stored == 0
+		for _, in := range op.Inputs {
+			c.succ[in] = append(c.succ[in], op.Key)
+			c.ops[in].users++
+		}
+	}
+	return c
+}
+
+// State returns op k's state.
+func (c *Core) State(k int) OpState { return c.ops[k].state }
+
+// Holder returns where op k's chunk is, if it exists.
+func (c *Core) Holder(k int) (Location, bool) {
+	o := &c.ops[k]
+	if o.state != Finished {
+		return Location{}, false
+	}
+	return Location{ID: c.chunkID(k), Worker: o.worker, NBytes: o.nbytes}, true
+}
+
+// Done reports whether the job is over, and its error.
+func (c *Core) Done() (bool, error) { return c.done, c.err }
+
+// Stats returns the job's chunks alive in the cluster and the bytes moved
+// between workers so far.
+func (c *Core) Stats() (liveChunks int, liveBytes, transfer int64) {
+	return c.liveChunks, c.liveBytes, c.transfer
+}
+
+func (c *Core) chunkID(k int) uint64 {
+	if s := c.g.Ops[k].Stored; s != 0 {
+		return s
+	}
+	return c.ids[k]
+}
+
+func (c *Core) begin() *Output {
+	c.out = &Output{}
+	return c.out
+}
+
+func (c *Core) end() Output {
+	if !c.done {
+		c.dispatch()
+		c.checkDone()
+	}
+	out := *c.out
+	c.out = nil
+	return out
+}
+
+func (c *Core) emit(k int, st OpState, worker string, errText string) {
+	o := &c.ops[k]
+	o.state = st
+	if st == Ready {
+		c.pending = append(c.pending, k)
+	}
+	c.out.Events = append(c.out.Events, Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer})
+}
+
+// WorkerUp adds a worker with the given slots, or updates its slots.
+func (c *Core) WorkerUp(name string, slots int) Output {
+	c.begin()
+	if w, ok := c.workers[name]; ok {
+		w.slots = slots
+	} else {
+		c.workers[name] = &workerState{slots: slots}
+	}
+	return c.end()
+}
+
+// Start makes the stored ops FINISHED and the initial ops READY, and sends
+// the READY ops to the workers known so far.
+func (c *Core) Start() Output {
+	c.begin()
+	if c.started {
+		return c.end()
+	}
+	c.started = true
+	for _, op := range c.g.Ops {
+		if op.Stored == 0 {
+			continue
+		}
+		loc, ok := Location{}, false
+		if c.opts.Stored != nil {
+			loc, ok = c.opts.Stored(op.Stored)
+		}
+		if !ok {
+			c.ops[op.Key].lastFail = fmt.Sprintf("stored chunk %d is gone", op.Stored)
+			c.fatal(op.Key, fmt.Errorf("operand %d: stored chunk %d is gone", op.Key, op.Stored))
+			return c.end()
+		}
+		o := &c.ops[op.Key]
+		o.worker, o.nbytes = loc.Worker, loc.NBytes
+		c.finish(op.Key, loc.Worker)
+	}
+	var ws []WorkerLoad
+	for _, name := range sortedKeys(c.workers) {
+		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
+	}
+	assign := c.opts.Assign(c.g, c.rank, ws)
+	for _, op := range c.g.Ops {
+		if c.ops[op.Key].initial {
+			c.ops[op.Key].worker = assign[op.Key]
+			c.emit(op.Key, Ready, "", "")
+		}
+	}
+	return c.end()
+}
+
+// dispatch sends every READY op not yet sent to a worker, in rank order.
+func (c *Core) dispatch() {
+	if c.stopping || len(c.workers) == 0 || !c.started {
+		return
+	}
+	ready := c.pending[:0]
+	for _, k := range c.pending {
+		if o := &c.ops[k]; o.state == Ready && !o.sent {
+			ready = append(ready, k)
+		}
+	}
+	c.pending = nil
+	sort.Slice(ready, func(i, j int) bool { return c.rank[ready[i]] < c.rank[ready[j]] })
+	for _, k := range ready {
+		o := &c.ops[k]
+		op := c.g.Ops[k]
+		ins := make([]Location, len(op.Inputs))
+		holders := make([]string, len(op.Inputs))
+		nb := make([]int64, len(op.Inputs))
+		for i, in := range op.Inputs {
+			ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
+			holders[i], nb[i] = ins[i].Worker, ins[i].NBytes
+		}
+		w := o.worker
+		if _, ok := c.workers[w]; !ok || !o.initial || o.attempt > 0 {
+			avoid := ""
+			if o.attempt > 0 {
+				avoid = o.worker // retry elsewhere when there is elsewhere
+			}
+			w = pickWorker(holders, nb, c.workers, avoid)
+		}
+		o.worker, o.sent = w, true
+		o.attempt++
+		c.workers[w].outstanding++
+		for _, in := range ins {
+			if in.Worker != w {
+				c.transfer += in.NBytes
+			}
+		}
+		c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
+	}
+}
+
+// current reports whether a report from worker about attempt of op k is
+// about the op's current run; stale reports are ignored.
+func (c *Core) current(k int, worker string, attempt int) bool {
+	if k < 0 || k >= len(c.ops) {
+		return false
+	}
+	o := &c.ops[k]
+	return o.sent && o.worker == worker && o.attempt == attempt
+}
+
+func (c *Core) settle(k int) {
+	o := &c.ops[k]
+	o.sent = false
+	if w, ok := c.workers[o.worker]; ok {
+		w.outstanding--
+	}
+}
+
+// Started records that the worker began running op k.
+func (c *Core) Started(k int, worker string, attempt int) Output {
+	c.begin()
+	if c.current(k, worker, attempt) && c.ops[k].state == Ready {
+		c.emit(k, Running, worker, "")
+	}
+	return c.end()
+}
+
+// Finished records that op k finished on worker with a chunk of nbytes.
+// A report about a run the core no longer waits for (abandoned, or from
+// before a retry) frees the chunk it made, unless that chunk is the one the
+// core knows.
+func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 && (c.ops[k].state != Finished || c.ops[k].worker != worker) {
+			c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		}
+		return c.end()
+	}
+	c.settle(k)
+	o := &c.ops[k]
+	o.nbytes = nbytes
+	c.liveChunks++
+	c.liveBytes += nbytes
+	switch o.state {
+	case Ready, Running:
+		c.finish(k, worker)
+		for _, in := range c.g.Ops[k].Inputs {
+			if c.ops[in].users--; c.ops[in].users == 0 {
+				c.maybeFree(in)
+			}
+		}
+		if o.users == 0 {
+			c.maybeFree(k)
+		}
+	case Cancelling:
+		// It finished before the cancel reached it: its chunk goes too.
+		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
+		c.emit(k, Cancelled, worker, "")
+	}
+	return c.end()
+}
+
+// finish makes op k FINISHED and its successors whose inputs are all
+// finished READY.
+func (c *Core) finish(k int, worker string) {
+	c.finished++
+	c.emit(k, Finished, worker, "")
+	for _, s := range c.succ[k] {
+		if c.ops[s].waiting--; c.ops[s].waiting == 0 && c.ops[s].state == Unscheduled && !c.stopping {
+			c.emit(s, Ready, "", "")
+		}
+	}
+}
+
+// maybeFree frees op k's chunk unless it must outlive the job or was not
+// made by it.
+func (c *Core) maybeFree(k int) {
+	if c.g.Ops[k].Stored != 0 || c.keep[c.ids[k]] {
+		return
+	}
+	c.free(k)
+}
+
+func (c *Core) free(k int) {
+	o := &c.ops[k]
+	if o.state != Finished || c.g.Ops[k].Stored != 0 {
+		return
+	}
+	c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
+	c.liveChunks--
+	c.liveBytes -= o.nbytes
+	c.emit(k, Freed, o.worker, "")
+}
+
+// Failed records that op k failed on worker with errText. The op is retried
+// on another worker if it has attempts left, and is FATAL otherwise.
+func (c *Core) Failed(k int, worker string, attempt int, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	c.fail(k, worker, errText)
+	return c.end()
+}
+
+func (c *Core) fail(k int, worker, errText string) {
+	o := &c.ops[k]
+	o.lastFail = errText
+	switch o.state {
+	case Ready, Running:
+		if o.failures++; o.failures < c.opts.MaxAttempts && !c.stopping {
+			c.emit(k, Ready, worker, errText)
+			return
+		}
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d attempts: %s", k, c.g.Ops[k].Kind, worker, o.failures, errText))
+	case Cancelling:
+		c.emit(k, Cancelled, worker, "")
+	}
+}
+
+// fatal makes op k and its unfinished descendants FATAL and stops the job
+// with err.
+func (c *Core) fatal(k int, err error) {
+	c.emit(k, Fatal, c.ops[k].worker, c.ops[k].lastFail)
+	stack := append([]int(nil), c.succ[k]...)
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if st := c.ops[s].state; st == Fatal || st == Finished || st == Freed || st == Cancelled {
+			continue
+		}
+		if c.ops[s].sent {
+			continue // running: cancelled by stop
+		}
+		c.emit(s, Fatal, "", fmt.Sprintf("input operand %d failed", k))
+		stack = append(stack, c.succ[s]...)
+	}
+	c.stop(err)
+}
+
+// Cancel stops the job: ops at workers become CANCELLING until the workers
+// confirm, the others CANCELLED, and every chunk the job made is freed.
+func (c *Core) Cancel() Output {
+	c.begin()
+	if !c.done {
+		c.stop(ErrCancelled)
+	}
+	return c.end()
+}
+
+func (c *Core) stop(err error) {
+	if c.stopping {
+		return
+	}
+	c.stopping, c.err = true, err
+	for k := range c.ops {
+		o := &c.ops[k]
+		switch {
+		case o.sent:
+			c.emit(k, Cancelling, o.worker, "")
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: k, Worker: o.worker, Attempt: o.attempt})
+		case o.state == Unscheduled || o.state == Ready:
+			c.emit(k, Cancelled, "", "")
+		case o.state == Finished:
+			c.free(k)
+		}
+	}
+}
+
+// CancelDone records that the worker dropped or interrupted op k.
+func (c *Core) CancelDone(k int, worker string, attempt int) Output {
+	c.begin()
+	if c.current(k, worker, attempt) {
+		c.settle(k)
+		c.fail(k, worker, "cancelled by its worker")
+	}
+	return c.end()
+}
+
+// Abandon stops waiting for the workers to confirm a cancel: ops still
+// CANCELLING become CANCELLED. Chunks they may make later are not the
+// core's to free.
+func (c *Core) Abandon() Output {
+	c.begin()
+	if c.stopping {
+		for k := range c.ops {
+			if o := &c.ops[k]; o.sent && o.state == Cancelling {
+				c.settle(k)
+				c.emit(k, Cancelled, o.worker, "abandoned")
+			}
+		}
+	}
+	return c.end()
+}
+
+// WorkerDown records that a worker left the cluster. The ops it was running
+// are retried elsewhere, and the chunks it held that the job still needs are
+// recomputed from their lineage: the ops that made them run again, and so
+// do the ops of any of their inputs already freed. A lost stored chunk (made
+// by an earlier job) cannot be recomputed: the job fails.
+func (c *Core) WorkerDown(name string) Output {
+	c.begin()
+	if _, ok := c.workers[name]; !ok || c.done {
+		return c.end()
+	}
+	delete(c.workers, name)
+	why := "worker " + name + " left"
+	var lost, inflight []int
+	for k := range c.ops {
+		o := &c.ops[k]
+		if o.worker != name {
+			continue
+		}
+		switch {
+		case o.sent:
+			o.sent = false
+			inflight = append(inflight, k)
+		case o.state == Finished:
+			if c.g.Ops[k].Stored == 0 {
+				c.liveChunks--
+				c.liveBytes -= o.nbytes
+			}
+			o.state = Freed // no Free: the chunk is gone
+			lost = append(lost, k)
+		}
+	}
+	if c.stopping {
+		for _, k := range lost {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+		}
+		for _, k := range inflight {
+			c.fail(k, name, why)
+		}
+		return c.end()
+	}
+	for _, k := range lost {
+		o := &c.ops[k]
+		stored := c.g.Ops[k].Stored != 0
+		if o.users == 0 && (stored || !c.keep[c.ids[k]]) {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+			continue
+		}
+		if stored {
+			o.lastFail = "chunk lost when " + why
+			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			return c.end()
+		}
+		if o.state == Freed { // not revived yet as another lost op's input
+			if err := c.revive(k, "chunk lost when "+why); err != nil {
+				c.fatal(k, err)
+				return c.end()
+			}
+		}
+	}
+	for _, k := range inflight {
+		o := &c.ops[k]
+		if o.failures++; o.failures >= c.opts.MaxAttempts {
+			o.lastFail = why
+			c.fatal(k, fmt.Errorf("operand %d (%s) lost with its worker %d times, last %s", k, c.g.Ops[k].Kind, o.failures, name))
+			return c.end()
+		}
+		if o.state != Unscheduled { // its inputs are all there
+			c.emit(k, Ready, name, why)
+		}
+	}
+	return c.end()
+}
+
+// revive makes the FREED op k compute its chunk again: its inputs' chunks
+// are needed once more (and revived in turn if freed), its unfinished
+// successors wait for it again, and it is READY or UNSCHEDULED.
+func (c *Core) revive(k int, why string) error {
+	o := &c.ops[k]
+	if s := c.g.Ops[k].Stored; s != 0 {
+		return fmt.Errorf("stored chunk %d is gone", s)
+	}
+	c.finished--
+	o.worker, o.waiting = "", 0
+	for _, in := range c.g.Ops[k].Inputs {
+		i := &c.ops[in]
+		i.users++
+		if i.state == Freed {
+			if err := c.revive(in, "input of operand "+fmt.Sprint(k)); err != nil {
+				return err
+			}
+		}
+		if i.state != Finished {
+			o.waiting++
+		}
+	}
+	if o.waiting == 0 {
+		c.emit(k, Ready, "", why)
+	} else {
+		c.emit(k, Unscheduled, "", why)
+	}
+	for _, s := range c.succ[k] {
+		so := &c.ops[s]
+		switch so.state {
+		case Unscheduled:
+			so.waiting++
+		case Ready, Running:
+			so.waiting++
+			if so.sent {
+				// It will not find this input: call it back.
+				c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+				c.settle(s)
+			}
+			c.emit(s, Unscheduled, "", "input operand "+fmt.Sprint(k)+" is recomputed")
+		}
+	}
+	return nil
+}
+
+func (c *Core) checkDone() {
+	if c.done || !c.started {
+		return
+	}
+	if !c.stopping {
+		if c.finished == len(c.ops) {
+			c.done = true
+			c.out.Done = true
+		}
+		return
+	}
+	for k := range c.ops {
+		if c.ops[k].sent {
+			return
+		}
+	}
+	c.done = true
+	c.out.Done, c.out.Err = true, c.err
+}

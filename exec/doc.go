@@ -1,0 +1,40 @@
+// Package exec runs chunk graphs: sessions and their graphs (Engine) over a
+// Runner, which is either LocalRunner (this process) or Scheduler (worker
+// processes of a cluster).
+//
+// # The distributed runtime
+//
+// A Scheduler joins the cluster (package cluster) as its scheduler and
+// connects to every worker that joins. Each Run drives a Core, the pure
+// operand state machine of one job: the scheduler feeds it what happens
+// (an op started, finished, failed or was cancelled on a worker; a worker
+// came or went; the caller cancelled) and carries out what it answers (run
+// op k on worker w with its inputs at these places, cancel, free chunk c on
+// w, the job is over). The Core orders ops with an OrderFunc and places the
+// initial ones with an AssignFunc (exec/plan by default); any other op runs
+// on the worker holding the most bytes of its inputs, ties going to the one
+// with the most free slots.
+//
+// A Worker (RunWorker, in its own process) serves one TCP port. The
+// scheduler's control connection carries gob-encoded messages both ways:
+// submissions (the ChunkOp and where its inputs are), cancels, frees and
+// status requests; started, done, failed and cancelled reports. Chunks move
+// on separate connections as raw bytes behind a small dtype and shape
+// header: a worker fetches the inputs it lacks from the workers holding
+// them, the scheduler fetches results and puts chunks. A worker runs at most
+// Slots kernels at once, the queued ops in priority order, admits an op only
+// while the chunks it holds and makes fit in Mem, and keeps chunks in a
+// Store.
+//
+// Operand states follow Mars: an op is READY once its inputs are FINISHED,
+// RUNNING on its worker, FINISHED with its chunk stored, FREED once every
+// consumer has finished (unless the job keeps it). A failure is retried on
+// another worker up to a bound, then the op and its descendants are FATAL
+// and the job stops: what runs is CANCELLING until its worker confirms,
+// what waits is CANCELLED, and every chunk the job made is freed. When a
+// worker leaves (gracefully, by crash, or its connection breaks), its
+// running ops are retried elsewhere and the chunks it held that the job
+// still needs are recomputed from their lineage (freed inputs included);
+// since kernels are deterministic the results do not change. Chunks of
+// earlier jobs (stored ops) have no lineage in the job: losing one fails it.
+package exec

@@ -1,0 +1,102 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// waitHeld polls the workers until they hold want chunks.
+func (tc *testCluster) waitHeld(want int) {
+	tc.t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n, _ := tc.held()
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("workers hold %d chunks, want %d", n, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEngineOnScheduler runs session graphs through the Engine on the
+// cluster: outputs become session tensors read back from the workers,
+// inputs are freed once no tensor holds them, and closing the session frees
+// the rest.
+func TestEngineOnScheduler(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	stored := map[uint64]*tensor.Array{}
+	// IDs far above the engine's own, which count from 1.
+	a := putTensor(t, tc.s, ramp(tensor.Float64, []int{9, 4}, 0.5), [][]int{{3, 3, 3}, {2, 2}}, 1<<40, stored)
+	b := putTensor(t, tc.s, ramp(tensor.Float64, []int{4, 5}, 2), [][]int{{2, 2}, {5}}, 1<<41, stored)
+	na := &tensor.Node{ID: 0, Op: tensor.OpInput, Shape: a.Shape, DType: a.DType, Chunks: a.Chunks, Attrs: tensor.Attrs{Name: "a"}}
+	nb := &tensor.Node{ID: 1, Op: tensor.OpInput, Shape: b.Shape, DType: b.DType, Chunks: b.Chunks, Attrs: tensor.Attrs{Name: "b"}}
+	mm := &tensor.Node{ID: 2, Op: tensor.OpMatmul, Inputs: []*tensor.Node{na, nb}, Shape: []int{9, 5}, DType: tensor.Float64}
+	g := &tensor.Graph{Nodes: []*tensor.Node{na, nb, mm}, Outputs: []tensor.Output{{Name: "c", Node: mm}}}
+	cg, err := tensor.Tile(g, envMap{"a": a, "b": b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tensor.Compute(context.Background(), cg, func(id uint64) (*tensor.Array, error) { return stored[id], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e := NewEngine(tc.s)
+	sess, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := sess.start("# c = a @ b", nil, cg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st := gr.Wait(ctx)
+	if st.State != Succeeded {
+		t.Fatalf("graph %v: %s", st.State, gr.Err())
+	}
+	if st.Finished != len(cg.Ops) || st.PeakChunks == 0 || st.TransferBytes == 0 {
+		t.Errorf("status %+v", st)
+	}
+	c, ok := sess.Tensor("c")
+	if !ok {
+		t.Fatal("no tensor c")
+	}
+	got, err := c.Fetch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, want[0].Data) {
+		t.Fatalf("c = %v, want %v", got.Float64s(), want[0].Float64s())
+	}
+	// The inputs were held by the graph only: freed with it.
+	tc.waitHeld(len(cg.Outputs[0].Keys))
+
+	// A long graph cancelled through the session layer.
+	long := chainsJob(4, 3000, 0)
+	long.Graph.Outputs = []tensor.TiledTensor{{Name: "long", Shape: []int{4}, DType: tensor.Float64, Chunks: [][]int{{4}}, Keys: []uint64{uint64(len(long.Graph.Ops) - 1)}}}
+	gl, err := sess.start("# long", nil, long.Graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	begin := time.Now()
+	gl.Cancel()
+	if st := gl.Wait(ctx); st.State != CancelledGraph {
+		t.Fatalf("cancelled graph is %v", st.State)
+	}
+	t.Logf("session graph cancelled in %v", time.Since(begin))
+	tc.waitHeld(len(cg.Outputs[0].Keys))
+
+	sess.Close()
+	tc.waitHeld(0)
+	e.Close()
+}

@@ -1,0 +1,619 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"marsfs/cluster"
+	"marsfs/tensor"
+)
+
+// SchedulerConfig configures a Scheduler.
+type SchedulerConfig struct {
+	Name      string   // the scheduler's cluster name; "scheduler" when empty
+	Gossip    string   // memberlist bind host:port; "127.0.0.1:0" when empty
+	Join      []string // gossip addresses of an existing cluster, if any
+	SecretKey []byte   // gossip encryption key, shared by the cluster
+	Fast      bool     // cluster timings for tests (see cluster.Config)
+	LogOutput io.Writer
+	// MaxAttempts bounds the runs of a failing op; 3 when 0.
+	MaxAttempts int
+	// CancelWait bounds how long a cancelled job waits for its workers to
+	// confirm; 1 s when 0. Chunks reported after it are freed on arrival.
+	CancelWait time.Duration
+	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
+	MaxChunk int64
+}
+
+// WorkerInfo describes a worker the scheduler knows.
+type WorkerInfo struct {
+	Name      string
+	Addr      string // control and chunk service
+	Gossip    string
+	Slots     int
+	PID       int
+	State     string // "alive", "left" or "failed"
+	Connected bool   // the scheduler's control connection is up
+}
+
+// A Scheduler runs jobs on the worker processes of a cluster. It implements
+// Runner and is safe for concurrent use.
+type Scheduler struct {
+	cfg  SchedulerConfig
+	node *cluster.Node
+	pool *dataPool
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	workers map[string]*remoteWorker // connecting or connected
+	jobs    map[uint64]*mailbox
+	nextJob uint64
+	chunks  map[uint64]Location // kept chunks by ID
+	seq     uint64
+	status  map[uint64]chan string
+	closed  bool
+}
+
+var _ Runner = (*Scheduler)(nil)
+
+type remoteWorker struct {
+	name, addr string
+	slots      int
+	cc         *ctlConn // nil while connecting
+}
+
+// An input is something that happened to a job, queued for its Run loop.
+type input struct {
+	up, down bool // worker up or down
+	worker   string
+	slots    int
+	msg      ctlMsg // a worker's report when neither up nor down
+}
+
+// A mailbox is an unbounded queue of inputs with a wake-up channel, so that
+// connection readers never block on a busy job.
+type mailbox struct {
+	mu    sync.Mutex
+	items []input
+	wake  chan struct{}
+}
+
+func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
+
+func (m *mailbox) put(in input) {
+	m.mu.Lock()
+	m.items = append(m.items, in)
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *mailbox) take() []input {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	items := m.items
+	m.items = nil
+	return items
+}
+
+// NewScheduler joins the cluster as its scheduler (starting a cluster when
+// cfg.Join is empty) and connects to every worker that joins.
+func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) {
+	if cfg.Name == "" {
+		cfg.Name = "scheduler"
+	}
+	if cfg.MaxChunk <= 0 {
+		cfg.MaxChunk = 16 << 30
+	}
+	if cfg.CancelWait <= 0 {
+		cfg.CancelWait = time.Second
+	}
+	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
+		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk)}
+	node, err := cluster.Join(ctx, cluster.Config{
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go s.watch()
+	return s, nil
+}
+
+// GossipAddr is the address workers join the cluster through.
+func (s *Scheduler) GossipAddr() string { return s.node.GossipAddr() }
+
+// Members returns the cluster's member table.
+func (s *Scheduler) Members() []cluster.Member { return s.node.Members() }
+
+// Close leaves the cluster and closes the connections to the workers. Jobs
+// still running fail.
+func (s *Scheduler) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	err := s.node.Leave(time.Second)
+	s.mu.Lock()
+	for _, w := range s.workers {
+		if w.cc != nil {
+			w.cc.c.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.pool.close()
+	return err
+}
+
+// watch follows the member table, connecting to workers that join and
+// dropping those that leave.
+func (s *Scheduler) watch() {
+	defer s.wg.Done()
+	for {
+		ch := s.node.Changed()
+		alive := map[string]bool{}
+		for _, m := range s.node.Members() {
+			if m.Meta.Role != cluster.RoleWorker || m.State != cluster.Alive || m.Meta.Addr == "" {
+				continue
+			}
+			alive[m.Name] = true
+			s.mu.Lock()
+			if _, ok := s.workers[m.Name]; !ok && !s.closed {
+				w := &remoteWorker{name: m.Name, addr: m.Meta.Addr, slots: max(m.Meta.Slots, 1)}
+				s.workers[m.Name] = w
+				s.wg.Add(1)
+				go s.connect(w)
+			}
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+		var gone []*remoteWorker
+		for name, w := range s.workers {
+			if !alive[name] {
+				gone = append(gone, w)
+			}
+		}
+		s.mu.Unlock()
+		for _, w := range gone {
+			s.drop(w)
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Second):
+			// Redial workers still alive whose connection dropped.
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// connect dials a worker's control service and reads its reports until the
+// connection fails.
+func (s *Scheduler) connect(w *remoteWorker) {
+	defer s.wg.Done()
+	var c net.Conn
+	var err error
+	for try := 0; try < 5; try++ {
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		c, err = dialData(ctx, w.addr, connControl)
+		cancel()
+		if err == nil || s.ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		s.drop(w)
+		return
+	}
+	cc := newCtlConn(c)
+	s.mu.Lock()
+	if s.closed || s.workers[w.name] != w {
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
+	w.cc = cc
+	for _, mb := range s.jobs {
+		mb.put(input{up: true, worker: w.name, slots: w.slots})
+	}
+	s.mu.Unlock()
+	dec := gob.NewDecoder(bufio.NewReader(c))
+	for {
+		var m ctlMsg
+		if err := dec.Decode(&m); err != nil {
+			break
+		}
+		s.mu.Lock()
+		if m.Kind == msgStatusReply {
+			if ch, ok := s.status[m.Seq]; ok {
+				ch <- m.Text
+				delete(s.status, m.Seq)
+			}
+			s.mu.Unlock()
+			continue
+		}
+		mb, ok := s.jobs[m.Job]
+		s.mu.Unlock()
+		switch {
+		case ok:
+			mb.put(input{worker: w.name, msg: m})
+		case m.Kind == msgDone:
+			// The job is over: nobody will use or free this chunk.
+			cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{m.ID}})
+		}
+	}
+	s.drop(w)
+}
+
+// drop forgets a worker: its jobs learn it is down and its chunks are gone.
+func (s *Scheduler) drop(w *remoteWorker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.workers[w.name] != w {
+		return
+	}
+	delete(s.workers, w.name)
+	if w.cc != nil {
+		w.cc.c.Close()
+		for _, mb := range s.jobs {
+			mb.put(input{down: true, worker: w.name})
+		}
+	}
+	for id, loc := range s.chunks {
+		if loc.Worker == w.name {
+			delete(s.chunks, id)
+		}
+	}
+}
+
+// Run implements Runner.
+func (s *Scheduler) Run(ctx context.Context, job *Job) error {
+	if len(job.IDs) != len(job.Graph.Ops) {
+		return fmt.Errorf("run: %d chunk IDs for %d ops", len(job.IDs), len(job.Graph.Ops))
+	}
+	mb := newMailbox()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("scheduler closed")
+	}
+	s.nextJob++
+	jobID := s.nextJob
+	s.jobs[jobID] = mb
+	var ups []input
+	for _, w := range s.workers {
+		if w.cc != nil {
+			ups = append(ups, input{up: true, worker: w.name, slots: w.slots})
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.jobs, jobID)
+		s.mu.Unlock()
+		// Chunks reported after the job ended are nobody's: free them.
+		for _, in := range mb.take() {
+			if in.msg.Kind == msgDone {
+				if cc, _ := s.conn(in.worker); cc != nil {
+					cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{in.msg.ID}})
+				}
+			}
+		}
+	}()
+
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate})
+	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
+	for _, in := range ups {
+		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
+	}
+	s.apply(jobID, job, mb, core.Start())
+
+	var abandon <-chan time.Time
+	cancelled := false
+	for {
+		if done, _ := core.Done(); done {
+			break
+		}
+		var stop <-chan struct{}
+		if !cancelled {
+			stop = ctx.Done()
+			if s.ctx.Err() != nil {
+				cancelled = true
+				s.apply(jobID, job, mb, core.Cancel())
+				abandon = time.After(s.cfg.CancelWait)
+				continue
+			}
+		}
+		select {
+		case <-mb.wake:
+			for _, in := range mb.take() {
+				s.apply(jobID, job, mb, s.step(core, in))
+			}
+		case <-stop:
+			cancelled = true
+			s.apply(jobID, job, mb, core.Cancel())
+			abandon = time.After(s.cfg.CancelWait)
+		case <-s.ctx.Done():
+			// The scheduler closes: handled at the top of the loop.
+		case <-abandon:
+			s.apply(jobID, job, mb, core.Abandon())
+		}
+	}
+	_, err := core.Done()
+	if err == nil {
+		s.mu.Lock()
+		for k, id := range job.IDs {
+			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
+				if loc, ok := core.Holder(k); ok {
+					s.chunks[id] = loc
+				}
+			}
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	if errors.Is(err, ErrCancelled) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errors.New("scheduler closed")
+	}
+	return err
+}
+
+// step feeds one input to the core.
+func (s *Scheduler) step(core *Core, in input) Output {
+	switch {
+	case in.up:
+		return core.WorkerUp(in.worker, in.slots)
+	case in.down:
+		return core.WorkerDown(in.worker)
+	}
+	m := &in.msg
+	switch m.Kind {
+	case msgStarted:
+		return core.Started(m.Key, in.worker, m.Attempt)
+	case msgDone:
+		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
+	case msgFailed:
+		return core.Failed(m.Key, in.worker, m.Attempt, m.Err)
+	case msgCancelled:
+		return core.CancelDone(m.Key, in.worker, m.Attempt)
+	}
+	return Output{}
+}
+
+// apply carries out the core's instructions for job jobID.
+func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, out Output) {
+	if job.Observe != nil {
+		now := time.Now()
+		for _, ev := range out.Events {
+			ev.At = now
+			job.Observe(ev)
+		}
+	}
+	frees := map[string][]uint64{}
+	for _, f := range out.Free {
+		frees[f.Worker] = append(frees[f.Worker], f.ID)
+	}
+	for name, ids := range frees {
+		if cc, _ := s.conn(name); cc != nil {
+			cc.send(&ctlMsg{Kind: msgFree, IDs: ids})
+		}
+	}
+	for _, c := range out.Cancel {
+		if cc, _ := s.conn(c.Worker); cc != nil {
+			cc.send(&ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
+		}
+	}
+	submits := map[string][]*ctlMsg{}
+	var order []string
+	for _, r := range out.Run {
+		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority,
+			Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
+		for i, in := range r.Inputs {
+			_, m.Addrs[i] = s.conn(in.Worker)
+		}
+		if submits[r.Worker] == nil {
+			order = append(order, r.Worker)
+		}
+		submits[r.Worker] = append(submits[r.Worker], m)
+	}
+	for _, name := range order {
+		ms := submits[name]
+		cc, _ := s.conn(name)
+		err := errors.New("no connection")
+		if cc != nil {
+			err = cc.sendAll(ms)
+		}
+		if err != nil {
+			for _, m := range ms {
+				mb.put(input{worker: name, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: m.Key, Attempt: m.Attempt,
+					Err: fmt.Sprintf("submit to %s: %v", name, err)}})
+			}
+		}
+	}
+}
+
+// conn returns the control connection and the address of a worker.
+func (s *Scheduler) conn(name string) (*ctlConn, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workers[name]
+	if !ok {
+		return nil, ""
+	}
+	return w.cc, w.addr
+}
+
+func (s *Scheduler) locate(id uint64) (Location, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	loc, ok := s.chunks[id]
+	return loc, ok
+}
+
+// Fetch implements Runner: it reads the chunk from the worker holding it.
+func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error) {
+	loc, ok := s.locate(id)
+	if !ok {
+		return nil, fmt.Errorf("no chunk %d", id)
+	}
+	_, addr := s.conn(loc.Worker)
+	if addr == "" {
+		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
+	}
+	a, err := s.pool.fetch(ctx, addr, id)
+	if err != nil {
+		return nil, fmt.Errorf("fetch chunk %d from %s: %w", id, loc.Worker, err)
+	}
+	return a, nil
+}
+
+// Where implements Runner.
+func (s *Scheduler) Where(id uint64) string {
+	loc, _ := s.locate(id)
+	return loc.Worker
+}
+
+// Free implements Runner: the workers holding the chunks drop them.
+func (s *Scheduler) Free(ids []uint64) {
+	byWorker := map[string][]uint64{}
+	s.mu.Lock()
+	for _, id := range ids {
+		if loc, ok := s.chunks[id]; ok {
+			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
+			delete(s.chunks, id)
+		}
+	}
+	s.mu.Unlock()
+	for name, ids := range byWorker {
+		if cc, _ := s.conn(name); cc != nil {
+			cc.send(&ctlMsg{Kind: msgFree, IDs: ids})
+		}
+	}
+}
+
+// Put stores a as chunk id on the connected worker holding the fewest kept
+// bytes, as if a job had made and kept it.
+func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
+	if err := a.Check(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	held := map[string]int64{}
+	for _, loc := range s.chunks {
+		held[loc.Worker] += loc.NBytes
+	}
+	var best *remoteWorker
+	for _, name := range sortedKeys(s.workers) {
+		w := s.workers[name]
+		if w.cc != nil && (best == nil || held[name] < held[best.name]) {
+			best = w
+		}
+	}
+	s.mu.Unlock()
+	if best == nil {
+		return errors.New("put: no worker connected")
+	}
+	if err := putChunk(ctx, best.addr, id, a); err != nil {
+		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
+	}
+	s.mu.Lock()
+	s.chunks[id] = Location{ID: id, Worker: best.name, NBytes: int64(a.NBytes())}
+	s.mu.Unlock()
+	return nil
+}
+
+// Workers lists the workers of the member table, by name.
+func (s *Scheduler) Workers() []WorkerInfo {
+	var out []WorkerInfo
+	for _, m := range s.node.Members() {
+		if m.Meta.Role != cluster.RoleWorker {
+			continue
+		}
+		cc, _ := s.conn(m.Name)
+		out = append(out, WorkerInfo{Name: m.Name, Addr: m.Meta.Addr, Gossip: m.Gossip, Slots: m.Meta.Slots,
+			PID: m.Meta.PID, State: m.State.String(), Connected: cc != nil})
+	}
+	return out
+}
+
+// WaitWorkers waits until n workers are connected or ctx is done.
+func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
+	for {
+		ch := s.node.Changed()
+		k := 0
+		for _, w := range s.Workers() {
+			if w.Connected {
+				k++
+			}
+		}
+		if k >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d workers connected: %w", k, n, ctx.Err())
+		case <-ch:
+		case <-time.After(20 * time.Millisecond): // connections come up after joins
+		}
+	}
+}
+
+// WorkerStatus asks a worker for its status text ("key value" lines).
+func (s *Scheduler) WorkerStatus(name string) (string, bool) {
+	s.mu.Lock()
+	w, ok := s.workers[name]
+	if !ok || w.cc == nil {
+		s.mu.Unlock()
+		return "", false
+	}
+	s.seq++
+	seq := s.seq
+	ch := make(chan string, 1)
+	s.status[seq] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.status, seq)
+		s.mu.Unlock()
+	}()
+	if w.cc.send(&ctlMsg{Kind: msgStatus, Seq: seq}) != nil {
+		return "", false
+	}
+	select {
+	case text := <-ch:
+		return text, true
+	case <-time.After(2 * time.Second):
+		return "", false
+	case <-s.ctx.Done():
+		return "", false
+	}
+}

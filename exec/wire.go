@@ -1,0 +1,163 @@
+package exec
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"marsfs/tensor"
+)
+
+// The worker's TCP service. A connection opens with one byte naming its use:
+//
+//	'C' control: the scheduler and the worker exchange gob-encoded ctlMsg
+//	    values in both directions until one side closes.
+//	'F' fetch: the client sends a chunk ID (8 bytes, big-endian); the worker
+//	    answers with a chunk frame.
+//	'P' put: the client sends a chunk ID and a chunk frame; the worker
+//	    stores the chunk and answers with a status byte (and error text).
+//
+// A chunk frame is a status byte (0 ok, 1 error followed by a 4-byte length
+// and the error text) then the dtype (1 byte), the number of dimensions
+// (1 byte), each dimension (8 bytes) and the raw C-order little-endian data.
+// Bulk data never goes through gob.
+const (
+	connControl = 'C'
+	connFetch   = 'F'
+	connPut     = 'P'
+)
+
+// Kinds of control messages.
+const (
+	// scheduler → worker
+	msgSubmit uint8 = iota + 1
+	msgCancel
+	msgFree
+	msgStatus
+	// worker → scheduler
+	msgStarted
+	msgDone
+	msgFailed
+	msgCancelled
+	msgStatusReply
+)
+
+// ctlMsg is one control message; Kind says which fields matter.
+type ctlMsg struct {
+	Kind     uint8
+	Job      uint64
+	Key      int
+	Attempt  int
+	Priority int
+	Op       *tensor.ChunkOp // submit
+	ID       uint64          // submit, done: the chunk the op makes
+	Inputs   []Location      // submit: where each input is
+	Addrs    []string        // submit: data address of each input's worker
+	IDs      []uint64        // free
+	NBytes   int64           // done
+	Err      string          // failed
+	Seq      uint64          // status, status reply
+	Text     string          // status reply
+}
+
+const maxDims = 32
+
+func writeChunk(w io.Writer, a *tensor.Array) error {
+	if len(a.Shape) > maxDims {
+		return fmt.Errorf("chunk has %d dimensions, more than %d", len(a.Shape), maxDims)
+	}
+	hdr := make([]byte, 3+8*len(a.Shape))
+	hdr[0], hdr[1], hdr[2] = 0, byte(a.DType), byte(len(a.Shape))
+	for i, d := range a.Shape {
+		binary.LittleEndian.PutUint64(hdr[3+8*i:], uint64(d))
+	}
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	_, err := w.Write(a.Data)
+	return err
+}
+
+func writeErr(w io.Writer, msg string) error {
+	b := make([]byte, 5+len(msg))
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[1:], uint32(len(msg)))
+	copy(b[5:], msg)
+	_, err := w.Write(b)
+	return err
+}
+
+// readStatus reads a status byte and, on error, the error text.
+func readStatus(r *bufio.Reader) error {
+	st, err := r.ReadByte()
+	if err != nil {
+		return err
+	}
+	if st == 0 {
+		return nil
+	}
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return err
+	}
+	l := binary.LittleEndian.Uint32(n[:])
+	if l > 1<<16 {
+		return errors.New("malformed error reply")
+	}
+	msg := make([]byte, l)
+	if _, err := io.ReadFull(r, msg); err != nil {
+		return err
+	}
+	return remoteError(msg)
+}
+
+// A remoteError is an error the other end reported; the connection it came
+// on is still in step.
+type remoteError string
+
+func (e remoteError) Error() string { return string(e) }
+
+// readChunk reads a chunk frame. limit bounds the data size accepted.
+func readChunk(r *bufio.Reader, limit int64) (*tensor.Array, error) {
+	if err := readStatus(r); err != nil {
+		return nil, err
+	}
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	dt, nd := tensor.DType(h[0]), int(h[1])
+	if !dt.Valid() || nd > maxDims {
+		return nil, fmt.Errorf("malformed chunk header (dtype %d, %d dims)", h[0], nd)
+	}
+	shape := make([]int, nd)
+	n := int64(dt.Size())
+	var d [8]byte
+	for i := range shape {
+		if _, err := io.ReadFull(r, d[:]); err != nil {
+			return nil, err
+		}
+		v := binary.LittleEndian.Uint64(d[:])
+		if v > uint64(limit) || (v > 0 && n > limit/int64(v)) {
+			return nil, fmt.Errorf("chunk too large")
+		}
+		shape[i] = int(v)
+		n *= int64(v)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("chunk of %d bytes exceeds %d", n, limit)
+	}
+	a := &tensor.Array{DType: dt, Shape: shape, Data: make([]byte, n)}
+	if _, err := io.ReadFull(r, a.Data); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func putID(id uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], id)
+	return b[:]
+}

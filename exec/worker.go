@@ -1,0 +1,537 @@
+package exec
+
+import (
+	"bufio"
+	"container/heap"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"marsfs/cluster"
+	"marsfs/tensor"
+)
+
+// WorkerConfig configures a worker process.
+type WorkerConfig struct {
+	Name string // unique in the cluster; "worker-HOST-PID" when empty
+	// Listen is the host:port of the control and chunk service; port 0
+	// picks a free port, and "127.0.0.1:0" is used when empty. When the host
+	// is unspecified, the worker advertises the Gossip host or 127.0.0.1.
+	Listen string
+	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
+	Join   []string // gossip addresses to join through (the scheduler's)
+	Slots  int      // kernels run at once; GOMAXPROCS when <= 0
+	// Mem bounds the bytes of the chunks held plus those being made: an op
+	// waits in the queue while its output would not fit, unless the worker
+	// runs nothing else. 0 means no bound.
+	Mem       int64
+	SecretKey []byte    // gossip encryption key, shared by the cluster
+	Fast      bool      // cluster timings for tests (see cluster.Config)
+	LogOutput io.Writer // memberlist's log; discarded when nil
+	Store     Store     // where chunks live; a MemStore when nil
+	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
+	MaxChunk int64
+}
+
+// A Worker runs the ops the scheduler submits and serves its chunks to the
+// scheduler and to the other workers.
+type Worker struct {
+	cfg   WorkerConfig
+	name  string
+	addr  string
+	store Store
+	ln    net.Listener
+	node  *cluster.Node
+	pool  *dataPool       // connections to other workers' chunk services
+	ctx   context.Context // done when the worker closes
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	queue   taskQueue
+	running map[taskKey]*task
+	conns   map[net.Conn]bool
+	closed  bool
+}
+
+type taskKey struct {
+	job          uint64
+	key, attempt int
+}
+
+type task struct {
+	taskKey
+	prio      int
+	seq       uint64 // submission order, to break priority ties
+	op        *tensor.ChunkOp
+	id        uint64
+	inputs    []Location
+	addrs     []string
+	ctl       *ctlConn
+	cancel    context.CancelFunc
+	cancelled bool
+	index     int // in the queue, -1 when not queued
+}
+
+// taskQueue is a heap of tasks, lowest priority value first.
+type taskQueue []*task
+
+func (q taskQueue) Len() int { return len(q) }
+func (q taskQueue) Less(i, j int) bool {
+	if q[i].prio != q[j].prio {
+		return q[i].prio < q[j].prio
+	}
+	return q[i].seq < q[j].seq
+}
+func (q taskQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *taskQueue) Push(x any) { t := x.(*task); t.index = len(*q); *q = append(*q, t) }
+func (q *taskQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	t.index = -1
+	return t
+}
+
+// ctlConn is one end of a control connection; send is safe for concurrent
+// use.
+type ctlConn struct {
+	c   net.Conn
+	mu  sync.Mutex
+	bw  *bufio.Writer
+	enc *gob.Encoder
+}
+
+func newCtlConn(c net.Conn) *ctlConn {
+	bw := bufio.NewWriter(c)
+	return &ctlConn{c: c, bw: bw, enc: gob.NewEncoder(bw)}
+}
+
+func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
+
+// sendAll sends ms with one write, as far as the buffer allows.
+func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for _, m := range ms {
+		if err := cc.enc.Encode(m); err != nil {
+			return err
+		}
+	}
+	return cc.bw.Flush()
+}
+
+// StartWorker starts a worker: it listens, joins the cluster as a worker and
+// serves until Close.
+func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
+	if cfg.Slots <= 0 {
+		cfg.Slots = runtime.GOMAXPROCS(0)
+	}
+	if cfg.MaxChunk <= 0 {
+		cfg.MaxChunk = 16 << 30
+	}
+	if cfg.Mem < 0 {
+		return nil, fmt.Errorf("worker: negative memory bound %d", cfg.Mem)
+	}
+	if cfg.Name == "" {
+		host, _ := os.Hostname()
+		cfg.Name = fmt.Sprintf("worker-%s-%d", host, os.Getpid())
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
+	}
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk),
+		running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
+	if w.store == nil {
+		w.store = NewMemStore()
+	}
+	w.addr = advertise(ln.Addr().(*net.TCPAddr), cfg.Gossip)
+	w.ctx, w.stop = context.WithCancel(context.Background())
+	node, err := cluster.Join(ctx, cluster.Config{
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Meta: cluster.Meta{Role: cluster.RoleWorker, Addr: w.addr, Slots: cfg.Slots, PID: os.Getpid()},
+	})
+	if err != nil {
+		ln.Close()
+		w.stop()
+		return nil, err
+	}
+	w.node = node
+	w.wg.Add(1)
+	go w.accept()
+	return w, nil
+}
+
+// advertise returns the address others dial to reach a listener at a.
+func advertise(a *net.TCPAddr, gossip string) string {
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+		if h, _, err := net.SplitHostPort(gossip); err == nil && h != "" {
+			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+				host = h
+			}
+		}
+	}
+	return net.JoinHostPort(host, fmt.Sprint(a.Port))
+}
+
+// RunWorker runs a worker until ctx is done, then leaves the cluster and
+// stops, waiting for every goroutine it started.
+func RunWorker(ctx context.Context, cfg WorkerConfig) error {
+	w, err := StartWorker(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return w.Close()
+}
+
+// Name is the worker's name in the cluster.
+func (w *Worker) Name() string { return w.name }
+
+// Addr is the address of the worker's control and chunk service.
+func (w *Worker) Addr() string { return w.addr }
+
+// GossipAddr is the worker's memberlist address.
+func (w *Worker) GossipAddr() string { return w.node.GossipAddr() }
+
+// Store is the worker's chunk store.
+func (w *Worker) Store() Store { return w.store }
+
+// Close leaves the cluster, interrupts the running kernels, closes every
+// connection and waits for the worker's goroutines to end.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	err := w.node.Leave(time.Second)
+	w.stop()
+	w.ln.Close()
+	w.mu.Lock()
+	for c := range w.conns {
+		c.Close()
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	w.pool.close()
+	return err
+}
+
+// Status describes the worker as "key value" lines.
+func (w *Worker) Status() string {
+	w.mu.Lock()
+	running, queued := len(w.running), len(w.queue)
+	w.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\n",
+		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem)
+	return b.String()
+}
+
+func (w *Worker) accept() {
+	defer w.wg.Done()
+	for {
+		c, err := w.ln.Accept()
+		if err != nil {
+			return
+		}
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			c.Close()
+			return
+		}
+		w.conns[c] = true
+		w.wg.Add(1)
+		w.mu.Unlock()
+		go func() {
+			defer w.wg.Done()
+			w.serve(c)
+			w.mu.Lock()
+			delete(w.conns, c)
+			w.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+func (w *Worker) serve(c net.Conn) {
+	br := bufio.NewReader(c)
+	kind, err := br.ReadByte()
+	if err != nil {
+		return
+	}
+	switch kind {
+	case connControl:
+		w.serveControl(c, br)
+	case connFetch:
+		bw := bufio.NewWriter(c)
+		var id [8]byte
+		for {
+			if _, err := io.ReadFull(br, id[:]); err != nil {
+				return
+			}
+			a, ok := w.store.Get(getID(id[:]))
+			if ok {
+				err = writeChunk(bw, a)
+			} else {
+				err = writeErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, getID(id[:])))
+			}
+			if err != nil || bw.Flush() != nil {
+				return
+			}
+		}
+	case connPut:
+		bw := bufio.NewWriter(c)
+		var id [8]byte
+		for {
+			if _, err := io.ReadFull(br, id[:]); err != nil {
+				return
+			}
+			a, err := readChunk(br, w.cfg.MaxChunk)
+			if err != nil {
+				writeErr(bw, err.Error())
+				bw.Flush()
+				return
+			}
+			if err := w.store.Put(getID(id[:]), a); err != nil {
+				err = writeErr(bw, err.Error())
+			} else {
+				err = bw.WriteByte(0)
+			}
+			if err != nil || bw.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
+	cc := newCtlConn(c)
+	dec := gob.NewDecoder(br)
+	defer w.dropConn(cc)
+	var seq uint64
+	for {
+		var m ctlMsg
+		if err := dec.Decode(&m); err != nil {
+			return
+		}
+		switch m.Kind {
+		case msgSubmit:
+			if m.Op == nil || len(m.Inputs) != len(m.Op.Inputs) || len(m.Addrs) != len(m.Inputs) {
+				cc.send(&ctlMsg{Kind: msgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, Err: "malformed submit"})
+				continue
+			}
+			seq++
+			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
+				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
+			w.mu.Lock()
+			heap.Push(&w.queue, t)
+			w.pump()
+			w.mu.Unlock()
+		case msgCancel:
+			w.cancel(taskKey{m.Job, m.Key, m.Attempt})
+		case msgFree:
+			for _, id := range m.IDs {
+				w.store.Delete(id)
+			}
+		case msgStatus:
+			cc.send(&ctlMsg{Kind: msgStatusReply, Seq: m.Seq, Text: w.Status()})
+		}
+	}
+}
+
+// dropConn cancels the tasks submitted over a control connection that closed:
+// nobody is left to hear of their results.
+func (w *Worker) dropConn(cc *ctlConn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kept := w.queue[:0]
+	for _, t := range w.queue {
+		if t.ctl != cc {
+			t.index = len(kept)
+			kept = append(kept, t)
+		}
+	}
+	clear(w.queue[len(kept):])
+	w.queue = kept
+	heap.Init(&w.queue)
+	for _, t := range w.running {
+		if t.ctl == cc {
+			t.cancelled = true
+			t.cancel()
+		}
+	}
+}
+
+func (w *Worker) cancel(k taskKey) {
+	w.mu.Lock()
+	var dropped *task
+	if t, ok := w.running[k]; ok {
+		t.cancelled = true
+		t.cancel()
+	} else {
+		for _, t := range w.queue {
+			if t.taskKey == k {
+				heap.Remove(&w.queue, t.index)
+				dropped = t
+				break
+			}
+		}
+	}
+	w.mu.Unlock()
+	if dropped != nil {
+		dropped.ctl.send(&ctlMsg{Kind: msgCancelled, Job: k.job, Key: k.key, Attempt: k.attempt, ID: dropped.id})
+	}
+}
+
+// pump starts queued tasks while slots and memory allow. w.mu is held.
+func (w *Worker) pump() {
+	for len(w.queue) > 0 && len(w.running) < w.cfg.Slots && !w.closed {
+		t := w.queue[0]
+		if w.cfg.Mem > 0 && len(w.running) > 0 {
+			need := int64(t.op.NBytes()) + w.store.Bytes()
+			for _, r := range w.running {
+				need += int64(r.op.NBytes())
+			}
+			if need > w.cfg.Mem {
+				return
+			}
+		}
+		heap.Pop(&w.queue)
+		ctx, cancel := context.WithCancel(w.ctx)
+		t.cancel = cancel
+		w.running[t.taskKey] = t
+		w.wg.Add(1)
+		go w.run(ctx, t)
+	}
+}
+
+func (w *Worker) run(ctx context.Context, t *task) {
+	defer w.wg.Done()
+	defer t.cancel()
+	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	out, err := w.compute(ctx, t)
+	if err == nil {
+		err = w.store.Put(t.id, out)
+	}
+	w.mu.Lock()
+	delete(w.running, t.taskKey)
+	cancelled := t.cancelled
+	w.pump()
+	w.mu.Unlock()
+	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
+	switch {
+	case cancelled:
+		if err == nil {
+			w.store.Delete(t.id)
+		}
+		m.Kind = msgCancelled
+	case err != nil:
+		m.Kind, m.Err = msgFailed, err.Error()
+	default:
+		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
+	}
+	if t.ctl.send(m) != nil && m.Kind == msgDone {
+		// The scheduler is gone and will never free the chunk.
+		w.store.Delete(t.id)
+	}
+}
+
+// compute loads the task's inputs, from the store or from their workers,
+// and runs its kernel.
+func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
+	in := make([]*tensor.Array, len(t.inputs))
+	for i, loc := range t.inputs {
+		if loc.Worker == w.name {
+			a, ok := w.store.Get(loc.ID)
+			if !ok {
+				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
+			}
+			in[i] = a
+			continue
+		}
+		a, err := w.pool.fetch(ctx, t.addrs[i], loc.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)
+		}
+		in[i] = a
+	}
+	return runKernel(ctx, t.op, in)
+}
+
+// runKernel runs op's kernel, turning a panic into an error: a kernel given
+// arguments it does not expect must fail its op, not the worker.
+func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out *tensor.Array, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%s kernel panicked: %v", op.Kind, r)
+		}
+	}()
+	return tensor.Run(ctx, op, in)
+}
+
+// putChunk stores a as chunk id on the worker serving at addr.
+func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array) error {
+	c, err := dialData(ctx, addr, connPut)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	bw := bufio.NewWriter(c)
+	bw.Write(putID(id))
+	if err := writeChunk(bw, a); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return readStatus(bufio.NewReader(c))
+}
+
+func dialData(ctx context.Context, addr string, kind byte) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte{kind}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func getID(b []byte) uint64 {
+	var id uint64
+	for _, x := range b[:8] {
+		id = id<<8 | uint64(x)
+	}
+	return id
+}

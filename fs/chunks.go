@@ -1,0 +1,88 @@
+package fs
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/tensor"
+)
+
+// chunksDir is /sessions/<N>/tensors/<name>/chunks: a directory a chunk,
+// named by its grid index ("1_0"), each with data (raw bytes) and meta.
+func (s *Server) chunksDir(parent string, tt *tensor.TiledTensor) *node {
+	dir := join(parent, "chunks")
+	grid := tensor.GridShape(tt.Chunks)
+	offs := tensor.ChunkOffsets(tt.Chunks)
+	return dirNode(parent, "chunks", func(c *conn) ([]*node, error) {
+		ents := make([]*node, len(tt.Keys))
+		idx := make([]int, len(grid))
+		for k := range tt.Keys {
+			ents[k] = s.chunkDir(dir, tt, k, append([]int(nil), idx...), offs)
+			for ax := len(idx) - 1; ax >= 0; ax-- {
+				if idx[ax]++; idx[ax] < grid[ax] {
+					break
+				}
+				idx[ax] = 0
+			}
+		}
+		return ents, nil
+	})
+}
+
+// chunkName names a chunk by its grid index; a 0-d tensor's one chunk is 0.
+func chunkName(idx []int) string {
+	if len(idx) == 0 {
+		return "0"
+	}
+	parts := make([]string, len(idx))
+	for i, x := range idx {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, "_")
+}
+
+// chunkDir is chunk k of tt, at grid index idx.
+func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []int, offs [][]int) *node {
+	name := chunkName(idx)
+	dir := join(parent, name)
+	id := tt.Keys[k]
+	shape := make([]int, len(idx))
+	start := make([]int, len(idx))
+	for ax, i := range idx {
+		shape[ax] = tt.Chunks[ax][i]
+		start[ax] = offs[ax][i]
+	}
+	nbytes := uint64(tensor.NumElements(shape) * tt.DType.Size())
+	run := s.eng.Runner()
+	return dirNode(parent, name, func(c *conn) ([]*node, error) {
+		return []*node{
+			textFile(dir, "meta", func() (string, error) {
+				worker := run.Where(id)
+				if worker == "" {
+					worker = "-"
+				}
+				return fmt.Sprintf("index %s\nshape %s\noffset %s\ndtype %s\nnbytes %d\nid %d\nworker %s\n",
+					tensor.FormatShape(idx), tensor.FormatShape(shape), tensor.FormatShape(start), tt.DType, nbytes, id, worker), nil
+			}),
+			{name: "data", path: join(dir, "data"), perm: 0444,
+				size: func() uint64 { return nbytes },
+				open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+					if mode.Mode() != p9.ReadOnly {
+						return nil, linux.EACCES
+					}
+					a, err := run.Fetch(c.ctx, id)
+					if err != nil {
+						return nil, linux.EIO
+					}
+					return &snapshot{r: bytes.NewReader(a.Data)}, nil
+				}},
+		}, nil
+	})
+}
+
+// tuple renders ints as the tensor's meta file does: "(2,4)".

@@ -1,0 +1,208 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+)
+
+// ClientMsize is the message size clients ask for: the most the p9 server
+// grants (its client keeps what it asked for, so asking more would break
+// large reads).
+const ClientMsize = 4 << 20
+
+// A Client speaks 9P2000.L to a marsfs server: the client verbs of the
+// marsfs command, and tests, use it. Paths are slash-separated from the
+// root of the tree.
+type Client struct {
+	c    *p9.Client
+	root p9.File
+}
+
+// Dial connects to a marsfs server: addr is a unix socket path when it
+// starts with "/" or "unix:", else a TCP host:port.
+func Dial(addr string) (*Client, error) {
+	network, a := "tcp", addr
+	if path, ok := SocketPath(addr); ok {
+		network, a = "unix", path
+	}
+	nc, err := net.DialTimeout(network, a, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p9.NewClient(nc, p9.WithMessageSize(ClientMsize))
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
+	}
+	root, err := c.Attach("/")
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("attach to %s: %w", addr, err)
+	}
+	return &Client{c: c, root: root}, nil
+}
+
+// Close ends the connection.
+func (c *Client) Close() error {
+	c.root.Close()
+	return c.c.Close()
+}
+
+func split(path string) []string {
+	var names []string
+	for _, s := range strings.Split(path, "/") {
+		if s != "" && s != "." {
+			names = append(names, s)
+		}
+	}
+	return names
+}
+
+// Walk returns a fid for path; the caller closes it.
+func (c *Client) Walk(path string) (p9.File, error) {
+	_, f, err := c.root.Walk(split(path))
+	if err != nil {
+		return nil, &PathError{"walk", path, err}
+	}
+	return f, nil
+}
+
+// Open opens path with the given mode (p9.ReadOnly, p9.WriteOnly, ...).
+func (c *Client) Open(path string, mode p9.OpenFlags) (*File, error) {
+	f, err := c.Walk(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := f.Open(mode); err != nil {
+		f.Close()
+		return nil, &PathError{"open", path, err}
+	}
+	return &File{f: f, path: path}, nil
+}
+
+// Create creates and opens file name in directory dir for writing.
+func (c *Client) Create(dir, name string) (*File, error) {
+	d, err := c.Walk(dir)
+	if err != nil {
+		return nil, err
+	}
+	path := strings.TrimSuffix(dir, "/") + "/" + name
+	// On the client, the created file takes over the directory's fid.
+	if _, _, _, err := d.Create(name, p9.WriteOnly, 0644, p9.NoUID, p9.NoGID); err != nil {
+		d.Close()
+		return nil, &PathError{"create", path, err}
+	}
+	return &File{f: d, path: path}, nil
+}
+
+// ReadFile returns the content of path.
+func (c *Client) ReadFile(path string) ([]byte, error) {
+	f, err := c.Open(path, p9.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// WriteFile opens path for writing, writes data in one write (the client
+// splits it into messages as needed), and closes it.
+func (c *Client) WriteFile(path string, data []byte) error {
+	f, err := c.Open(path, p9.WriteOnly)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadDir lists directory path.
+func (c *Client) ReadDir(path string) ([]p9.Dirent, error) {
+	f, err := c.Open(path, p9.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []p9.Dirent
+	var off uint64
+	for {
+		ents, err := f.f.Readdir(off, 64<<10)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &PathError{"readdir", path, err}
+		}
+		if len(ents) == 0 {
+			return out, nil
+		}
+		out = append(out, ents...)
+		off = ents[len(ents)-1].Offset
+	}
+}
+
+// A File is an open file of a Client: an io.Reader and io.Writer at a
+// running offset, and an io.ReaderAt.
+type File struct {
+	f    p9.File
+	path string
+	off  int64
+}
+
+func (f *File) Read(p []byte) (int, error) {
+	n, err := f.f.ReadAt(p, f.off)
+	f.off += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &PathError{"read", f.path, err}
+	}
+	return n, err
+}
+
+// ReadAt reads at off.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.f.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &PathError{"read", f.path, err}
+	}
+	return n, err
+}
+
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.f.WriteAt(p, f.off)
+	f.off += int64(n)
+	if err != nil {
+		return n, &PathError{"write", f.path, err}
+	}
+	if n < len(p) {
+		return n, &PathError{"write", f.path, io.ErrShortWrite}
+	}
+	return n, nil
+}
+
+// Close clunks the file; for submit and uploads, that is when the server
+// acts on what was written.
+func (f *File) Close() error { return f.f.Close() }
+
+// A PathError records an operation of a Client that failed, the path and
+// the error (a linux.Errno for errors from the server).
+type PathError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// IsErrno reports whether err is the server's errno want.
+func IsErrno(err error, want linux.Errno) bool {
+	var e linux.Errno
+	return errors.As(err, &e) && e == want
+}

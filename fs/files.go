@@ -1,0 +1,226 @@
+package fs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/exec"
+)
+
+// root is the tree's root: /README, /sessions, /cluster.
+func (s *Server) root() *node {
+	return &node{name: "/", path: "/", dir: true, perm: 0555, list: func(c *conn) ([]*node, error) {
+		ents := []*node{
+			textFile("/", "README", func() (string, error) { return readme, nil }),
+			dirNode("/", "sessions", s.sessionsDir),
+		}
+		if s.cfg.Cluster != nil {
+			ents = append(ents, dirNode("/", "cluster", s.clusterDir))
+		}
+		return ents, nil
+	}}
+}
+
+const sessionsPath = "/sessions"
+
+// sessionsDir lists clone and every open session.
+func (s *Server) sessionsDir(c *conn) ([]*node, error) {
+	ents := []*node{s.cloneFile()}
+	for _, sess := range s.eng.Sessions() {
+		ents = append(ents, s.sessionDir(sess))
+	}
+	return ents, nil
+}
+
+// cloneFile creates a session at each open and reads as its number.
+func (s *Server) cloneFile() *node {
+	return &node{name: "clone", path: join(sessionsPath, "clone"), perm: 0444,
+		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() != p9.ReadOnly {
+				return nil, linux.EACCES
+			}
+			sess, err := s.eng.NewSession(c.ident)
+			if err != nil {
+				return nil, linux.EIO
+			}
+			s.touch(sess.ID())
+			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", sess.ID()))}, nil
+		}}
+}
+
+// sessionDir is /sessions/<N>. Only its owner may walk into it.
+func (s *Server) sessionDir(sess *exec.Session) *node {
+	dir := join(sessionsPath, strconv.Itoa(sess.ID()))
+	n := &node{name: strconv.Itoa(sess.ID()), path: dir, dir: true, perm: 0700, owner: sess.Owner()}
+	n.list = func(c *conn) ([]*node, error) {
+		if c.ident != sess.Owner() {
+			return nil, linux.EPERM
+		}
+		s.touch(sess.ID())
+		return []*node{
+			ctlFile(dir, "ctl", func() (string, error) { return sess.Summary(), nil }, sess.Ctl),
+			s.submitFile(dir, sess),
+			textFile(dir, "error", func() (string, error) { return line(sess.Error()), nil }),
+			dirNode(dir, "graphs", func(c *conn) ([]*node, error) { return s.graphsDir(dir, sess), nil }),
+			s.tensorsDir(dir, sess),
+		}, nil
+	}
+	return own(n, sess.Owner())
+}
+
+// own marks n and the entries below it as owned by ident.
+func own(n *node, ident string) *node {
+	n.owner = ident
+	if list := n.list; list != nil {
+		n.list = func(c *conn) ([]*node, error) {
+			ents, err := list(c)
+			for _, e := range ents {
+				own(e, ident)
+			}
+			return ents, err
+		}
+	}
+	if lookup := n.lookup; lookup != nil {
+		n.lookup = func(c *conn, name string) (*node, error) {
+			e, err := lookup(c, name)
+			if e != nil {
+				own(e, ident)
+			}
+			return e, err
+		}
+	}
+	return n
+}
+
+// line returns s as a line of text: empty stays empty, else it ends in a
+// newline.
+func line(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// graphsDir lists a session's graphs, then last.
+func (s *Server) graphsDir(parent string, sess *exec.Session) []*node {
+	dir := join(parent, "graphs")
+	graphs := sess.Graphs()
+	var ents []*node
+	for _, g := range graphs {
+		ents = append(ents, graphDir(dir, strconv.Itoa(g.ID()), sess, g))
+	}
+	if len(graphs) > 0 {
+		// last is the newest graph under another name: a directory with
+		// the same files rather than a symlink, so that it reads alike
+		// through every 9P client and FUSE. Its QIDs are its own (and
+		// change when a new graph comes), as clients that see a QID twice
+		// in a tree take it for a hard link, which directories cannot be.
+		last := graphs[len(graphs)-1]
+		n := graphDir(dir, fmt.Sprintf("last@%d", last.ID()), sess, last)
+		n.name = "last"
+		ents = append(ents, n)
+	}
+	return ents
+}
+
+// graphDir is /sessions/<N>/graphs/<G>; id names it in QIDs.
+func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
+	return dirNode(parent, id, func(c *conn) ([]*node, error) {
+		dir := join(parent, id)
+		return []*node{
+			textFile(dir, "spec", func() (string, error) { return line(g.Spec()), nil }),
+			textFile(dir, "spec.json", func() (string, error) {
+				b, err := g.SpecJSON()
+				if err != nil {
+					return "", linux.EIO
+				}
+				return line(string(b)), nil
+			}),
+			textFile(dir, "status", func() (string, error) { return graphStatus(g), nil }),
+			blockingFile(dir, "wait", g.Done(), func() (string, error) { return graphStatus(g), nil }),
+			textFile(dir, "progress", func() (string, error) { return line(g.Progress()), nil }),
+			textFile(dir, "error", func() (string, error) { return line(g.Err()), nil }),
+			textFile(dir, "operands", func() (string, error) { return operandsText(g), nil }),
+			eventsFile(dir, g),
+			ctlFile(dir, "ctl", func() (string, error) { return graphStatus(g), nil }, func(msg string) error {
+				err := g.Ctl(msg)
+				if err != nil {
+					sess.SetError(err.Error())
+				}
+				return err
+			}),
+		}, nil
+	})
+}
+
+// graphStatus is the status file: exec's rendering, and for a failed graph
+// the reason as a last "error" line.
+func graphStatus(g *exec.Graph) string {
+	st := g.Status().String()
+	if e := g.Err(); e != "" {
+		st += "error " + strings.ReplaceAll(strings.TrimSpace(e), "\n", "; ") + "\n"
+	}
+	return st
+}
+
+// clusterDir is /cluster: members, and a directory a worker.
+func (s *Server) clusterDir(c *conn) ([]*node, error) {
+	cl := s.cfg.Cluster
+	return []*node{
+		textFile("/cluster", "members", func() (string, error) { return line(cl.Members()), nil }),
+		dirNode("/cluster", "workers", func(c *conn) ([]*node, error) {
+			var ents []*node
+			for _, w := range cl.Workers() {
+				dir := join("/cluster/workers", w)
+				ents = append(ents, dirNode("/cluster/workers", w, func(c *conn) ([]*node, error) {
+					return []*node{textFile(dir, "status", func() (string, error) {
+						st, ok := cl.WorkerStatus(w)
+						if !ok {
+							return "", linux.ENOENT
+						}
+						return line(st), nil
+					})}, nil
+				}))
+			}
+			return ents, nil
+		}),
+	}, nil
+}
+
+const readme = `marsfs: chunked tensors computed across workers, as files.
+
+/README                       this text
+/cluster/members              one line a member: name addr role state
+/cluster/workers/W/status     a worker's slots, queue, memory and chunks
+/sessions/clone               open and read: makes a session, reads its number N
+/sessions/N/ctl               read: the session's summary; write "close"
+/sessions/N/submit            write a spec, then close: makes a graph
+/sessions/N/error             why the session's last write was refused
+/sessions/N/graphs/G/         one a submission (G = 1, 2, ...); last is the newest
+    spec spec.json            the spec as written, and its JSON form
+    status                    STATE, then "key value" lines
+    wait                      a read waits for the graph to end, then shows status
+    progress                  one line: done/total operands, bytes, elapsed
+    error                     why the graph FAILED
+    operands                  live: key, op, state, worker, attempts, elapsed
+    events                    state transitions; a read at the end waits for more
+    ctl                       write "cancel"
+/sessions/N/tensors/NAME/     every output kept by the session
+    meta                      shape, dtype, chunks, state
+    data                      raw little-endian C-order bytes
+    npy                       NumPy .npy
+    text                      NumPy-style print
+    csv                       1-D as one column, 2-D as rows
+    chunks/I_J/{data,meta}    one chunk; meta names its worker
+/sessions/N/tensors/NAME.npy  create and write a .npy stream: uploads tensor NAME
+
+Example:
+    n=$(cat /sessions/clone)
+    echo 'x = arange(10) * 2' > /sessions/$n/submit
+    cat /sessions/$n/graphs/last/wait /sessions/$n/tensors/x/text
+    cat /sessions/$n/error      # when a write was refused
+`

@@ -1,0 +1,144 @@
+package fs
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/exec"
+)
+
+// opName is how files name an operand's kernel: its kind, and for a fused
+// operand the kinds of its members ("fuse(add+sum.map)").
+func opName(g *exec.Graph, key int) string {
+	op := g.Chunks().Ops[key]
+	if op.Kind == "fuse" {
+		return "fuse(" + op.Members() + ")"
+	}
+	return op.Kind
+}
+
+// operandsText renders the operands file: one line an operand, "key op
+// state worker attempts elapsed", elapsed being the seconds it has run (so
+// far, for a running one).
+func operandsText(g *exec.Graph) string {
+	states := g.OpStates()
+	evs, _, _ := g.Events(0)
+	type life struct {
+		worker   string
+		attempts int
+		start    time.Time
+		end      time.Time
+	}
+	lives := make([]life, len(states))
+	for _, ev := range evs {
+		if ev.Key < 0 || ev.Key >= len(lives) {
+			continue
+		}
+		l := &lives[ev.Key]
+		if ev.Worker != "" {
+			l.worker = ev.Worker
+		}
+		l.attempts = max(l.attempts, ev.Attempt)
+		switch ev.State {
+		case exec.Running:
+			l.start, l.end = ev.At, time.Time{}
+		case exec.Finished, exec.Fatal, exec.Cancelled:
+			if !l.start.IsZero() && l.end.IsZero() {
+				l.end = ev.At
+			}
+		}
+	}
+	now := time.Now()
+	var b strings.Builder
+	for k, st := range states {
+		l := lives[k]
+		worker := l.worker
+		if worker == "" {
+			worker = "-"
+		}
+		elapsed := 0.0
+		switch {
+		case l.start.IsZero():
+		case l.end.IsZero():
+			elapsed = now.Sub(l.start).Seconds()
+		default:
+			elapsed = l.end.Sub(l.start).Seconds()
+		}
+		fmt.Fprintf(&b, "%d %s %s %s %d %.3f\n", k, opName(g, k), st, worker, l.attempts, elapsed)
+	}
+	return b.String()
+}
+
+// eventLine renders one event: time, key, op, state, worker, attempt, and
+// the error of a failure.
+func eventLine(g *exec.Graph, ev exec.Event) string {
+	worker := ev.Worker
+	if worker == "" {
+		worker = "-"
+	}
+	s := fmt.Sprintf("%s %d %s %s %s %d", ev.At.Format("15:04:05.000000"), ev.Key, opName(g, ev.Key), ev.State, worker, ev.Attempt)
+	if ev.Err != "" {
+		s += " " + strings.ReplaceAll(ev.Err, "\n", "; ")
+	}
+	return s + "\n"
+}
+
+// eventsFile is a graph's events: its state transitions as lines. A read
+// at the end waits until more come or the graph ends, so `cat` follows a
+// running graph to its end and `tail -f` works too.
+func eventsFile(parent string, g *exec.Graph) *node {
+	return &node{name: "events", path: join(parent, "events"), perm: 0444,
+		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() != p9.ReadOnly {
+				return nil, linux.EACCES
+			}
+			return &events{c: c, g: g}, nil
+		}}
+}
+
+type events struct {
+	readOnly
+	c *conn
+	g *exec.Graph
+
+	mu   sync.Mutex
+	text []byte // the lines rendered so far
+	next int    // the index of the next event to render
+}
+
+func (e *events) ReadAt(p []byte, off int64) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for off >= int64(len(e.text)) {
+		evs, more, ended := e.g.Events(e.next)
+		for _, ev := range evs {
+			if ev.Key >= 0 && ev.Key < len(e.g.Chunks().Ops) {
+				e.text = append(e.text, eventLine(e.g, ev)...)
+			}
+		}
+		e.next += len(evs)
+		if len(evs) > 0 {
+			continue
+		}
+		if ended {
+			return 0, nil // end of file
+		}
+		e.mu.Unlock()
+		select {
+		case <-more:
+		case <-e.c.flushes():
+			e.mu.Lock()
+			return 0, linux.EINTR
+		case <-e.c.ctx.Done():
+			e.mu.Lock()
+			return 0, linux.EINTR
+		}
+		e.mu.Lock()
+	}
+	return copy(p, e.text[off:]), nil
+}

@@ -1,0 +1,266 @@
+package fs
+
+import (
+	"bytes"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/exec"
+	"marsfs/tensor"
+)
+
+// tensorsDir is /sessions/<N>/tensors: a directory a kept tensor; creating
+// NAME.npy in it uploads a tensor.
+func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
+	dir := join(parent, "tensors")
+	n := dirNode(parent, "tensors", func(c *conn) ([]*node, error) {
+		var ents []*node
+		for _, name := range sess.Tensors() {
+			if t, ok := sess.Tensor(name); ok {
+				ents = append(ents, s.tensorDir(dir, t))
+			}
+		}
+		return ents, nil
+	})
+	n.lookup = func(c *conn, name string) (*node, error) {
+		t, ok := sess.Tensor(name)
+		if !ok {
+			return nil, linux.ENOENT
+		}
+		return s.tensorDir(dir, t), nil
+	}
+	n.perm = 0755
+	n.create = func(c *conn, name string) (*node, handle, error) {
+		return s.upload(c, dir, sess, name)
+	}
+	return n
+}
+
+// tensorDir is /sessions/<N>/tensors/<name>.
+func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
+	dir := join(parent, t.Name())
+	tt := t.Tiled()
+	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
+		ents := []*node{
+			textFile(dir, "meta", func() (string, error) { return t.Meta(), nil }),
+			s.arrayFile(dir, "data", tt, nil),
+			s.arrayFile(dir, "npy", tt, tensor.NPYHeader(tt.DType, tt.Shape)),
+			textTensorFile(dir, t),
+		}
+		if hasCSV(tt) {
+			ents = append(ents, s.csvFile(dir, tt))
+		}
+		return append(ents, s.chunksDir(dir, tt)), nil
+	})
+}
+
+// arrayFile serves a prefix followed by the tensor's bytes in C order. Its
+// size is known without fetching, so stat shows it.
+func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix []byte) *node {
+	nbytes := uint64(tensor.NumElements(tt.Shape) * tt.DType.Size())
+	return &node{name: name, path: join(parent, name), perm: 0444,
+		size: func() uint64 { return uint64(len(prefix)) + nbytes },
+		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() != p9.ReadOnly {
+				return nil, linux.EACCES
+			}
+			return newStream(c, s.eng.Runner(), tt, prefix), nil
+		}}
+}
+
+// A stream serves reads of a tensor's bytes without gathering the whole
+// tensor: it goes one slab at a time, a slab being the chunks that share
+// their index along the first axis, whose bytes are a contiguous range of
+// the C-order tensor. Only the slab being read is held; a slab of a single
+// chunk is served straight from that chunk.
+type stream struct {
+	readOnly
+	c      *conn
+	run    exec.Runner
+	tt     *tensor.TiledTensor
+	prefix []byte
+	ends   []int64 // ends[i]: byte offset (after prefix) where slab i ends
+	inner  int     // chunks a slab
+
+	mu   sync.Mutex
+	cur  int // slab held in data, -1 for none
+	data []byte
+}
+
+func newStream(c *conn, run exec.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
+	st := &stream{c: c, run: run, tt: tt, prefix: prefix, cur: -1, inner: 1}
+	if len(tt.Shape) == 0 {
+		st.ends = []int64{int64(tt.DType.Size())}
+		return st
+	}
+	for _, cs := range tt.Chunks[1:] {
+		st.inner *= len(cs)
+	}
+	row := int64(tensor.NumElements(tt.Shape[1:]) * tt.DType.Size())
+	var end int64
+	for _, rows := range tt.Chunks[0] {
+		end += int64(rows) * row
+		st.ends = append(st.ends, end)
+	}
+	return st
+}
+
+func (st *stream) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < int64(len(st.prefix)) {
+		n = copy(p, st.prefix[off:])
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for n < len(p) {
+		pos := off + int64(n) - int64(len(st.prefix))
+		i := sort.Search(len(st.ends), func(i int) bool { return st.ends[i] > pos })
+		if i == len(st.ends) {
+			return n, io.EOF
+		}
+		if err := st.load(i); err != nil {
+			return n, err
+		}
+		start := int64(0)
+		if i > 0 {
+			start = st.ends[i-1]
+		}
+		n += copy(p[n:], st.data[pos-start:])
+	}
+	return n, nil
+}
+
+// load makes slab i the one held. st.mu must be held.
+func (st *stream) load(i int) error {
+	if st.cur == i {
+		return nil
+	}
+	keys := st.tt.Keys[i*st.inner : (i+1)*st.inner]
+	parts := make([]*tensor.Array, len(keys))
+	for k, id := range keys {
+		a, err := st.run.Fetch(st.c.ctx, id)
+		if err != nil {
+			return linux.EIO
+		}
+		parts[k] = a
+	}
+	if len(parts) == 1 {
+		st.cur, st.data = i, parts[0].Data
+		return nil
+	}
+	slab := tensor.TiledTensor{Name: st.tt.Name, DType: st.tt.DType, Keys: keys,
+		Shape:  append([]int{st.tt.Chunks[0][i]}, st.tt.Shape[1:]...),
+		Chunks: append([][]int{{st.tt.Chunks[0][i]}}, st.tt.Chunks[1:]...)}
+	a, err := tensor.Gather(&slab, parts)
+	if err != nil {
+		return linux.EIO
+	}
+	st.cur, st.data = i, a.Data
+	return nil
+}
+
+// upload returns the file made by creating NAME.npy in a session's tensors
+// directory. The .npy stream written to it is decoded as it arrives, so
+// a bad header fails the write that carries it; at the clunk the tensor is
+// stored under NAME. What goes wrong is recorded in the session's error
+// file, and then no tensor is made.
+func (s *Server) upload(c *conn, dir string, sess *exec.Session, file string) (*node, handle, error) {
+	if c.ident != sess.Owner() {
+		return nil, nil, linux.EPERM
+	}
+	name, ok := bytes.CutSuffix([]byte(file), []byte(".npy"))
+	if !ok || len(name) == 0 {
+		sess.SetError("create " + file + ": only NAME.npy can be created in tensors/, to upload tensor NAME")
+		return nil, nil, linux.EINVAL
+	}
+	pr, pw := io.Pipe()
+	u := &uploader{c: c, sess: sess, name: string(name), pw: pw, done: make(chan struct{})}
+	go u.decode(pr, s.cfg.MaxUpload)
+	n := &node{name: file, path: join(dir, file), perm: 0200}
+	return n, u, nil
+}
+
+type uploader struct {
+	c    *conn
+	sess *exec.Session
+	name string
+	pw   *io.PipeWriter
+
+	mu     sync.Mutex
+	off    int64 // the next offset expected: uploads are streams
+	failed bool
+
+	done chan struct{} // closed when decode has returned
+	arr  *tensor.Array
+	err  error
+}
+
+// decode reads the stream from pr; its error, if any, also fails the
+// writes still to come.
+func (u *uploader) decode(pr *io.PipeReader, limit int64) {
+	defer close(u.done)
+	defer func() {
+		if r := recover(); r != nil {
+			u.err = panicError{r}
+			pr.CloseWithError(u.err)
+		}
+	}()
+	// ReadNPY reads to the end of the stream, and refuses data past the
+	// end the header gives.
+	u.arr, u.err = tensor.ReadNPY(pr, limit)
+	if u.err != nil {
+		pr.CloseWithError(u.err)
+	}
+}
+
+func (u *uploader) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
+
+func (u *uploader) WriteAt(p []byte, off int64) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.failed {
+		return 0, linux.EINVAL
+	}
+	if off != u.off {
+		u.fail("upload " + u.name + ": writes must follow each other (a .npy is a stream)")
+		return 0, linux.EINVAL
+	}
+	n, err := u.pw.Write(p)
+	u.off += int64(n)
+	if err != nil {
+		u.fail("upload " + u.name + ": " + err.Error())
+		return n, linux.EINVAL
+	}
+	return n, nil
+}
+
+// fail records msg and refuses the rest of the upload. u.mu must be held.
+func (u *uploader) fail(msg string) {
+	u.failed = true
+	u.sess.SetError(msg)
+	u.pw.CloseWithError(errAbandoned)
+}
+
+func (u *uploader) Close() error {
+	u.mu.Lock()
+	failed := u.failed
+	u.pw.Close()
+	u.mu.Unlock()
+	<-u.done
+	if failed {
+		return nil
+	}
+	if u.err != nil {
+		u.sess.SetError("upload " + u.name + ": " + u.err.Error())
+		return u.err
+	}
+	if err := u.sess.Upload(u.c.ctx, u.name, u.arr); err != nil {
+		u.sess.SetError("upload " + u.name + ": " + err.Error())
+		return err
+	}
+	return nil
+}
