@@ -10,7 +10,8 @@ import (
 // reduction map that may consume it) into one "expr" op, whose kernel runs a
 // compiled program over cache-sized blocks. Intermediate chunks, random ones
 // included, are never materialized: each block of each intermediate lives in
-// a scratch register of a few KiB.
+// a scratch register (4096 elements, 32 KiB at most), reused from chunk to
+// chunk.
 //
 // A group grows from a root (an elementwise op, or a reduction map op of a
 // supported reduction whose input is an elementwise op or a generator read
