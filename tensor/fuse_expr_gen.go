@@ -112,6 +112,8 @@ func randomFill(kind string, a GenArgs) genFill {
 // the unsigned conversion's branch: the values are those of s.uniform bit
 // for bit. (rand's 0 + 1*x is x itself, as x >= 0.)
 func uniformFill(d []float64, s randStream, c uint64) {
+	n := uniformWide(d, s, c)
+	d, c = d[n:], c+uint64(n)
 	const m1, m2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 	const unit = 1.0 / (1 << 53)
 	k1 := s.k1

@@ -228,14 +228,22 @@ func TestFuseExprSharing(t *testing.T) {
 }
 
 func TestUniformFill(t *testing.T) {
+	wide := useAVX2
+	defer func() { useAVX2 = wide }()
+	for _, useAVX2 = range []bool{false, wide} {
+		testUniformFill(t)
+	}
+}
+
+func testUniformFill(t *testing.T) {
 	s := newRandStream(77, 0)
-	for _, c := range []uint64{0, 1, 1 << 40, ^uint64(0) - 5} {
-		for _, n := range []int{0, 1, 3, 4, 5, 9, 4096} {
+	for _, c := range []uint64{0, 1, 1 << 40, 1<<53 + 3, 0x9E3779B97F4A7C15, ^uint64(0) - 5} {
+		for _, n := range []int{0, 1, 3, 4, 5, 9, 4096, 4099, 1 << 16} {
 			d := make([]float64, n)
 			uniformFill(d, s, c)
 			for j, v := range d {
 				if w := s.uniform(c + uint64(j)); v != w {
-					t.Fatalf("counter %d+%d: %v, want %v", c, j, v, w)
+					t.Fatalf("wide %v, counter %d+%d: %v, want %v", useAVX2, c, j, v, w)
 				}
 			}
 		}

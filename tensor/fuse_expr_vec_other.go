@@ -49,3 +49,9 @@ func sum8Go(x []float64, r *[8]float64) {
 		}
 	}
 }
+
+// uniformWide has no wide form here: it fills nothing.
+func uniformWide(d []float64, s randStream, c uint64) int { return 0 }
+
+// useAVX2 is never set here.
+var useAVX2 = false
