@@ -19,16 +19,20 @@ func init() {
 	kernels["fuse"] = fuseKernel
 }
 
-// Members names the kinds of a fused op's members, "add+sum.map"; for any
-// other op it is op.Kind.
+// Members names the kinds of a fused op's members, "add+sum.map"; an expr
+// op shows the ops it fuses, "expr(rand+rand+add+sum.map)"; for any other
+// op it is op.Kind.
 func (op *ChunkOp) Members() string {
+	if s, ok := exprMembers(op); ok {
+		return s
+	}
 	fa, ok := op.Args.(FuseArgs)
 	if op.Kind != "fuse" || !ok {
 		return op.Kind
 	}
 	kinds := make([]string, len(fa.Members))
 	for i := range fa.Members {
-		kinds[i] = fa.Members[i].Kind
+		kinds[i] = fa.Members[i].Members()
 	}
 	return strings.Join(kinds, "+")
 }
