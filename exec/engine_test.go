@@ -124,7 +124,7 @@ func TestSessionUpload(t *testing.T) {
 
 func TestSessionCancelAndClose(t *testing.T) {
 	e, r, s := newTestSession(t)
-	g, err := s.Submit("x = rand(400000000, chunks=1000000, seed=1)\ny = (x * 2).sum()")
+	g, err := s.Submit("x = rand(8000000000, chunks=1000000, seed=1)\ny = (x * 2).sum()")
 	if err != nil {
 		t.Fatal(err)
 	}

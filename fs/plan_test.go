@@ -44,7 +44,12 @@ func TestPlanFile(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(lines[len(lines)-1], strconv.Itoa(n-1)+" sum.final "+strconv.Itoa(n-2)+" local") {
-		t.Errorf("last line %q, want the final sum of the operand before", lines[len(lines)-1])
+	// Fused: three expr ops (arange, sqrt and the sum's map in one kernel)
+	// feed the combine and final sum, chain-fused into one op.
+	want := []string{"expr(arange+sqrt+sum.map)", "expr(arange+sqrt+sum.map)", "expr(arange+sqrt+sum.map)", "fuse(sum.combine+sum.final)"}
+	for k, l := range lines {
+		if f := strings.Fields(l); k >= len(want) || f[1] != want[k] {
+			t.Errorf("line %d: %q, want op %v", k, l, want)
+		}
 	}
 }

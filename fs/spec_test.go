@@ -240,7 +240,7 @@ func TestCancel(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dial(t, ts.tcp)
 	s := clone(t, c)
-	submit(t, c, s, "x = rand(400000000, chunks=1000000, seed=1)\ny = (x * x).sum()\n")
+	submit(t, c, s, "x = rand(8000000000, chunks=1000000, seed=1)\ny = (x * x).sum()\n")
 	waited := make(chan string, 1)
 	go func() {
 		b, err := c.ReadFile(s + "/graphs/1/wait")
@@ -358,7 +358,7 @@ func TestFlushWait(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dial(t, ts.tcp)
 	s := clone(t, c)
-	submit(t, c, s, "x = rand(400000000, chunks=1000000, seed=1)\ny = x.sum()\n")
+	submit(t, c, s, "x = rand(8000000000, chunks=1000000, seed=1)\ny = x.sum()\n")
 	defer c.WriteFile(s+"/graphs/1/ctl", []byte("cancel"))
 
 	nc := rawConn(t, ts.tcp)

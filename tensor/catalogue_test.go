@@ -320,7 +320,7 @@ func runSpecWith(t *testing.T, spec string, env *catEnv, opt Options) map[string
 		cg = Optimize(cg, opt)
 		for i, op := range cg.Ops {
 			cg.Ops[i] = gobRoundTrip(t, op)
-			if strings.Contains(op.Members(), "expr") {
+			if strings.Contains(op.Name(), "expr") {
 				catExprOps++
 			}
 		}

@@ -384,7 +384,7 @@ func BenchmarkExprKernel(b *testing.B) {
 	f := FuseExpr(cg)
 	op := f.Ops[0]
 	if op.Kind != "expr" {
-		b.Fatalf("first op is %s", op.Members())
+		b.Fatalf("first op is %s", op.Name())
 	}
 	for _, block := range []int{1024, 4096, 16384} {
 		b.Run(fmt.Sprintf("block=%d", block), func(b *testing.B) {

@@ -125,7 +125,7 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 				f := gobGraph(t, Optimize(cg, opt))
 				exprs := 0
 				for _, op := range f.Ops {
-					if strings.Contains(op.Members(), "expr") {
+					if strings.Contains(op.Name(), "expr") {
 						exprs++
 					}
 				}
@@ -143,11 +143,11 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 	}
 }
 
-// kinds counts the ops of cg by Members().
+// kinds counts the ops of cg by Name().
 func kinds(cg *ChunkGraph) map[string]int {
 	m := map[string]int{}
 	for _, op := range cg.Ops {
-		m[op.Members()]++
+		m[op.Name()]++
 	}
 	return m
 }
@@ -156,12 +156,12 @@ func TestFuseExprSeedsExample(t *testing.T) {
 	cg := tileSpec(t, "a = rand(10, chunks=5, seed=1)\nb = rand(10, chunks=5, seed=2)\ny = (a + b).sum()")
 	// Mars' rule: ADD and SUM fuse, the RAND operands do not.
 	chain := kinds(Optimize(cg, Options{Fuse: true}))
-	if chain[OpRand] != 4 || chain["add+sum.map"] != 2 {
-		t.Errorf("chain fusion gives %v, want 4 rand and 2 add+sum.map", chain)
+	if chain[OpRand] != 4 || chain["fuse(add+sum.map)"] != 2 {
+		t.Errorf("chain fusion gives %v, want 4 rand and 2 fuse(add+sum.map)", chain)
 	}
 	// Past Mars: the generators fuse into the consuming kernel.
 	both := kinds(Optimize(cg, Options{Fuse: true, FuseExpr: true}))
-	want := map[string]int{"expr(rand+rand+add+sum.map)": 2, "sum.combine+sum.final": 1}
+	want := map[string]int{"expr(rand+rand+add+sum.map)": 2, "fuse(sum.combine+sum.final)": 1}
 	if len(both) != len(want) {
 		t.Errorf("expression fusion gives %v, want %v", both, want)
 	}
