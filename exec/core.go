@@ -59,6 +59,8 @@ type CoreOptions struct {
 	Assign      AssignFunc // PlanAssign when nil
 	// Stored locates the chunks that the graph's Stored ops name.
 	Stored func(id uint64) (Location, bool)
+	// Planned, if not nil, is told the job's placement once it is made.
+	Planned func(Placement)
 }
 
 type opState struct {
@@ -223,6 +225,9 @@ func (c *Core) Start() Output {
 		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
 	}
 	assign := c.opts.Assign(c.g, c.rank, ws)
+	if c.opts.Planned != nil {
+		c.opts.Planned(c.placement(ws, assign))
+	}
 	for _, op := range c.g.Ops {
 		if c.ops[op.Key].initial {
 			c.ops[op.Key].worker = assign[op.Key]

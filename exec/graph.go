@@ -80,6 +80,8 @@ type Graph struct {
 	err     string
 	events  []Event
 	changed chan struct{} // closed and replaced at every event
+
+	plan planned // see planview.go
 }
 
 func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc) *Graph {

@@ -58,7 +58,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
 
 // start starts a worker process. It gets SIGTERM if this process dies
@@ -114,7 +114,7 @@ func scheduler(args []string) error {
 	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
 
 // worker runs a worker until SIGINT or SIGTERM.
@@ -132,17 +132,27 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
-	// Chunks live in shared memory and spill to disk; opening the store
-	// removes what crashed workers left.
-	st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
-	if err != nil {
-		return err
+	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem}
+	switch wf.store {
+	case "mem":
+	case "shm":
+		// Chunks live in shared memory and spill to disk; opening the
+		// store removes what crashed workers left. Kernels still write
+		// their outputs to the heap and Put copies them in, which costs a
+		// copy a chunk: until kernels write into the store, mem is the
+		// faster default.
+		st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Store = shm.NewArrays(st)
+	default:
+		return fmt.Errorf("--store %q: want mem or shm", wf.store)
 	}
-	defer st.Close()
 	ctx, stop := signals()
 	defer stop()
-	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
-		Join: list(*join), Slots: wf.slots, Mem: wf.mem, Store: shm.NewArrays(st)})
+	err := exec.RunWorker(ctx, cfg)
 	if ctx.Err() != nil {
 		return nil
 	}

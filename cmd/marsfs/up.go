@@ -18,6 +18,7 @@ import (
 
 	"marsfs/exec"
 	"marsfs/fs"
+	"marsfs/fs/fusefs"
 )
 
 // defaultSocket is the unix socket up and scheduler listen on by default.
@@ -33,12 +34,14 @@ type serveFlags struct {
 	listenAddr string
 	socket     string
 	idle       time.Duration
+	mount      string
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
 	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
 	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
+	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 }
 
 // listen opens the flags' listeners, before anything else starts, so that
@@ -67,10 +70,11 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-// serve serves eng's tree on ls until ctx is done, and prints where. It
-// returns once the server has stopped, the listeners closed.
-func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, idle time.Duration) error {
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: idle})
+// serve serves eng's tree on ls until ctx is done, and prints where; with
+// --mount, it also mounts the tree, and unmounts it first when it stops.
+// It returns once the server has stopped, the listeners closed.
+func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -87,10 +91,25 @@ func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listen
 			}
 		}()
 	}
+	var m *fusefs.Mount
+	if sf.mount != "" {
+		var err error
+		if m, err = mountOn(sf.mount, ls); err != nil {
+			srv.Close()
+			wg.Wait()
+			return err
+		}
+	}
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
+	}
+	if m != nil {
+		// Unmount first: the mount is a client of the server.
+		if uerr := m.Unmount(); uerr != nil {
+			log.Printf("marsfs: unmount %s: %v", m.Dir(), uerr)
+		}
 	}
 	srv.Close() // closing a unix listener removes its socket file
 	wg.Wait()
@@ -127,7 +146,7 @@ func up(args []string) error {
 		run := exec.NewLocalRunner(wf.slots)
 		eng := exec.NewEngine(run)
 		defer eng.Close()
-		return serve(ctx, eng, localCluster{run}, ls, sf.idle)
+		return serve(ctx, eng, localCluster{run}, ls, &sf)
 	}
 	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
 }
@@ -139,6 +158,7 @@ type workerFlags struct {
 	shm      int64
 	shmDir   string
 	spillDir string
+	store    string
 }
 
 func (w *workerFlags) add(f *flag.FlagSet) {
@@ -147,11 +167,12 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
+	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
 }
 
 // args renders the flags for a worker's command line.
 func (w *workerFlags) args() []string {
-	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10)}
+	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10), "--store", w.store}
 	if w.shmDir != "" {
 		a = append(a, "--shm-dir", w.shmDir)
 	}
