@@ -39,6 +39,9 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	defer kids.stop(5 * time.Second)
 	for i := range n {
 		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
+		if wf.cpuprofile != "" {
+			args = append(args, "--cpuprofile", fmt.Sprintf("%s.worker-%d", wf.cpuprofile, i+1))
+		}
 		if err := kids.start(self, append(args, wf.args()...)); err != nil {
 			closeAll()
 			return err
@@ -131,9 +134,14 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
+	stopProfile, err := cpuProfile(wf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ctx, stop := signals()
 	defer stop()
-	err := exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
+	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
 		Join: list(*join), Slots: wf.slots, Mem: wf.mem})
 	if ctx.Err() != nil {
 		return nil
