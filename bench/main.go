@@ -47,7 +47,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "scaled-down sizes (1/20 of the data) for a smoke run")
 	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python with NumPy, Dask and distributed")
-	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "stop a Dask or NumPy configuration after this long")
+	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "stop a Dask or NumPy configuration after this long")
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "start no further run of a configuration after this long of runs")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE for up, FILE.worker-N for its workers")
 	flag.Parse()
@@ -78,6 +78,7 @@ type result struct {
 	peak     int64     // bytes above idle, whole process tree
 	value    []float64 // the last run's result summary
 	operands int       // marsfs: chunk operands of the graph
+	chunks   int64     // marsfs: most chunk bytes alive at once, cluster-wide
 	timedOut bool
 	err      error // the run failed, or its result is wrong
 }
@@ -247,6 +248,7 @@ func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o opti
 		}
 		res.times = append(res.times, r.seconds)
 		res.value, res.operands = r.value, r.operands
+		res.chunks = max(res.chunks, r.chunkBytes)
 	}
 	mem.halt()
 	res.peak = mem.peakBytes() - idle

@@ -111,9 +111,10 @@ func (p *upProc) stop() {
 
 // marsfsRun is one run of a spec.
 type marsfsRun struct {
-	seconds  float64
-	operands int
-	value    []float64
+	seconds    float64
+	operands   int
+	chunkBytes int64 // the graph's most chunk bytes alive at once (status peak_bytes)
+	value      []float64
 }
 
 // runSpec runs spec in a fresh session: it times the write to submit up
@@ -146,6 +147,9 @@ func runSpec(c *fs.Client, spec string) (marsfsRun, error) {
 	for _, l := range lines[1:] {
 		if v, ok := strings.CutPrefix(l, "operands "); ok {
 			r.operands, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(l, "peak_bytes "); ok {
+			r.chunkBytes, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
 	for _, name := range outputNames(spec) {

@@ -38,7 +38,7 @@ func (rep *report) print(w io.Writer) {
 		for _, r := range rw.results {
 			note := ""
 			if r.operands > 0 {
-				note = fmt.Sprintf("%d operands", r.operands)
+				note = fmt.Sprintf("%d operands, chunks alive at most %s MiB", r.operands, mib(r.chunks))
 			}
 			if r.err != nil {
 				note = strings.ReplaceAll(r.err.Error(), "\n", " ")

@@ -72,9 +72,11 @@ var workloads = []workload{
 	{
 		id:   "W3",
 		text: "(A @ B).sum(), A, B = rand(4000, 4000), chunks 1000",
-		// 1/20 of the data is about 1/90 of the flops.
+		// The side shrinks by the whole number nearest 1/sqrt(s), so that
+		// the chunks still tile it: at 1/20, 1000 x 1000 in chunks of 250.
 		params: func(s float64) map[string]int {
-			return map[string]int{"m": scaled(4000, math.Sqrt(s)), "chunk": scaled(1000, math.Sqrt(s))}
+			f := max(1, math.Round(1/math.Sqrt(s)))
+			return map[string]int{"m": scaled(4000, 1/f), "chunk": scaled(1000, 1/f)}
 		},
 		spec: func(p map[string]int) string {
 			return fmt.Sprintf("A = rand(%d, %[1]d, chunks=%d, seed=1)\nB = rand(%[1]d, %[1]d, chunks=%[2]d, seed=2)\nr = (A @ B).sum()\n", p["m"], p["chunk"])
