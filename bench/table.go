@@ -12,9 +12,10 @@ import (
 // Markdown tables.
 func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %v\n", rep.machine)
+	fmt.Fprintf(w, "Load average at the end: %s.\n", describeMachine().loadavg)
 	fmt.Fprintf(w, "Scale %g of the full sizes; up to %d runs each, medians.\n\n", rep.scale, rep.runs)
-	fmt.Fprintln(w, "| id | marsfs | best Dask | Dask ÷ marsfs | NumPy | peak MiB marsfs | peak MiB Dask | goal | met |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| id | marsfs s | best Dask s | Dask ÷ marsfs | NumPy s | peak MiB marsfs | peak MiB Dask | peak MiB NumPy | goal | met |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, rw := range rep.rows {
 		m := rw.find("marsfs")
 		best := rw.bestDask()
@@ -23,9 +24,9 @@ func (rep *report) print(w io.Writer) {
 		if m.ok() && best.ok() {
 			ratio = fmt.Sprintf("%.2f×", best.median()/m.median())
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			rw.w.id, secs(m), secs(best)+dashEngine(best), ratio, secs(np),
-			peak(m), peak(best), rw.w.goal.describe, rw.met())
+			peak(m), peak(best), peak(np), rw.w.goal.describe, rw.met())
 	}
 	fmt.Fprintln(w)
 	for _, rw := range rep.rows {
