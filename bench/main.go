@@ -49,7 +49,11 @@ func main() {
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python with NumPy, Dask and distributed")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "stop a Dask or NumPy configuration after this long")
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "start no further run of a configuration after this long of runs")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE for up, FILE.worker-N for its workers")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE.Wn for up, FILE.Wn.worker-N for its workers")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bench/run [flags]   (go run ./bench [flags])\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q\n", flag.Args())
