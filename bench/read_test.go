@@ -1,11 +1,12 @@
-// Package bench measures marsfs against the machine it runs on.
+// Run with
 //
 //	go test -run NONE -bench . -benchtime 3x ./bench/
 //
 // BenchmarkRead reads a 1 GiB tensor's data file through the FUSE mount
 // and over 9P (unix socket and loopback TCP), beside a plain copy of
 // 1 GiB over loopback TCP, which bounds what any of them can do here.
-package bench
+
+package main
 
 import (
 	"io"

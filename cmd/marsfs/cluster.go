@@ -40,6 +40,9 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	defer kids.stop(5 * time.Second)
 	for i := range n {
 		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
+		if wf.cpuprofile != "" {
+			args = append(args, "--cpuprofile", fmt.Sprintf("%s.worker-%d", wf.cpuprofile, i+1))
+		}
 		if err := kids.start(self, append(args, wf.args()...)); err != nil {
 			closeAll()
 			return err
@@ -132,6 +135,11 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
+	stopProfile, err := cpuProfile(wf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem}
 	switch wf.store {
 	case "mem":
@@ -152,7 +160,7 @@ func worker(args []string) error {
 	}
 	ctx, stop := signals()
 	defer stop()
-	err := exec.RunWorker(ctx, cfg)
+	err = exec.RunWorker(ctx, cfg)
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,11 @@ func up(args []string) error {
 	if *workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", *workers)
 	}
+	stopProfile, err := cpuProfile(wf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ls, err := sf.listen()
 	if err != nil {
 		return err
@@ -159,6 +165,8 @@ type workerFlags struct {
 	shmDir   string
 	spillDir string
 	store    string
+
+	cpuprofile string // up passes each worker FILE.worker-N
 }
 
 func (w *workerFlags) add(f *flag.FlagSet) {
@@ -168,6 +176,7 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
+	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }
 
 // args renders the flags for a worker's command line.
@@ -180,6 +189,23 @@ func (w *workerFlags) args() []string {
 		a = append(a, "--spill-dir", w.spillDir)
 	}
 	return a
+}
+
+// cpuProfile starts a CPU profile written to path, if not empty, and
+// returns the function that ends it.
+func cpuProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // localCluster shows the in-process runner of `up --workers 0` as the one
