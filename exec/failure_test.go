@@ -292,7 +292,7 @@ func TestCancelRunningTask(t *testing.T) {
 			hmu.Unlock()
 		}
 	}()
-	c, err := dialData(context.Background(), w.Addr(), connControl)
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestMemBound(t *testing.T) {
 			hmu.Unlock()
 		}
 	}()
-	c, err := dialData(context.Background(), w.Addr(), connControl)
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

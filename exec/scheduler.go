@@ -19,11 +19,14 @@ import (
 
 // SchedulerConfig configures a Scheduler.
 type SchedulerConfig struct {
-	Name      string   // the scheduler's cluster name; "scheduler" when empty
-	Gossip    string   // memberlist bind host:port; "127.0.0.1:0" when empty
-	Join      []string // gossip addresses of an existing cluster, if any
-	SecretKey []byte   // gossip encryption key, shared by the cluster
-	Fast      bool     // cluster timings for tests (see cluster.Config)
+	Name   string   // the scheduler's cluster name; "scheduler" when empty
+	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
+	Join   []string // gossip addresses of an existing cluster, if any
+	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
+	// authenticates the connections to the workers. Without it the
+	// scheduler's gossip stays on loopback.
+	SecretKey []byte
+	Fast      bool // cluster timings for tests (see cluster.Config)
 	LogOutput io.Writer
 	// MaxAttempts bounds the runs of a failing op; 3 when 0.
 	MaxAttempts int
@@ -121,8 +124,13 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 	if cfg.CancelWait <= 0 {
 		cfg.CancelWait = time.Second
 	}
+	if cfg.Gossip != "" {
+		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk)}
+		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk, cfg.SecretKey)}
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
 		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
@@ -217,7 +225,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 	var err error
 	for try := 0; try < 5; try++ {
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
-		c, err = dialData(ctx, w.addr, connControl)
+		c, err = dialData(ctx, w.addr, connControl, s.cfg.SecretKey)
 		cancel()
 		if err == nil || s.ctx.Err() != nil {
 			break
@@ -542,7 +550,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if best == nil {
 		return errors.New("put: no worker connected")
 	}
-	if err := putChunk(ctx, best.addr, id, a); err != nil {
+	if err := putChunk(ctx, best.addr, id, a, s.cfg.SecretKey); err != nil {
 		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
 	}
 	s.mu.Lock()

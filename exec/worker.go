@@ -31,8 +31,11 @@ type WorkerConfig struct {
 	// Mem bounds the bytes of the chunks held plus those being made: an op
 	// waits in the queue while its output would not fit, unless the worker
 	// runs nothing else. 0 means no bound.
-	Mem       int64
-	SecretKey []byte    // gossip encryption key, shared by the cluster
+	Mem int64
+	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
+	// authenticates every connection to the worker's service. Without it
+	// the worker listens on loopback only.
+	SecretKey []byte
 	Fast      bool      // cluster timings for tests (see cluster.Config)
 	LogOutput io.Writer // memberlist's log; discarded when nil
 	Store     Store     // where chunks live; a MemStore when nil
@@ -152,11 +155,19 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
+	if err := checkListen("worker "+cfg.Name, listen, cfg.SecretKey); err != nil {
+		return nil, err
+	}
+	if cfg.Gossip != "" {
+		if err := checkListen("worker "+cfg.Name+" gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
 	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk),
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk, cfg.SecretKey),
 		running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
@@ -278,7 +289,7 @@ func (w *Worker) accept() {
 
 func (w *Worker) serve(c net.Conn) {
 	br := bufio.NewReader(c)
-	kind, err := br.ReadByte()
+	kind, err := serverAuth(c, br, w.cfg.SecretKey)
 	if err != nil {
 		return
 	}
@@ -496,8 +507,8 @@ func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out
 }
 
 // putChunk stores a as chunk id on the worker serving at addr.
-func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array) error {
-	c, err := dialData(ctx, addr, connPut)
+func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array, key []byte) error {
+	c, err := dialData(ctx, addr, connPut, key)
 	if err != nil {
 		return err
 	}
@@ -513,19 +524,6 @@ func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array) erro
 		return err
 	}
 	return readStatus(bufio.NewReader(c))
-}
-
-func dialData(ctx context.Context, addr string, kind byte) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.Write([]byte{kind}); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }
 
 func getID(b []byte) uint64 {

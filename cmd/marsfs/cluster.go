@@ -24,7 +24,12 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 			l.Close()
 		}
 	}
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip})
+	key, err := exec.LoadKey(wf.keyFile)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip, SecretKey: key})
 	if err != nil {
 		closeAll()
 		return err
@@ -93,7 +98,12 @@ func scheduler(args []string) error {
 	sf.add(f)
 	gossip := f.String("gossip", "127.0.0.1:7946", "memberlist address (workers --join it)")
 	join := f.String("join", "", "gossip addresses of a cluster to join, comma-separated")
+	keyFile := f.String("key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 	if _, err := parse(f, args); err != nil {
+		return err
+	}
+	key, err := exec.LoadKey(*keyFile)
+	if err != nil {
 		return err
 	}
 	ls, err := sf.listen()
@@ -102,7 +112,7 @@ func scheduler(args []string) error {
 	}
 	ctx, stop := signals()
 	defer stop()
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join)})
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join), SecretKey: key})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -131,10 +141,14 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
+	key, err := exec.LoadKey(wf.keyFile)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signals()
 	defer stop()
-	err := exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
-		Join: list(*join), Slots: wf.slots, Mem: wf.mem})
+	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
+		Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key})
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -139,6 +139,7 @@ type workerFlags struct {
 	shm      int64
 	shmDir   string
 	spillDir string
+	keyFile  string
 }
 
 func (w *workerFlags) add(f *flag.FlagSet) {
@@ -147,6 +148,7 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
+	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 }
 
 // args renders the flags for a worker's command line.
@@ -157,6 +159,9 @@ func (w *workerFlags) args() []string {
 	}
 	if w.spillDir != "" {
 		a = append(a, "--spill-dir", w.spillDir)
+	}
+	if w.keyFile != "" {
+		a = append(a, "--key-file", w.keyFile)
 	}
 	return a
 }
