@@ -380,20 +380,33 @@ func (c *Core) Failed(k int, worker string, attempt int, errText string) Output 
 		return c.end()
 	}
 	c.settle(k)
-	c.fail(k, worker, errText)
+	c.fail(k, worker, errText, false)
 	return c.end()
 }
 
-func (c *Core) fail(k int, worker, errText string) {
+// FailedFinal records that op k failed on worker in a way no retry can fix:
+// its kernel rejected the op or its inputs (tensor.ErrKernel), and kernels
+// are deterministic. The op is FATAL at once.
+func (c *Core) FailedFinal(k int, worker string, attempt int, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	c.fail(k, worker, errText, true)
+	return c.end()
+}
+
+func (c *Core) fail(k int, worker, errText string, final bool) {
 	o := &c.ops[k]
 	o.lastFail = errText
 	switch o.state {
 	case Ready, Running:
-		if o.failures++; o.failures < c.opts.MaxAttempts && !c.stopping {
+		if o.failures++; !final && o.failures < c.opts.MaxAttempts && !c.stopping {
 			c.emit(k, Ready, worker, errText)
 			return
 		}
-		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d attempts: %s", k, c.g.Ops[k].Kind, worker, o.failures, errText))
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d %s: %s", k, c.g.Ops[k].Kind, worker, o.failures, plural(o.failures, "attempt"), errText))
 	case Cancelling:
 		c.emit(k, Cancelled, worker, "")
 	}
@@ -453,7 +466,7 @@ func (c *Core) CancelDone(k int, worker string, attempt int) Output {
 	c.begin()
 	if c.current(k, worker, attempt) {
 		c.settle(k)
-		c.fail(k, worker, "cancelled by its worker")
+		c.fail(k, worker, "cancelled by its worker", false)
 	}
 	return c.end()
 }
@@ -510,7 +523,7 @@ func (c *Core) WorkerDown(name string) Output {
 			c.emit(k, Freed, name, "chunk lost when "+why)
 		}
 		for _, k := range inflight {
-			c.fail(k, name, why)
+			c.fail(k, name, why, false)
 		}
 		return c.end()
 	}
@@ -610,4 +623,11 @@ func (c *Core) checkDone() {
 	}
 	c.done = true
 	c.out.Done, c.out.Err = true, c.err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -410,6 +410,9 @@ func (s *Scheduler) step(core *Core, in input) Output {
 	case msgDone:
 		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
 	case msgFailed:
+		if m.Final {
+			return core.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
+		}
 		return core.Failed(m.Key, in.worker, m.Attempt, m.Err)
 	case msgCancelled:
 		return core.CancelDone(m.Key, in.worker, m.Attempt)

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -460,7 +461,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 		}
 		m.Kind = msgCancelled
 	case err != nil:
-		m.Kind, m.Err = msgFailed, err.Error()
+		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
 	default:
 		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
 	}
@@ -500,11 +501,18 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out *tensor.Array, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("%s kernel panicked: %v", op.Kind, r)
+			out, err = nil, kernelPanic(fmt.Sprintf("%s kernel panicked: %v", op.Kind, r))
 		}
 	}()
 	return tensor.Run(ctx, op, in)
 }
+
+// kernelPanic is the error of a kernel that panicked: like the errors
+// kernels return, it would happen again on any worker.
+type kernelPanic string
+
+func (e kernelPanic) Error() string        { return string(e) }
+func (e kernelPanic) Is(target error) bool { return target == tensor.ErrKernel }
 
 // putChunk stores a as chunk id on the worker serving at addr.
 func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array, key []byte) error {
