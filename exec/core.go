@@ -3,7 +3,6 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"marsfs/tensor"
 )
@@ -59,6 +58,11 @@ type CoreOptions struct {
 	Assign      AssignFunc // PlanAssign when nil
 	// Stored locates the chunks that the graph's Stored ops name.
 	Stored func(id uint64) (Location, bool)
+	// Depth bounds the ops sent to a worker and not yet reported to Depth
+	// per slot (2 when 0; no bound when negative). READY ops beyond it wait
+	// at the core, so that they go to whichever worker frees a slot first,
+	// including one that joins mid-job.
+	Depth int
 }
 
 type opState struct {
@@ -76,8 +80,12 @@ type opState struct {
 
 type workerState struct {
 	slots       int
-	outstanding int
+	outstanding int // ops sent and not yet reported
+	limit       int // bound on outstanding; 0 for none
 }
+
+// room reports whether the worker takes another op now.
+func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
 
 // A Core is the operand state machine of one job.
 type Core struct {
@@ -98,7 +106,9 @@ type Core struct {
 	liveChunks int
 	liveBytes  int64
 	transfer   int64
-	pending    []int // entered READY since the last dispatch
+	pending    []int                 // entered READY since the last dispatch
+	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
+	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
 }
 
@@ -114,8 +124,12 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	if opts.Assign == nil {
 		opts.Assign = PlanAssign
 	}
-	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState)}
+	if opts.Depth == 0 {
+		opts.Depth = 2
+	}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	c.rank = opts.Order(g)
+	c.shared.rank = c.rank
 	c.succ = make([][]int, len(g.Ops))
 	c.ops = make([]opState, len(g.Ops))
 	for _, op := range g.Ops {
@@ -185,10 +199,14 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 // WorkerUp adds a worker with the given slots, or updates its slots.
 func (c *Core) WorkerUp(name string, slots int) Output {
 	c.begin()
-	if w, ok := c.workers[name]; ok {
-		w.slots = slots
-	} else {
-		c.workers[name] = &workerState{slots: slots}
+	w, ok := c.workers[name]
+	if !ok {
+		w = &workerState{}
+		c.workers[name] = w
+	}
+	w.slots = slots
+	if c.opts.Depth > 0 {
+		w.limit = max(slots, 1) * c.opts.Depth
 	}
 	return c.end()
 }
@@ -232,47 +250,118 @@ func (c *Core) Start() Output {
 	return c.end()
 }
 
-// dispatch sends every READY op not yet sent to a worker, in rank order.
+// dispatch sends READY ops to workers with room, in rank order. An initial
+// op waits for the worker the assignment gave it while that worker is up;
+// any other op goes to the worker with room holding the most bytes of its
+// inputs. A worker's report frees room, so the ops beyond the workers' room
+// go to the first workers ready for them.
 func (c *Core) dispatch() {
 	if c.stopping || len(c.workers) == 0 || !c.started {
 		return
 	}
-	ready := c.pending[:0]
 	for _, k := range c.pending {
-		if o := &c.ops[k]; o.state == Ready && !o.sent {
-			ready = append(ready, k)
-		}
-	}
-	c.pending = nil
-	sort.Slice(ready, func(i, j int) bool { return c.rank[ready[i]] < c.rank[ready[j]] })
-	for _, k := range ready {
 		o := &c.ops[k]
-		op := c.g.Ops[k]
-		ins := make([]Location, len(op.Inputs))
-		holders := make([]string, len(op.Inputs))
-		nb := make([]int64, len(op.Inputs))
-		for i, in := range op.Inputs {
-			ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
-			holders[i], nb[i] = ins[i].Worker, ins[i].NBytes
+		if o.state != Ready || o.sent {
+			continue
 		}
-		w := o.worker
-		if _, ok := c.workers[w]; !ok || !o.initial || o.attempt > 0 {
-			avoid := ""
-			if o.attempt > 0 {
-				avoid = o.worker // retry elsewhere when there is elsewhere
+		if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
+			h := c.own[o.worker]
+			if h == nil {
+				h = &readyHeap{rank: c.rank}
+				c.own[o.worker] = h
 			}
-			w = pickWorker(holders, nb, c.workers, avoid)
+			h.push(k)
+		} else {
+			c.shared.push(k)
 		}
-		o.worker, o.sent = w, true
-		o.attempt++
-		c.workers[w].outstanding++
-		for _, in := range ins {
-			if in.Worker != w {
-				c.transfer += in.NBytes
-			}
-		}
-		c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 	}
+	c.pending = c.pending[:0]
+	for {
+		k, w := c.next()
+		if k < 0 {
+			return
+		}
+		c.send(k, w)
+	}
+}
+
+// next takes the best-ranked READY op some worker has room for, and that
+// worker; it returns -1 when there is none.
+func (c *Core) next() (int, string) {
+	best, bestW := -1, ""
+	for name, h := range c.own {
+		w, up := c.workers[name]
+		for h.len() > 0 {
+			k := h.top()
+			o := &c.ops[k]
+			if o.state == Ready && !o.sent && up && o.worker == name && o.attempt == 0 {
+				break
+			}
+			h.pop()
+			if o.state == Ready && !o.sent {
+				c.shared.push(k) // its worker left, or it is a retry
+			}
+		}
+		if h.len() == 0 {
+			delete(c.own, name)
+			continue
+		}
+		if w.room() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
+			best, bestW = h.top(), name
+		}
+	}
+	for c.shared.len() > 0 {
+		if o := &c.ops[c.shared.top()]; o.state == Ready && !o.sent {
+			break
+		}
+		c.shared.pop()
+	}
+	if c.shared.len() > 0 && (best < 0 || c.rank[c.shared.top()] < c.rank[best]) {
+		k := c.shared.top()
+		if w := c.place(k); w != "" {
+			c.shared.pop()
+			return k, w
+		}
+	}
+	if best >= 0 {
+		c.own[bestW].pop()
+	}
+	return best, bestW
+}
+
+// place picks the worker for a READY op that is not waiting for its
+// assigned worker: among those with room, the one holding the most bytes of
+// its inputs, and not the one it last ran on if another has room.
+func (c *Core) place(k int) string {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	holders := make([]string, len(op.Inputs))
+	nb := make([]int64, len(op.Inputs))
+	for i, in := range op.Inputs {
+		holders[i], nb[i] = c.ops[in].worker, c.ops[in].nbytes
+	}
+	avoid := ""
+	if o.attempt > 0 {
+		avoid = o.worker // retry elsewhere when there is elsewhere
+	}
+	return pickWorker(holders, nb, c.workers, avoid)
+}
+
+// send makes RunOp for op k on worker w.
+func (c *Core) send(k int, w string) {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	ins := make([]Location, len(op.Inputs))
+	for i, in := range op.Inputs {
+		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
+		if ins[i].Worker != w {
+			c.transfer += ins[i].NBytes
+		}
+	}
+	o.worker, o.sent = w, true
+	o.attempt++
+	c.workers[w].outstanding++
+	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 
 // current reports whether a report from worker about attempt of op k is
@@ -630,4 +719,49 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// readyHeap is a heap of op keys, lowest rank first.
+type readyHeap struct {
+	keys []int
+	rank []int
+}
+
+func (h *readyHeap) len() int { return len(h.keys) }
+func (h *readyHeap) top() int { return h.keys[0] }
+
+func (h *readyHeap) less(i, j int) bool { return h.rank[h.keys[i]] < h.rank[h.keys[j]] }
+
+func (h *readyHeap) push(k int) {
+	h.keys = append(h.keys, k)
+	for i := len(h.keys) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.keys[i], h.keys[p] = h.keys[p], h.keys[i]
+		i = p
+	}
+}
+
+func (h *readyHeap) pop() int {
+	k := h.keys[0]
+	n := len(h.keys) - 1
+	h.keys[0] = h.keys[n]
+	h.keys = h.keys[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.keys[i], h.keys[m] = h.keys[m], h.keys[i]
+		i = m
+	}
+	return k
 }

@@ -133,9 +133,11 @@ func BalancedAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[
 	return out
 }
 
-// pickWorker chooses the worker for a non-initial op: the one already
-// holding the most bytes of its inputs, ties broken by the most free slots,
-// then by name. holder[i] and nbytes[i] describe input i.
+// pickWorker chooses the worker for a non-initial op among those with room:
+// the one already holding the most bytes of its inputs, ties broken by the
+// most free slots, then by name; not avoid unless it is the only worker.
+// holder[i] and nbytes[i] describe input i. It returns "" when no worker
+// has room.
 func pickWorker(holders []string, nbytes []int64, workers map[string]*workerState, avoid string) string {
 	local := map[string]int64{}
 	for i, h := range holders {
@@ -147,10 +149,10 @@ func pickWorker(holders []string, nbytes []int64, workers map[string]*workerStat
 	var bestBytes int64
 	bestFree := 0
 	for _, name := range sortedKeys(workers) {
-		if name == avoid && len(workers) > 1 {
+		w := workers[name]
+		if !w.room() || name == avoid && len(workers) > 1 {
 			continue
 		}
-		w := workers[name]
 		b, free := local[name], w.slots-w.outstanding
 		if best == "" || b > bestBytes || (b == bestBytes && free > bestFree) {
 			best, bestBytes, bestFree = name, b, free
