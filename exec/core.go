@@ -325,8 +325,34 @@ func (c *Core) next() (int, string) {
 	}
 	if best >= 0 {
 		c.own[bestW].pop()
+		return best, bestW
 	}
-	return best, bestW
+	return c.steal()
+}
+
+// steal gives a worker with an idle slot and nothing to run the best-ranked
+// initial op that waits for another worker, one without room. Initial ops
+// read no input, so they cost nothing to move.
+func (c *Core) steal() (int, string) {
+	thief := ""
+	for _, name := range sortedKeys(c.workers) {
+		if w := c.workers[name]; w.outstanding < w.slots && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
+			thief = name
+		}
+	}
+	if thief == "" {
+		return -1, ""
+	}
+	from := ""
+	for name, h := range c.own {
+		if name != thief && (from == "" || c.rank[h.top()] < c.rank[c.own[from].top()]) {
+			from = name
+		}
+	}
+	if from == "" {
+		return -1, ""
+	}
+	return c.own[from].pop(), thief
 }
 
 // place picks the worker for a READY op that is not waiting for its
