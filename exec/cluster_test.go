@@ -52,7 +52,19 @@ func workerMain(name string) int {
 		cancel()
 	}()
 	slots, _ := strconv.Atoi(os.Getenv("MARSFS_TEST_SLOTS"))
-	err := RunWorker(ctx, WorkerConfig{Name: name, Join: []string{os.Getenv("MARSFS_TEST_JOIN")}, Slots: slots, Fast: true})
+	if os.Getenv("MARSFS_TEST_SENDPAUSE") != "" {
+		// Tell the test a chunk is half sent, and wait to be killed.
+		sendPause = func() {
+			fmt.Println("sending")
+			time.Sleep(time.Minute)
+		}
+	}
+	cfg := WorkerConfig{Name: name, Join: []string{os.Getenv("MARSFS_TEST_JOIN")}, Slots: slots, Fast: true,
+		Listen: os.Getenv("MARSFS_TEST_LISTEN"), Gossip: os.Getenv("MARSFS_TEST_GOSSIP")}
+	if k := os.Getenv("MARSFS_TEST_KEY"); k != "" {
+		cfg.SecretKey = DeriveKey([]byte(k))
+	}
+	err := RunWorker(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -84,18 +96,7 @@ func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
 	for i := 0; i < nworkers; i++ {
 		name := fmt.Sprintf("w%d", i+1)
 		if processes {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "MARSFS_TEST_WORKER="+name, "MARSFS_TEST_JOIN="+s.GossipAddr(), "MARSFS_TEST_SLOTS=2")
-			cmd.Stderr = os.Stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			tc.procs = append(tc.procs, cmd)
-			tc.stdins = append(tc.stdins, in)
+			tc.spawn(nil, name)
 			continue
 		}
 		w, err := StartWorker(ctx, WorkerConfig{Name: name, Join: []string{s.GossipAddr()}, Slots: 2, Fast: true})
@@ -109,6 +110,32 @@ func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
 		t.Fatal(err)
 	}
 	return tc
+}
+
+// spawn starts worker process name, the command prefixed by wrap (as in
+// "ip netns exec NS"), with the extra environment env; it returns the
+// process's standard output.
+func (tc *testCluster) spawn(wrap []string, name string, env ...string) io.Reader {
+	tc.t.Helper()
+	args := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "MARSFS_TEST_WORKER="+name, "MARSFS_TEST_JOIN="+tc.s.GossipAddr(), "MARSFS_TEST_SLOTS=2")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.procs = append(tc.procs, cmd)
+	tc.stdins = append(tc.stdins, in)
+	return out
 }
 
 func (tc *testCluster) close() {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marsfs/cluster"
@@ -57,6 +58,8 @@ type Worker struct {
 	ctx   context.Context // done when the worker closes
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
+
+	sending atomic.Int64 // chunk frames being sent
 
 	mu      sync.Mutex
 	queue   taskQueue
@@ -256,8 +259,8 @@ func (w *Worker) Status() string {
 	running, queued := len(w.running), len(w.queue)
 	w.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\n",
-		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem)
+	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
+		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	return b.String()
 }
 
@@ -306,7 +309,9 @@ func (w *Worker) serve(c net.Conn) {
 			}
 			a, ok := w.store.Get(getID(id[:]))
 			if ok {
-				err = writeChunk(bw, a)
+				w.sending.Add(1)
+				err = w.sendChunk(bw, a)
+				w.sending.Add(-1)
 			} else {
 				err = writeErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, getID(id[:])))
 			}
@@ -494,6 +499,28 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 		in[i] = a
 	}
 	return runKernel(ctx, t.op, in)
+}
+
+// sendPause, when set (by tests, in worker processes), is called halfway
+// through sending a chunk of 1 MiB or more, the first half flushed.
+var sendPause func()
+
+// sendChunk writes a's chunk frame to bw.
+func (w *Worker) sendChunk(bw *bufio.Writer, a *tensor.Array) error {
+	if sendPause == nil || len(a.Data) < 1<<20 {
+		return writeChunk(bw, a)
+	}
+	half := *a
+	half.Data = a.Data[:len(a.Data)/2]
+	if err := writeChunk(bw, &half); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	sendPause()
+	_, err := bw.Write(a.Data[len(a.Data)/2:])
+	return err
 }
 
 // runKernel runs op's kernel, turning a panic into an error: a kernel given
