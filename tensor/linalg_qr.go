@@ -418,7 +418,11 @@ func (p packed) ormqr(trans bool, c []float64, cols int) {
 	if trans {
 		tr = blas.Trans
 	}
-	a := blas64.General{Rows: p.rows, Cols: p.k, Stride: p.n, Data: p.a}
+	// LAPACK's Dorm2r sets A's diagonal to 1 while it works, then puts it
+	// back; p.a aliases an input chunk, which may be read-only shared
+	// memory or read by another kernel at the same moment, so it works on
+	// a copy.
+	a := blas64.General{Rows: p.rows, Cols: p.k, Stride: p.n, Data: append([]float64(nil), p.a...)}
 	cm := blas64.General{Rows: p.rows, Cols: cols, Stride: cols, Data: c}
 	work := []float64{0}
 	lapack64.Ormqr(blas.Left, tr, a, p.tau, cm, work, -1)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"marsfs/exec"
+	"marsfs/shm"
 )
 
 // upCluster runs a scheduler and the 9P server in this process and n worker
@@ -145,10 +146,27 @@ func worker(args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
+	switch wf.store {
+	case "mem":
+	case "shm":
+		// Chunks live in shared memory and spill to disk; opening the
+		// store removes what crashed workers left. Kernels still write
+		// their outputs to the heap and Put copies them in, which costs a
+		// copy a chunk: until kernels write into the store, mem is the
+		// faster default.
+		st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Store = shm.NewArrays(st)
+	default:
+		return fmt.Errorf("--store %q: want mem or shm", wf.store)
+	}
 	ctx, stop := signals()
 	defer stop()
-	err = exec.RunWorker(ctx, exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip,
-		Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key})
+	err = exec.RunWorker(ctx, cfg)
 	if ctx.Err() != nil {
 		return nil
 	}

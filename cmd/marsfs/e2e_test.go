@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,18 +21,29 @@ import (
 // data, name a kept tensor in a second graph, upload, bad input, cancel.
 func TestEndToEnd(t *testing.T) {
 	bin := build(t)
-	p := startUp(t, bin, "--workers", "2")
-	for _, addr := range []string{p.tcp, p.unx} {
-		t.Run(strings.SplitN(addr, ":", 2)[0], func(t *testing.T) {
-			c, err := fs.Dial(addr)
-			if err != nil {
-				t.Fatal(err)
+	for _, store := range []string{"mem", "shm"} {
+		t.Run(store, func(t *testing.T) {
+			shmDir, spillDir := t.TempDir(), t.TempDir()
+			p := startUp(t, bin, "--workers", "2", "--store", store, "--shm-dir", shmDir, "--spill-dir", spillDir)
+			for _, addr := range []string{p.tcp, p.unx} {
+				t.Run(strings.SplitN(addr, ":", 2)[0], func(t *testing.T) {
+					c, err := fs.Dial(addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					endToEnd(t, c)
+				})
 			}
-			defer c.Close()
-			endToEnd(t, c)
+			p.stop(t)
+			// Nothing of the workers' stores is left behind.
+			for _, dir := range []string{shmDir, spillDir} {
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Errorf("%s holds %d entries after marsfs up stopped", dir, len(ents))
+				}
+			}
 		})
 	}
-	p.stop(t)
 }
 
 func readText(t *testing.T, c *fs.Client, path string) string {

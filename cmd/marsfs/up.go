@@ -139,6 +139,7 @@ type workerFlags struct {
 	shm      int64
 	shmDir   string
 	spillDir string
+	store    string
 	keyFile  string
 }
 
@@ -148,12 +149,13 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
+	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 }
 
 // args renders the flags for a worker's command line.
 func (w *workerFlags) args() []string {
-	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10)}
+	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10), "--store", w.store}
 	if w.shmDir != "" {
 		a = append(a, "--shm-dir", w.shmDir)
 	}

@@ -1,0 +1,71 @@
+package shm
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// Arrays presents a Store as a map of arrays: the method set of the
+// runtime's chunk store (Put, Get, Delete, Len, Bytes), for callers that do
+// not release what they read.
+//
+// Get pins the chunk for as long as the returned *tensor.Array is reachable:
+// the pin is released by a cleanup when the garbage collector finds the
+// array unreachable. The array's Data alias the store's mapping, so a caller
+// must keep the array itself reachable while it uses them, as it would a
+// file whose descriptor it reads. A view survives the chunk's spill (see
+// Store), so this only delays the moment its pages are given back after a
+// Delete.
+type Arrays struct {
+	s *Store
+}
+
+// NewArrays returns s as a map of arrays.
+func NewArrays(s *Store) *Arrays { return &Arrays{s: s} }
+
+// Store returns the underlying store.
+func (a *Arrays) Store() *Store { return a.s }
+
+// Put stores a copy of x as chunk id, replacing any chunk stored under it.
+// When the room is held by chunks deleted while still read, Put collects
+// garbage to let their readers' pins go and tries again.
+func (a *Arrays) Put(id uint64, x *tensor.Array) error {
+	err := a.s.Put(id, x)
+	for wait := time.Millisecond; errors.Is(err, errNoRoom) && wait < time.Second; wait *= 2 {
+		if a.s.Stats().Pinned == 0 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(wait) // cleanups run on their own goroutine
+		err = a.s.Put(id, x)
+	}
+	return err
+}
+
+// Get returns chunk id as an array aliasing the store's mapping, read-only
+// (writing it faults), and whether the store holds it.
+func (a *Arrays) Get(id uint64) (*tensor.Array, bool) {
+	v, err := a.s.Get(id)
+	if err != nil {
+		return nil, false
+	}
+	x := &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}
+	runtime.AddCleanup(x, (*View).Release, v)
+	return x, true
+}
+
+// Delete drops chunk id, reporting whether the store held it.
+func (a *Arrays) Delete(id uint64) bool { return a.s.Delete(id) }
+
+// Len is the number of chunks held.
+func (a *Arrays) Len() int { return a.s.Len() }
+
+// Bytes is the size of the data of the chunks held, in memory or on disk.
+func (a *Arrays) Bytes() int64 { return a.s.Bytes() }
+
+// Stats returns the store's state, for the worker's status.
+func (a *Arrays) Stats() Stats { return a.s.Stats() }
