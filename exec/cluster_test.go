@@ -535,16 +535,34 @@ func TestWorkerProcessCrash(t *testing.T) {
 	if !bytes.Equal(got.Data, want.Data) {
 		t.Errorf("pi = %v on the cluster, %v locally", got.Float64s(), want.Float64s())
 	}
-	lost := 0
+	// Every op whose chunk was lost, or which was running on w2, runs
+	// again: a later event shows it FINISHED on the survivor.
+	lost := map[int]bool{}
 	evs, _, _ := g.Events(0)
 	for _, ev := range evs {
-		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "left") {
-			lost++
+		if (strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "w2 left")) && ev.State != Freed {
+			lost[ev.Key] = true
+		}
+		if lost[ev.Key] && ev.State == Finished {
+			if ev.Worker != "w1" {
+				t.Errorf("lost op %d re-ran on %s", ev.Key, ev.Worker)
+			}
+			delete(lost, ev.Key)
+			lost[-1-ev.Key] = true // re-run seen
 		}
 	}
-	if lost == 0 {
-		t.Error("no event tells of the loss")
+	rerun := 0
+	for k := range lost {
+		if k >= 0 {
+			t.Errorf("lost op %d never finished again", k)
+		} else {
+			rerun++
+		}
 	}
+	if rerun == 0 {
+		t.Error("no event tells of an op re-run after the loss")
+	}
+	t.Logf("%d ops re-ran after the kill", rerun)
 	text, ok := tc.s.WorkerStatus("w1")
 	if !ok {
 		t.Fatal("no status from the survivor")

@@ -420,12 +420,18 @@ func (c *Core) Started(k int, worker string, attempt int) Output {
 // Finished records that op k finished on worker with a chunk of nbytes.
 // A report about a run the core no longer waits for (abandoned, or from
 // before a retry) frees the chunk it made, unless that chunk is the one the
-// core knows.
+// core knows, or a later run of the op is out to the same worker: that run
+// replaces the chunk or drops it.
 func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
-		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 && (c.ops[k].state != Finished || c.ops[k].worker != worker) {
-			c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 {
+			o := &c.ops[k]
+			known := o.state == Finished && o.worker == worker
+			later := o.sent && o.worker == worker
+			if !known && !later {
+				c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+			}
 		}
 		return c.end()
 	}

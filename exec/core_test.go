@@ -643,6 +643,9 @@ func TestCoreTransitions(t *testing.T) {
 						if h.c.ops[k].sent {
 							if h.c.State(k) == Cancelling {
 								r := h.runs[k]
+								// A worker's latest run of an op that ends
+								// cancelled drops the op's chunk there.
+								delete(h.chunks, fmt.Sprintf("%d@%s", h.ids[k], r.Worker))
 								h.apply(h.c.CancelDone(k, r.Worker, r.Attempt))
 							} else {
 								h.finish(k)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"marsfs/tensor"
 )
 
 // localResult computes spec's output name with the LocalRunner.
@@ -101,5 +103,53 @@ func TestKilledWhileSending(t *testing.T) {
 	}
 	if !recomputed {
 		t.Error("no event tells of the loss")
+	}
+}
+
+// TestFetchFromKilledWorker reads a chunk from a worker process killed
+// halfway through sending it: the reader gets an error, not a short chunk,
+// and does not hang.
+func TestFetchFromKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	tc := newTestCluster(t, 0, true)
+	out := tc.spawn(nil, "w1", "MARSFS_TEST_SENDPAUSE=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tc.s.WaitWorkers(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.s.Put(ctx, 1, ramp(tensor.Float64, []int{1 << 18}, 1)); err != nil { // 2 MiB
+		t.Fatal(err)
+	}
+	_, addr := tc.s.conn("w1")
+	pool := newDataPool(1<<30, nil)
+	defer pool.close()
+	type result struct {
+		a   *tensor.Array
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		a, err := pool.fetch(ctx, addr, 1)
+		res <- result{a, err}
+	}()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "sending" {
+		t.Fatalf("worker printed %q", sc.Text())
+	}
+	tc.killed[0] = true
+	if err := tc.procs[0].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		if r.err == nil {
+			t.Fatalf("fetch from a killed sender returned a %d-byte chunk", len(r.a.Data))
+		}
+		t.Logf("fetch: %v", r.err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("fetch from a killed sender hangs")
 	}
 }

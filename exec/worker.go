@@ -64,6 +64,7 @@ type Worker struct {
 	mu      sync.Mutex
 	queue   taskQueue
 	running map[taskKey]*task
+	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
 	conns   map[net.Conn]bool
 	closed  bool
 }
@@ -172,7 +173,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
 	}
 	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk, cfg.SecretKey),
-		running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
+		running: make(map[taskKey]*task), owner: make(map[uint64]taskKey), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -364,6 +365,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
 			w.mu.Lock()
+			w.owner[t.id] = t.taskKey
 			heap.Push(&w.queue, t)
 			w.pump()
 			w.mu.Unlock()
@@ -389,6 +391,8 @@ func (w *Worker) dropConn(cc *ctlConn) {
 		if t.ctl != cc {
 			t.index = len(kept)
 			kept = append(kept, t)
+		} else {
+			w.disown(t)
 		}
 	}
 	clear(w.queue[len(kept):])
@@ -412,6 +416,7 @@ func (w *Worker) cancel(k taskKey) {
 		for _, t := range w.queue {
 			if t.taskKey == k {
 				heap.Remove(&w.queue, t.index)
+				w.disown(t)
 				dropped = t
 				break
 			}
@@ -420,6 +425,15 @@ func (w *Worker) cancel(k taskKey) {
 	w.mu.Unlock()
 	if dropped != nil {
 		dropped.ctl.send(&ctlMsg{Kind: msgCancelled, Job: k.job, Key: k.key, Attempt: k.attempt, ID: dropped.id})
+	}
+}
+
+// disown ends the claim of task t, dropped from the queue, on its chunk: a
+// chunk an earlier run left under its ID is stale. w.mu is held.
+func (w *Worker) disown(t *task) {
+	if w.owner[t.id] == t.taskKey {
+		delete(w.owner, t.id)
+		w.store.Delete(t.id)
 	}
 }
 
@@ -450,20 +464,25 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	out, err := w.compute(ctx, t)
-	if err == nil {
-		err = w.store.Put(t.id, out)
-	}
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
 	cancelled := t.cancelled
+	// Only the latest run of an op here may touch its chunk: an earlier
+	// one, cancelled but still running, must not replace or drop it.
+	mine := w.owner[t.id] == t.taskKey
+	if mine {
+		delete(w.owner, t.id)
+		if err == nil && !cancelled {
+			err = w.store.Put(t.id, out)
+		} else {
+			w.store.Delete(t.id) // what an earlier run left is stale
+		}
+	}
 	w.pump()
 	w.mu.Unlock()
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
-	case cancelled:
-		if err == nil {
-			w.store.Delete(t.id)
-		}
+	case cancelled || !mine:
 		m.Kind = msgCancelled
 	case err != nil:
 		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
@@ -472,7 +491,11 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	}
 	if t.ctl.send(m) != nil && m.Kind == msgDone {
 		// The scheduler is gone and will never free the chunk.
-		w.store.Delete(t.id)
+		w.mu.Lock()
+		if _, again := w.owner[t.id]; !again {
+			w.store.Delete(t.id)
+		}
+		w.mu.Unlock()
 	}
 }
 
