@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("MARSFS_TEST_WORKER"); name != "" {
 		os.Exit(workerMain(name))
 	}
+	if os.Getenv("MARSFS_TEST_SCHEDULER") != "" {
+		os.Exit(schedulerMain())
+	}
 	g0 := runtime.NumGoroutine()
 	code := m.Run()
 	// Nothing the tests started may outlive them.
