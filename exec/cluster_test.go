@@ -77,7 +77,7 @@ func workerMain(name string) int {
 
 // testCluster is a scheduler with workers, in this process or not.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	s       *Scheduler
 	workers []*Worker
 	procs   []*exec.Cmd
@@ -86,7 +86,7 @@ type testCluster struct {
 	g0      int
 }
 
-func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
+func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -178,7 +178,7 @@ func (tc *testCluster) held() (chunks int, nbytes int64) {
 	return chunks, nbytes
 }
 
-func statusField(t *testing.T, text, key string) int {
+func statusField(t testing.TB, text, key string) int {
 	for _, line := range strings.Split(text, "\n") {
 		if k, v, ok := strings.Cut(line, " "); ok && k == key {
 			n, err := strconv.Atoi(v)
@@ -193,7 +193,7 @@ func statusField(t *testing.T, text, key string) int {
 }
 
 // checkGoroutines fails if goroutines started since g0 outlive a grace period.
-func checkGoroutines(t *testing.T, g0 int) {
+func checkGoroutines(t testing.TB, g0 int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for runtime.NumGoroutine() > g0 {
