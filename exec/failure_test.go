@@ -330,7 +330,7 @@ func TestCancelRunningTask(t *testing.T) {
 	if w.Store().Len() != 0 {
 		t.Errorf("worker holds %d chunks", w.Store().Len())
 	}
-	c.Close()
+	cc.close()
 	mute.Close()
 	hmu.Lock()
 	for _, c := range held {
@@ -439,7 +439,7 @@ func TestMemBound(t *testing.T) {
 	if k, ok := got[msgDone]; !ok || k != 1 {
 		t.Errorf("messages %v: op 1 not done", got)
 	}
-	c.Close()
+	cc.close()
 	mute.Close()
 	hmu.Lock()
 	for _, c := range held {
@@ -523,7 +523,7 @@ func TestSecretKey(t *testing.T) {
 func TestReconnect(t *testing.T) {
 	tc := newTestCluster(t, 1, false)
 	tc.s.mu.Lock()
-	tc.s.workers["w1"].cc.c.Close()
+	tc.s.workers["w1"].cc.close()
 	tc.s.mu.Unlock()
 	time.Sleep(50 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

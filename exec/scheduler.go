@@ -166,7 +166,7 @@ func (s *Scheduler) Close() error {
 	s.mu.Lock()
 	for _, w := range s.workers {
 		if w.cc != nil {
-			w.cc.c.Close()
+			w.cc.close()
 		}
 	}
 	s.mu.Unlock()
@@ -243,7 +243,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 	s.mu.Lock()
 	if s.closed || s.workers[w.name] != w {
 		s.mu.Unlock()
-		c.Close()
+		cc.close()
 		return
 	}
 	w.cc = cc
@@ -288,7 +288,7 @@ func (s *Scheduler) drop(w *remoteWorker) {
 	}
 	delete(s.workers, w.name)
 	if w.cc != nil {
-		w.cc.c.Close()
+		w.cc.close()
 		for _, mb := range s.jobs {
 			mb.put(input{down: true, worker: w.name})
 		}

@@ -112,34 +112,6 @@ func (q *taskQueue) Pop() any {
 	return t
 }
 
-// ctlConn is one end of a control connection; send is safe for concurrent
-// use.
-type ctlConn struct {
-	c   net.Conn
-	mu  sync.Mutex
-	bw  *bufio.Writer
-	enc *gob.Encoder
-}
-
-func newCtlConn(c net.Conn) *ctlConn {
-	bw := bufio.NewWriter(c)
-	return &ctlConn{c: c, bw: bw, enc: gob.NewEncoder(bw)}
-}
-
-func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
-
-// sendAll sends ms with one write, as far as the buffer allows.
-func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	for _, m := range ms {
-		if err := cc.enc.Encode(m); err != nil {
-			return err
-		}
-	}
-	return cc.bw.Flush()
-}
-
 // StartWorker starts a worker: it listens, joins the cluster as a worker and
 // serves until Close.
 func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
@@ -348,6 +320,7 @@ func (w *Worker) serve(c net.Conn) {
 func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := newCtlConn(c)
 	dec := gob.NewDecoder(br)
+	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
 	for {

@@ -106,7 +106,7 @@ func TestChunkOwnership(t *testing.T) {
 	if _, ok := w.Store().Get(42); !ok {
 		t.Error("the cancelled first attempt dropped the second's chunk")
 	}
-	c.Close()
+	cc.close()
 	mute.Close()
 	hmu.Lock()
 	for _, c := range held {
