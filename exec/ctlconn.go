@@ -1,18 +1,20 @@
 package exec
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/gob"
 	"errors"
 	"net"
 	"sync"
 )
 
-// ctlConn is one end of a control connection. Messages are gob-encoded
-// into a buffer and written by a goroutine of the connection's own, so
-// that the messages sent while a write is under way go out together in
-// the next: under load many reports and submissions share one system call.
-// send is safe for concurrent use.
+// ctlConn is one end of a control connection. send queues messages; a
+// goroutine of the connection's own encodes and writes them, so that the
+// messages queued while a write is under way go out together in the next:
+// under load many reports and submissions share one system call, and the
+// sender never waits on the network or on gob. A task's "started" report
+// queued together with the report of its end is dropped: the op went by
+// too fast for anyone to see it run. send is safe for concurrent use.
 type ctlConn struct {
 	c    net.Conn
 	wake chan struct{} // a message waits
@@ -20,42 +22,30 @@ type ctlConn struct {
 	once sync.Once
 
 	mu   sync.Mutex
-	enc  *gob.Encoder // writes into pend
-	pend *bytes.Buffer
+	pend []*ctlMsg
 	err  error // the first write error
 }
 
 var errCtlClosed = errors.New("control connection closed")
 
 func newCtlConn(c net.Conn) *ctlConn {
-	cc := &ctlConn{c: c, wake: make(chan struct{}, 1), done: make(chan struct{}), pend: new(bytes.Buffer)}
-	cc.enc = gob.NewEncoder(pendWriter{cc})
+	cc := &ctlConn{c: c, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go cc.writer()
 	return cc
 }
-
-// pendWriter appends to the connection's pending buffer; cc.mu is held.
-type pendWriter struct{ cc *ctlConn }
-
-func (w pendWriter) Write(p []byte) (int, error) { return w.cc.pend.Write(p) }
 
 func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
 
 // sendAll queues ms for writing, in order. It fails if the connection
 // failed or closed before; a failure later closes the connection, which its
-// reader sees.
+// reader sees. The messages must not be modified afterwards.
 func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 	cc.mu.Lock()
 	if cc.err != nil {
 		cc.mu.Unlock()
 		return cc.err
 	}
-	for _, m := range ms {
-		if err := cc.enc.Encode(m); err != nil {
-			cc.mu.Unlock()
-			return err
-		}
-	}
+	cc.pend = append(cc.pend, ms...)
 	cc.mu.Unlock()
 	select {
 	case cc.wake <- struct{}{}:
@@ -64,9 +54,11 @@ func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 	return nil
 }
 
-// writer writes what is pending until the connection fails or closes.
+// writer writes what is queued until the connection fails or closes.
 func (cc *ctlConn) writer() {
-	spare := new(bytes.Buffer)
+	bw := bufio.NewWriterSize(cc.c, 64<<10)
+	enc := gob.NewEncoder(bw)
+	var batch []*ctlMsg
 	for {
 		select {
 		case <-cc.wake:
@@ -74,18 +66,48 @@ func (cc *ctlConn) writer() {
 			return
 		}
 		cc.mu.Lock()
-		out := cc.pend
-		cc.pend, spare = spare, nil
+		batch, cc.pend = cc.pend, batch[:0]
 		cc.mu.Unlock()
-		_, err := cc.c.Write(out.Bytes())
-		out.Reset()
-		spare = out
+		var err error
+		for _, m := range dropStarted(batch) {
+			if err = enc.Encode(m); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		clear(batch)
 		if err != nil {
 			cc.fail(err)
 			cc.c.Close()
 			return
 		}
 	}
+}
+
+// dropStarted removes from batch the "started" reports of the tasks whose
+// end it reports too.
+func dropStarted(batch []*ctlMsg) []*ctlMsg {
+	var ended map[taskKey]bool
+	for _, m := range batch {
+		if m.Kind == msgDone || m.Kind == msgFailed || m.Kind == msgCancelled {
+			if ended == nil {
+				ended = make(map[taskKey]bool)
+			}
+			ended[taskKey{m.Job, m.Key, m.Attempt}] = true
+		}
+	}
+	if ended == nil {
+		return batch
+	}
+	kept := batch[:0:0]
+	for _, m := range batch {
+		if m.Kind != msgStarted || !ended[taskKey{m.Job, m.Key, m.Attempt}] {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 func (cc *ctlConn) fail(err error) {

@@ -35,6 +35,10 @@ type SchedulerConfig struct {
 	CancelWait time.Duration
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
+	// Depth bounds the ops sent to a worker and not yet reported, per slot
+	// (see CoreOptions.Depth); 32 when 0: deep enough that reports and
+	// submissions travel in batches.
+	Depth int
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -123,6 +127,9 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 	}
 	if cfg.CancelWait <= 0 {
 		cfg.CancelWait = time.Second
+	}
+	if cfg.Depth == 0 {
+		cfg.Depth = 32
 	}
 	if cfg.Gossip != "" {
 		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
@@ -335,7 +342,7 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}()
 
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate})
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth})
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
 		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
