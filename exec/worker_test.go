@@ -8,8 +8,10 @@ import (
 	"math/rand"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"marsfs/tensor"
 )
@@ -107,6 +109,64 @@ func TestChunkOwnership(t *testing.T) {
 		t.Error("the cancelled first attempt dropped the second's chunk")
 	}
 	cc.close()
+	mute.Close()
+	hmu.Lock()
+	for _, c := range held {
+		c.Close()
+	}
+	hmu.Unlock()
+	w.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestFetchesBounded submits more ops than a worker has slots, every one
+// reading an input from a peer that never answers: the worker opens one
+// fetch per slot, no more, so that a slow peer cannot make it buffer more
+// than its slots' inputs.
+func TestFetchesBounded(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 2, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	for k := 0; k < 6; k++ {
+		cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
+			Inputs: []Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+	}
+	time.Sleep(300 * time.Millisecond)
+	hmu.Lock()
+	n := len(held)
+	hmu.Unlock()
+	if n != 2 {
+		t.Errorf("%d fetches open for 2 slots", n)
+	}
+	if st := w.Status(); !strings.Contains(st, "running 2\nqueued 4\n") {
+		t.Errorf("status:\n%s", st)
+	}
+	cc.close() // the worker cancels what the connection submitted
 	mute.Close()
 	hmu.Lock()
 	for _, c := range held {
