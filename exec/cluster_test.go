@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +57,14 @@ func workerMain(name string) int {
 		cancel()
 	}()
 	slots, _ := strconv.Atoi(os.Getenv("MARSFS_TEST_SLOTS"))
+	if dir := os.Getenv("MARSFS_TEST_WORKER_PROFILE"); dir != "" {
+		// Profiles of worker processes, for BenchmarkOperandOverhead.
+		f, err := os.Create(filepath.Join(dir, name+".prof"))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if os.Getenv("MARSFS_TEST_SENDPAUSE") != "" {
 		// Tell the test a chunk is half sent, and wait to be killed.
 		sendPause = func() {
