@@ -63,6 +63,8 @@ type CoreOptions struct {
 	// at the core, so that they go to whichever worker frees a slot first,
 	// including one that joins mid-job.
 	Depth int
+	// Planned, if not nil, is told the job's placement once it is made.
+	Planned func(Placement)
 }
 
 type opState struct {
@@ -241,6 +243,9 @@ func (c *Core) Start() Output {
 		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
 	}
 	assign := c.opts.Assign(c.g, c.rank, ws)
+	if c.opts.Planned != nil {
+		c.opts.Planned(c.placement(ws, assign))
+	}
 	for _, op := range c.g.Ops {
 		if c.ops[op.Key].initial {
 			c.ops[op.Key].worker = assign[op.Key]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -45,6 +46,7 @@ func (e *Engine) NewSession(owner string) (*Session, error) {
 		owner:   owner,
 		tensors: make(map[string]*Tensor),
 		refs:    make(map[uint64]int),
+		opt:     tensor.Options{Fuse: true, FuseExpr: true},
 	}
 	e.sessions[s.id] = s
 	return s, nil
@@ -106,6 +108,7 @@ type Session struct {
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
 	lastErr string
 	closed  bool
+	opt     tensor.Options // graph optimizations, set through ctl
 }
 
 // ID is the session's number in /sessions.
@@ -164,7 +167,10 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.start(src, tg, cg)
+	s.mu.Lock()
+	opt := s.opt
+	s.mu.Unlock()
+	return s.start(src, tg, tensor.Optimize(cg, opt))
 }
 
 // Upload makes a tensor called name from a, chunked with the default
@@ -249,7 +255,7 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*G
 	s.mu.Unlock()
 
 	go func() {
-		err := s.engine.runner.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe})
+		err := s.engine.runner.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
 		if err == nil {
 			s.keep(g)
 		}
@@ -351,20 +357,49 @@ func (s *Session) Summary() string {
 	for _, t := range s.tensors {
 		bytes += int64(t.NBytes())
 	}
-	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\n",
-		s.id, s.owner, len(s.graphs), running, len(s.tensors), bytes)
+	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
+		s.id, s.owner, len(s.graphs), running, len(s.tensors), bytes, onOff(s.opt.Fuse), onOff(s.opt.FuseExpr))
 }
 
-// Ctl carries out a control message written to the session's ctl file.
+// Ctl carries out a control message written to the session's ctl file:
+//
+//	close                       close the session
+//	set fuse_enabled on|off     Mars' chain fusion (default on)
+//	set fuse_expr on|off        fusion of elementwise ops, generators and
+//	                            reduction maps into one kernel (default on)
+//
+// The settings apply to graphs submitted afterwards.
 func (s *Session) Ctl(msg string) error {
-	switch msg {
-	case "close":
+	err := s.ctl(strings.Fields(msg))
+	if err != nil {
+		s.SetError(err.Error())
+	}
+	return err
+}
+
+func (s *Session) ctl(f []string) error {
+	switch {
+	case len(f) == 1 && f[0] == "close":
 		s.Close()
 		return nil
+	case len(f) == 3 && f[0] == "set":
+		on, ok := map[string]bool{"on": true, "true": true, "1": true, "off": false, "false": false, "0": false}[f[2]]
+		if !ok {
+			return fmt.Errorf("set %s: want on or off, not %q", f[1], f[2])
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch f[1] {
+		case "fuse_enabled":
+			s.opt.Fuse = on
+		case "fuse_expr":
+			s.opt.FuseExpr = on
+		default:
+			return fmt.Errorf("unknown setting %q", f[1])
+		}
+		return nil
 	}
-	err := fmt.Errorf("unknown control message %q", msg)
-	s.SetError(err.Error())
-	return err
+	return fmt.Errorf("unknown control message %q", strings.Join(f, " "))
 }
 
 func (s *Session) isClosed() bool {
@@ -400,4 +435,11 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.engine.runner.Free(ids)
 	s.engine.drop(s)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -80,6 +80,8 @@ type Graph struct {
 	err     string
 	events  eventLog
 	changed chan struct{} // closed at the next event; nil until Events asks
+
+	plan planned // see planview.go
 }
 
 func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc) *Graph {

@@ -33,6 +33,9 @@ var _ Runner = (*LocalRunner)(nil)
 
 // Run implements Runner.
 func (r *LocalRunner) Run(ctx context.Context, job *Job) error {
+	if job.Plan != nil {
+		job.Plan(localPlacement(job, r.slots))
+	}
 	ops := job.Graph.Ops
 	waiting := make([]int, len(ops)) // unfinished inputs
 	uses := make([]int, len(ops))    // unfinished consumers

@@ -7,8 +7,8 @@
 //	/cluster/members, /cluster/workers/<w>/status      (with a Cluster)
 //	/sessions/clone
 //	/sessions/<N>/{ctl,submit,error}
-//	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,operands,events,ctl}
-//	/sessions/<N>/tensors/<name>/{meta,data,npy,text,csv}
+//	/sessions/<N>/graphs/{<G>,last}/{spec,spec.json,status,wait,progress,error,operands,plan,events,ctl}
+//	/sessions/<N>/tensors/<name>/{meta,data,npy,text,arrow,csv}
 //	/sessions/<N>/tensors/<name>/chunks/<i>_<j>/{meta,data}
 //	/sessions/<N>/tensors/<name>.npy                    (created to upload)
 //

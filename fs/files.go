@@ -145,6 +145,7 @@ func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
 			textFile(dir, "progress", func() (string, error) { return line(g.Progress()), nil }),
 			textFile(dir, "error", func() (string, error) { return line(g.Err()), nil }),
 			textFile(dir, "operands", func() (string, error) { return operandsText(g), nil }),
+			planFile(dir, g),
 			eventsFile(dir, g),
 			ctlFile(dir, "ctl", func() (string, error) { return graphStatus(g), nil }, func(msg string) error {
 				err := g.Ctl(msg)
@@ -207,6 +208,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     progress                  one line: done/total operands, bytes, elapsed
     error                     why the graph FAILED
     operands                  live: key, op, state, worker, attempts, elapsed
+    plan                      the chunk graph as placed: balance, transfer, one line an operand
     events                    state transitions; a read at the end waits for more
     ctl                       write "cancel"
 /sessions/N/tensors/NAME/     every output kept by the session
@@ -214,6 +216,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     data                      raw little-endian C-order bytes
     npy                       NumPy .npy
     text                      NumPy-style print
+    arrow                     Apache Arrow IPC stream: one column, a row an index of axis 0
     csv                       1-D as one column, 2-D as rows
     chunks/I_J/{data,meta}    one chunk; meta names its worker
 /sessions/N/tensors/NAME.npy  create and write a .npy stream: uploads tensor NAME

@@ -15,11 +15,7 @@ import (
 // opName is how files name an operand's kernel: its kind, and for a fused
 // operand the kinds of its members ("fuse(add+sum.map)").
 func opName(g *exec.Graph, key int) string {
-	op := g.Chunks().Ops[key]
-	if op.Kind == "fuse" {
-		return "fuse(" + op.Members() + ")"
-	}
-	return op.Kind
+	return g.Chunks().Ops[key].Name()
 }
 
 // operandsText renders the operands file: one line an operand, "key op

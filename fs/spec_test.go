@@ -63,7 +63,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/graphs"); strings.Join(got, " ") != "1 last" {
 			t.Fatalf("ls graphs = %v", got)
 		}
-		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error operands events ctl" {
+		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error operands plan events ctl" {
 			t.Errorf("ls graphs/last = %v", got)
 		}
 		st := read(t, c, s+"/graphs/1/wait")
@@ -100,7 +100,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/tensors"); strings.Join(got, " ") != "b" {
 			t.Fatalf("tensors = %v, want [b]", got)
 		}
-		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text csv chunks" {
+		if got := names(t, c, s+"/tensors/b"); strings.Join(got, " ") != "meta data npy text arrow csv chunks" {
 			t.Errorf("ls tensors/b = %v", got)
 		}
 		if got, want := read(t, c, s+"/tensors/b/text"), "[[ 0  2  4  6]\n [ 8 10 12 14]\n [16 18 20 22]]\n"; got != want {
@@ -240,7 +240,7 @@ func TestCancel(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dial(t, ts.tcp)
 	s := clone(t, c)
-	submit(t, c, s, "x = rand(400000000, chunks=1000000, seed=1)\ny = (x * x).sum()\n")
+	submit(t, c, s, "x = rand(8000000000, chunks=1000000, seed=1)\ny = (x * x).sum()\n")
 	waited := make(chan string, 1)
 	go func() {
 		b, err := c.ReadFile(s + "/graphs/1/wait")
@@ -358,7 +358,7 @@ func TestFlushWait(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dial(t, ts.tcp)
 	s := clone(t, c)
-	submit(t, c, s, "x = rand(400000000, chunks=1000000, seed=1)\ny = x.sum()\n")
+	submit(t, c, s, "x = rand(8000000000, chunks=1000000, seed=1)\ny = x.sum()\n")
 	defer c.WriteFile(s+"/graphs/1/ctl", []byte("cancel"))
 
 	nc := rawConn(t, ts.tcp)

@@ -50,6 +50,7 @@ func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
 			s.arrayFile(dir, "data", tt, nil),
 			s.arrayFile(dir, "npy", tt, tensor.NPYHeader(tt.DType, tt.Shape)),
 			textTensorFile(dir, t),
+			s.arrowFile(dir, tt),
 		}
 		if hasCSV(tt) {
 			ents = append(ents, s.csvFile(dir, tt))

@@ -215,6 +215,15 @@ func TestCatalogue(t *testing.T) {
 	if len(cases) < 120 {
 		t.Fatalf("only %d cases", len(cases))
 	}
+	exprs := catExprOps
+	defer func() {
+		// Most cases have elementwise ops that fuse with their scalars.
+		if n := catExprOps - exprs; n < len(cases) {
+			t.Errorf("the fused runs made only %d expr ops for %d cases", n, len(cases))
+		} else {
+			t.Logf("the fused runs made %d expr ops", n)
+		}
+	}()
 	for _, c := range cases {
 		ins := make(map[string]*Array, len(c.inputs))
 		for _, name := range c.inputs {
@@ -230,35 +239,53 @@ func TestCatalogue(t *testing.T) {
 				for k, name := range c.inputs {
 					env.store(t, name, ins[name], catModes[0].chunks(k, ins[name]))
 				}
-				if err := specError(c.spec, env); err == nil {
-					t.Errorf("NumPy refuses this spec, marsfs accepted it:\n%s", c.spec)
+				for _, o := range catOptims {
+					if err := specError(c.spec, env, o.opt); err == nil {
+						t.Errorf("NumPy refuses this spec, marsfs accepted it%s:\n%s", o.name, c.spec)
+					}
 				}
 			})
 			continue
 		}
 		for _, m := range catModes {
-			t.Run(c.name+"/"+m.name, func(t *testing.T) {
-				env := newCatEnv()
-				for k, name := range c.inputs {
-					env.store(t, name, ins[name], m.chunks(k, ins[name]))
-				}
-				got := runSpec(t, strings.ReplaceAll(c.spec, "{c}", m.creator), env)
-				for i, name := range c.outs {
-					g, ok := got[name]
-					if !ok {
-						t.Fatalf("no output %q", name)
+			for _, o := range catOptims {
+				t.Run(c.name+"/"+m.name+o.name, func(t *testing.T) {
+					env := newCatEnv()
+					for k, name := range c.inputs {
+						env.store(t, name, ins[name], m.chunks(k, ins[name]))
 					}
-					if err := compareGolden(g, wants[i], c.shapeOnly); err != nil {
-						t.Errorf("%s: %v", name, err)
+					got := runSpecWith(t, strings.ReplaceAll(c.spec, "{c}", m.creator), env, o.opt)
+					for i, name := range c.outs {
+						g, ok := got[name]
+						if !ok {
+							t.Fatalf("no output %q", name)
+						}
+						if err := compareGolden(g, wants[i], c.shapeOnly); err != nil {
+							t.Errorf("%s: %v", name, err)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
 
-// specError parses, tiles and computes spec and returns the first error.
-func specError(spec string, env *catEnv) error {
+// catOptims are the graph optimizations every case runs under: none, and
+// both fusions (their ops sent through gob, as to a worker).
+var catOptims = []struct {
+	name string
+	opt  Options
+}{
+	{"", Options{}},
+	{"/fused", Options{Fuse: true, FuseExpr: true}},
+}
+
+// catExprOps counts the expr ops the fused runs computed.
+var catExprOps int
+
+// specError parses, tiles, optimizes and computes spec and returns the
+// first error.
+func specError(spec string, env *catEnv, opt Options) error {
 	g, err := ParseSpec(spec, env)
 	if err != nil {
 		return err
@@ -267,12 +294,19 @@ func specError(spec string, env *catEnv) error {
 	if err != nil {
 		return err
 	}
-	_, err = Compute(context.Background(), cg, env.stored)
+	_, err = Compute(context.Background(), Optimize(cg, opt), env.stored)
 	return err
 }
 
 // runSpec parses, tiles and computes spec and returns its outputs by name.
 func runSpec(t *testing.T, spec string, env *catEnv) map[string]*Array {
+	t.Helper()
+	return runSpecWith(t, spec, env, Options{})
+}
+
+// runSpecWith is runSpec with the optimizations of opt; the optimized ops
+// go through gob first when any is on.
+func runSpecWith(t *testing.T, spec string, env *catEnv, opt Options) map[string]*Array {
 	t.Helper()
 	g, err := ParseSpec(spec, env)
 	if err != nil {
@@ -281,6 +315,15 @@ func runSpec(t *testing.T, spec string, env *catEnv) map[string]*Array {
 	cg, err := Tile(g, env)
 	if err != nil {
 		t.Fatalf("tile: %v", err)
+	}
+	if opt.Fuse || opt.FuseExpr {
+		cg = Optimize(cg, opt)
+		for i, op := range cg.Ops {
+			cg.Ops[i] = gobRoundTrip(t, op)
+			if strings.Contains(op.Name(), "expr") {
+				catExprOps++
+			}
+		}
 	}
 	outs, err := Compute(context.Background(), cg, env.stored)
 	if err != nil {
@@ -369,6 +412,13 @@ func TestCatalogueRandom(t *testing.T) {
 				}
 				if y.DType != tc.dtype || !sameShape(y.Shape, []int{20, 15}) {
 					t.Fatalf("chunks=%s: %v%v, want %v[20 15]", chunks, y.DType, y.Shape, tc.dtype)
+				}
+				// Fused into the multiplication, the generator makes the
+				// same values block by block.
+				fused := strings.Replace(spec, "y = ", "y = 1 * ", 1)
+				yf := runSpecWith(t, fused, newCatEnv(), catOptims[1].opt)["y"]
+				if yf == nil || !bytes.Equal(yf.Data, y.Data) {
+					t.Errorf("chunks=%s: fused into 1 * x, other values", chunks)
 				}
 				if first == nil {
 					first = y

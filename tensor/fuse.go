@@ -19,18 +19,22 @@ func init() {
 	kernels["fuse"] = fuseKernel
 }
 
-// Members names the kinds of a fused op's members, "add+sum.map"; for any
-// other op it is op.Kind.
-func (op *ChunkOp) Members() string {
+// Name is how the op is shown in plans and operand tables: its kind, and
+// for a fused op the kinds of its members, "fuse(add+sum.map)" or
+// "expr(rand+rand+add+sum.map)".
+func (op *ChunkOp) Name() string {
+	if s, ok := exprMembers(op); ok {
+		return s
+	}
 	fa, ok := op.Args.(FuseArgs)
 	if op.Kind != "fuse" || !ok {
 		return op.Kind
 	}
 	kinds := make([]string, len(fa.Members))
 	for i := range fa.Members {
-		kinds[i] = fa.Members[i].Kind
+		kinds[i] = fa.Members[i].Name()
 	}
-	return strings.Join(kinds, "+")
+	return "fuse(" + strings.Join(kinds, "+") + ")"
 }
 
 // Fuse merges the chains of cg into single ops, as Mars does: an op whose

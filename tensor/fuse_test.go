@@ -33,11 +33,11 @@ func TestFuseChains(t *testing.T) {
 	// stored, fuse(1+2+3), 4, 5, 6
 	if len(f.Ops) != 5 {
 		for _, op := range f.Ops {
-			t.Logf("%d %s %v", op.Key, op.Members(), op.Inputs)
+			t.Logf("%d %s %v", op.Key, op.Name(), op.Inputs)
 		}
 		t.Fatalf("fused graph has %d ops, want 5", len(f.Ops))
 	}
-	if got := f.Ops[1].Members(); got != "assemble+assemble+assemble" {
+	if got := f.Ops[1].Name(); got != "fuse(assemble+assemble+assemble)" {
 		t.Errorf("fused members %q", got)
 	}
 	// The fused op travels to workers as gob.

@@ -45,6 +45,9 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	defer kids.stop(5 * time.Second)
 	for i := range n {
 		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
+		if wf.cpuprofile != "" {
+			args = append(args, "--cpuprofile", fmt.Sprintf("%s.worker-%d", wf.cpuprofile, i+1))
+		}
 		if err := kids.start(self, append(args, wf.args()...)); err != nil {
 			closeAll()
 			return err
@@ -63,7 +66,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
 
 // start starts a worker process. It gets SIGTERM if this process dies
@@ -124,7 +127,7 @@ func scheduler(args []string) error {
 	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
 	eng := exec.NewEngine(sched)
 	defer eng.Close()
-	return serve(ctx, eng, schedCluster{sched}, ls, sf.idle)
+	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
 
 // worker runs a worker until SIGINT or SIGTERM.
@@ -142,6 +145,11 @@ func worker(args []string) error {
 	if *join == "" {
 		return fmt.Errorf("--join is required: the scheduler's gossip address")
 	}
+	stopProfile, err := cpuProfile(wf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	key, err := exec.LoadKey(wf.keyFile)
 	if err != nil {
 		return err

@@ -158,7 +158,7 @@ func endToEnd(t *testing.T, c *fs.Client) {
 	}
 
 	// Cancel a long graph: CANCELLED within 2 s.
-	if err := submit(c, sess, "r = rand(2000000000, chunks=2000000, seed=3)\ns = (r * 2).sum()\n"); err != nil {
+	if err := submit(c, sess, "r = rand(16000000000, chunks=2000000, seed=3)\ns = (r * 2).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
 	last := sess + "/graphs/" + fmt.Sprint(len(lsDir(t, c, sess+"/graphs"))-1)

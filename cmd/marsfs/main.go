@@ -10,8 +10,9 @@
 //	marsfs cat PATH...         print files of the tree
 //	marsfs write PATH          write standard input to a file of the tree
 //	marsfs run SPEC            run a spec (a file, or - for standard input)
+//	marsfs mount DIR           mount the tree on DIR with FUSE
 //
-// The client verbs (ls, cat, write, run) reach the server at --addr, or
+// The client verbs (ls, cat, write, run, mount) reach the server at --addr, or
 // $MARSFS_ADDR, or 127.0.0.1:5640; an address starting with / or unix: is
 // a unix socket.
 package main
@@ -31,6 +32,7 @@ const usage = `usage:
   marsfs cat PATH...         print files of the tree
   marsfs write PATH          write standard input to a file of the tree
   marsfs run SPEC            run a spec (a file, or - for standard input)
+  marsfs mount DIR           mount the tree on DIR with FUSE
 Run "marsfs COMMAND -h" for the flags of a command.
 `
 
@@ -42,6 +44,7 @@ var commands = map[string]func(args []string) error{
 	"cat":       cat,
 	"write":     write,
 	"run":       run,
+	"mount":     mount,
 }
 
 func main() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 
 	"marsfs/exec"
 	"marsfs/fs"
+	"marsfs/fs/fusefs"
 )
 
 // defaultSocket is the unix socket up and scheduler listen on by default.
@@ -33,12 +35,14 @@ type serveFlags struct {
 	listenAddr string
 	socket     string
 	idle       time.Duration
+	mount      string
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
 	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
 	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
+	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 }
 
 // listen opens the flags' listeners, before anything else starts, so that
@@ -67,10 +71,11 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-// serve serves eng's tree on ls until ctx is done, and prints where. It
-// returns once the server has stopped, the listeners closed.
-func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, idle time.Duration) error {
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: idle})
+// serve serves eng's tree on ls until ctx is done, and prints where; with
+// --mount, it also mounts the tree, and unmounts it first when it stops.
+// It returns once the server has stopped, the listeners closed.
+func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -87,10 +92,25 @@ func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listen
 			}
 		}()
 	}
+	var m *fusefs.Mount
+	if sf.mount != "" {
+		var err error
+		if m, err = mountOn(sf.mount, ls); err != nil {
+			srv.Close()
+			wg.Wait()
+			return err
+		}
+	}
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
+	}
+	if m != nil {
+		// Unmount first: the mount is a client of the server.
+		if uerr := m.Unmount(); uerr != nil {
+			log.Printf("marsfs: unmount %s: %v", m.Dir(), uerr)
+		}
 	}
 	srv.Close() // closing a unix listener removes its socket file
 	wg.Wait()
@@ -117,6 +137,11 @@ func up(args []string) error {
 	if *workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", *workers)
 	}
+	stopProfile, err := cpuProfile(wf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ls, err := sf.listen()
 	if err != nil {
 		return err
@@ -127,7 +152,7 @@ func up(args []string) error {
 		run := exec.NewLocalRunner(wf.slots)
 		eng := exec.NewEngine(run)
 		defer eng.Close()
-		return serve(ctx, eng, localCluster{run}, ls, sf.idle)
+		return serve(ctx, eng, localCluster{run}, ls, &sf)
 	}
 	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
 }
@@ -141,6 +166,8 @@ type workerFlags struct {
 	spillDir string
 	store    string
 	keyFile  string
+
+	cpuprofile string // up passes each worker FILE.worker-N
 }
 
 func (w *workerFlags) add(f *flag.FlagSet) {
@@ -151,6 +178,7 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
+	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }
 
 // args renders the flags for a worker's command line.
@@ -166,6 +194,23 @@ func (w *workerFlags) args() []string {
 		a = append(a, "--key-file", w.keyFile)
 	}
 	return a
+}
+
+// cpuProfile starts a CPU profile written to path, if not empty, and
+// returns the function that ends it.
+func cpuProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // localCluster shows the in-process runner of `up --workers 0` as the one

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"marsfs/fs"
+)
+
+// buildMarsfs builds cmd/marsfs of the module at root into dir.
+func buildMarsfs(root, dir string) (string, error) {
+	bin := filepath.Join(dir, "marsfs")
+	cmd := osexec.Command("go", "build", "-o", bin, "./cmd/marsfs")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/marsfs: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// upProc is a running `marsfs up`: the scheduler, the 9P server and its
+// worker processes.
+type upProc struct {
+	cmd    *osexec.Cmd
+	sock   string
+	shmDir string
+	log    *os.File
+	exited chan error
+}
+
+// servingRE matches the line up prints for its unix socket, once its
+// workers have joined.
+var servingRE = regexp.MustCompile(`serving 9P2000.L at (unix:\S+)`)
+
+// startUp starts `marsfs up` on a free loopback port and a socket in tmp,
+// with its chunk files in a fresh directory under /dev/shm, and returns
+// once its workers have joined. cpuprofile, if set, is passed on.
+func startUp(bin, tmp, cpuprofile string) (*upProc, error) {
+	shm, err := os.MkdirTemp("/dev/shm", "marsfs-bench-")
+	if err != nil {
+		shm = "" // no /dev/shm: marsfs' default applies
+	}
+	args := []string{"up", "--listen", "127.0.0.1:0", "--socket", filepath.Join(tmp, "marsfs.sock")}
+	if shm != "" {
+		args = append(args, "--shm-dir", shm)
+	}
+	if cpuprofile != "" {
+		args = append(args, "--cpuprofile", cpuprofile)
+	}
+	logf, err := os.Create(filepath.Join(tmp, "marsfs-up.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := osexec.Command(bin, args...)
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &upProc{cmd: cmd, shmDir: shm, log: logf, exited: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+		p.exited <- cmd.Wait()
+	}()
+	select {
+	case p.sock = <-ready:
+		return p, nil
+	case err := <-p.exited:
+		p.exited <- err
+		return nil, fmt.Errorf("marsfs up ended before its workers joined (%v); see %s", err, logf.Name())
+	case <-time.After(60 * time.Second):
+		p.stop()
+		return nil, fmt.Errorf("marsfs up not ready in 60s; see %s", logf.Name())
+	}
+}
+
+// stop ends marsfs up with SIGTERM, which stops its workers, and removes
+// its chunk directory.
+func (p *upProc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+	p.log.Close()
+	if p.shmDir != "" {
+		os.RemoveAll(p.shmDir)
+	}
+}
+
+// marsfsRun is one run of a spec.
+type marsfsRun struct {
+	seconds    float64
+	operands   int
+	chunkBytes int64 // the graph's most chunk bytes alive at once (status peak_bytes)
+	value      []float64
+}
+
+// runSpec runs spec in a fresh session: it times the write to submit up
+// to the read of wait returning, then reads the outputs and closes the
+// session.
+func runSpec(c *fs.Client, spec string) (marsfsRun, error) {
+	var r marsfsRun
+	id, err := c.ReadFile("/sessions/clone")
+	if err != nil {
+		return r, err
+	}
+	sess := "/sessions/" + strings.TrimSpace(string(id))
+	defer c.WriteFile(sess+"/ctl", []byte("close\n"))
+
+	start := time.Now()
+	if err := c.WriteFile(sess+"/submit", []byte(spec)); err != nil {
+		msg, _ := c.ReadFile(sess + "/error")
+		return r, fmt.Errorf("submit: %v: %s", err, msg)
+	}
+	status, err := c.ReadFile(sess + "/graphs/1/wait")
+	r.seconds = time.Since(start).Seconds()
+	if err != nil {
+		return r, err
+	}
+	lines := strings.Split(string(status), "\n")
+	if lines[0] != "SUCCEEDED" {
+		msg, _ := c.ReadFile(sess + "/graphs/1/error")
+		return r, fmt.Errorf("graph %s: %s", lines[0], msg)
+	}
+	for _, l := range lines[1:] {
+		if v, ok := strings.CutPrefix(l, "operands "); ok {
+			r.operands, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(l, "peak_bytes "); ok {
+			r.chunkBytes, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	for _, name := range outputNames(spec) {
+		data, err := c.ReadFile(sess + "/tensors/" + name + "/data")
+		if err != nil {
+			return r, err
+		}
+		v, err := meanFloat64(data)
+		if err != nil {
+			return r, fmt.Errorf("%s: %v", name, err)
+		}
+		r.value = append(r.value, v)
+	}
+	return r, nil
+}
+
+// outputNames is the spec's fetch list, or else its last assigned name.
+func outputNames(spec string) []string {
+	var last string
+	for _, l := range strings.Split(spec, "\n") {
+		if names, ok := strings.CutPrefix(l, "fetch "); ok {
+			var out []string
+			for _, n := range strings.Split(names, ",") {
+				out = append(out, strings.TrimSpace(n))
+			}
+			return out
+		}
+		if name, _, ok := strings.Cut(l, "="); ok {
+			last = strings.TrimSpace(name)
+		}
+	}
+	return []string{last}
+}
+
+// meanFloat64 is the mean of little-endian float64 data.
+func meanFloat64(b []byte) (float64, error) {
+	if len(b) == 0 || len(b)%8 != 0 {
+		return 0, fmt.Errorf("%d bytes of data, want a positive multiple of 8 (float64)", len(b))
+	}
+	var s float64
+	for i := 0; i < len(b); i += 8 {
+		s += math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
+	}
+	return s / float64(len(b)/8), nil
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"math"
+)
+
+// A workload is one benchmark problem, run the same way by marsfs, Dask and
+// NumPy.
+type workload struct {
+	id   string
+	text string // what it computes, for the table
+	// params gives the sizes at a scale (1 for the full problem; --quick
+	// passes 1/20). The Python side receives them as JSON.
+	params func(scale float64) map[string]int
+	// spec is the marsfs spec for the sizes.
+	spec func(p map[string]int) string
+	// check says whether a result summary (a scalar, or a vector's mean,
+	// one entry an output) is right for the sizes.
+	check func(p map[string]int, v []float64) error
+	// sync: Dask's synchronous scheduler is run too.
+	sync bool
+	// numpyBytes is the memory NumPy needs for the whole problem at once.
+	numpyBytes func(p map[string]int) int64
+	goal       goal
+}
+
+// A goal is the target marsfs is measured against.
+type goal struct {
+	speedup  float64 // marsfs at least this many times faster than the best Dask
+	dgemm    float64 // W3: at least this fraction of the machine's DGEMM rate
+	usPerOp  float64 // W4: at most this many µs per chunk operand
+	peakMiB  float64 // peak memory above idle below this
+	describe string
+}
+
+// scaled returns x*s rounded, at least 1.
+func scaled(x, s float64) int {
+	return max(1, int(math.Round(x*s)))
+}
+
+var workloads = []workload{
+	{
+		id:   "W1",
+		text: "((a+b)*2 - a/3).sum(), a, b = rand(2e8), chunks 1e7",
+		params: func(s float64) map[string]int {
+			return map[string]int{"n": scaled(2e8, s), "chunk": scaled(1e7, s)}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%[1]d, chunks=%[2]d, seed=2)\nr = ((a + b) * 2 - a / 3).sum()\n", p["n"], p["chunk"])
+		},
+		// E[(a+b)*2 - a/3] = 2 - 1/6.
+		check:      func(p map[string]int, v []float64) error { return near(v, 0, float64(p["n"])*11/6, 0.005) },
+		numpyBytes: func(p map[string]int) int64 { return 4 * 8 * int64(p["n"]) },
+		goal:       goal{speedup: 5, peakMiB: 300, describe: "≥5× best Dask, peak < 300 MiB"},
+	},
+	{
+		id:   "W2",
+		text: "ones(1e8, chunks=1e5).sum()",
+		// The chunk stays 1e5 at every scale: the point is many chunks.
+		params: func(s float64) map[string]int {
+			return map[string]int{"n": scaled(1e8, s), "chunk": 100000}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("r = ones(%d, chunks=%d).sum()\n", p["n"], p["chunk"])
+		},
+		check:      func(p map[string]int, v []float64) error { return near(v, 0, float64(p["n"]), 0) },
+		sync:       true,
+		numpyBytes: func(p map[string]int) int64 { return 8 * int64(p["n"]) },
+		goal:       goal{speedup: 3, peakMiB: 64, describe: "≥3× best Dask, peak < 64 MiB"},
+	},
+	{
+		id:   "W3",
+		text: "(A @ B).sum(), A, B = rand(4000, 4000), chunks 1000",
+		// The side shrinks by the whole number nearest 1/sqrt(s), so that
+		// the chunks still tile it: at 1/20, 1000 x 1000 in chunks of 250.
+		params: func(s float64) map[string]int {
+			f := max(1, math.Round(1/math.Sqrt(s)))
+			return map[string]int{"m": scaled(4000, 1/f), "chunk": scaled(1000, 1/f)}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("A = rand(%d, %[1]d, chunks=%d, seed=1)\nB = rand(%[1]d, %[1]d, chunks=%[2]d, seed=2)\nr = (A @ B).sum()\n", p["m"], p["chunk"])
+		},
+		// sum(A@B) = Σ_k colsum_k(A) rowsum_k(B), each about m/2.
+		check: func(p map[string]int, v []float64) error {
+			m := float64(p["m"])
+			return near(v, 0, m*m*m/4, 0.02)
+		},
+		numpyBytes: func(p map[string]int) int64 { return 3 * 8 * int64(p["m"]) * int64(p["m"]) },
+		goal:       goal{dgemm: 0.85, describe: "≥85% of DGEMM rate"},
+	},
+	{
+		id:   "W4",
+		text: "(ones(1e6, chunks=10) + 1).sum(): 100,000 chunks",
+		params: func(s float64) map[string]int {
+			return map[string]int{"n": scaled(1e6, s), "chunk": 10}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("r = (ones(%d, chunks=%d) + 1).sum()\n", p["n"], p["chunk"])
+		},
+		check:      func(p map[string]int, v []float64) error { return near(v, 0, 2*float64(p["n"]), 0) },
+		sync:       true,
+		numpyBytes: func(p map[string]int) int64 { return 2 * 8 * int64(p["n"]) },
+		goal:       goal{usPerOp: 5, describe: "≤5 µs a chunk operand"},
+	},
+	{
+		id:   "W5",
+		text: "Monte Carlo pi, 1e8 points, chunks 1e7",
+		params: func(s float64) map[string]int {
+			return map[string]int{"n": scaled(1e8, s), "chunk": scaled(1e7, s)}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("x = rand(%d, chunks=%d, seed=1)\ny = rand(%[1]d, chunks=%[2]d, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()\n", p["n"], p["chunk"])
+		},
+		check:      func(p map[string]int, v []float64) error { return near(v, 0, math.Pi, 0.005) },
+		numpyBytes: func(p map[string]int) int64 { return 4 * 8 * int64(p["n"]) },
+		goal:       goal{speedup: 5, describe: "≥5× best Dask"},
+	},
+	{
+		id:   "W6",
+		text: "rand(20000, 5000, chunks=(2000, 1000)): .sum(axis=0), .mean(axis=1)",
+		params: func(s float64) map[string]int {
+			return map[string]int{"rows": scaled(20000, s), "cols": 5000, "rchunk": scaled(2000, s), "cchunk": 1000}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("x = rand(%d, %d, chunks=(%d, %d), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n",
+				p["rows"], p["cols"], p["rchunk"], p["cchunk"])
+		},
+		check: func(p map[string]int, v []float64) error {
+			if err := near(v, 0, float64(p["rows"])/2, 0.01); err != nil {
+				return err
+			}
+			return near(v, 1, 0.5, 0.01)
+		},
+		numpyBytes: func(p map[string]int) int64 { return 8 * int64(p["rows"]) * int64(p["cols"]) },
+		goal:       goal{speedup: 3, describe: "≥3× best Dask"},
+	},
+}
+
+// near checks that v[i] is want within the relative tolerance tol.
+func near(v []float64, i int, want, tol float64) error {
+	if i >= len(v) {
+		return fmt.Errorf("result has %d values, want at least %d", len(v), i+1)
+	}
+	if d := math.Abs(v[i] - want); d > tol*math.Abs(want) || math.IsNaN(v[i]) {
+		return fmt.Errorf("result %d = %g, want %g (within %g%%)", i, v[i], want, tol*100)
+	}
+	return nil
+}
+
+// chunks is the number of chunk operands a workload's creators make, for
+// the per-operand time of W4.
+func chunks(p map[string]int) int {
+	return (p["n"] + p["chunk"] - 1) / p["chunk"]
+}

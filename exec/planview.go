@@ -1,0 +1,158 @@
+package exec
+
+import (
+	"sort"
+	"sync"
+
+	"marsfs/tensor"
+)
+
+// A Placement is how a runner planned a job, reported once through
+// Job.Plan before any operand runs.
+type Placement struct {
+	// Rank[k] is op k's priority, lower first; nil when the runner runs
+	// ready operands as they come.
+	Rank []int
+	// Workers are the workers the job was planned on, by name.
+	Workers []WorkerLoad
+	// Worker maps the initial operands to the workers they start on, and
+	// the stored operands to the workers holding their chunks.
+	Worker map[int]string
+}
+
+// A Plan is a graph's chunk graph as planned: the placement a runner gave
+// it, completed by placing every later operand where most of its input
+// bytes are, as the runtime places them.
+type Plan struct {
+	Rank    []int    // as in Placement; nil if the runner has no order
+	Workers []string // by name
+	// Initial[w] is the number of initial operands planned on Workers[w].
+	Initial []int
+	// Worker[k] is where op k is planned ("" if unknown).
+	Worker []string
+	// TransferBytes is the number of input bytes planned to cross from one
+	// worker to another.
+	TransferBytes int64
+}
+
+// planned holds a graph's placement once its runner has made it.
+type planned struct {
+	mu   sync.Mutex
+	ch   chan struct{} // closed once done; made at first use
+	done bool
+	p    Placement
+}
+
+func (pl *planned) wait() <-chan struct{} {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.ch == nil {
+		pl.ch = make(chan struct{})
+	}
+	return pl.ch
+}
+
+// setPlacement records the placement of g's job; later calls are ignored.
+func (g *Graph) setPlacement(p Placement) {
+	pl := &g.plan
+	pl.wait()
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.done {
+		return
+	}
+	pl.done, pl.p = true, p
+	close(pl.ch)
+}
+
+// Planned returns a channel closed once g's runner has planned it. A graph
+// that fails before it is planned (no workers) never is; wait on Done too.
+func (g *Graph) Planned() <-chan struct{} { return g.plan.wait() }
+
+// Plan returns g's plan, or false if its runner has not planned it yet.
+func (g *Graph) Plan() (*Plan, bool) {
+	pl := &g.plan
+	pl.mu.Lock()
+	done, p := pl.done, pl.p
+	pl.mu.Unlock()
+	if !done {
+		return nil, false
+	}
+	return makePlan(g.chunks, p), true
+}
+
+// makePlan completes a placement: each op that is neither initial nor
+// stored goes to the worker holding the most bytes of its inputs (ties to
+// the first by name), in key order, which is a topological order.
+func makePlan(cg *tensor.ChunkGraph, pl Placement) *Plan {
+	p := &Plan{Rank: pl.Rank, Worker: make([]string, len(cg.Ops))}
+	index := make(map[string]int)
+	for _, w := range pl.Workers {
+		p.Workers = append(p.Workers, w.Name)
+	}
+	sort.Strings(p.Workers)
+	for i, w := range p.Workers {
+		index[w] = i
+	}
+	p.Initial = make([]int, len(p.Workers))
+	for _, op := range cg.Ops {
+		k := op.Key
+		if w, ok := pl.Worker[k]; ok {
+			p.Worker[k] = w
+			if i, ok := index[w]; ok && len(op.Inputs) == 0 && op.Stored == 0 {
+				p.Initial[i]++
+			}
+			continue
+		}
+		if len(op.Inputs) == 0 {
+			continue // a stored chunk nobody holds, or no workers
+		}
+		by := make(map[string]int64)
+		for _, in := range op.Inputs {
+			if w := p.Worker[in]; w != "" {
+				by[w] += int64(cg.Ops[in].NBytes())
+			}
+		}
+		best, most := "", int64(-1)
+		for _, w := range p.Workers {
+			if b, ok := by[w]; ok && b > most {
+				best, most = w, b
+			}
+		}
+		p.Worker[k] = best
+		for _, in := range op.Inputs {
+			if w := p.Worker[in]; w != "" && best != "" && w != best {
+				p.TransferBytes += int64(cg.Ops[in].NBytes())
+			}
+		}
+	}
+	return p
+}
+
+// placement is the Core's plan of its job: its rank, its workers, the
+// assignment of the initial operands, and where the stored chunks are.
+func (c *Core) placement(ws []WorkerLoad, assign map[int]string) Placement {
+	p := Placement{Rank: c.rank, Workers: ws, Worker: make(map[int]string)}
+	for _, op := range c.g.Ops {
+		switch o := c.ops[op.Key]; {
+		case o.initial && assign[op.Key] != "":
+			p.Worker[op.Key] = assign[op.Key]
+		case op.Stored != 0 && o.worker != "":
+			p.Worker[op.Key] = o.worker
+		}
+	}
+	return p
+}
+
+// localPlacement is the placement of a job on a LocalRunner: one worker,
+// "local", holding everything, and no order (ready operands run as they
+// come).
+func localPlacement(job *Job, slots int) Placement {
+	p := Placement{Workers: []WorkerLoad{{Name: "local", Slots: slots}}, Worker: make(map[int]string)}
+	for _, op := range job.Graph.Ops {
+		if len(op.Inputs) == 0 {
+			p.Worker[op.Key] = "local"
+		}
+	}
+	return p
+}

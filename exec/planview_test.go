@@ -1,0 +1,108 @@
+package exec
+
+import (
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// TestMakePlan completes a placement by hand: later operands go where most
+// of their input bytes are, and inputs from elsewhere count as transfer.
+func TestMakePlan(t *testing.T) {
+	op := func(k int, shape []int, ins ...int) *tensor.ChunkOp {
+		return &tensor.ChunkOp{Key: k, Kind: "k", Inputs: ins, Shape: shape, DType: tensor.Float64}
+	}
+	cg := &tensor.ChunkGraph{Ops: []*tensor.ChunkOp{
+		op(0, []int{10}),       // initial on b
+		op(1, []int{20}),       // initial on a
+		op(2, []int{5}),        // stored on b
+		op(3, []int{10}, 0, 1), // 160 bytes on a beat 80 on b: a
+		op(4, []int{10}, 3, 2), // 80 on a, 40 on b: a
+		op(5, []int{1}),        // initial, unplaced (no workers for it)
+	}}
+	cg.Ops[2].Stored = 99
+	pl := Placement{Rank: []int{5, 4, 3, 2, 1, 0},
+		Workers: []WorkerLoad{{Name: "b", Slots: 1}, {Name: "a", Slots: 2}},
+		Worker:  map[int]string{0: "b", 1: "a", 2: "b"}}
+	p := makePlan(cg, pl)
+	if got := p.Workers; len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("Workers = %v, want [a b]", got)
+	}
+	if got := p.Initial; len(got) != 2 || got[0] != 1 || got[1] != 1 {
+		t.Errorf("Initial = %v, want [1 1] (stored ops are not initial)", got)
+	}
+	want := []string{"b", "a", "b", "a", "a", ""}
+	for k, w := range want {
+		if p.Worker[k] != w {
+			t.Errorf("Worker[%d] = %q, want %q", k, p.Worker[k], w)
+		}
+	}
+	// op 0 (80 bytes) crosses to a for op 3, op 2 (40 bytes) for op 4.
+	if p.TransferBytes != 120 {
+		t.Errorf("TransferBytes = %d, want 120", p.TransferBytes)
+	}
+	if p.Rank[0] != 5 {
+		t.Errorf("Rank not kept: %v", p.Rank)
+	}
+}
+
+// TestPlanOnRunners checks that the scheduler and the local runner plan
+// every graph they run, once, before it ends.
+func TestPlanOnRunners(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	for _, r := range []struct {
+		name    string
+		run     Runner
+		workers int
+		ranked  bool
+	}{{"scheduler", tc.s, 2, true}, {"local", NewLocalRunner(2), 1, false}} {
+		t.Run(r.name, func(t *testing.T) {
+			e := NewEngine(r.run)
+			defer e.Close()
+			sess, err := e.NewSession("test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := sess.Submit("x = arange(100, chunks=10) + ones(100, chunks=25)\ny = x.sum()\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-g.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("graph did not end")
+			}
+			select {
+			case <-g.Planned():
+			default:
+				t.Fatal("graph ended unplanned")
+			}
+			p, ok := g.Plan()
+			if !ok {
+				t.Fatal("Plan: not planned")
+			}
+			if len(p.Workers) != r.workers {
+				t.Errorf("%d workers, want %d", len(p.Workers), r.workers)
+			}
+			initial, total := 0, 0
+			for _, op := range g.Chunks().Ops {
+				if len(op.Inputs) == 0 && op.Stored == 0 {
+					initial++
+				}
+				if p.Worker[op.Key] == "" {
+					t.Errorf("op %d (%s) unplaced", op.Key, op.Kind)
+				}
+			}
+			for _, n := range p.Initial {
+				total += n
+			}
+			if total != initial {
+				t.Errorf("Initial %v sums to %d, want %d initial ops", p.Initial, total, initial)
+			}
+			if (p.Rank != nil) != r.ranked || r.ranked && len(p.Rank) != len(g.Chunks().Ops) {
+				t.Errorf("Rank %v, want ranked=%v", p.Rank, r.ranked)
+			}
+		})
+	}
+}

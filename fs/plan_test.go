@@ -1,0 +1,55 @@
+package fs
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPlanFile reads a graph's plan: the header, then one line an operand
+// with its inputs, worker and priority.
+func TestPlanFile(t *testing.T) {
+	needParser(t)
+	ts := startServer(t, Config{})
+	c := dial(t, ts.sock)
+	s := clone(t, c)
+	submit(t, c, s, "y = sqrt(arange(12, chunks=4)).sum()\n")
+	if st := read(t, c, s+"/graphs/last/wait"); state(st) != "SUCCEEDED" {
+		t.Fatal(st)
+	}
+	text := read(t, c, s+"/graphs/1/plan")
+	head, body, ok := strings.Cut(text, "\n\n")
+	if !ok {
+		t.Fatalf("plan has no blank line after its header:\n%s", text)
+	}
+	n := strings.Count(read(t, c, s+"/graphs/1/operands"), "\n")
+	if want := "operands " + strconv.Itoa(n) + "\nworkers 1\ninitial local=3\ntransfer_bytes 0"; head != want {
+		t.Errorf("plan header:\n%s\nwant:\n%s", head, want)
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d operand lines, want %d:\n%s", len(lines), n, body)
+	}
+	for k, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 5 || f[0] != strconv.Itoa(k) || f[3] != "local" || f[4] != "-" {
+			t.Errorf("line %d: %q", k, l)
+			continue
+		}
+		if f[2] != "-" {
+			for _, in := range strings.Split(f[2], ",") {
+				if i, err := strconv.Atoi(in); err != nil || i >= k {
+					t.Errorf("line %d: bad input %q", k, in)
+				}
+			}
+		}
+	}
+	// Fused: three expr ops (arange, sqrt and the sum's map in one kernel)
+	// feed the combine and final sum, chain-fused into one op.
+	want := []string{"expr(arange+sqrt+sum.map)", "expr(arange+sqrt+sum.map)", "expr(arange+sqrt+sum.map)", "fuse(sum.combine+sum.final)"}
+	for k, l := range lines {
+		if f := strings.Fields(l); k >= len(want) || f[1] != want[k] {
+			t.Errorf("line %d: %q, want op %v", k, l, want)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package tensor
+
+// useAVX2 selects the four-wide uniform fill of fuse_expr_rand_amd64.s.
+var useAVX2 = useAVX && cpuidAVX2()
+
+func cpuidAVX2() bool
+
+//go:noescape
+func uniformAVX2(d []float64, lanes *[4]uint64, step, k1 uint64)
+
+// uniformWide fills as many leading elements of d as it can, four at a
+// time, with uniformFill's values, and returns how many.
+func uniformWide(d []float64, s randStream, c uint64) int {
+	n := len(d) &^ 3
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	g := uint64(golden)
+	z := c*golden + s.k0
+	lanes := [4]uint64{z, z + g, z + 2*g, z + 3*g}
+	uniformAVX2(d[:n], &lanes, 4*g, s.k1)
+	return n
+}

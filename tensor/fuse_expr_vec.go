@@ -1,0 +1,92 @@
+package tensor
+
+// A vecSet is one implementation of the packed loops.
+type vecSet struct {
+	name               string
+	add, sub, mul, div func(d, a, b []float64)
+	sum8               func(x []float64, r *[8]float64)
+}
+
+// vecRow returns a packed loop for the float64 arithmetic of an expr
+// program, or nil when kind has none; ops on other dtypes, and other ops,
+// run the elementwise kernels' loops.
+func vecRow(kind string, ct, out DType) rowFn {
+	if ct != Float64 || out != Float64 {
+		return nil
+	}
+	var loop func(d, a, b []float64)
+	switch kind {
+	case OpAdd:
+		loop = addF64
+	case OpSubtract:
+		loop = subF64
+	case OpMultiply:
+		loop = mulF64
+	case OpDivide:
+		loop = divF64
+	default:
+		return nil
+	}
+	return func(dst []byte, in [][]byte) error {
+		d := view[float64](dst)
+		// Slicing checks the lengths the loops rely on.
+		loop(d, view[float64](in[0])[:len(d)], view[float64](in[1])[:len(d)])
+		return nil
+	}
+}
+
+// pairwiseSumF64 is pairwiseSum[float64] with the running sums of its
+// leaves kept in packed registers: the same additions in the same order,
+// so the same result.
+func pairwiseSumF64(x []float64) float64 {
+	n := len(x)
+	if n < 8 {
+		var s float64
+		for _, v := range x {
+			s += v
+		}
+		return s
+	}
+	if n <= 128 {
+		var r [8]float64
+		m := n &^ 7
+		sum8F64(x[:m], &r)
+		s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+		for _, v := range x[m:] {
+			s += v
+		}
+		return s
+	}
+	n2 := n / 2
+	n2 -= n2 % 8
+	return pairwiseSumF64(x[:n2]) + pairwiseSumF64(x[n2:])
+}
+
+// A sumCascade adds a stream of partial sums pairwise, as a binary
+// counter: the sum of 2^k pushed values is formed as the sum of two sums
+// of 2^(k-1), so that rounding error grows with the log of their number.
+type sumCascade struct {
+	level [64]float64 // level l holds a sum of 2^l values when bit l of full is set
+	full  uint64
+}
+
+func (c *sumCascade) push(v float64) {
+	l := 0
+	for ; c.full&(1<<l) != 0; l++ {
+		v = c.level[l] + v // earlier values on the left
+		c.full &^= 1 << l
+	}
+	c.level[l] = v
+	c.full |= 1 << l
+}
+
+// total is the sum of the pushed values (0 for none).
+func (c *sumCascade) total() float64 {
+	var s float64
+	for l := range c.level {
+		if c.full&(1<<l) != 0 {
+			s = c.level[l] + s
+		}
+	}
+	return s
+}
