@@ -7,8 +7,9 @@ import (
 )
 
 // overheadSpec makes 100,000 chunks of ten elements, adds one to each and
-// sums them: about 300,000 operands whose kernels do next to nothing, so
-// the time per operand is what the runtime costs.
+// sums them: some 133,000 operands (ones and +1 make one operand a chunk,
+// then the sum's tree) whose kernels do next to nothing, so the time per
+// operand is what the runtime costs.
 const overheadSpec = "s = (ones(1000000, chunks=10) + 1).sum()"
 
 // BenchmarkOperandOverhead runs overheadSpec on a scheduler with two worker
