@@ -64,6 +64,7 @@ type Worker struct {
 	mu      sync.Mutex
 	queue   taskQueue
 	running map[taskKey]*task
+	runq    chan *task         // started tasks, for the runners
 	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
 	conns   map[net.Conn]bool
 	closed  bool
@@ -83,6 +84,7 @@ type task struct {
 	inputs    []Location
 	addrs     []string
 	ctl       *ctlConn
+	ctx       context.Context // of the run, once started
 	cancel    context.CancelFunc
 	cancelled bool
 	index     int // in the queue, -1 when not queued
@@ -161,7 +163,11 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	w.node = node
-	w.wg.Add(1)
+	w.runq = make(chan *task, cfg.Slots)
+	w.wg.Add(1 + cfg.Slots)
+	for range cfg.Slots {
+		go w.runner()
+	}
 	go w.accept()
 	return w, nil
 }
@@ -220,6 +226,7 @@ func (w *Worker) Close() error {
 	for c := range w.conns {
 		c.Close()
 	}
+	close(w.runq) // pump starts nothing once closed
 	w.mu.Unlock()
 	w.wg.Wait()
 	w.pool.close()
@@ -424,16 +431,23 @@ func (w *Worker) pump() {
 			}
 		}
 		heap.Pop(&w.queue)
-		ctx, cancel := context.WithCancel(w.ctx)
-		t.cancel = cancel
+		t.ctx, t.cancel = context.WithCancel(w.ctx)
 		w.running[t.taskKey] = t
-		w.wg.Add(1)
-		go w.run(ctx, t)
+		w.runq <- t // never blocks: it holds at most Slots tasks
+	}
+}
+
+// runner runs the tasks pump starts until the worker closes. Slots runners
+// live as long as the worker, so that a task does not pay for a goroutine
+// and the growth of its stack.
+func (w *Worker) runner() {
+	defer w.wg.Done()
+	for t := range w.runq {
+		w.run(t.ctx, t)
 	}
 }
 
 func (w *Worker) run(ctx context.Context, t *task) {
-	defer w.wg.Done()
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	out, err := w.compute(ctx, t)
