@@ -63,6 +63,14 @@ type CoreOptions struct {
 	// at the core, so that they go to whichever worker frees a slot first,
 	// including one that joins mid-job.
 	Depth int
+	// RootDepth bounds the initial operands (those with no inputs, which
+	// only add chunks) sent to a worker and not yet reported, per slot (2
+	// when 0). Ops that consume chunks become READY only when the scheduler
+	// hears of their inputs; were the leaves of a reduction sent as deep as
+	// other ops, a worker would race through them and keep hundreds of
+	// chunks alive where the planned order needs a few (Dask queues root
+	// tasks at its scheduler for the same reason).
+	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
 }
@@ -84,10 +92,17 @@ type workerState struct {
 	slots       int
 	outstanding int // ops sent and not yet reported
 	limit       int // bound on outstanding; 0 for none
+	roots       int // initial ops outstanding
+	rootLimit   int // bound on roots; 0 for none
 }
 
 // room reports whether the worker takes another op now.
 func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
+
+// rootRoom reports whether the worker takes another initial op now.
+func (w *workerState) rootRoom() bool {
+	return w.room() && (w.rootLimit <= 0 || w.roots < w.rootLimit)
+}
 
 // A Core is the operand state machine of one job.
 type Core struct {
@@ -128,6 +143,9 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	}
 	if opts.Depth == 0 {
 		opts.Depth = 2
+	}
+	if opts.RootDepth == 0 {
+		opts.RootDepth = 2
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	c.rank = opts.Order(g)
@@ -209,6 +227,7 @@ func (c *Core) WorkerUp(name string, slots int) Output {
 	w.slots = slots
 	if c.opts.Depth > 0 {
 		w.limit = max(slots, 1) * c.opts.Depth
+		w.rootLimit = max(slots, 1) * c.opts.RootDepth
 	}
 	return c.end()
 }
@@ -311,7 +330,7 @@ func (c *Core) next() (int, string) {
 			delete(c.own, name)
 			continue
 		}
-		if w.room() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
+		if w.rootRoom() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
 			best, bestW = h.top(), name
 		}
 	}
@@ -341,7 +360,7 @@ func (c *Core) next() (int, string) {
 func (c *Core) steal() (int, string) {
 	thief := ""
 	for _, name := range sortedKeys(c.workers) {
-		if w := c.workers[name]; w.outstanding < w.slots && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
+		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
 			thief = name
 		}
 	}
@@ -392,6 +411,9 @@ func (c *Core) send(k int, w string) {
 	o.worker, o.sent = w, true
 	o.attempt++
 	c.workers[w].outstanding++
+	if o.initial {
+		c.workers[w].roots++
+	}
 	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 
@@ -410,6 +432,9 @@ func (c *Core) settle(k int) {
 	o.sent = false
 	if w, ok := c.workers[o.worker]; ok {
 		w.outstanding--
+		if o.initial {
+			w.roots--
+		}
 	}
 }
 

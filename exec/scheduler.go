@@ -342,7 +342,7 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}()
 
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan})
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order})
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
 		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
