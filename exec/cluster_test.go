@@ -517,7 +517,7 @@ func TestWorkerProcessCrash(t *testing.T) {
 	waitOK(t, lg)
 	want := fetch(t, ls, "pi")
 
-	tc := newTestCluster(t, 2, true)
+	tc := newTestCluster(t, 3, true)
 	e := NewEngine(tc.s)
 	defer e.Close()
 	s, err := e.NewSession("test")
