@@ -81,6 +81,60 @@ func TestMountTutorial(t *testing.T) {
 	}
 }
 
+// TestMountREADME runs the README's "Mounting" example verbatim on a FUSE
+// mount (its first line, which starts the server, is what the test does
+// itself), and checks each command's output against the answer the README
+// gives in its comment.
+func TestMountREADME(t *testing.T) {
+	needFUSE(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "## Mounting")
+	if !ok {
+		t.Fatal("README.md has no Mounting section")
+	}
+	_, block, _ := strings.Cut(rest, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if !strings.HasPrefix(lines[0], "./marsfs up --mount /mnt/marsfs") {
+		t.Fatalf("the example no longer starts with marsfs up --mount: %q", lines[0])
+	}
+	bin := build(t)
+	p, dir := startMounted(t, bin, "--workers", "2")
+	script := strings.Join(lines[1:], "\n")
+	script = strings.ReplaceAll(script, "/mnt/marsfs", dir)
+	cmd := osexec.Command("bash", "-c", script)
+	cmd.Dir = t.TempDir()
+	out, _ := cmd.CombinedOutput()
+	// The answers the README promises, in its comments.
+	for _, l := range lines[1:] {
+		_, comment, ok := strings.Cut(l, "# ")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(comment, "["), strings.HasPrefix(comment, "1:5:"):
+			if !strings.Contains(string(out), comment) {
+				t.Errorf("README promises %q; the example printed:\n%s", comment, out)
+			}
+		case strings.HasPrefix(comment, "fails: "):
+			if !strings.Contains(string(out), strings.TrimPrefix(comment, "fails: ")) {
+				t.Errorf("README promises the shell reports %q; the example printed:\n%s", comment, out)
+			}
+		case strings.HasPrefix(comment, "blocks, then SUCCEEDED"):
+			if !strings.Contains(string(out), "SUCCEEDED\n") {
+				t.Errorf("no SUCCEEDED status in:\n%s", out)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, "x.npy")); err != nil {
+		t.Errorf("the example's cp of npy made no x.npy: %v", err)
+	}
+	p.stop(t)
+}
+
 // TestMountInterrupt interrupts a cat of a wait file blocked on a running
 // graph, and checks that the mount still serves.
 func TestMountInterrupt(t *testing.T) {
