@@ -211,3 +211,58 @@ func testRun(t *testing.T, p *upProcess) {
 		t.Errorf("marsfs run of a bad spec: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestREADMEExample runs the README's first example verbatim against
+// `marsfs up` with two workers (the build line aside: the test built the
+// binary), and checks the outputs the README's comments promise.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "## A first example")
+	if !ok {
+		t.Fatal("README.md has no first example")
+	}
+	rest, _, _ = strings.Cut(rest, "## Mounting")
+	var lines []string
+	for _, block := range strings.Split(rest, "```sh\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+			if !strings.HasPrefix(l, "go build ") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2")
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, "marsfs")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := osexec.Command("bash", "-c", strings.Join(lines, "\n"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MARSFS_ADDR="+p.tcp)
+	out, _ := cmd.CombinedOutput()
+	checked := 0
+	for _, l := range lines {
+		_, comment, ok := strings.Cut(l, "# ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		want := strings.TrimPrefix(comment, "fails: ")
+		if strings.HasPrefix(want, "[") || strings.HasPrefix(want, "1:5:") || strings.HasPrefix(want, "3.14") || want != comment {
+			checked++
+			if !strings.Contains(string(out), want) {
+				t.Errorf("README promises %q; the example printed:\n%s", want, out)
+			}
+		}
+	}
+	if checked < 4 {
+		t.Errorf("checked %d promised outputs of the README, want 4", checked)
+	}
+	if npy, err := os.ReadFile(filepath.Join(dir, "a.npy")); err != nil || !bytes.HasPrefix(npy, []byte("\x93NUMPY")) {
+		t.Errorf("a.npy: %v", err)
+	}
+	p.stop(t)
+}
