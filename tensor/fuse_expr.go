@@ -116,7 +116,8 @@ type exprGroup struct {
 // not modified. Groups of a single op are left as they are.
 func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	n := len(cg.Ops)
-	uses := make([]int, n)
+	// Keys fit in int32: a graph of 2^31 ops would not fit in memory.
+	uses := make([]int32, n)
 	for _, op := range cg.Ops {
 		for _, in := range op.Inputs {
 			uses[in]++
@@ -128,57 +129,64 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 			isOutput[k] = true
 		}
 	}
-	owner := make([]int, n) // the root of the group that absorbed the op, or -1
+	owner := make([]int32, n) // the root of the group that absorbed the op, or -1
 	for i := range owner {
 		owner[i] = -1
 	}
-	groups := map[int]*exprGroup{}
+	// Groups are found from the last op back, so that every group that may
+	// absorb an op is grown before the op itself is visited; each is
+	// compiled at once, and its op stacked for the renumbering pass.
+	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
+		inner: map[int]int{}, inputs: map[int]bool{}}
+	comp := newExprCompiler(cg)
+	var slab opSlab
+	var made []*ChunkOp
+	refs := make([]int32, n) // readers left once the groups are made
+	kept := 0
 	for k := n - 1; k >= 0; k-- {
 		if owner[k] >= 0 {
-			continue
+			continue // absorbed by a group of a later root
 		}
-		if g := growGroup(cg, k, uses, isOutput, owner); g != nil {
-			groups[k] = g
-		}
-	}
-
-	// Copied generators stay only when something still reads them.
-	refs := make([]int, n)
-	for k, op := range cg.Ops {
-		if owner[k] >= 0 && owner[k] != k {
-			continue
-		}
-		ins := op.Inputs
-		if g, ok := groups[k]; ok {
-			ins = g.inputs
+		ins := cg.Ops[k].Inputs
+		if g := gr.grow(k); g != nil {
+			op := slab.take()
+			*op = comp.compile(g)
+			made = append(made, op)
+			ins = op.Inputs
 		}
 		for _, in := range ins {
 			refs[in]++
 		}
+		kept++
 	}
-	out := &ChunkGraph{}
-	newKey := make([]int, n)
+
+	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
+	newKey := make([]int32, n)
 	for k, op := range cg.Ops {
-		if owner[k] >= 0 && owner[k] != k {
+		if owner[k] >= 0 && int(owner[k]) != k {
 			continue
 		}
+		// Copied generators stay only when something still reads them.
 		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && copiedGens[op.Kind] && uses[k] > 0 {
 			continue // every reader copied it
 		}
-		var c ChunkOp
-		if g, ok := groups[k]; ok {
-			c = compileGroup(cg, g)
+		var c *ChunkOp
+		if int(owner[k]) == k {
+			c, made = made[len(made)-1], made[:len(made)-1]
+			for i, in := range c.Inputs {
+				c.Inputs[i] = int(newKey[in]) // the group's own inputs
+			}
 		} else {
-			c = *op
+			c = slab.take()
+			*c = *op
+			c.Inputs = comp.ints.take(len(op.Inputs))
+			for i, in := range op.Inputs {
+				c.Inputs[i] = int(newKey[in])
+			}
 		}
-		ins := make([]int, len(c.Inputs))
-		for i, in := range c.Inputs {
-			ins[i] = newKey[in]
-		}
-		c.Inputs = ins
 		c.Key = len(out.Ops)
-		newKey[k] = c.Key
-		out.Ops = append(out.Ops, &c)
+		newKey[k] = int32(c.Key)
+		out.Ops = append(out.Ops, c)
 	}
 	for _, o := range cg.Outputs {
 		t := o
@@ -191,11 +199,41 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	return out
 }
 
-// growGroup builds the group rooted at op root, marking the ops it absorbs
-// in owner, or returns nil when root fuses with nothing.
-func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []int) *exprGroup {
+// An opSlab hands out ops cut from larger blocks: a graph's ops live and
+// die together, and one allocation a block spares the collector a million
+// small objects.
+type opSlab struct{ buf []ChunkOp }
+
+func (s *opSlab) take() *ChunkOp {
+	if len(s.buf) == 0 {
+		s.buf = make([]ChunkOp, 1024)
+	}
+	op := &s.buf[0]
+	s.buf = s.buf[1:]
+	return op
+}
+
+// An exprGrower grows the groups of one graph, reusing its scratch.
+type exprGrower struct {
+	cg       *ChunkGraph
+	uses     []int32
+	isOutput []bool
+	owner    []int32
+	g        exprGroup
+	inner    map[int]int // uses of a candidate from inside the group
+	inputs   map[int]bool
+	cands    []int
+	ints     intSlab
+}
+
+// grow builds the group rooted at op root, marking the ops it absorbs in
+// owner, or returns nil when root fuses with nothing. The group is valid
+// until the next call, but for its inputs, which are its own.
+func (gr *exprGrower) grow(root int) *exprGroup {
+	cg, uses, isOutput, owner := gr.cg, gr.uses, gr.isOutput, gr.owner
 	op := cg.Ops[root]
-	g := &exprGroup{root: root, value: root}
+	g := &gr.g
+	*g = exprGroup{root: root, value: root, members: g.members[:0]}
 	if _, ok := exprMapOp(op); ok {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
@@ -210,8 +248,10 @@ func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []in
 		return nil
 	}
 	g.shape = cg.Ops[g.value].Shape
-	inner := map[int]int{} // uses of a candidate from inside the group
-	var cands []int
+	inner, inputs := gr.inner, gr.inputs
+	clear(inner)
+	clear(inputs)
+	cands := gr.cands[:0]
 	use := func(k int) {
 		if inner[k] == 0 {
 			cands = append(cands, k)
@@ -231,7 +271,6 @@ func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []in
 		add(root)
 	}
 	fused := 0
-	inputs := map[int]bool{}
 	for len(cands) > 0 {
 		// The largest candidate first: all of its readers, which have
 		// larger keys, are decided by now.
@@ -253,23 +292,25 @@ func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []in
 		case isGenOp(co) && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
 		case (isElemOp(co) || isGenOp(co)) && slices.Equal(co.Shape, g.shape) &&
-			!isOutput[c] && owner[c] < 0 && inner[c] == uses[c]:
+			!isOutput[c] && owner[c] < 0 && inner[c] == int(uses[c]):
 			add(c)
-			owner[c] = root
+			owner[c] = int32(root)
 		default:
 			inputs[c] = true
 			continue
 		}
 		fused++
 	}
+	gr.cands = cands
 	if fused == 0 && g.value == root {
 		return nil
 	}
 	if g.value != root {
-		owner[g.value] = root
+		owner[g.value] = int32(root)
 	}
-	owner[root] = root
+	owner[root] = int32(root)
 	slices.Sort(g.members)
+	g.inputs = gr.ints.take(len(inputs))[:0]
 	for k := range inputs {
 		g.inputs = append(g.inputs, k)
 	}

@@ -296,6 +296,7 @@ func cloneExpr(op *ChunkOp) (*ChunkOp, *ExprArgs) {
 	a := op.Args.(ExprArgs)
 	a.Shape = append([]int(nil), a.Shape...)
 	a.Code = append([]ExprInstr(nil), a.Code...)
+	a.Offsets = append([]int(nil), a.Offsets...)
 	for i := range a.Code {
 		in := &a.Code[i]
 		in.Src = append([]int(nil), in.Src...)
@@ -365,8 +366,10 @@ func TestExprBadPrograms(t *testing.T) {
 		{"input of another dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Int64, []int{100})} }},
 		{"input of another shape", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Float64, []int{7})} }},
 		{"missing input", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{nil} }},
-		{"generator outside its tensor", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = []int{50}; return in }},
-		{"generator offset rank", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = nil; return in }},
+		{"generator outside its tensor", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = []int{50}; return in }},
+		{"generator offset rank", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = []int{0, 0}; return in }},
+		{"generator without offset", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = nil; return in }},
+		{"offset in the instruction", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = []int{0}; return in }},
 		{"unknown generator", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Kind = "full"; return in }},
 		{"generator dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].DType = Int32; return in }},
 		{"constant shape", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprConst)].Shape = []int{3}; return in }},
@@ -439,8 +442,8 @@ func TestExprMutatedPrograms(t *testing.T) {
 			case 4:
 				ins.Elem.Compute = DType(v)
 			case 5:
-				if len(ins.Gen.Offset) > 0 {
-					ins.Gen.Offset[0] = v
+				if len(a.Offsets) > 0 {
+					a.Offsets[0] = v
 				} else {
 					ins.Gen.Global = append(ins.Gen.Global, v)
 				}
