@@ -135,23 +135,35 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 		}
 		aligned[i] = t.rechunk(in, want)
 	}
-	args := ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
+	// The args are boxed once: every chunk's op shares them.
+	var args any = ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks}
 	grid := GridShape(chunks)
-	for k := 0; k < NumElements(grid); k++ {
-		idx := unravel(k, grid)
-		keys := make([]int, len(aligned))
+	nk := NumElements(grid)
+	out.Keys = make([]uint64, 0, nk)
+	inGrids := make([][]int, len(aligned))
+	for i, in := range aligned {
+		inGrids[i] = GridShape(in.Chunks)
+	}
+	idx, sub, shape := make([]int, nd), make([]int, nd), make([]int, nd)
+	for k := 0; k < nk; k++ {
+		unravelInto(idx, k, grid)
+		for ax, i := range idx {
+			shape[ax] = chunks[ax][i]
+		}
+		keys := t.ints.take(len(aligned))
 		for i, in := range aligned {
 			off := nd - len(in.Shape)
-			sub := make([]int, len(in.Shape))
+			sub := sub[:len(in.Shape)]
 			for iax := range sub {
+				sub[iax] = 0
 				if in.Shape[iax] == n.Shape[iax+off] {
 					sub[iax] = idx[iax+off]
 				}
 			}
-			keys[i] = int(in.Keys[ravel(sub, GridShape(in.Chunks))])
+			keys[i] = int(in.Keys[ravel(sub, inGrids[i])])
 		}
-		out.Keys = append(out.Keys, t.emit(&ChunkOp{Kind: n.Op, Inputs: keys, Shape: chunkShape(chunks, grid, k), DType: n.DType, Args: args}))
+		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: n.Op, Inputs: keys, Shape: t.shapes.shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil
 }

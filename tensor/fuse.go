@@ -41,7 +41,8 @@ func (op *ChunkOp) Name() string {
 // only input is made by an op that nothing else reads joins that op's chain.
 // The head of a chain may have many inputs (ADD of two RANDs), which stay
 // apart; so do the chunks of the graph's outputs and stored chunks. Fuse
-// returns a new graph with keys renumbered; cg is not modified.
+// returns a new graph with keys renumbered; cg is not modified. The ops
+// that keep their key and inputs are shared by both graphs.
 func Fuse(cg *ChunkGraph) *ChunkGraph {
 	n := len(cg.Ops)
 	consumers := make([]int, n)
@@ -72,8 +73,10 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 			joins[op.Key] = true
 		}
 	}
-	out := &ChunkGraph{}
+	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, n)}
 	newKey := make([]int, n)
+	var slab opSlab
+	var ints intSlab
 	for _, op := range cg.Ops {
 		if joins[op.Key] {
 			continue // made as part of its chain's head
@@ -82,15 +85,24 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		for next[tail] >= 0 {
 			tail = next[tail]
 		}
-		inputs := make([]int, len(op.Inputs))
-		for i, in := range op.Inputs {
-			inputs[i] = newKey[in]
-		}
+		same := len(out.Ops) == op.Key // keys unchanged so far: so are its inputs'
 		var fused *ChunkOp
-		if tail == op.Key {
-			c := *op
+		var inputs []int
+		if !same || tail != op.Key {
+			inputs = ints.take(len(op.Inputs))
+			for i, in := range op.Inputs {
+				inputs[i] = newKey[in]
+			}
+		}
+		if tail == op.Key && same {
+			// Nothing changes: the op is shared with cg, which is no less
+			// unmodified for it.
+			fused = op
+		} else if tail == op.Key {
+			c := slab.take()
+			*c = *op
 			c.Inputs = inputs
-			fused = &c
+			fused = c
 		} else {
 			var members []ChunkOp
 			for k := op.Key; k >= 0; k = next[k] {
@@ -108,7 +120,9 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 			t := cg.Ops[tail]
 			fused = &ChunkOp{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Args: FuseArgs{Members: members}}
 		}
-		fused.Key = len(out.Ops)
+		if fused != op {
+			fused.Key = len(out.Ops)
+		}
 		for k := op.Key; k >= 0; k = next[k] {
 			newKey[k] = fused.Key
 		}

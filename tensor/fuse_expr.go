@@ -199,20 +199,6 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	return out
 }
 
-// An opSlab hands out ops cut from larger blocks: a graph's ops live and
-// die together, and one allocation a block spares the collector a million
-// small objects.
-type opSlab struct{ buf []ChunkOp }
-
-func (s *opSlab) take() *ChunkOp {
-	if len(s.buf) == 0 {
-		s.buf = make([]ChunkOp, 1024)
-	}
-	op := &s.buf[0]
-	s.buf = s.buf[1:]
-	return op
-}
-
 // An exprGrower grows the groups of one graph, reusing its scratch.
 type exprGrower struct {
 	cg       *ChunkGraph

@@ -403,20 +403,3 @@ func appendInstr(b []byte, in *ExprInstr) []byte {
 	b = appendInts(b, in.Shape)
 	return appendInts(b, in.Axes)
 }
-
-// An intSlab hands out small int slices cut from larger blocks, so that a
-// graph's many short slices cost one allocation a block.
-type intSlab struct{ buf []int }
-
-// take returns a zeroed slice of n ints whose capacity is n.
-func (s *intSlab) take(n int) []int {
-	if n > len(s.buf) {
-		if n > 256 {
-			return make([]int, n)
-		}
-		s.buf = make([]int, 4096)
-	}
-	r := s.buf[:n:n]
-	s.buf = s.buf[n:]
-	return r
-}

@@ -50,6 +50,10 @@ type tiler struct {
 	// shared holds what the nodes of one multi-output function tile once
 	// for all of them (a factorization), by family and input node ID.
 	shared map[string]any
+	// The ops of the rules that make one op a chunk are cut from slabs.
+	slab   opSlab
+	ints   intSlab
+	shapes shapeCache
 }
 
 // input returns the tiled form of n's i-th input.
@@ -61,6 +65,13 @@ func (t *tiler) emit(op *ChunkOp) uint64 {
 	op.Node = t.node
 	t.ops = append(t.ops, op)
 	return uint64(op.Key)
+}
+
+// emitOp is emit for an op made by value: its memory is cut from a slab.
+func (t *tiler) emitOp(op ChunkOp) uint64 {
+	p := t.slab.take()
+	*p = op
+	return t.emit(p)
 }
 
 func checkTiled(n *Node, tt *TiledTensor) error {
@@ -107,4 +118,12 @@ func ChunkOffsets(chunks [][]int) [][]int {
 		offs[ax] = o
 	}
 	return offs
+}
+
+// unravelInto is unravel writing the grid index into idx.
+func unravelInto(idx []int, k int, grid []int) {
+	for ax := len(grid) - 1; ax >= 0; ax-- {
+		idx[ax] = k % grid[ax]
+		k /= grid[ax]
+	}
 }

@@ -1,0 +1,62 @@
+package tensor
+
+import "slices"
+
+// A graph of a million chunks is a few million small objects: ops, their
+// inputs and shapes. Cutting them from larger blocks costs one allocation a
+// block instead of one an object, and spares the collector the scanning of
+// each. The ops and slices of one graph live and die together, so a block
+// held alive by a few of them is no great loss.
+
+// An opSlab hands out ops cut from larger blocks.
+type opSlab struct{ buf []ChunkOp }
+
+// take returns a zeroed op.
+func (s *opSlab) take() *ChunkOp {
+	if len(s.buf) == 0 {
+		s.buf = make([]ChunkOp, 1024)
+	}
+	op := &s.buf[0]
+	s.buf = s.buf[1:]
+	return op
+}
+
+// An intSlab hands out small int slices cut from larger blocks.
+type intSlab struct{ buf []int }
+
+// take returns a zeroed slice of n ints whose capacity is n, so that an
+// append to it never writes into its neighbour.
+func (s *intSlab) take(n int) []int {
+	if n > len(s.buf) || s.buf == nil {
+		if n > 256 {
+			return make([]int, n)
+		}
+		s.buf = make([]int, 4096)
+	}
+	r := s.buf[:n:n]
+	s.buf = s.buf[n:]
+	return r
+}
+
+// clone returns a copy of v cut from the slab.
+func (s *intSlab) clone(v []int) []int {
+	r := s.take(len(v))
+	copy(r, v)
+	return r
+}
+
+// A shapeCache hands out the chunk shapes of a graph, the same slice for
+// equal shapes met one after the other, as the chunks of a grid mostly are:
+// a chunk's shape is never modified once its op is made.
+type shapeCache struct {
+	last []int
+	ints intSlab
+}
+
+// shape returns a slice equal to s, which the caller may reuse afterwards.
+func (c *shapeCache) shape(s []int) []int {
+	if c.last == nil || !slices.Equal(c.last, s) {
+		c.last = c.ints.clone(s)
+	}
+	return c.last
+}
