@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Elementwise ops tile to one op an output chunk. Inputs are first rechunked so
@@ -106,15 +106,30 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 			chunks[ax] = []int{0}
 			continue
 		}
-		cuts := map[int]bool{}
+		var cuts []int
+		var same []int // the chunks every input has along ax, if they agree
+		agree := true
 		for _, in := range ins {
 			iax := ax - (nd - len(in.Shape))
 			if iax < 0 || in.Shape[iax] != size {
 				continue
 			}
-			for _, o := range ChunkOffsets(in.Chunks[iax : iax+1])[0] {
-				cuts[o] = true
+			cs := in.Chunks[iax]
+			switch {
+			case same == nil:
+				same = cs
+			case !slices.Equal(same, cs):
+				agree = false
 			}
+			s := 0
+			for _, c := range cs {
+				cuts = append(cuts, s)
+				s += c
+			}
+		}
+		if agree && same != nil && !slices.Contains(same, 0) {
+			chunks[ax] = same // what the cuts would make again
+			continue
 		}
 		chunks[ax] = cutsToChunks(cuts, size)
 	}
@@ -141,6 +156,7 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 	grid := GridShape(chunks)
 	nk := NumElements(grid)
 	out.Keys = make([]uint64, 0, nk)
+	t.reserve(nk)
 	inGrids := make([][]int, len(aligned))
 	for i, in := range aligned {
 		inGrids[i] = GridShape(in.Chunks)
@@ -168,18 +184,17 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 	return out, nil
 }
 
-// cutsToChunks turns a set of chunk start offsets into chunk sizes covering size.
-func cutsToChunks(cuts map[int]bool, size int) []int {
-	offs := make([]int, 0, len(cuts))
-	for o := range cuts {
+// cutsToChunks turns chunk start offsets, in any order and with repeats,
+// into chunk sizes covering size.
+func cutsToChunks(cuts []int, size int) []int {
+	offs := []int{0}
+	for _, o := range cuts {
 		if o < size {
 			offs = append(offs, o)
 		}
 	}
-	if len(offs) == 0 || !cuts[0] {
-		offs = append(offs, 0)
-	}
-	sort.Ints(offs)
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
 	sizes := make([]int, len(offs))
 	for i, o := range offs {
 		end := size

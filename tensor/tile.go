@@ -67,6 +67,16 @@ func (t *tiler) emit(op *ChunkOp) uint64 {
 	return uint64(op.Key)
 }
 
+// reserve makes room for n more ops, so that a rule making many grows the
+// graph's op list at most once.
+func (t *tiler) reserve(n int) {
+	if need := len(t.ops) + n; need > cap(t.ops) {
+		ops := make([]*ChunkOp, len(t.ops), max(need, 2*cap(t.ops)))
+		copy(ops, t.ops)
+		t.ops = ops
+	}
+}
+
 // emitOp is emit for an op made by value: its memory is cut from a slab.
 func (t *tiler) emitOp(op ChunkOp) uint64 {
 	p := t.slab.take()
