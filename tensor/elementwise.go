@@ -106,30 +106,30 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 			chunks[ax] = []int{0}
 			continue
 		}
-		var cuts []int
 		var same []int // the chunks every input has along ax, if they agree
 		agree := true
 		for _, in := range ins {
-			iax := ax - (nd - len(in.Shape))
-			if iax < 0 || in.Shape[iax] != size {
-				continue
-			}
-			cs := in.Chunks[iax]
-			switch {
-			case same == nil:
-				same = cs
-			case !slices.Equal(same, cs):
-				agree = false
-			}
-			s := 0
-			for _, c := range cs {
-				cuts = append(cuts, s)
-				s += c
+			if iax := ax - (nd - len(in.Shape)); iax >= 0 && in.Shape[iax] == size {
+				if same == nil {
+					same = in.Chunks[iax]
+				} else if !slices.Equal(same, in.Chunks[iax]) {
+					agree = false
+				}
 			}
 		}
 		if agree && same != nil && !slices.Contains(same, 0) {
-			chunks[ax] = same // what the cuts would make again
+			chunks[ax] = same // what cutting them again would make
 			continue
+		}
+		var cuts []int
+		for _, in := range ins {
+			if iax := ax - (nd - len(in.Shape)); iax >= 0 && in.Shape[iax] == size {
+				s := 0
+				for _, c := range in.Chunks[iax] {
+					cuts = append(cuts, s)
+					s += c
+				}
+			}
 		}
 		chunks[ax] = cutsToChunks(cuts, size)
 	}

@@ -151,6 +151,9 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 		if g := gr.grow(k); g != nil {
 			op := slab.take()
 			*op = comp.compile(g)
+			if len(made) == cap(made) {
+				made = slices.Grow(made, len(made)+1024) // doubling: made is as long as the graph
+			}
 			made = append(made, op)
 			ins = op.Inputs
 		}

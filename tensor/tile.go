@@ -71,7 +71,7 @@ func (t *tiler) emit(op *ChunkOp) uint64 {
 // graph's op list at most once.
 func (t *tiler) reserve(n int) {
 	if need := len(t.ops) + n; need > cap(t.ops) {
-		ops := make([]*ChunkOp, len(t.ops), max(need, 2*cap(t.ops)))
+		ops := make([]*ChunkOp, len(t.ops), max(need, cap(t.ops)+cap(t.ops)/4))
 		copy(ops, t.ops)
 		t.ops = ops
 	}

@@ -75,6 +75,14 @@ func Prepare(cg *tensor.ChunkGraph, workers []Worker, where func(id uint64) int)
 	return p
 }
 
+// Assign assigns the initial operands of cg to workers as Prepare does,
+// given the rank of every op (as Order returns it): it returns the Worker
+// and Initial of the plan Prepare would make with that rank, and neither
+// orders the graph nor estimates its transfers.
+func Assign(cg *tensor.ChunkGraph, rank []int32, workers []Worker, where func(id uint64) int) (worker []int32, initial []int) {
+	return assign(newGraph(cg), rank, workers, where)
+}
+
 // Order returns the run rank of every op of cg (see the package comment).
 func Order(cg *tensor.ChunkGraph) []int32 { return order(newGraph(cg)) }
 
@@ -127,8 +135,9 @@ func order(g *graph) []int32 {
 	}
 	var stack []frame
 	sorted := func(k int) []int {
-		in := slices.Clone(g.ops[k].Inputs)
+		in := g.ops[k].Inputs // read only: the walk re-slices it
 		if len(in) > 1 {
+			in = slices.Clone(in)
 			slices.SortFunc(in, before)
 		}
 		return in
@@ -187,7 +196,7 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 	// the search that last met k.
 	seen := make([]int32, n)
 	search := int32(0)
-	var queue []int32
+	var queue []int32 // queue[head:] is still to visit
 	cursor, assigned, cumSlots := 0, 0, 0
 	for w := range workers {
 		cumSlots += max(workers[w].Slots, 1)
@@ -205,9 +214,9 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 			search++
 			queue = append(queue[:0], initial[cursor])
 			seen[initial[cursor]] = search
-			for len(queue) > 0 && counts[w] < share {
-				k := queue[0]
-				queue = queue[1:]
+			for head := 0; head < len(queue) && counts[w] < share; {
+				k := queue[head]
+				head++
 				op := g.ops[k]
 				if len(op.Inputs) == 0 && op.Stored == 0 && worker[k] < 0 {
 					worker[k] = int32(w)
