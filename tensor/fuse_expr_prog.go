@@ -108,9 +108,10 @@ type exprCompiler struct {
 	phys    []int
 	free    []int
 
-	key      []byte                 // the program being compiled, serialized
-	programs map[string]exprProgram // interned programs by serialized form
-	ints     intSlab
+	key         []byte                 // the program being compiled, serialized
+	programs    map[string]exprProgram // interned programs by serialized form
+	lastProgram exprProgram            // the program interned last
+	ints        intSlab
 }
 
 // An exprProgram is a compiled program, shared by the ops that run it.
@@ -336,6 +337,12 @@ func grow(s []int, n int) []int {
 // every group that compiles to it: the programs are compared by their
 // serialized form, which determines them.
 func (c *exprCompiler) intern(regs int) exprProgram {
+	// The chunks of a grid come one after the other: most programs are
+	// the one just before, which a comparison finds without serializing.
+	if p := c.lastProgram; p.code != nil && p.regs == regs && slices.Equal(p.members, c.members) &&
+		slices.EqualFunc(p.code, c.code, exprInstrEqual) {
+		return p
+	}
 	k := c.key[:0]
 	k = binary.AppendUvarint(k, uint64(regs))
 	k = appendStrings(k, c.members...)
@@ -344,6 +351,7 @@ func (c *exprCompiler) intern(regs int) exprProgram {
 	}
 	c.key = k
 	if p, ok := c.programs[string(k)]; ok {
+		c.lastProgram = p
 		return p
 	}
 	p := exprProgram{code: slices.Clone(c.code), members: slices.Clone(c.members), regs: regs}
@@ -358,7 +366,23 @@ func (c *exprCompiler) intern(regs int) exprProgram {
 		in.Src, srcs = srcs[:m:m], srcs[m:]
 	}
 	c.programs[string(k)] = p
+	c.lastProgram = p
 	return p
+}
+
+// exprInstrEqual reports whether a and b are the same instruction: every
+// field equal, slices element by element and floats by their bits, as
+// appendInstr serializes them.
+func exprInstrEqual(a, b ExprInstr) bool {
+	ga, gb := &a.Gen, &b.Gen
+	return a.Op == b.Op && a.Kind == b.Kind && a.Dst == b.Dst && slices.Equal(a.Src, b.Src) &&
+		a.Input == b.Input && a.DType == b.DType && a.Elem == b.Elem &&
+		slices.Equal(ga.Offset, gb.Offset) && slices.Equal(ga.Global, gb.Global) &&
+		math.Float64bits(ga.Value) == math.Float64bits(gb.Value) && ga.IntValue == gb.IntValue &&
+		math.Float64bits(ga.Start) == math.Float64bits(gb.Start) &&
+		math.Float64bits(ga.Step) == math.Float64bits(gb.Step) &&
+		ga.Low == gb.Low && ga.High == gb.High && ga.K == gb.K && ga.Seed == gb.Seed &&
+		slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Axes, b.Axes)
 }
 
 func appendStrings(b []byte, ss ...string) []byte {
