@@ -57,7 +57,6 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 	offs := ChunkOffsets(n.Chunks)
 	nk := NumElements(grid)
 	out.Keys = make([]uint64, 0, nk)
-	t.reserve(nk)
 	idx := make([]int, len(grid))
 	shape := make([]int, len(grid))
 	for k := 0; k < nk; k++ {

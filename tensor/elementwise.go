@@ -156,7 +156,6 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 	grid := GridShape(chunks)
 	nk := NumElements(grid)
 	out.Keys = make([]uint64, 0, nk)
-	t.reserve(nk)
 	inGrids := make([][]int, len(aligned))
 	for i, in := range aligned {
 		inGrids[i] = GridShape(in.Chunks)

@@ -45,7 +45,7 @@ func (op *ChunkOp) Name() string {
 // that keep their key and inputs are shared by both graphs.
 func Fuse(cg *ChunkGraph) *ChunkGraph {
 	n := len(cg.Ops)
-	consumers := make([]int, n)
+	consumers := make([]int32, n) // keys fit in int32, as in FuseExpr
 	for _, op := range cg.Ops {
 		for _, in := range op.Inputs {
 			consumers[in]++
@@ -58,7 +58,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 	}
 	// next[k] is the op that continues k's chain, or -1.
-	next := make([]int, n)
+	next := make([]int32, n)
 	joins := make([]bool, n) // op continues the chain of its input
 	for k := range next {
 		next[k] = -1
@@ -69,12 +69,12 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 		in := op.Inputs[0]
 		if consumers[in] == 1 && !isOutput[in] && cg.Ops[in].Stored == 0 {
-			next[in] = op.Key
+			next[in] = int32(op.Key)
 			joins[op.Key] = true
 		}
 	}
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, n)}
-	newKey := make([]int, n)
+	newKey := make([]int32, n)
 	var slab opSlab
 	var ints intSlab
 	for _, op := range cg.Ops {
@@ -83,7 +83,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 		tail := op.Key
 		for next[tail] >= 0 {
-			tail = next[tail]
+			tail = int(next[tail])
 		}
 		same := len(out.Ops) == op.Key // keys unchanged so far: so are its inputs'
 		var fused *ChunkOp
@@ -91,7 +91,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		if !same || tail != op.Key {
 			inputs = ints.take(len(op.Inputs))
 			for i, in := range op.Inputs {
-				inputs[i] = newKey[in]
+				inputs[i] = int(newKey[in])
 			}
 		}
 		if tail == op.Key && same {
@@ -105,7 +105,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 			fused = c
 		} else {
 			var members []ChunkOp
-			for k := op.Key; k >= 0; k = next[k] {
+			for k := op.Key; k >= 0; k = int(next[k]) {
 				m := *cg.Ops[k]
 				if k == op.Key {
 					m.Inputs = make([]int, len(op.Inputs))
@@ -123,8 +123,8 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		if fused != op {
 			fused.Key = len(out.Ops)
 		}
-		for k := op.Key; k >= 0; k = next[k] {
-			newKey[k] = fused.Key
+		for k := op.Key; k >= 0; k = int(next[k]) {
+			newKey[k] = int32(fused.Key)
 		}
 		out.Ops = append(out.Ops, fused)
 	}

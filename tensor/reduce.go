@@ -131,7 +131,6 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 	var sharedMapArgs any = mapArgs
 	idx, ridx, full := make([]int, nd), make([]int, nd), make([]int, nd)
 	nkeep, nred := NumElements(keepGrid), NumElements(redGrid)
-	t.reserve(nkeep * (nred + nred/(reduceCombine-1) + 1)) // maps, combines and finals
 	out.Keys = make([]uint64, 0, nkeep)
 	var parts, next []int
 	for k := 0; k < nkeep; k++ {

@@ -26,7 +26,13 @@ func Tile(g *Graph, env Env) (*ChunkGraph, error) {
 		}
 		t.tiled[n.ID] = tt
 	}
-	cg := &ChunkGraph{Ops: t.ops}
+	cg := &ChunkGraph{}
+	if t.nops > 0 {
+		cg.Ops = make([]*ChunkOp, 0, t.nops)
+		for _, b := range t.ops {
+			cg.Ops = append(cg.Ops, b...)
+		}
+	}
 	for _, o := range g.Outputs {
 		tt := *t.tiled[o.Node.ID]
 		tt.Name = o.Name
@@ -44,7 +50,8 @@ var tileRules = map[string]tileRule{}
 
 type tiler struct {
 	env   Env
-	ops   []*ChunkOp
+	ops   [][]*ChunkOp // in blocks of opBlock: growing them copies nothing
+	nops  int
 	tiled []*TiledTensor // by node ID
 	node  int            // the node being tiled, recorded in each op
 	// shared holds what the nodes of one multi-output function tile once
@@ -59,22 +66,20 @@ type tiler struct {
 // input returns the tiled form of n's i-th input.
 func (t *tiler) input(n *Node, i int) *TiledTensor { return t.tiled[n.Inputs[i].ID] }
 
+// opBlock is the number of ops a block of the tiler's op list holds.
+const opBlock = 1 << 14
+
 // emit appends op to the graph, sets its key, and returns the key.
 func (t *tiler) emit(op *ChunkOp) uint64 {
-	op.Key = len(t.ops)
+	op.Key = t.nops
 	op.Node = t.node
-	t.ops = append(t.ops, op)
-	return uint64(op.Key)
-}
-
-// reserve makes room for n more ops, so that a rule making many grows the
-// graph's op list at most once.
-func (t *tiler) reserve(n int) {
-	if need := len(t.ops) + n; need > cap(t.ops) {
-		ops := make([]*ChunkOp, len(t.ops), max(need, cap(t.ops)+cap(t.ops)/4))
-		copy(ops, t.ops)
-		t.ops = ops
+	if len(t.ops) == 0 || len(t.ops[len(t.ops)-1]) == opBlock {
+		t.ops = append(t.ops, make([]*ChunkOp, 0, opBlock))
 	}
+	b := &t.ops[len(t.ops)-1]
+	*b = append(*b, op)
+	t.nops++
+	return uint64(op.Key)
 }
 
 // emitOp is emit for an op made by value: its memory is cut from a slab.

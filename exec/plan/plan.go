@@ -181,7 +181,13 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 	if len(workers) == 0 {
 		return worker, counts
 	}
-	var initial []int32
+	ninitial := 0
+	for _, op := range g.ops {
+		if len(op.Inputs) == 0 && op.Stored == 0 {
+			ninitial++
+		}
+	}
+	initial := make([]int32, 0, ninitial)
 	for _, op := range g.ops {
 		if len(op.Inputs) == 0 && op.Stored == 0 {
 			initial = append(initial, int32(op.Key))
