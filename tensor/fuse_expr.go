@@ -139,8 +139,7 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
 		inner: map[int]int{}, inputs: map[int]bool{}}
 	comp := newExprCompiler(cg)
-	var slab opSlab
-	var made []*ChunkOp
+	var made opStack
 	refs := make([]int32, n) // readers left once the groups are made
 	kept := 0
 	for k := n - 1; k >= 0; k-- {
@@ -149,12 +148,8 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 		}
 		ins := cg.Ops[k].Inputs
 		if g := gr.grow(k); g != nil {
-			op := slab.take()
+			op := made.push()
 			*op = comp.compile(g)
-			if len(made) == cap(made) {
-				made = slices.Grow(made, len(made)+1024) // doubling: made is as long as the graph
-			}
-			made = append(made, op)
 			ins = op.Inputs
 		}
 		for _, in := range ins {
@@ -164,6 +159,7 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	}
 
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
+	var slab opSlab
 	newKey := make([]int32, n)
 	for k, op := range cg.Ops {
 		if owner[k] >= 0 && int(owner[k]) != k {
@@ -175,7 +171,7 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 		}
 		var c *ChunkOp
 		if int(owner[k]) == k {
-			c, made = made[len(made)-1], made[:len(made)-1]
+			c = made.pop()
 			for i, in := range c.Inputs {
 				c.Inputs[i] = int(newKey[in]) // the group's own inputs
 			}

@@ -60,3 +60,27 @@ func (c *shapeCache) shape(s []int) []int {
 	}
 	return c.last
 }
+
+// An opStack holds ops in blocks, to be taken back last first: every push
+// comes before the first pop, as an op popped still lives in its block.
+type opStack struct{ blocks [][]ChunkOp }
+
+// push returns a zeroed op on top of the stack.
+func (s *opStack) push() *ChunkOp {
+	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == cap(s.blocks[n-1]) {
+		s.blocks = append(s.blocks, make([]ChunkOp, 0, 1024))
+	}
+	b := &s.blocks[len(s.blocks)-1]
+	*b = append(*b, ChunkOp{})
+	return &(*b)[len(*b)-1]
+}
+
+// pop takes the op on top of the stack.
+func (s *opStack) pop() *ChunkOp {
+	b := &s.blocks[len(s.blocks)-1]
+	op := &(*b)[len(*b)-1]
+	if *b = (*b)[:len(*b)-1]; len(*b) == 0 {
+		s.blocks = s.blocks[:len(s.blocks)-1]
+	}
+	return op
+}

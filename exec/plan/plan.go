@@ -202,7 +202,7 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 	// the search that last met k.
 	seen := make([]int32, n)
 	search := int32(0)
-	var queue []int32 // queue[head:] is still to visit
+	queue := make([]int32, 0, n) // queue[head:] is still to visit; no op twice a search
 	cursor, assigned, cumSlots := 0, 0, 0
 	for w := range workers {
 		cumSlots += max(workers[w].Slots, 1)
