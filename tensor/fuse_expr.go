@@ -137,8 +137,16 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	// absorb an op is grown before the op itself is visited; each is
 	// compiled at once, and its op stacked for the renumbering pass.
 	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
-		inner: map[int]int{}, inputs: map[int]bool{}}
-	comp := newExprCompiler(cg)
+		class: make([]uint8, n)}
+	for k, op := range cg.Ops {
+		switch {
+		case isElemOp(op):
+			gr.class[k] = classElem
+		case isGenOp(op):
+			gr.class[k] = classGen
+		}
+	}
+	comp := newExprCompiler(cg, gr.class)
 	var made opStack
 	refs := make([]int32, n) // readers left once the groups are made
 	kept := 0
@@ -198,6 +206,16 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	return out
 }
 
+// The classes of ops an expr group may absorb.
+const (
+	classElem = 1 + iota // isElemOp
+	classGen             // isGenOp
+)
+
+// An exprCand is an op that a member of a growing group reads, with the
+// number of members that read it.
+type exprCand struct{ key, inner int }
+
 // An exprGrower grows the groups of one graph, reusing its scratch.
 type exprGrower struct {
 	cg       *ChunkGraph
@@ -205,9 +223,9 @@ type exprGrower struct {
 	isOutput []bool
 	owner    []int32
 	g        exprGroup
-	inner    map[int]int // uses of a candidate from inside the group
-	inputs   map[int]bool
-	cands    []int
+	class    []uint8 // of each op: classElem, classGen or 0
+	cands    []exprCand
+	inputs   []int
 	ints     intSlab
 }
 
@@ -222,26 +240,31 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	if _, ok := exprMapOp(op); ok {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
-		if !(isElemOp(xo) || isGenOp(xo)) || uses[x] != 1 || isOutput[x] || owner[x] >= 0 {
+		if gr.class[x] == 0 || uses[x] != 1 || isOutput[x] || owner[x] >= 0 {
 			return nil
 		}
-		if isGenOp(xo) && xo.Kind == OpFull && NumElements(xo.Shape) == 1 && len(xo.Shape) == 0 {
+		if gr.class[x] == classGen && xo.Kind == OpFull && NumElements(xo.Shape) == 1 && len(xo.Shape) == 0 {
 			return nil // a reduction of a 0-d literal: nothing to stream
 		}
 		g.value = x
-	} else if !isElemOp(op) {
+	} else if gr.class[root] != classElem {
 		return nil
 	}
 	g.shape = cg.Ops[g.value].Shape
-	inner, inputs := gr.inner, gr.inputs
-	clear(inner)
-	clear(inputs)
+	// A candidate is met only until it is decided: its readers, all
+	// decided before it, are the only ops that meet it. So the few
+	// candidates pending are searched, not mapped.
+	class := gr.class
+	inputs := gr.inputs[:0]
 	cands := gr.cands[:0]
 	use := func(k int) {
-		if inner[k] == 0 {
-			cands = append(cands, k)
+		for i := range cands {
+			if cands[i].key == k {
+				cands[i].inner++
+				return
+			}
 		}
-		inner[k]++
+		cands = append(cands, exprCand{k, 1})
 	}
 	add := func(k int) {
 		g.members = append(g.members, k)
@@ -260,33 +283,34 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 		// The largest candidate first: all of its readers, which have
 		// larger keys, are decided by now.
 		i := 0
-		for j, c := range cands {
-			if c > cands[i] {
+		for j := range cands {
+			if cands[j].key > cands[i].key {
 				i = j
 			}
 		}
-		c := cands[i]
+		c, inner := cands[i].key, cands[i].inner
 		cands = append(cands[:i], cands[i+1:]...)
 		co := cg.Ops[c]
+		gen := class[c] == classGen
 		switch {
 		case len(g.members) >= maxExprMembers:
-			inputs[c] = true
+			inputs = append(inputs, c)
 			continue
-		case isGenOp(co) && co.Kind == OpFull && broadcasts(co.Shape, g.shape):
+		case gen && co.Kind == OpFull && broadcasts(co.Shape, g.shape):
 			add(c)
-		case isGenOp(co) && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
+		case gen && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
-		case (isElemOp(co) || isGenOp(co)) && slices.Equal(co.Shape, g.shape) &&
-			!isOutput[c] && owner[c] < 0 && inner[c] == int(uses[c]):
+		case class[c] != 0 && slices.Equal(co.Shape, g.shape) &&
+			!isOutput[c] && owner[c] < 0 && inner == int(uses[c]):
 			add(c)
 			owner[c] = int32(root)
 		default:
-			inputs[c] = true
+			inputs = append(inputs, c)
 			continue
 		}
 		fused++
 	}
-	gr.cands = cands
+	gr.cands, gr.inputs = cands, inputs
 	if fused == 0 && g.value == root {
 		return nil
 	}
@@ -295,10 +319,7 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	}
 	owner[root] = int32(root)
 	slices.Sort(g.members)
-	g.inputs = gr.ints.take(len(inputs))[:0]
-	for k := range inputs {
-		g.inputs = append(g.inputs, k)
-	}
+	g.inputs = gr.ints.clone(inputs)
 	slices.Sort(g.inputs)
 	return g
 }

@@ -93,15 +93,17 @@ func genNative(kind string, dt DType) DType {
 // groups that compile alike (the chunks of one expression, which differ
 // only in their generators' offsets) share one program.
 type exprCompiler struct {
-	cg      *ChunkGraph
-	g       *exprGroup
-	code    []ExprInstr
-	srcs    []int   // backing of the Src of the instructions being compiled
-	dtypes  []DType // of each virtual register
-	pinned  []bool  // set once, read in every block
-	val     map[int]int
-	casts   map[[2]int]int
-	input   map[int]int // op key -> index among the group's inputs
+	cg     *ChunkGraph
+	class  []uint8 // of each op of cg, as exprGrower's
+	g      *exprGroup
+	code   []ExprInstr
+	srcs   []int   // backing of the Src of the instructions being compiled
+	dtypes []DType // of each virtual register
+	pinned []bool  // set once, read in every block
+	// A group is small: the registers of its values and casts are
+	// searched, not mapped.
+	val     []regOf // the register holding each op's values
+	casts   []regOf // key: a register and a dtype, as r<<8 | dtype
 	members []string
 	offsets []int // of the gen instructions, in program order
 	last    []int // allocate's scratch
@@ -121,9 +123,8 @@ type exprProgram struct {
 	regs    int
 }
 
-func newExprCompiler(cg *ChunkGraph) *exprCompiler {
-	return &exprCompiler{cg: cg, val: map[int]int{}, casts: map[[2]int]int{}, input: map[int]int{},
-		programs: map[string]exprProgram{}}
+func newExprCompiler(cg *ChunkGraph, class []uint8) *exprCompiler {
+	return &exprCompiler{cg: cg, class: class, programs: map[string]exprProgram{}}
 }
 
 func (c *exprCompiler) newReg(dt DType) int {
@@ -155,23 +156,24 @@ func (c *exprCompiler) cast(r int, dt DType) int {
 	if c.dtypes[r] == dt {
 		return r
 	}
-	key := [2]int{r, int(dt)}
-	if v, ok := c.casts[key]; ok {
+	key := r<<8 | int(dt)
+	if v, ok := lookupReg(c.casts, key); ok {
 		return v
 	}
 	v := c.emit(ExprInstr{Op: exprCast, Src: c.src(r), DType: dt})
 	c.pinned[v] = c.pinned[r] // a cast constant is cast once
-	c.casts[key] = v
+	c.casts = append(c.casts, regOf{key, v})
 	return v
 }
 
 // value returns the register holding op k's values.
 func (c *exprCompiler) value(k int) int {
-	if v, ok := c.val[k]; ok {
+	if v, ok := lookupReg(c.val, k); ok {
 		return v
 	}
 	op := c.cg.Ops[k]
-	ins := ExprInstr{Input: c.input[k], DType: op.DType}
+	input, _ := slices.BinarySearch(c.g.inputs, k) // an input, as k is no member
+	ins := ExprInstr{Input: input, DType: op.DType}
 	switch n := NumElements(op.Shape); {
 	case n == NumElements(c.g.shape):
 		ins.Op = exprLoad
@@ -182,8 +184,20 @@ func (c *exprCompiler) value(k int) int {
 	}
 	v := c.emit(ins)
 	c.pinned[v] = ins.Op == exprSplat
-	c.val[k] = v
+	c.val = append(c.val, regOf{k, v})
 	return v
+}
+
+// A regOf maps a key to a register.
+type regOf struct{ key, reg int }
+
+func lookupReg(m []regOf, key int) (int, bool) {
+	for _, e := range m {
+		if e.key == key {
+			return e.reg, true
+		}
+	}
+	return 0, false
 }
 
 // reset readies the compiler for group g.
@@ -195,18 +209,14 @@ func (c *exprCompiler) reset(g *exprGroup) {
 	c.pinned = c.pinned[:0]
 	c.members = c.members[:0]
 	c.offsets = c.offsets[:0]
-	clear(c.val)
-	clear(c.casts)
-	clear(c.input)
+	c.val = c.val[:0]
+	c.casts = c.casts[:0]
 }
 
 // compile makes the expr op that replaces g; its Inputs are g.inputs.
 func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	c.reset(g)
 	cg := c.cg
-	for i, k := range g.inputs {
-		c.input[k] = i
-	}
 	root := cg.Ops[g.root]
 	for _, k := range g.members {
 		op := cg.Ops[k]
@@ -220,13 +230,13 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 			gen.Offset = nil // a constant is the same everywhere
 			v := c.emit(ExprInstr{Op: exprConst, DType: op.DType, Gen: gen, Shape: op.Shape})
 			c.pinned[v] = true
-			c.val[k] = v
-		case isGenOp(op):
+			c.val = append(c.val, regOf{k, v})
+		case c.class[k] == classGen:
 			gen := op.Args.(GenArgs)
 			c.offsets = append(c.offsets, gen.Offset...)
 			gen.Offset = nil
 			v := c.emit(ExprInstr{Op: exprGen, Kind: op.Kind, DType: genNative(op.Kind, op.DType), Gen: gen})
-			c.val[k] = c.cast(v, op.DType)
+			c.val = append(c.val, regOf{k, c.cast(v, op.DType)})
 		default:
 			args := op.Args.(ElemArgs)
 			src := c.src(op.Inputs...)
@@ -237,12 +247,12 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 				}
 				src[i] = c.cast(c.value(in), want)
 			}
-			c.val[k] = c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})
+			c.val = append(c.val, regOf{k, c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
 		}
 	}
 	if g.value != g.root {
 		args := root.Args.(ReduceArgs)
-		v := c.val[g.value]
+		v, _ := lookupReg(c.val, g.value)
 		var src []int
 		switch args.Op {
 		case OpCountNonzero:
@@ -339,9 +349,18 @@ func grow(s []int, n int) []int {
 func (c *exprCompiler) intern(regs int) exprProgram {
 	// The chunks of a grid come one after the other: most programs are
 	// the one just before, which a comparison finds without serializing.
-	if p := c.lastProgram; p.code != nil && p.regs == regs && slices.Equal(p.members, c.members) &&
-		slices.EqualFunc(p.code, c.code, exprInstrEqual) {
-		return p
+	if p := c.lastProgram; p.code != nil && p.regs == regs && len(p.code) == len(c.code) &&
+		slices.Equal(p.members, c.members) {
+		same := true
+		for i := range p.code {
+			if !exprInstrEqual(&p.code[i], &c.code[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return p
+		}
 	}
 	k := c.key[:0]
 	k = binary.AppendUvarint(k, uint64(regs))
@@ -373,7 +392,7 @@ func (c *exprCompiler) intern(regs int) exprProgram {
 // exprInstrEqual reports whether a and b are the same instruction: every
 // field equal, slices element by element and floats by their bits, as
 // appendInstr serializes them.
-func exprInstrEqual(a, b ExprInstr) bool {
+func exprInstrEqual(a, b *ExprInstr) bool {
 	ga, gb := &a.Gen, &b.Gen
 	return a.Op == b.Op && a.Kind == b.Kind && a.Dst == b.Dst && slices.Equal(a.Src, b.Src) &&
 		a.Input == b.Input && a.DType == b.DType && a.Elem == b.Elem &&

@@ -188,12 +188,21 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 		}
 	}
 	initial := make([]int32, 0, ninitial)
-	for _, op := range g.ops {
-		if len(op.Inputs) == 0 && op.Stored == 0 {
-			initial = append(initial, int32(op.Key))
+	isInitial := func(k int32) bool { op := g.ops[k]; return len(op.Inputs) == 0 && op.Stored == 0 }
+	if byRank, ok := inverse(rank); ok {
+		for _, k := range byRank {
+			if isInitial(k) {
+				initial = append(initial, k)
+			}
 		}
+	} else {
+		for k := range g.ops {
+			if isInitial(int32(k)) {
+				initial = append(initial, int32(k))
+			}
+		}
+		slices.SortFunc(initial, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	}
-	slices.SortFunc(initial, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	totalSlots := 0
 	for _, w := range workers {
 		totalSlots += max(w.Slots, 1)
@@ -261,11 +270,14 @@ func estimateTransfer(g *graph, rank []int32, worker []int32, nworkers int) int6
 			load[w]++
 		}
 	}
-	byRank := make([]int32, len(g.ops))
-	for k := range byRank {
-		byRank[k] = int32(k)
+	byRank, ok := inverse(rank)
+	if !ok {
+		byRank = make([]int32, len(g.ops))
+		for k := range byRank {
+			byRank[k] = int32(k)
+		}
+		slices.SortFunc(byRank, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	}
-	slices.SortFunc(byRank, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	local := make([]int64, nworkers)
 	var transfer int64
 	for _, k := range byRank {
@@ -292,4 +304,20 @@ func estimateTransfer(g *graph, rank []int32, worker []int32, nworkers int) int6
 		transfer += total - local[best]
 	}
 	return transfer
+}
+
+// inverse returns the ops in rank order when rank is a permutation of the
+// op keys, as order makes it: sorting them by rank would give the same.
+func inverse(rank []int32) ([]int32, bool) {
+	byRank := make([]int32, len(rank))
+	for k := range byRank {
+		byRank[k] = -1
+	}
+	for k, r := range rank {
+		if r < 0 || int(r) >= len(rank) || byRank[r] >= 0 {
+			return nil, false
+		}
+		byRank[r] = int32(k)
+	}
+	return byRank, true
 }
