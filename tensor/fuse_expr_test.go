@@ -143,6 +143,46 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 	}
 }
 
+// The chunks of one expression share one program; each op keeps the
+// offsets of its generators' chunks, and the edge chunk, of another shape,
+// runs the same program.
+func TestFuseExprSharesPrograms(t *testing.T) {
+	cg := tileSpec(t, "x = rand(1000, chunks=300, seed=3)\ny = (exp(x) + arange(1000, chunks=300)).sum()")
+	f := Optimize(cg, Options{FuseExpr: true})
+	var first *ExprArgs
+	n := 0
+	for _, op := range f.Ops {
+		a, ok := op.Args.(ExprArgs)
+		if !ok {
+			continue
+		}
+		// rand's and arange's chunk offsets, in program order.
+		off := 300 * n
+		if !slices.Equal(a.Offsets, []int{off, off}) {
+			t.Errorf("expr op %d: offsets %v, want [%d %d]", n, a.Offsets, off, off)
+		}
+		if first == nil {
+			first = &a
+		} else if &a.Code[0] != &first.Code[0] || &a.Members[0] != &first.Members[0] {
+			t.Errorf("expr op %d does not share the program of the first", n)
+		}
+		for _, in := range a.Code {
+			if len(in.Gen.Offset) != 0 {
+				t.Errorf("expr op %d: %s instruction carries offset %v", n, in.Op, in.Gen.Offset)
+			}
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("%d expr ops, want 4", n)
+	}
+	want := computeAll(t, cg)
+	got := computeAll(t, gobGraph(t, f))
+	if msg := sameValues(got[0], want[0], false); msg != "" {
+		t.Error(msg)
+	}
+}
+
 // kinds counts the ops of cg by Name().
 func kinds(cg *ChunkGraph) map[string]int {
 	m := map[string]int{}
