@@ -59,6 +59,9 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 	out.Keys = make([]uint64, 0, nk)
 	idx := make([]int, len(grid))
 	shape := make([]int, len(grid))
+	a := &n.Attrs
+	all := GenArgs{Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
+		Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
 	for k := 0; k < nk; k++ {
 		unravelInto(idx, k, grid)
 		off := t.ints.take(len(idx))
@@ -66,9 +69,8 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 			off[ax] = offs[ax][i]
 			shape[ax] = n.Chunks[ax][i]
 		}
-		a := n.Attrs
-		args := GenArgs{Offset: off, Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
-			Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
+		args := all
+		args.Offset = off
 		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: kind, Shape: t.shapes.shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil

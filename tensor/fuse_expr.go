@@ -168,7 +168,9 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
 	var slab opSlab
-	newKey := make([]int32, n)
+	// An op's readers are counted no more once it is visited, and the new
+	// keys of the ops before it are what is read: one table holds both.
+	newKey := refs
 	for k, op := range cg.Ops {
 		if owner[k] >= 0 && int(owner[k]) != k {
 			continue
