@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,9 @@ import (
 func TestMain(m *testing.M) {
 	if name := os.Getenv("MARSFS_TEST_WORKER"); name != "" {
 		os.Exit(workerMain(name))
+	}
+	if os.Getenv("MARSFS_TEST_SCHEDULER") != "" {
+		os.Exit(schedulerMain())
 	}
 	g0 := runtime.NumGoroutine()
 	code := m.Run()
@@ -52,7 +57,27 @@ func workerMain(name string) int {
 		cancel()
 	}()
 	slots, _ := strconv.Atoi(os.Getenv("MARSFS_TEST_SLOTS"))
-	err := RunWorker(ctx, WorkerConfig{Name: name, Join: []string{os.Getenv("MARSFS_TEST_JOIN")}, Slots: slots, Fast: true})
+	if dir := os.Getenv("MARSFS_TEST_WORKER_PROFILE"); dir != "" {
+		// Profiles of worker processes, for BenchmarkOperandOverhead.
+		f, err := os.Create(filepath.Join(dir, name+".prof"))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if os.Getenv("MARSFS_TEST_SENDPAUSE") != "" {
+		// Tell the test a chunk is half sent, and wait to be killed.
+		sendPause = func() {
+			fmt.Println("sending")
+			time.Sleep(time.Minute)
+		}
+	}
+	cfg := WorkerConfig{Name: name, Join: []string{os.Getenv("MARSFS_TEST_JOIN")}, Slots: slots, Fast: true,
+		Listen: os.Getenv("MARSFS_TEST_LISTEN"), Gossip: os.Getenv("MARSFS_TEST_GOSSIP")}
+	if k := os.Getenv("MARSFS_TEST_KEY"); k != "" {
+		cfg.SecretKey = DeriveKey([]byte(k))
+	}
+	err := RunWorker(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -62,7 +87,7 @@ func workerMain(name string) int {
 
 // testCluster is a scheduler with workers, in this process or not.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	s       *Scheduler
 	workers []*Worker
 	procs   []*exec.Cmd
@@ -71,7 +96,7 @@ type testCluster struct {
 	g0      int
 }
 
-func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
+func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -84,18 +109,7 @@ func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
 	for i := 0; i < nworkers; i++ {
 		name := fmt.Sprintf("w%d", i+1)
 		if processes {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "MARSFS_TEST_WORKER="+name, "MARSFS_TEST_JOIN="+s.GossipAddr(), "MARSFS_TEST_SLOTS=2")
-			cmd.Stderr = os.Stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			tc.procs = append(tc.procs, cmd)
-			tc.stdins = append(tc.stdins, in)
+			tc.spawn(nil, name)
 			continue
 		}
 		w, err := StartWorker(ctx, WorkerConfig{Name: name, Join: []string{s.GossipAddr()}, Slots: 2, Fast: true})
@@ -109,6 +123,32 @@ func newTestCluster(t *testing.T, nworkers int, processes bool) *testCluster {
 		t.Fatal(err)
 	}
 	return tc
+}
+
+// spawn starts worker process name, the command prefixed by wrap (as in
+// "ip netns exec NS"), with the extra environment env; it returns the
+// process's standard output.
+func (tc *testCluster) spawn(wrap []string, name string, env ...string) io.Reader {
+	tc.t.Helper()
+	args := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "MARSFS_TEST_WORKER="+name, "MARSFS_TEST_JOIN="+tc.s.GossipAddr(), "MARSFS_TEST_SLOTS=2")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.procs = append(tc.procs, cmd)
+	tc.stdins = append(tc.stdins, in)
+	return out
 }
 
 func (tc *testCluster) close() {
@@ -148,7 +188,7 @@ func (tc *testCluster) held() (chunks int, nbytes int64) {
 	return chunks, nbytes
 }
 
-func statusField(t *testing.T, text, key string) int {
+func statusField(t testing.TB, text, key string) int {
 	for _, line := range strings.Split(text, "\n") {
 		if k, v, ok := strings.Cut(line, " "); ok && k == key {
 			n, err := strconv.Atoi(v)
@@ -163,7 +203,7 @@ func statusField(t *testing.T, text, key string) int {
 }
 
 // checkGoroutines fails if goroutines started since g0 outlive a grace period.
-func checkGoroutines(t *testing.T, g0 int) {
+func checkGoroutines(t testing.TB, g0 int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for runtime.NumGoroutine() > g0 {
@@ -508,16 +548,34 @@ func TestWorkerProcessCrash(t *testing.T) {
 	if !bytes.Equal(got.Data, want.Data) {
 		t.Errorf("pi = %v on the cluster, %v locally", got.Float64s(), want.Float64s())
 	}
-	lost := 0
+	// Every op whose chunk was lost, or which was running on w2, runs
+	// again: a later event shows it FINISHED on the survivor.
+	lost := map[int]bool{}
 	evs, _, _ := g.Events(0)
 	for _, ev := range evs {
-		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "left") {
-			lost++
+		if (strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "w2 left")) && ev.State != Freed {
+			lost[ev.Key] = true
+		}
+		if lost[ev.Key] && ev.State == Finished {
+			if ev.Worker != "w1" {
+				t.Errorf("lost op %d re-ran on %s", ev.Key, ev.Worker)
+			}
+			delete(lost, ev.Key)
+			lost[-1-ev.Key] = true // re-run seen
 		}
 	}
-	if lost == 0 {
-		t.Error("no event tells of the loss")
+	rerun := 0
+	for k := range lost {
+		if k >= 0 {
+			t.Errorf("lost op %d never finished again", k)
+		} else {
+			rerun++
+		}
 	}
+	if rerun == 0 {
+		t.Error("no event tells of an op re-run after the loss")
+	}
+	t.Logf("%d ops re-ran after the kill", rerun)
 	text, ok := tc.s.WorkerStatus("w1")
 	if !ok {
 		t.Fatal("no status from the survivor")

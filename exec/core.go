@@ -3,7 +3,6 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"marsfs/tensor"
 )
@@ -59,6 +58,19 @@ type CoreOptions struct {
 	Assign      AssignFunc // PlanAssign when nil
 	// Stored locates the chunks that the graph's Stored ops name.
 	Stored func(id uint64) (Location, bool)
+	// Depth bounds the ops sent to a worker and not yet reported to Depth
+	// per slot (2 when 0; no bound when negative). READY ops beyond it wait
+	// at the core, so that they go to whichever worker frees a slot first,
+	// including one that joins mid-job.
+	Depth int
+	// RootDepth bounds the initial operands (those with no inputs, which
+	// only add chunks) sent to a worker and not yet reported, per slot (2
+	// when 0). Ops that consume chunks become READY only when the scheduler
+	// hears of their inputs; were the leaves of a reduction sent as deep as
+	// other ops, a worker would race through them and keep hundreds of
+	// chunks alive where the planned order needs a few (Dask queues root
+	// tasks at its scheduler for the same reason).
+	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
 }
@@ -78,7 +90,18 @@ type opState struct {
 
 type workerState struct {
 	slots       int
-	outstanding int
+	outstanding int // ops sent and not yet reported
+	limit       int // bound on outstanding; 0 for none
+	roots       int // initial ops outstanding
+	rootLimit   int // bound on roots; 0 for none
+}
+
+// room reports whether the worker takes another op now.
+func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
+
+// rootRoom reports whether the worker takes another initial op now.
+func (w *workerState) rootRoom() bool {
+	return w.room() && (w.rootLimit <= 0 || w.roots < w.rootLimit)
 }
 
 // A Core is the operand state machine of one job.
@@ -100,7 +123,9 @@ type Core struct {
 	liveChunks int
 	liveBytes  int64
 	transfer   int64
-	pending    []int // entered READY since the last dispatch
+	pending    []int                 // entered READY since the last dispatch
+	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
+	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
 }
 
@@ -116,8 +141,15 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	if opts.Assign == nil {
 		opts.Assign = PlanAssign
 	}
-	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState)}
+	if opts.Depth == 0 {
+		opts.Depth = 2
+	}
+	if opts.RootDepth == 0 {
+		opts.RootDepth = 2
+	}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	c.rank = opts.Order(g)
+	c.shared.rank = c.rank
 	c.succ = make([][]int, len(g.Ops))
 	c.ops = make([]opState, len(g.Ops))
 	for _, op := range g.Ops {
@@ -187,10 +219,15 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 // WorkerUp adds a worker with the given slots, or updates its slots.
 func (c *Core) WorkerUp(name string, slots int) Output {
 	c.begin()
-	if w, ok := c.workers[name]; ok {
-		w.slots = slots
-	} else {
-		c.workers[name] = &workerState{slots: slots}
+	w, ok := c.workers[name]
+	if !ok {
+		w = &workerState{}
+		c.workers[name] = w
+	}
+	w.slots = slots
+	if c.opts.Depth > 0 {
+		w.limit = max(slots, 1) * c.opts.Depth
+		w.rootLimit = max(slots, 1) * c.opts.RootDepth
 	}
 	return c.end()
 }
@@ -237,47 +274,147 @@ func (c *Core) Start() Output {
 	return c.end()
 }
 
-// dispatch sends every READY op not yet sent to a worker, in rank order.
+// dispatch sends READY ops to workers with room, in rank order. An initial
+// op waits for the worker the assignment gave it while that worker is up;
+// any other op goes to the worker with room holding the most bytes of its
+// inputs. A worker's report frees room, so the ops beyond the workers' room
+// go to the first workers ready for them.
 func (c *Core) dispatch() {
 	if c.stopping || len(c.workers) == 0 || !c.started {
 		return
 	}
-	ready := c.pending[:0]
 	for _, k := range c.pending {
-		if o := &c.ops[k]; o.state == Ready && !o.sent {
-			ready = append(ready, k)
-		}
-	}
-	c.pending = nil
-	sort.Slice(ready, func(i, j int) bool { return c.rank[ready[i]] < c.rank[ready[j]] })
-	for _, k := range ready {
 		o := &c.ops[k]
-		op := c.g.Ops[k]
-		ins := make([]Location, len(op.Inputs))
-		holders := make([]string, len(op.Inputs))
-		nb := make([]int64, len(op.Inputs))
-		for i, in := range op.Inputs {
-			ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
-			holders[i], nb[i] = ins[i].Worker, ins[i].NBytes
+		if o.state != Ready || o.sent {
+			continue
 		}
-		w := o.worker
-		if _, ok := c.workers[w]; !ok || !o.initial || o.attempt > 0 {
-			avoid := ""
-			if o.attempt > 0 {
-				avoid = o.worker // retry elsewhere when there is elsewhere
+		if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
+			h := c.own[o.worker]
+			if h == nil {
+				h = &readyHeap{rank: c.rank}
+				c.own[o.worker] = h
 			}
-			w = pickWorker(holders, nb, c.workers, avoid)
+			h.push(k)
+		} else {
+			c.shared.push(k)
 		}
-		o.worker, o.sent = w, true
-		o.attempt++
-		c.workers[w].outstanding++
-		for _, in := range ins {
-			if in.Worker != w {
-				c.transfer += in.NBytes
-			}
-		}
-		c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 	}
+	c.pending = c.pending[:0]
+	for {
+		k, w := c.next()
+		if k < 0 {
+			return
+		}
+		c.send(k, w)
+	}
+}
+
+// next takes the best-ranked READY op some worker has room for, and that
+// worker; it returns -1 when there is none.
+func (c *Core) next() (int, string) {
+	best, bestW := -1, ""
+	for name, h := range c.own {
+		w, up := c.workers[name]
+		for h.len() > 0 {
+			k := h.top()
+			o := &c.ops[k]
+			if o.state == Ready && !o.sent && up && o.worker == name && o.attempt == 0 {
+				break
+			}
+			h.pop()
+			if o.state == Ready && !o.sent {
+				c.shared.push(k) // its worker left, or it is a retry
+			}
+		}
+		if h.len() == 0 {
+			delete(c.own, name)
+			continue
+		}
+		if w.rootRoom() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
+			best, bestW = h.top(), name
+		}
+	}
+	for c.shared.len() > 0 {
+		if o := &c.ops[c.shared.top()]; o.state == Ready && !o.sent {
+			break
+		}
+		c.shared.pop()
+	}
+	if c.shared.len() > 0 && (best < 0 || c.rank[c.shared.top()] < c.rank[best]) {
+		k := c.shared.top()
+		if w := c.place(k); w != "" {
+			c.shared.pop()
+			return k, w
+		}
+	}
+	if best >= 0 {
+		c.own[bestW].pop()
+		return best, bestW
+	}
+	return c.steal()
+}
+
+// steal gives a worker with an idle slot and nothing to run the best-ranked
+// initial op that waits for another worker, one without room. Initial ops
+// read no input, so they cost nothing to move.
+func (c *Core) steal() (int, string) {
+	thief := ""
+	for _, name := range sortedKeys(c.workers) {
+		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
+			thief = name
+		}
+	}
+	if thief == "" {
+		return -1, ""
+	}
+	from := ""
+	for name, h := range c.own {
+		if name != thief && (from == "" || c.rank[h.top()] < c.rank[c.own[from].top()]) {
+			from = name
+		}
+	}
+	if from == "" {
+		return -1, ""
+	}
+	return c.own[from].pop(), thief
+}
+
+// place picks the worker for a READY op that is not waiting for its
+// assigned worker: among those with room, the one holding the most bytes of
+// its inputs, and not the one it last ran on if another has room.
+func (c *Core) place(k int) string {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	holders := make([]string, len(op.Inputs))
+	nb := make([]int64, len(op.Inputs))
+	for i, in := range op.Inputs {
+		holders[i], nb[i] = c.ops[in].worker, c.ops[in].nbytes
+	}
+	avoid := ""
+	if o.attempt > 0 {
+		avoid = o.worker // retry elsewhere when there is elsewhere
+	}
+	return pickWorker(holders, nb, c.workers, avoid)
+}
+
+// send makes RunOp for op k on worker w.
+func (c *Core) send(k int, w string) {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	ins := make([]Location, len(op.Inputs))
+	for i, in := range op.Inputs {
+		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
+		if ins[i].Worker != w {
+			c.transfer += ins[i].NBytes
+		}
+	}
+	o.worker, o.sent = w, true
+	o.attempt++
+	c.workers[w].outstanding++
+	if o.initial {
+		c.workers[w].roots++
+	}
+	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 
 // current reports whether a report from worker about attempt of op k is
@@ -295,6 +432,9 @@ func (c *Core) settle(k int) {
 	o.sent = false
 	if w, ok := c.workers[o.worker]; ok {
 		w.outstanding--
+		if o.initial {
+			w.roots--
+		}
 	}
 }
 
@@ -310,12 +450,18 @@ func (c *Core) Started(k int, worker string, attempt int) Output {
 // Finished records that op k finished on worker with a chunk of nbytes.
 // A report about a run the core no longer waits for (abandoned, or from
 // before a retry) frees the chunk it made, unless that chunk is the one the
-// core knows.
+// core knows, or a later run of the op is out to the same worker: that run
+// replaces the chunk or drops it.
 func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
-		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 && (c.ops[k].state != Finished || c.ops[k].worker != worker) {
-			c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 {
+			o := &c.ops[k]
+			known := o.state == Finished && o.worker == worker
+			later := o.sent && o.worker == worker
+			if !known && !later {
+				c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+			}
 		}
 		return c.end()
 	}
@@ -385,20 +531,33 @@ func (c *Core) Failed(k int, worker string, attempt int, errText string) Output 
 		return c.end()
 	}
 	c.settle(k)
-	c.fail(k, worker, errText)
+	c.fail(k, worker, errText, false)
 	return c.end()
 }
 
-func (c *Core) fail(k int, worker, errText string) {
+// FailedFinal records that op k failed on worker in a way no retry can fix:
+// its kernel rejected the op or its inputs (tensor.ErrKernel), and kernels
+// are deterministic. The op is FATAL at once.
+func (c *Core) FailedFinal(k int, worker string, attempt int, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	c.fail(k, worker, errText, true)
+	return c.end()
+}
+
+func (c *Core) fail(k int, worker, errText string, final bool) {
 	o := &c.ops[k]
 	o.lastFail = errText
 	switch o.state {
 	case Ready, Running:
-		if o.failures++; o.failures < c.opts.MaxAttempts && !c.stopping {
+		if o.failures++; !final && o.failures < c.opts.MaxAttempts && !c.stopping {
 			c.emit(k, Ready, worker, errText)
 			return
 		}
-		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d attempts: %s", k, c.g.Ops[k].Kind, worker, o.failures, errText))
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d %s: %s", k, c.g.Ops[k].Kind, worker, o.failures, plural(o.failures, "attempt"), errText))
 	case Cancelling:
 		c.emit(k, Cancelled, worker, "")
 	}
@@ -458,7 +617,7 @@ func (c *Core) CancelDone(k int, worker string, attempt int) Output {
 	c.begin()
 	if c.current(k, worker, attempt) {
 		c.settle(k)
-		c.fail(k, worker, "cancelled by its worker")
+		c.fail(k, worker, "cancelled by its worker", false)
 	}
 	return c.end()
 }
@@ -515,7 +674,7 @@ func (c *Core) WorkerDown(name string) Output {
 			c.emit(k, Freed, name, "chunk lost when "+why)
 		}
 		for _, k := range inflight {
-			c.fail(k, name, why)
+			c.fail(k, name, why, false)
 		}
 		return c.end()
 	}
@@ -615,4 +774,11 @@ func (c *Core) checkDone() {
 	}
 	c.done = true
 	c.out.Done, c.out.Err = true, c.err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

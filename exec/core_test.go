@@ -596,18 +596,27 @@ func TestCoreTransitions(t *testing.T) {
 			h.apply(h.c.WorkerDown("w1"))
 		}},
 		{"cancel", func(h *harness, r RunOp) { h.apply(h.c.Cancel()) }},
+		{"failed-final", func(h *harness, r RunOp) { h.apply(h.c.FailedFinal(1, r.Worker, r.Attempt, "singular")) }},
+		{"abandon", func(h *harness, r RunOp) { h.apply(h.c.Abandon()) }},
+		{"worker-up", func(h *harness, r RunOp) { h.apply(h.c.WorkerUp("w2", 1)) }},
+		{"stale-failed", func(h *harness, r RunOp) { h.apply(h.c.Failed(1, r.Worker, r.Attempt+1, "late")) }},
 	}
 	U, R, Ru, F, Fr, Fa, Cg, Cd := Unscheduled, Ready, Running, Finished, Freed, Fatal, Cancelling, Cancelled
 	want := map[OpState][]OpState{
-		//           started finished failed cancel-done stale worker-down cancel
-		Unscheduled: {U, U, U, U, U, U, Cd},
-		Ready:       {Ru, F, R, R, R, U, Cg},
-		Running:     {Ru, F, R, R, Ru, U, Cg},
-		Finished:    {F, F, F, F, F, U, Fr},
-		Freed:       {Fr, Fr, Fr, Fr, Fr, Fr, Fr},
-		Fatal:       {Fa, Fa, Fa, Fa, Fa, Fa, Fa},
-		Cancelling:  {Cg, Cd, Cd, Cd, Cg, Cd, Cg},
-		Cancelled:   {Cd, Cd, Cd, Cd, Cd, Cd, Cd},
+		//           started finished failed cancel-done stale worker-down cancel failed-final abandon worker-up stale-failed
+		Unscheduled: {U, U, U, U, U, U, Cd, U, U, U, U},
+		Ready:       {Ru, F, R, R, R, U, Cg, Fa, R, R, R},
+		Running:     {Ru, F, R, R, Ru, U, Cg, Fa, Ru, Ru, Ru},
+		Finished:    {F, F, F, F, F, U, Fr, F, F, F, F},
+		Freed:       {Fr, Fr, Fr, Fr, Fr, Fr, Fr, Fr, Fr, Fr, Fr},
+		Fatal:       {Fa, Fa, Fa, Fa, Fa, Fa, Fa, Fa, Fa, Fa, Fa},
+		Cancelling:  {Cg, Cd, Cd, Cd, Cg, Cd, Cg, Cd, Cd, Cg, Cg},
+		Cancelled:   {Cd, Cd, Cd, Cd, Cd, Cd, Cd, Cd, Cd, Cd, Cd},
+	}
+	for st, row := range want {
+		if len(row) != len(inputs) {
+			t.Fatalf("row %v has %d entries for %d inputs", st, len(row), len(inputs))
+		}
 	}
 	for _, su := range setups {
 		for i, in := range inputs {
@@ -634,6 +643,9 @@ func TestCoreTransitions(t *testing.T) {
 						if h.c.ops[k].sent {
 							if h.c.State(k) == Cancelling {
 								r := h.runs[k]
+								// A worker's latest run of an op that ends
+								// cancelled drops the op's chunk there.
+								delete(h.chunks, fmt.Sprintf("%d@%s", h.ids[k], r.Worker))
 								h.apply(h.c.CancelDone(k, r.Worker, r.Attempt))
 							} else {
 								h.finish(k)

@@ -159,6 +159,25 @@ func TestSessionCancelAndClose(t *testing.T) {
 	}
 }
 
+func TestEventLog(t *testing.T) {
+	var l eventLog
+	for i := 0; i < 2*eventBlock+5; i++ {
+		l.add(Event{Key: i})
+	}
+	for _, from := range []int{-1, 0, 1, eventBlock - 1, eventBlock, eventBlock + 1, 2 * eventBlock, 2*eventBlock + 4, 2*eventBlock + 5, 3 * eventBlock} {
+		got := l.from(from)
+		start := max(from, 0)
+		if want := max(2*eventBlock+5-start, 0); len(got) != want {
+			t.Fatalf("from(%d): %d events, want %d", from, len(got), want)
+		}
+		for i, ev := range got {
+			if ev.Key != start+i {
+				t.Fatalf("from(%d)[%d] is event %d", from, i, ev.Key)
+			}
+		}
+	}
+}
+
 func TestSessionCtlSettings(t *testing.T) {
 	_, _, s := newTestSession(t)
 	spec := "a = rand(1000, chunks=100, seed=1)\nb = ((a + 1) * 2).sum()\n"

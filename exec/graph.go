@@ -78,8 +78,8 @@ type Graph struct {
 	states  []OpState
 	end     time.Time
 	err     string
-	events  []Event
-	changed chan struct{} // closed and replaced at every event
+	events  eventLog
+	changed chan struct{} // closed at the next event; nil until Events asks
 
 	plan planned // see planview.go
 }
@@ -88,8 +88,7 @@ func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64,
 	g := &Graph{
 		src: src, spec: tg, chunks: cg, ids: ids, cancel: cancel,
 		done: make(chan struct{}), start: time.Now(),
-		states:  make([]OpState, len(cg.Ops)),
-		changed: make(chan struct{}),
+		states: make([]OpState, len(cg.Ops)),
 	}
 	g.status.State = RunningGraph
 	g.status.Operands = len(cg.Ops)
@@ -184,10 +183,56 @@ func (g *Graph) Progress() string {
 func (g *Graph) Events(from int) (evs []Event, more <-chan struct{}, ended bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if from < len(g.events) {
-		evs = append(evs, g.events[from:]...)
+	evs = g.events.from(from)
+	if g.changed == nil {
+		g.changed = make(chan struct{})
 	}
 	return evs, g.changed, g.status.State.Ended()
+}
+
+// wake tells the callers of Events that something happened. g.mu is held.
+func (g *Graph) wake() {
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
+}
+
+// eventLog is an append-only list of events kept in fixed-size blocks, so
+// that a graph of a million operands grows it without copying it over.
+type eventLog struct {
+	blocks [][]Event
+	n      int
+}
+
+const eventBlock = 4096
+
+func (l *eventLog) add(ev Event) {
+	if l.n%eventBlock == 0 {
+		l.blocks = append(l.blocks, make([]Event, 0, eventBlock))
+	}
+	b := &l.blocks[len(l.blocks)-1]
+	*b = append(*b, ev)
+	l.n++
+}
+
+// from returns a copy of the events from index i on.
+func (l *eventLog) from(i int) []Event {
+	if i < 0 {
+		i = 0
+	}
+	if i >= l.n {
+		return nil
+	}
+	out := make([]Event, 0, l.n-i)
+	for b := i / eventBlock; b < len(l.blocks); b++ {
+		blk := l.blocks[b]
+		if b == i/eventBlock {
+			blk = blk[i%eventBlock:]
+		}
+		out = append(out, blk...)
+	}
+	return out
 }
 
 // OpStates returns the current state of every operand, by key.
@@ -229,9 +274,8 @@ func (g *Graph) observe(ev Event) {
 	g.status.PeakBytes = max(g.status.PeakBytes, ev.LiveBytes)
 	g.status.TransferBytes = max(g.status.TransferBytes, ev.TransferBytes)
 	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
-	g.events = append(g.events, ev)
-	close(g.changed)
-	g.changed = make(chan struct{})
+	g.events.add(ev)
+	g.wake()
 }
 
 func (g *Graph) finish(err error) {
@@ -247,8 +291,7 @@ func (g *Graph) finish(err error) {
 	}
 	g.status.Running = 0
 	g.end = time.Now()
-	close(g.changed)
-	g.changed = make(chan struct{})
+	g.wake()
 	g.mu.Unlock()
 	close(g.done)
 }

@@ -138,27 +138,48 @@ func BalancedAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[
 	return out
 }
 
-// pickWorker chooses the worker for a non-initial op: the one already
-// holding the most bytes of its inputs, ties broken by the most free slots,
-// then by name. holder[i] and nbytes[i] describe input i.
+// Costs with which pickWorker weighs moving inputs against waiting: an
+// input fetched from another worker costs its bytes plus fetchCost, and
+// each op that must end before a worker has a free slot costs waitCost.
+// Moving a chunk of a few MiB takes about as long as a typical op runs.
+const (
+	fetchCost = 64 << 10
+	waitCost  = 1 << 20
+)
+
+// pickWorker chooses the worker for a non-initial op among those with room:
+// the one where it would start soonest, counting the bytes of its inputs
+// held elsewhere and the ops ahead of it when the worker's slots are all
+// busy; ties go to the most free slots, then the name. It avoids avoid
+// unless that is the only worker. holder[i] and nbytes[i] describe input i.
+// It returns "" when no worker has room.
 func pickWorker(holders []string, nbytes []int64, workers map[string]*workerState, avoid string) string {
-	local := map[string]int64{}
-	for i, h := range holders {
-		if _, ok := workers[h]; ok {
-			local[h] += nbytes[i]
-		}
+	var all int64
+	for _, b := range nbytes {
+		all += b
 	}
 	best := ""
-	var bestBytes int64
+	var bestCost int64
 	bestFree := 0
 	for _, name := range sortedKeys(workers) {
-		if name == avoid && len(workers) > 1 {
+		w := workers[name]
+		if !w.room() || name == avoid && len(workers) > 1 {
 			continue
 		}
-		w := workers[name]
-		b, free := local[name], w.slots-w.outstanding
-		if best == "" || b > bestBytes || (b == bestBytes && free > bestFree) {
-			best, bestBytes, bestFree = name, b, free
+		cost := all
+		for i, h := range holders {
+			if h == name {
+				cost -= nbytes[i]
+			} else {
+				cost += fetchCost
+			}
+		}
+		free := w.slots - w.outstanding
+		if free <= 0 {
+			cost += int64(1-free) * waitCost
+		}
+		if best == "" || cost < bestCost || (cost == bestCost && free > bestFree) {
+			best, bestCost, bestFree = name, cost, free
 		}
 	}
 	return best

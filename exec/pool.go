@@ -12,7 +12,8 @@ import (
 // dataPool keeps idle fetch connections to workers' chunk services, so that
 // moving many small chunks does not pay a TCP handshake each.
 type dataPool struct {
-	limit int64 // largest chunk accepted
+	limit int64  // largest chunk accepted
+	key   []byte // the cluster key
 
 	mu     sync.Mutex
 	idle   map[string][]*dataConn
@@ -27,8 +28,8 @@ type dataConn struct {
 // maxIdle bounds the idle connections kept to one address.
 const maxIdle = 4
 
-func newDataPool(limit int64) *dataPool {
-	return &dataPool{limit: limit, idle: make(map[string][]*dataConn)}
+func newDataPool(limit int64, key []byte) *dataPool {
+	return &dataPool{limit: limit, key: key, idle: make(map[string][]*dataConn)}
 }
 
 func (p *dataPool) get(ctx context.Context, addr string) (*dataConn, error) {
@@ -40,7 +41,7 @@ func (p *dataPool) get(ctx context.Context, addr string) (*dataConn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	c, err := dialData(ctx, addr, connFetch)
+	c, err := dialData(ctx, addr, connFetch, p.key)
 	if err != nil {
 		return nil, err
 	}

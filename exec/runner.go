@@ -37,6 +37,9 @@ type Job struct {
 	// Observe, if not nil, is called for every transition of an operand. It
 	// must not block.
 	Observe func(Event)
+	// Order, if not nil, replaces the runner's run order (PlanOrder): tests
+	// use it to compare orders on the same graph.
+	Order OrderFunc
 	// Plan, if not nil, is called once before any op runs with how the
 	// runner placed the job (see planview.go). It must not block.
 	Plan func(Placement)

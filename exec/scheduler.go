@@ -19,11 +19,14 @@ import (
 
 // SchedulerConfig configures a Scheduler.
 type SchedulerConfig struct {
-	Name      string   // the scheduler's cluster name; "scheduler" when empty
-	Gossip    string   // memberlist bind host:port; "127.0.0.1:0" when empty
-	Join      []string // gossip addresses of an existing cluster, if any
-	SecretKey []byte   // gossip encryption key, shared by the cluster
-	Fast      bool     // cluster timings for tests (see cluster.Config)
+	Name   string   // the scheduler's cluster name; "scheduler" when empty
+	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
+	Join   []string // gossip addresses of an existing cluster, if any
+	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
+	// authenticates the connections to the workers. Without it the
+	// scheduler's gossip stays on loopback.
+	SecretKey []byte
+	Fast      bool // cluster timings for tests (see cluster.Config)
 	LogOutput io.Writer
 	// MaxAttempts bounds the runs of a failing op; 3 when 0.
 	MaxAttempts int
@@ -32,6 +35,10 @@ type SchedulerConfig struct {
 	CancelWait time.Duration
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
+	// Depth bounds the ops sent to a worker and not yet reported, per slot
+	// (see CoreOptions.Depth); 32 when 0: deep enough that reports and
+	// submissions travel in batches.
+	Depth int
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -121,8 +128,16 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 	if cfg.CancelWait <= 0 {
 		cfg.CancelWait = time.Second
 	}
+	if cfg.Depth == 0 {
+		cfg.Depth = 32
+	}
+	if cfg.Gossip != "" {
+		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk)}
+		chunks: make(map[uint64]Location), status: make(map[uint64]chan string), pool: newDataPool(cfg.MaxChunk, cfg.SecretKey)}
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
 		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
@@ -158,7 +173,7 @@ func (s *Scheduler) Close() error {
 	s.mu.Lock()
 	for _, w := range s.workers {
 		if w.cc != nil {
-			w.cc.c.Close()
+			w.cc.close()
 		}
 	}
 	s.mu.Unlock()
@@ -217,7 +232,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 	var err error
 	for try := 0; try < 5; try++ {
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
-		c, err = dialData(ctx, w.addr, connControl)
+		c, err = dialData(ctx, w.addr, connControl, s.cfg.SecretKey)
 		cancel()
 		if err == nil || s.ctx.Err() != nil {
 			break
@@ -235,7 +250,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 	s.mu.Lock()
 	if s.closed || s.workers[w.name] != w {
 		s.mu.Unlock()
-		c.Close()
+		cc.close()
 		return
 	}
 	w.cc = cc
@@ -280,7 +295,7 @@ func (s *Scheduler) drop(w *remoteWorker) {
 	}
 	delete(s.workers, w.name)
 	if w.cc != nil {
-		w.cc.c.Close()
+		w.cc.close()
 		for _, mb := range s.jobs {
 			mb.put(input{down: true, worker: w.name})
 		}
@@ -327,7 +342,7 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}()
 
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Planned: job.Plan})
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order})
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
 		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
@@ -402,6 +417,9 @@ func (s *Scheduler) step(core *Core, in input) Output {
 	case msgDone:
 		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
 	case msgFailed:
+		if m.Final {
+			return core.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
+		}
 		return core.Failed(m.Key, in.worker, m.Attempt, m.Err)
 	case msgCancelled:
 		return core.CancelDone(m.Key, in.worker, m.Attempt)
@@ -542,7 +560,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if best == nil {
 		return errors.New("put: no worker connected")
 	}
-	if err := putChunk(ctx, best.addr, id, a); err != nil {
+	if err := putChunk(ctx, best.addr, id, a, s.cfg.SecretKey); err != nil {
 		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
 	}
 	s.mu.Lock()

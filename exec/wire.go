@@ -58,6 +58,7 @@ type ctlMsg struct {
 	IDs      []uint64        // free
 	NBytes   int64           // done
 	Err      string          // failed
+	Final    bool            // failed: the kernel rejected the op; retrying cannot help
 	Seq      uint64          // status, status reply
 	Text     string          // status reply
 }

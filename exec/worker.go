@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marsfs/cluster"
@@ -31,8 +33,11 @@ type WorkerConfig struct {
 	// Mem bounds the bytes of the chunks held plus those being made: an op
 	// waits in the queue while its output would not fit, unless the worker
 	// runs nothing else. 0 means no bound.
-	Mem       int64
-	SecretKey []byte    // gossip encryption key, shared by the cluster
+	Mem int64
+	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
+	// authenticates every connection to the worker's service. Without it
+	// the worker listens on loopback only.
+	SecretKey []byte
 	Fast      bool      // cluster timings for tests (see cluster.Config)
 	LogOutput io.Writer // memberlist's log; discarded when nil
 	Store     Store     // where chunks live; a MemStore when nil
@@ -54,9 +59,13 @@ type Worker struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
+	sending atomic.Int64 // chunk frames being sent
+
 	mu      sync.Mutex
 	queue   taskQueue
 	running map[taskKey]*task
+	runq    chan *task         // started tasks, for the runners
+	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
 	conns   map[net.Conn]bool
 	closed  bool
 }
@@ -75,6 +84,7 @@ type task struct {
 	inputs    []Location
 	addrs     []string
 	ctl       *ctlConn
+	ctx       context.Context // of the run, once started
 	cancel    context.CancelFunc
 	cancelled bool
 	index     int // in the queue, -1 when not queued
@@ -104,34 +114,6 @@ func (q *taskQueue) Pop() any {
 	return t
 }
 
-// ctlConn is one end of a control connection; send is safe for concurrent
-// use.
-type ctlConn struct {
-	c   net.Conn
-	mu  sync.Mutex
-	bw  *bufio.Writer
-	enc *gob.Encoder
-}
-
-func newCtlConn(c net.Conn) *ctlConn {
-	bw := bufio.NewWriter(c)
-	return &ctlConn{c: c, bw: bw, enc: gob.NewEncoder(bw)}
-}
-
-func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
-
-// sendAll sends ms with one write, as far as the buffer allows.
-func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	for _, m := range ms {
-		if err := cc.enc.Encode(m); err != nil {
-			return err
-		}
-	}
-	return cc.bw.Flush()
-}
-
 // StartWorker starts a worker: it listens, joins the cluster as a worker and
 // serves until Close.
 func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
@@ -152,12 +134,20 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
+	if err := checkListen("worker "+cfg.Name, listen, cfg.SecretKey); err != nil {
+		return nil, err
+	}
+	if cfg.Gossip != "" {
+		if err := checkListen("worker "+cfg.Name+" gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
 	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk),
-		running: make(map[taskKey]*task), conns: make(map[net.Conn]bool)}
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk, cfg.SecretKey),
+		running: make(map[taskKey]*task), owner: make(map[uint64]taskKey), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -173,7 +163,11 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	w.node = node
-	w.wg.Add(1)
+	w.runq = make(chan *task, cfg.Slots)
+	w.wg.Add(1 + cfg.Slots)
+	for range cfg.Slots {
+		go w.runner()
+	}
 	go w.accept()
 	return w, nil
 }
@@ -232,6 +226,7 @@ func (w *Worker) Close() error {
 	for c := range w.conns {
 		c.Close()
 	}
+	close(w.runq) // pump starts nothing once closed
 	w.mu.Unlock()
 	w.wg.Wait()
 	w.pool.close()
@@ -244,8 +239,8 @@ func (w *Worker) Status() string {
 	running, queued := len(w.running), len(w.queue)
 	w.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\n",
-		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem)
+	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
+		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	return b.String()
 }
 
@@ -278,7 +273,7 @@ func (w *Worker) accept() {
 
 func (w *Worker) serve(c net.Conn) {
 	br := bufio.NewReader(c)
-	kind, err := br.ReadByte()
+	kind, err := serverAuth(c, br, w.cfg.SecretKey)
 	if err != nil {
 		return
 	}
@@ -294,7 +289,9 @@ func (w *Worker) serve(c net.Conn) {
 			}
 			a, ok := w.store.Get(getID(id[:]))
 			if ok {
-				err = writeChunk(bw, a)
+				w.sending.Add(1)
+				err = w.sendChunk(bw, a)
+				w.sending.Add(-1)
 			} else {
 				err = writeErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, getID(id[:])))
 			}
@@ -330,6 +327,7 @@ func (w *Worker) serve(c net.Conn) {
 func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := newCtlConn(c)
 	dec := gob.NewDecoder(br)
+	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
 	for {
@@ -347,6 +345,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
 			w.mu.Lock()
+			w.owner[t.id] = t.taskKey
 			heap.Push(&w.queue, t)
 			w.pump()
 			w.mu.Unlock()
@@ -372,6 +371,8 @@ func (w *Worker) dropConn(cc *ctlConn) {
 		if t.ctl != cc {
 			t.index = len(kept)
 			kept = append(kept, t)
+		} else {
+			w.disown(t)
 		}
 	}
 	clear(w.queue[len(kept):])
@@ -395,6 +396,7 @@ func (w *Worker) cancel(k taskKey) {
 		for _, t := range w.queue {
 			if t.taskKey == k {
 				heap.Remove(&w.queue, t.index)
+				w.disown(t)
 				dropped = t
 				break
 			}
@@ -403,6 +405,15 @@ func (w *Worker) cancel(k taskKey) {
 	w.mu.Unlock()
 	if dropped != nil {
 		dropped.ctl.send(&ctlMsg{Kind: msgCancelled, Job: k.job, Key: k.key, Attempt: k.attempt, ID: dropped.id})
+	}
+}
+
+// disown ends the claim of task t, dropped from the queue, on its chunk: a
+// chunk an earlier run left under its ID is stale. w.mu is held.
+func (w *Worker) disown(t *task) {
+	if w.owner[t.id] == t.taskKey {
+		delete(w.owner, t.id)
+		w.store.Delete(t.id)
 	}
 }
 
@@ -420,42 +431,58 @@ func (w *Worker) pump() {
 			}
 		}
 		heap.Pop(&w.queue)
-		ctx, cancel := context.WithCancel(w.ctx)
-		t.cancel = cancel
+		t.ctx, t.cancel = context.WithCancel(w.ctx)
 		w.running[t.taskKey] = t
-		w.wg.Add(1)
-		go w.run(ctx, t)
+		w.runq <- t // never blocks: it holds at most Slots tasks
+	}
+}
+
+// runner runs the tasks pump starts until the worker closes. Slots runners
+// live as long as the worker, so that a task does not pay for a goroutine
+// and the growth of its stack.
+func (w *Worker) runner() {
+	defer w.wg.Done()
+	for t := range w.runq {
+		w.run(t.ctx, t)
 	}
 }
 
 func (w *Worker) run(ctx context.Context, t *task) {
-	defer w.wg.Done()
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	out, err := w.compute(ctx, t)
-	if err == nil {
-		err = w.store.Put(t.id, out)
-	}
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
 	cancelled := t.cancelled
+	// Only the latest run of an op here may touch its chunk: an earlier
+	// one, cancelled but still running, must not replace or drop it.
+	mine := w.owner[t.id] == t.taskKey
+	if mine {
+		delete(w.owner, t.id)
+		if err == nil && !cancelled {
+			err = w.store.Put(t.id, out)
+		} else {
+			w.store.Delete(t.id) // what an earlier run left is stale
+		}
+	}
 	w.pump()
 	w.mu.Unlock()
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
-	case cancelled:
-		if err == nil {
-			w.store.Delete(t.id)
-		}
+	case cancelled || !mine:
 		m.Kind = msgCancelled
 	case err != nil:
-		m.Kind, m.Err = msgFailed, err.Error()
+		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
 	default:
 		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
 	}
 	if t.ctl.send(m) != nil && m.Kind == msgDone {
 		// The scheduler is gone and will never free the chunk.
-		w.store.Delete(t.id)
+		w.mu.Lock()
+		if _, again := w.owner[t.id]; !again {
+			w.store.Delete(t.id)
+		}
+		w.mu.Unlock()
 	}
 }
 
@@ -484,20 +511,49 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	return runKernel(ctx, t.op, in)
 }
 
+// sendPause, when set (by tests, in worker processes), is called halfway
+// through sending a chunk of 1 MiB or more, the first half flushed.
+var sendPause func()
+
+// sendChunk writes a's chunk frame to bw.
+func (w *Worker) sendChunk(bw *bufio.Writer, a *tensor.Array) error {
+	if sendPause == nil || len(a.Data) < 1<<20 {
+		return writeChunk(bw, a)
+	}
+	half := *a
+	half.Data = a.Data[:len(a.Data)/2]
+	if err := writeChunk(bw, &half); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	sendPause()
+	_, err := bw.Write(a.Data[len(a.Data)/2:])
+	return err
+}
+
 // runKernel runs op's kernel, turning a panic into an error: a kernel given
 // arguments it does not expect must fail its op, not the worker.
 func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out *tensor.Array, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("%s kernel panicked: %v", op.Kind, r)
+			out, err = nil, kernelPanic(fmt.Sprintf("%s kernel panicked: %v", op.Kind, r))
 		}
 	}()
 	return tensor.Run(ctx, op, in)
 }
 
+// kernelPanic is the error of a kernel that panicked: like the errors
+// kernels return, it would happen again on any worker.
+type kernelPanic string
+
+func (e kernelPanic) Error() string        { return string(e) }
+func (e kernelPanic) Is(target error) bool { return target == tensor.ErrKernel }
+
 // putChunk stores a as chunk id on the worker serving at addr.
-func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array) error {
-	c, err := dialData(ctx, addr, connPut)
+func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array, key []byte) error {
+	c, err := dialData(ctx, addr, connPut, key)
 	if err != nil {
 		return err
 	}
@@ -513,19 +569,6 @@ func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array) erro
 		return err
 	}
 	return readStatus(bufio.NewReader(c))
-}
-
-func dialData(ctx context.Context, addr string, kind byte) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.Write([]byte{kind}); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }
 
 func getID(b []byte) uint64 {

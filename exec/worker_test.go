@@ -1,9 +1,19 @@
 package exec
 
 import (
+	"bufio"
 	"container/heap"
+	"context"
+	"encoding/gob"
 	"math/rand"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"marsfs/tensor"
 )
 
 // TestTaskQueue checks the worker's queue: priority order, removal of a
@@ -12,7 +22,7 @@ func TestTaskQueue(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	a, b := &ctlConn{}, &ctlConn{}
 	for iter := 0; iter < 200; iter++ {
-		w := &Worker{running: map[taskKey]*task{}}
+		w := &Worker{running: map[taskKey]*task{}, owner: map[uint64]taskKey{}, store: NewMemStore()}
 		n := rng.Intn(40)
 		for i := 0; i < n; i++ {
 			cc := a
@@ -36,4 +46,133 @@ func TestTaskQueue(t *testing.T) {
 			prev = tk
 		}
 	}
+}
+
+// TestChunkOwnership runs two attempts of one op on a worker: the first
+// blocks on a peer that never answers, the second makes the chunk. The
+// first, cancelled afterwards, must leave the second's chunk alone.
+func TestChunkOwnership(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 2, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	dec := gob.NewDecoder(bufio.NewReader(c))
+	recv := func() ctlMsg {
+		t.Helper()
+		var m ctlMsg
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	blocked := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: blocked, ID: 42,
+		Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+	if m := recv(); m.Kind != msgStarted || m.Attempt != 1 {
+		t.Fatalf("got %+v", m)
+	}
+	free := &tensor.ChunkOp{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 2, Op: free, ID: 42, Inputs: []Location{}, Addrs: []string{}})
+	for m := recv(); m.Kind != msgDone; m = recv() {
+		if m.Kind != msgStarted {
+			t.Fatalf("got %+v", m)
+		}
+	}
+	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
+	if m := recv(); m.Kind != msgCancelled || m.Attempt != 1 {
+		t.Fatalf("got %+v", m)
+	}
+	if _, ok := w.Store().Get(42); !ok {
+		t.Error("the cancelled first attempt dropped the second's chunk")
+	}
+	cc.close()
+	mute.Close()
+	hmu.Lock()
+	for _, c := range held {
+		c.Close()
+	}
+	hmu.Unlock()
+	w.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestFetchesBounded submits more ops than a worker has slots, every one
+// reading an input from a peer that never answers: the worker opens one
+// fetch per slot, no more, so that a slow peer cannot make it buffer more
+// than its slots' inputs.
+func TestFetchesBounded(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 2, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}
+	}()
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	for k := 0; k < 6; k++ {
+		cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
+			Inputs: []Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+	}
+	time.Sleep(300 * time.Millisecond)
+	hmu.Lock()
+	n := len(held)
+	hmu.Unlock()
+	if n != 2 {
+		t.Errorf("%d fetches open for 2 slots", n)
+	}
+	if st := w.Status(); !strings.Contains(st, "running 2\nqueued 4\n") {
+		t.Errorf("status:\n%s", st)
+	}
+	cc.close() // the worker cancels what the connection submitted
+	mute.Close()
+	hmu.Lock()
+	for _, c := range held {
+		c.Close()
+	}
+	hmu.Unlock()
+	w.Close()
+	checkGoroutines(t, g0)
 }

@@ -118,6 +118,9 @@ type catMode struct {
 	creator string // substituted for {c}
 	// chunks cuts input a, the k-th input of the case.
 	chunks func(k int, a *Array) [][]int
+	// viaJSON sends the spec through its JSON form: the parsed graph is
+	// rendered with Graph.JSON and parsed again before tiling.
+	viaJSON bool
 }
 
 var catModes = []catMode{
@@ -130,6 +133,7 @@ var catModes = []catMode{
 		cut := []func(int) []int{raggedChunks, func(n int) []int { return regularChunks(n, 2) }, func(n int) []int { return []int{n} }}[k%3]
 		return cutEach(a.Shape, cut)
 	}},
+	{name: "json", creator: "3", chunks: func(k int, a *Array) [][]int { return cutEach(a.Shape, raggedChunks) }, viaJSON: true},
 }
 
 func cutEach(shape []int, cut func(n int) []int) [][]int {
@@ -254,7 +258,11 @@ func TestCatalogue(t *testing.T) {
 					for k, name := range c.inputs {
 						env.store(t, name, ins[name], m.chunks(k, ins[name]))
 					}
-					got := runSpecWith(t, strings.ReplaceAll(c.spec, "{c}", m.creator), env, o.opt)
+					spec := strings.ReplaceAll(c.spec, "{c}", m.creator)
+					if m.viaJSON {
+						spec = specJSON(t, spec, env)
+					}
+					got := runSpecWith(t, spec, env, o.opt)
 					for i, name := range c.outs {
 						g, ok := got[name]
 						if !ok {
@@ -268,6 +276,20 @@ func TestCatalogue(t *testing.T) {
 			}
 		}
 	}
+}
+
+// specJSON returns the JSON form of spec.
+func specJSON(t *testing.T, spec string, env *catEnv) string {
+	t.Helper()
+	g, err := ParseSpec(spec, env)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, spec)
+	}
+	js, err := g.JSON()
+	if err != nil {
+		t.Fatalf("json: %v\n%s", err, spec)
+	}
+	return string(js)
 }
 
 // catOptims are the graph optimizations every case runs under: none, and

@@ -28,8 +28,8 @@ func constKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) 
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
-	// The chunk aliases the operand's bytes: kernels never modify their
-	// inputs, and the operand is not run twice from the same Args.
+	// The chunk aliases the operand's bytes: no kernel modifies its inputs,
+	// so a retry or a recomputation after a failure gets the same chunk.
 	return a, nil
 }
 

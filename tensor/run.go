@@ -2,8 +2,24 @@ package tensor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
+
+// ErrKernel marks the errors Run returns because a kernel rejected its op or
+// inputs (a singular matrix, an argument out of range). Kernels are
+// deterministic, so running the op again gives the same error: executors
+// test errors.Is(err, ErrKernel) to give up at once rather than retry.
+var ErrKernel = errors.New("kernel error")
+
+// kernelError is a kernel's error, marked with ErrKernel.
+type kernelError struct {
+	kind string
+	err  error
+}
+
+func (e *kernelError) Error() string   { return e.kind + ": " + e.err.Error() }
+func (e *kernelError) Unwrap() []error { return []error{ErrKernel, e.err} }
 
 // A kernel computes one chunk from its input chunks. It must not modify the
 // inputs, and should return ctx.Err() promptly once ctx is done when its work
@@ -27,7 +43,10 @@ func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	}
 	out, err := k(ctx, op, in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op.Kind, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", op.Kind, err) // interrupted, not rejected
+		}
+		return nil, &kernelError{op.Kind, err}
 	}
 	if out.DType != op.DType || !sameShape(out.Shape, op.Shape) {
 		return nil, fmt.Errorf("run op %d (%s): kernel made %v%v, want %v%v", op.Key, op.Kind, out.DType, out.Shape, op.DType, op.Shape)

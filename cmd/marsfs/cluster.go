@@ -25,7 +25,12 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 			l.Close()
 		}
 	}
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip})
+	key, err := exec.LoadKey(wf.keyFile)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip, SecretKey: key})
 	if err != nil {
 		closeAll()
 		return err
@@ -97,7 +102,12 @@ func scheduler(args []string) error {
 	sf.add(f)
 	gossip := f.String("gossip", "127.0.0.1:7946", "memberlist address (workers --join it)")
 	join := f.String("join", "", "gossip addresses of a cluster to join, comma-separated")
+	keyFile := f.String("key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 	if _, err := parse(f, args); err != nil {
+		return err
+	}
+	key, err := exec.LoadKey(*keyFile)
+	if err != nil {
 		return err
 	}
 	ls, err := sf.listen()
@@ -106,7 +116,7 @@ func scheduler(args []string) error {
 	}
 	ctx, stop := signals()
 	defer stop()
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join)})
+	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join), SecretKey: key})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -140,7 +150,11 @@ func worker(args []string) error {
 		return err
 	}
 	defer stopProfile()
-	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem}
+	key, err := exec.LoadKey(wf.keyFile)
+	if err != nil {
+		return err
+	}
+	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
 	switch wf.store {
 	case "mem":
 	case "shm":

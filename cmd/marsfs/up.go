@@ -165,6 +165,7 @@ type workerFlags struct {
 	shmDir   string
 	spillDir string
 	store    string
+	keyFile  string
 
 	cpuprofile string // up passes each worker FILE.worker-N
 }
@@ -176,6 +177,7 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
+	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }
 
@@ -187,6 +189,9 @@ func (w *workerFlags) args() []string {
 	}
 	if w.spillDir != "" {
 		a = append(a, "--spill-dir", w.spillDir)
+	}
+	if w.keyFile != "" {
+		a = append(a, "--key-file", w.keyFile)
 	}
 	return a
 }

@@ -198,7 +198,7 @@ func TestMountEvents(t *testing.T) {
 	if n := strings.Count(evs, " FINISHED "); n == 0 {
 		t.Errorf("no FINISHED events:\n%s", evs)
 	}
-	if !strings.Contains(evs, " sum.final ") {
+	if !strings.Contains(evs, "sum.final") {
 		t.Errorf("events end before the final sum:\n%s", evs)
 	}
 }

@@ -191,7 +191,7 @@ def main():
             if c["check"] == "error":
                 try:
                     exec("\n".join(c["np"]), ns)
-                except TypeError:
+                except (TypeError, ValueError, IndexError):  # AxisError is both
                     continue
                 sys.exit("%s: NumPy does not refuse it" % c["name"])
             exec("\n".join(c["np"]), ns)

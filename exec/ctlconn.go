@@ -1,0 +1,129 @@
+package exec
+
+import (
+	"bufio"
+	"encoding/gob"
+	"errors"
+	"net"
+	"sync"
+)
+
+// ctlConn is one end of a control connection. send queues messages; a
+// goroutine of the connection's own encodes and writes them, so that the
+// messages queued while a write is under way go out together in the next:
+// under load many reports and submissions share one system call, and the
+// sender never waits on the network or on gob. A task's "started" report
+// queued together with the report of its end is dropped: the op went by
+// too fast for anyone to see it run. send is safe for concurrent use.
+type ctlConn struct {
+	c    net.Conn
+	wake chan struct{} // a message waits
+	done chan struct{} // closed by close
+	once sync.Once
+
+	mu   sync.Mutex
+	pend []*ctlMsg
+	err  error // the first write error
+}
+
+var errCtlClosed = errors.New("control connection closed")
+
+func newCtlConn(c net.Conn) *ctlConn {
+	cc := &ctlConn{c: c, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go cc.writer()
+	return cc
+}
+
+func (cc *ctlConn) send(m *ctlMsg) error { return cc.sendAll([]*ctlMsg{m}) }
+
+// sendAll queues ms for writing, in order. It fails if the connection
+// failed or closed before; a failure later closes the connection, which its
+// reader sees. The messages must not be modified afterwards.
+func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
+	cc.mu.Lock()
+	if cc.err != nil {
+		cc.mu.Unlock()
+		return cc.err
+	}
+	cc.pend = append(cc.pend, ms...)
+	cc.mu.Unlock()
+	select {
+	case cc.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// writer writes what is queued until the connection fails or closes.
+func (cc *ctlConn) writer() {
+	bw := bufio.NewWriterSize(cc.c, 64<<10)
+	enc := gob.NewEncoder(bw)
+	var batch []*ctlMsg
+	for {
+		select {
+		case <-cc.wake:
+		case <-cc.done:
+			return
+		}
+		cc.mu.Lock()
+		batch, cc.pend = cc.pend, batch[:0]
+		cc.mu.Unlock()
+		var err error
+		for _, m := range dropStarted(batch) {
+			if err = enc.Encode(m); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		clear(batch)
+		if err != nil {
+			cc.fail(err)
+			cc.c.Close()
+			return
+		}
+	}
+}
+
+// dropStarted removes from batch the "started" reports of the tasks whose
+// end it reports too.
+func dropStarted(batch []*ctlMsg) []*ctlMsg {
+	var ended map[taskKey]bool
+	for _, m := range batch {
+		if m.Kind == msgDone || m.Kind == msgFailed || m.Kind == msgCancelled {
+			if ended == nil {
+				ended = make(map[taskKey]bool)
+			}
+			ended[taskKey{m.Job, m.Key, m.Attempt}] = true
+		}
+	}
+	if ended == nil {
+		return batch
+	}
+	kept := batch[:0:0]
+	for _, m := range batch {
+		if m.Kind != msgStarted || !ended[taskKey{m.Job, m.Key, m.Attempt}] {
+			kept = append(kept, m)
+		}
+	}
+	return kept
+}
+
+func (cc *ctlConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.err == nil {
+		cc.err = err
+	}
+	cc.mu.Unlock()
+}
+
+// close closes the connection and stops its writer; what was not written
+// yet is dropped.
+func (cc *ctlConn) close() {
+	cc.once.Do(func() {
+		cc.fail(errCtlClosed)
+		close(cc.done)
+		cc.c.Close()
+	})
+}

@@ -1,0 +1,155 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// localResult computes spec's output name with the LocalRunner.
+func localResult(t *testing.T, spec, name string) []byte {
+	t.Helper()
+	e := NewEngine(NewLocalRunner(2))
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g)
+	return fetch(t, s, name).Data
+}
+
+// TestKilledWhileSending kills a worker process in the middle of sending a
+// chunk to another worker: the fetching side sees the frame cut short, the
+// scheduler recomputes what the dead worker held on the survivor, and the
+// result is the LocalRunner's, bit for bit.
+func TestKilledWhileSending(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	const spec = "x = rand(1024, 1024, chunks=(256, 1024), seed=3)\ny = (x + x.T).sum(axis=0)"
+	want := localResult(t, spec, "y")
+
+	tc := newTestCluster(t, 0, true)
+	tc.spawn(nil, "w1")
+	out := tc.spawn(nil, "w2", "MARSFS_TEST_SENDPAUSE=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := tc.s.WaitWorkers(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	sending := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "sending" {
+				close(sending)
+				break
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+
+	e := NewEngine(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sending:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("w2 sent no large chunk; graph %v", g.Status().State)
+	}
+	// w2 is blocked halfway through a frame; a peer is reading it.
+	text, ok := tc.s.WorkerStatus("w2")
+	if !ok || statusField(t, text, "sending") < 1 {
+		t.Fatalf("w2 status while sending:\n%s", text)
+	}
+	tc.killed[1] = true
+	if err := tc.procs[1].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	st := g.Wait(ctx)
+	if st.State != Succeeded {
+		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
+	}
+	if got := fetch(t, s, "y").Data; !bytes.Equal(got, want) {
+		t.Error("result differs from the LocalRunner's")
+	}
+	evs, _, _ := g.Events(0)
+	recomputed := false
+	for _, ev := range evs {
+		if ev.Err != "" {
+			t.Logf("op %d %v on %q: %s", ev.Key, ev.State, ev.Worker, ev.Err)
+		}
+		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "w2 left") {
+			recomputed = true
+		}
+	}
+	if !recomputed {
+		t.Error("no event tells of the loss")
+	}
+}
+
+// TestFetchFromKilledWorker reads a chunk from a worker process killed
+// halfway through sending it: the reader gets an error, not a short chunk,
+// and does not hang.
+func TestFetchFromKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	tc := newTestCluster(t, 0, true)
+	out := tc.spawn(nil, "w1", "MARSFS_TEST_SENDPAUSE=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tc.s.WaitWorkers(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.s.Put(ctx, 1, ramp(tensor.Float64, []int{1 << 18}, 1)); err != nil { // 2 MiB
+		t.Fatal(err)
+	}
+	_, addr := tc.s.conn("w1")
+	pool := newDataPool(1<<30, nil)
+	defer pool.close()
+	type result struct {
+		a   *tensor.Array
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		a, err := pool.fetch(ctx, addr, 1)
+		res <- result{a, err}
+	}()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "sending" {
+		t.Fatalf("worker printed %q", sc.Text())
+	}
+	tc.killed[0] = true
+	if err := tc.procs[0].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		if r.err == nil {
+			t.Fatalf("fetch from a killed sender returned a %d-byte chunk", len(r.a.Data))
+		}
+		t.Logf("fetch: %v", r.err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("fetch from a killed sender hangs")
+	}
+}

@@ -1,0 +1,80 @@
+package exec
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// levelOrder runs a graph breadth first: every op of one depth before the
+// next. It is the order the seeds warn against.
+func levelOrder(g *tensor.ChunkGraph) []int {
+	depth := make([]int, len(g.Ops))
+	for _, op := range g.Ops {
+		for _, in := range op.Inputs {
+			depth[op.Key] = max(depth[op.Key], depth[in]+1)
+		}
+	}
+	keys := make([]int, len(g.Ops))
+	for k := range keys {
+		keys[k] = k
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return depth[keys[i]] < depth[keys[j]] })
+	rank := make([]int, len(keys))
+	for r, k := range keys {
+		rank[k] = r
+	}
+	return rank
+}
+
+// TestTreeReductionPeakChunks runs a sum over 1000 chunks on two workers and
+// reads the peak of chunks alive at once: in the planned order it stays a
+// small multiple of workers × tree depth; breadth first it is hundreds.
+func TestTreeReductionPeakChunks(t *testing.T) {
+	tc := newTestCluster(t, 2, false)
+	g, err := tensor.ParseSpec("x = ones(1000000, chunks=1000)\ny = (x * 2).sum()\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := tensor.Tile(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unfused, so that the map ops' outputs are real chunks.
+	depth := 0
+	for n := 1000; n > 1; n = (n + 3) / 4 {
+		depth++
+	}
+	peaks := map[string]int{}
+	for name, order := range map[string]OrderFunc{"planned": nil, "breadth-first": levelOrder} {
+		ids := make([]uint64, len(cg.Ops))
+		for k := range ids {
+			ids[k] = uint64(1_000_000 + k)
+		}
+		keep := map[uint64]bool{}
+		for _, k := range cg.Outputs[0].Keys {
+			keep[ids[k]] = true
+		}
+		peak := 0
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err := tc.s.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Order: order,
+			Observe: func(ev Event) { peak = max(peak, ev.LiveChunks) }})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tc.s.Free([]uint64{ids[cg.Outputs[0].Keys[0]]})
+		peaks[name] = peak
+	}
+	t.Logf("sum over 1000 chunks (%d ops, tree depth %d) on 2 workers: peak %d chunks planned, %d breadth-first",
+		len(cg.Ops), depth, peaks["planned"], peaks["breadth-first"])
+	if limit := 4 * 2 * depth * 2; peaks["planned"] > limit {
+		t.Errorf("planned order keeps %d chunks alive, want at most %d", peaks["planned"], limit)
+	}
+	if peaks["breadth-first"] < 200 {
+		t.Errorf("breadth-first keeps only %d chunks alive: the test no longer shows the difference", peaks["breadth-first"])
+	}
+}
