@@ -114,7 +114,11 @@ type exprGroup struct {
 // intermediate results nothing else reads by one "expr" op computing it in
 // one pass over blocks. It returns a new graph with keys renumbered; cg is
 // not modified. Groups of a single op are left as they are.
-func FuseExpr(cg *ChunkGraph) *ChunkGraph {
+func FuseExpr(cg *ChunkGraph) *ChunkGraph { return fuseExpr(cg, true) }
+
+// fuseExpr is FuseExpr; reuse lets a group take the program of the group
+// compiled before it without compiling it, when they are alike.
+func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	n := len(cg.Ops)
 	// Keys fit in int32: a graph of 2^31 ops would not fit in memory.
 	uses := make([]int32, n)
@@ -147,6 +151,7 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 		}
 	}
 	comp := newExprCompiler(cg, gr.class)
+	comp.reuse = reuse
 	var made opStack
 	refs := make([]int32, n) // readers left once the groups are made
 	kept := 0

@@ -105,7 +105,6 @@ type exprCompiler struct {
 	val     []regOf // the register holding each op's values
 	casts   []regOf // key: a register and a dtype, as r<<8 | dtype
 	members []string
-	offsets []int // of the gen instructions, in program order
 	last    []int // allocate's scratch
 	phys    []int
 	free    []int
@@ -113,6 +112,8 @@ type exprCompiler struct {
 	key         []byte                 // the program being compiled, serialized
 	programs    map[string]exprProgram // interned programs by serialized form
 	lastProgram exprProgram            // the program interned last
+	prev        prevGroup              // the group compiled last
+	reuse       bool                   // a group alike prev takes its program
 	ints        intSlab
 }
 
@@ -208,16 +209,17 @@ func (c *exprCompiler) reset(g *exprGroup) {
 	c.dtypes = c.dtypes[:0]
 	c.pinned = c.pinned[:0]
 	c.members = c.members[:0]
-	c.offsets = c.offsets[:0]
 	c.val = c.val[:0]
 	c.casts = c.casts[:0]
 }
 
 // compile makes the expr op that replaces g; its Inputs are g.inputs.
 func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
+	if c.reuse && c.sameAsLast(g) {
+		return c.makeOp(g, c.prev.prog)
+	}
 	c.reset(g)
 	cg := c.cg
-	root := cg.Ops[g.root]
 	for _, k := range g.members {
 		op := cg.Ops[k]
 		c.members = append(c.members, op.Kind)
@@ -233,7 +235,6 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 			c.val = append(c.val, regOf{k, v})
 		case c.class[k] == classGen:
 			gen := op.Args.(GenArgs)
-			c.offsets = append(c.offsets, gen.Offset...)
 			gen.Offset = nil
 			v := c.emit(ExprInstr{Op: exprGen, Kind: op.Kind, DType: genNative(op.Kind, op.DType), Gen: gen})
 			c.val = append(c.val, regOf{k, c.cast(v, op.DType)})
@@ -250,6 +251,7 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 			c.val = append(c.val, regOf{k, c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
 		}
 	}
+	root := cg.Ops[g.root]
 	if g.value != g.root {
 		args := root.Args.(ReduceArgs)
 		v, _ := lookupReg(c.val, g.value)
@@ -281,12 +283,113 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	}
 	regs := c.allocate()
 	p := c.intern(regs)
+	c.prev.prog = p
+	c.prev.members = append(c.prev.members[:0], g.members...)
+	c.prev.inputs = append(c.prev.inputs[:0], g.inputs...)
+	c.prev.value, c.prev.root, c.prev.shape = g.value, g.root, g.shape
+	return c.makeOp(g, p)
+}
+
+// makeOp makes the expr op that runs p for g.
+func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
+	root := c.cg.Ops[g.root]
 	args := ExprArgs{Shape: g.shape, Block: exprBlock, Regs: p.regs, Code: p.code, Members: p.members}
-	if len(c.offsets) > 0 {
-		args.Offsets = c.ints.take(len(c.offsets))
-		copy(args.Offsets, c.offsets)
+	// The offsets of the generators, in the order compile emits them.
+	n := 0
+	for _, k := range g.members {
+		if op := c.cg.Ops[k]; c.class[k] == classGen && op.Kind != OpFull && k != g.root {
+			n += len(op.Args.(GenArgs).Offset)
+		}
+	}
+	if n > 0 {
+		args.Offsets = c.ints.take(n)[:0]
+		for _, k := range g.members {
+			if op := c.cg.Ops[k]; c.class[k] == classGen && op.Kind != OpFull && k != g.root {
+				args.Offsets = append(args.Offsets, op.Args.(GenArgs).Offset...)
+			}
+		}
 	}
 	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: root.Shape, DType: root.DType, Args: args, Node: root.Node}
+}
+
+// A prevGroup is the group compiled last, and its program.
+type prevGroup struct {
+	prog            exprProgram
+	members, inputs []int
+	value, root     int
+	shape           []int
+}
+
+// sameAsLast reports whether g compiles to the program of the group
+// compiled last, as the chunks of one expression mostly do. Of a group,
+// compile reads the value shape and, member by member and input by input,
+// the ops' kinds, dtypes, shapes and arguments (but for generator offsets,
+// which the op keeps apart) and which member or input each member reads:
+// where all those are alike, so is the program, which is not compiled
+// again.
+func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
+	l := &c.prev
+	if l.prog.code == nil || len(l.members) != len(g.members) || len(l.inputs) != len(g.inputs) ||
+		(l.value == l.root) != (g.value == g.root) || !slices.Equal(l.shape, g.shape) {
+		return false
+	}
+	cg := c.cg
+	for i, k := range g.members {
+		lk := l.members[i]
+		a, b := cg.Ops[lk], cg.Ops[k]
+		if (lk == l.root) != (k == g.root) || (lk == l.value) != (k == g.value) ||
+			c.class[lk] != c.class[k] || !sameOpButOffset(a, b) {
+			return false
+		}
+		for j, in := range b.Inputs {
+			if relKey(l.members, l.inputs, a.Inputs[j]) != relKey(g.members, g.inputs, in) {
+				return false
+			}
+		}
+	}
+	for i, k := range g.inputs {
+		a, b := cg.Ops[l.inputs[i]], cg.Ops[k]
+		if a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// relKey places op k in a group: member i is i, input i is -1-i.
+func relKey(members, inputs []int, k int) int {
+	if i, ok := slices.BinarySearch(members, k); ok {
+		return i
+	}
+	i, _ := slices.BinarySearch(inputs, k)
+	return -1 - i
+}
+
+// sameOpButOffset reports whether a and b are alike in kind, dtype, shape,
+// number of inputs and arguments, a generator's offset aside.
+func sameOpButOffset(a, b *ChunkOp) bool {
+	if a.Kind != b.Kind || a.DType != b.DType || len(a.Inputs) != len(b.Inputs) || a.Stored != b.Stored ||
+		!slices.Equal(a.Shape, b.Shape) {
+		return false
+	}
+	switch x := a.Args.(type) {
+	case ElemArgs:
+		y, ok := b.Args.(ElemArgs)
+		return ok && x == y
+	case GenArgs:
+		y, ok := b.Args.(GenArgs)
+		return ok && len(x.Offset) == len(y.Offset) && slices.Equal(x.Global, y.Global) &&
+			math.Float64bits(x.Value) == math.Float64bits(y.Value) && x.IntValue == y.IntValue &&
+			math.Float64bits(x.Start) == math.Float64bits(y.Start) &&
+			math.Float64bits(x.Step) == math.Float64bits(y.Step) &&
+			x.Low == y.Low && x.High == y.High && x.K == y.K && x.Seed == y.Seed
+	case ReduceArgs:
+		y, ok := b.Args.(ReduceArgs)
+		return ok && x.Op == y.Op && x.In == y.In && slices.Equal(x.Axes, y.Axes) && x.Flat == y.Flat &&
+			x.Keepdims == y.Keepdims && x.Ddof == y.Ddof && slices.Equal(x.Offset, y.Offset) &&
+			slices.Equal(x.Global, y.Global)
+	}
+	return false
 }
 
 // allocate maps the virtual registers of c.code onto registers, reusing one

@@ -183,6 +183,39 @@ func TestFuseExprSharesPrograms(t *testing.T) {
 	}
 }
 
+// A group that takes the program of the group before it gets the program
+// compiling it would make.
+func TestFuseExprReuseIsCompile(t *testing.T) {
+	specs := []string{
+		"x = rand(1000, chunks=99, seed=3)\ny = (exp(x) + arange(1000, chunks=99)).sum()",
+		"x = rand(40, 30, chunks=(7, 9), seed=1)\ny = ((x * 2 + 1) > 1.5).sum(axis=0)",
+		"a = arange(1000, chunks=300)\nb = rand(1000, chunks=100, seed=2)\ny = where(a > 500, a, b) * b",
+		// Groups alike but for a constant, a seed, the order of inputs.
+		"x = rand(100, chunks=50, seed=1)\ny = x * 2\nz = x * 3\nfetch y, z",
+		"a = rand(100, chunks=50, seed=1)\nb = rand(100, chunks=50, seed=2)\ny = exp(a)\nz = exp(b)\nfetch y, z",
+		"a = rand(100, chunks=50, seed=1)\nb = rand(100, chunks=50, seed=2)\ny = (a - b) * 2\nz = (b - a) * 2\nw = a * b\nfetch y, z, w",
+		"a = rand(100, chunks=50, seed=1)\ny = (a * 2).sum()\nz = (a * 2).astype(float32).sum()\nfetch y, z",
+	}
+	for _, tc := range fuseSpecs {
+		specs = append(specs, tc.spec)
+	}
+	for _, spec := range specs {
+		cg := tileSpec(t, spec)
+		want, got := fuseExpr(cg, false), fuseExpr(cg, true)
+		if len(got.Ops) != len(want.Ops) {
+			t.Fatalf("%q: %d ops, %d compiling every group", spec, len(got.Ops), len(want.Ops))
+		}
+		for k, op := range got.Ops {
+			w := want.Ops[k]
+			if op.Kind != w.Kind || !slices.Equal(op.Inputs, w.Inputs) || !slices.Equal(op.Shape, w.Shape) ||
+				op.DType != w.DType || op.Node != w.Node || fmt.Sprintf("%+v", op.Args) != fmt.Sprintf("%+v", w.Args) {
+				// (Printed, the args compare NaNs alike, and floats exactly.)
+				t.Errorf("%q: op %d is %+v, compiling every group makes %+v", spec, k, op, w)
+			}
+		}
+	}
+}
+
 // kinds counts the ops of cg by Name().
 func kinds(cg *ChunkGraph) map[string]int {
 	m := map[string]int{}
