@@ -8,13 +8,21 @@ import "slices"
 // each. The ops and slices of one graph live and die together, so a block
 // held alive by a few of them is no great loss.
 
+// Blocks start small, for the many small graphs, and double up to a
+// bound.
+func nextBlock(last, least, most int) int { return min(max(2*last, least), most) }
+
 // An opSlab hands out ops cut from larger blocks.
-type opSlab struct{ buf []ChunkOp }
+type opSlab struct {
+	buf  []ChunkOp
+	size int // of the last block
+}
 
 // take returns a zeroed op.
 func (s *opSlab) take() *ChunkOp {
 	if len(s.buf) == 0 {
-		s.buf = make([]ChunkOp, 1024)
+		s.size = nextBlock(s.size, 16, 1024)
+		s.buf = make([]ChunkOp, s.size)
 	}
 	op := &s.buf[0]
 	s.buf = s.buf[1:]
@@ -22,7 +30,10 @@ func (s *opSlab) take() *ChunkOp {
 }
 
 // An intSlab hands out small int slices cut from larger blocks.
-type intSlab struct{ buf []int }
+type intSlab struct {
+	buf  []int
+	size int // of the last block
+}
 
 // take returns a zeroed slice of n ints whose capacity is n, so that an
 // append to it never writes into its neighbour.
@@ -31,7 +42,8 @@ func (s *intSlab) take(n int) []int {
 		if n > 256 {
 			return make([]int, n)
 		}
-		s.buf = make([]int, 4096)
+		s.size = nextBlock(s.size, 256, 4096)
+		s.buf = make([]int, s.size)
 	}
 	r := s.buf[:n:n]
 	s.buf = s.buf[n:]
@@ -63,12 +75,16 @@ func (c *shapeCache) shape(s []int) []int {
 
 // An opStack holds ops in blocks, to be taken back last first: every push
 // comes before the first pop, as an op popped still lives in its block.
-type opStack struct{ blocks [][]ChunkOp }
+type opStack struct {
+	blocks [][]ChunkOp
+	size   int // of the last block
+}
 
 // push returns a zeroed op on top of the stack.
 func (s *opStack) push() *ChunkOp {
 	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == cap(s.blocks[n-1]) {
-		s.blocks = append(s.blocks, make([]ChunkOp, 0, 1024))
+		s.size = nextBlock(s.size, 16, 1024)
+		s.blocks = append(s.blocks, make([]ChunkOp, 0, s.size))
 	}
 	b := &s.blocks[len(s.blocks)-1]
 	*b = append(*b, ChunkOp{})

@@ -50,7 +50,7 @@ var tileRules = map[string]tileRule{}
 
 type tiler struct {
 	env   Env
-	ops   [][]*ChunkOp // in blocks of opBlock: growing them copies nothing
+	ops   [][]*ChunkOp // in blocks of up to opBlock: growing them copies nothing
 	nops  int
 	tiled []*TiledTensor // by node ID
 	node  int            // the node being tiled, recorded in each op
@@ -66,15 +66,19 @@ type tiler struct {
 // input returns the tiled form of n's i-th input.
 func (t *tiler) input(n *Node, i int) *TiledTensor { return t.tiled[n.Inputs[i].ID] }
 
-// opBlock is the number of ops a block of the tiler's op list holds.
+// opBlock is the most ops a block of the tiler's op list holds.
 const opBlock = 1 << 14
 
 // emit appends op to the graph, sets its key, and returns the key.
 func (t *tiler) emit(op *ChunkOp) uint64 {
 	op.Key = t.nops
 	op.Node = t.node
-	if len(t.ops) == 0 || len(t.ops[len(t.ops)-1]) == opBlock {
-		t.ops = append(t.ops, make([]*ChunkOp, 0, opBlock))
+	if n := len(t.ops); n == 0 || len(t.ops[n-1]) == cap(t.ops[n-1]) {
+		size := 64
+		if n > 0 {
+			size = nextBlock(cap(t.ops[n-1]), 64, opBlock)
+		}
+		t.ops = append(t.ops, make([]*ChunkOp, 0, size))
 	}
 	b := &t.ops[len(t.ops)-1]
 	*b = append(*b, op)
