@@ -19,9 +19,10 @@ func PlanOrder(g *tensor.ChunkGraph) []int {
 	return rank
 }
 
-// PlanAssign places initial ops with plan.Prepare, Mars' heuristic (a
+// PlanAssign places initial ops as plan.Prepare does, Mars' heuristic (a
 // search of the undirected graph from an unassigned initial op fills one
-// worker's share at a time). It is the Core's default assignment.
+// worker's share at a time), taking initial ops in the order of rank. It
+// is the Core's default assignment.
 func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string {
 	if len(workers) == 0 {
 		return nil
@@ -30,11 +31,15 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]
 	for i, w := range workers {
 		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
 	}
-	p := plan.Prepare(g, ws, nil)
+	r := make([]int32, len(rank))
+	for k, v := range rank {
+		r[k] = int32(v)
+	}
+	worker, _ := plan.Assign(g, r, ws, nil)
 	out := make(map[int]string)
 	for _, op := range g.Ops {
-		if len(op.Inputs) == 0 && op.Stored == 0 && p.Worker[op.Key] >= 0 {
-			out[op.Key] = workers[p.Worker[op.Key]].Name
+		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
+			out[op.Key] = workers[worker[op.Key]].Name
 		}
 	}
 	return out

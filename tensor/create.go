@@ -55,16 +55,23 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: n.Chunks}
 	grid := GridShape(n.Chunks)
 	offs := ChunkOffsets(n.Chunks)
-	for k := 0; k < NumElements(grid); k++ {
-		idx := unravel(k, grid)
-		off := make([]int, len(idx))
+	nk := NumElements(grid)
+	out.Keys = make([]uint64, 0, nk)
+	idx := make([]int, len(grid))
+	shape := make([]int, len(grid))
+	a := &n.Attrs
+	all := GenArgs{Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
+		Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
+	for k := 0; k < nk; k++ {
+		unravelInto(idx, k, grid)
+		off := t.ints.take(len(idx))
 		for ax, i := range idx {
 			off[ax] = offs[ax][i]
+			shape[ax] = n.Chunks[ax][i]
 		}
-		a := n.Attrs
-		args := GenArgs{Offset: off, Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
-			Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
-		out.Keys = append(out.Keys, t.emit(&ChunkOp{Kind: kind, Shape: chunkShape(n.Chunks, grid, k), DType: n.DType, Args: args}))
+		args := all
+		args.Offset = off
+		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: kind, Shape: t.shapes.shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Elementwise ops tile to one op an output chunk. Inputs are first rechunked so
@@ -106,14 +106,29 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 			chunks[ax] = []int{0}
 			continue
 		}
-		cuts := map[int]bool{}
+		var same []int // the chunks every input has along ax, if they agree
+		agree := true
 		for _, in := range ins {
-			iax := ax - (nd - len(in.Shape))
-			if iax < 0 || in.Shape[iax] != size {
-				continue
+			if iax := ax - (nd - len(in.Shape)); iax >= 0 && in.Shape[iax] == size {
+				if same == nil {
+					same = in.Chunks[iax]
+				} else if !slices.Equal(same, in.Chunks[iax]) {
+					agree = false
+				}
 			}
-			for _, o := range ChunkOffsets(in.Chunks[iax : iax+1])[0] {
-				cuts[o] = true
+		}
+		if agree && same != nil && !slices.Contains(same, 0) {
+			chunks[ax] = same // what cutting them again would make
+			continue
+		}
+		var cuts []int
+		for _, in := range ins {
+			if iax := ax - (nd - len(in.Shape)); iax >= 0 && in.Shape[iax] == size {
+				s := 0
+				for _, c := range in.Chunks[iax] {
+					cuts = append(cuts, s)
+					s += c
+				}
 			}
 		}
 		chunks[ax] = cutsToChunks(cuts, size)
@@ -135,39 +150,50 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 		}
 		aligned[i] = t.rechunk(in, want)
 	}
-	args := ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
+	// The args are boxed once: every chunk's op shares them.
+	var args any = ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks}
 	grid := GridShape(chunks)
-	for k := 0; k < NumElements(grid); k++ {
-		idx := unravel(k, grid)
-		keys := make([]int, len(aligned))
+	nk := NumElements(grid)
+	out.Keys = make([]uint64, 0, nk)
+	inGrids := make([][]int, len(aligned))
+	for i, in := range aligned {
+		inGrids[i] = GridShape(in.Chunks)
+	}
+	idx, sub, shape := make([]int, nd), make([]int, nd), make([]int, nd)
+	for k := 0; k < nk; k++ {
+		unravelInto(idx, k, grid)
+		for ax, i := range idx {
+			shape[ax] = chunks[ax][i]
+		}
+		keys := t.ints.take(len(aligned))
 		for i, in := range aligned {
 			off := nd - len(in.Shape)
-			sub := make([]int, len(in.Shape))
+			sub := sub[:len(in.Shape)]
 			for iax := range sub {
+				sub[iax] = 0
 				if in.Shape[iax] == n.Shape[iax+off] {
 					sub[iax] = idx[iax+off]
 				}
 			}
-			keys[i] = int(in.Keys[ravel(sub, GridShape(in.Chunks))])
+			keys[i] = int(in.Keys[ravel(sub, inGrids[i])])
 		}
-		out.Keys = append(out.Keys, t.emit(&ChunkOp{Kind: n.Op, Inputs: keys, Shape: chunkShape(chunks, grid, k), DType: n.DType, Args: args}))
+		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: n.Op, Inputs: keys, Shape: t.shapes.shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil
 }
 
-// cutsToChunks turns a set of chunk start offsets into chunk sizes covering size.
-func cutsToChunks(cuts map[int]bool, size int) []int {
-	offs := make([]int, 0, len(cuts))
-	for o := range cuts {
+// cutsToChunks turns chunk start offsets, in any order and with repeats,
+// into chunk sizes covering size.
+func cutsToChunks(cuts []int, size int) []int {
+	offs := []int{0}
+	for _, o := range cuts {
 		if o < size {
 			offs = append(offs, o)
 		}
 	}
-	if len(offs) == 0 || !cuts[0] {
-		offs = append(offs, 0)
-	}
-	sort.Ints(offs)
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
 	sizes := make([]int, len(offs))
 	for i, o := range offs {
 		end := size

@@ -41,10 +41,11 @@ func (op *ChunkOp) Name() string {
 // only input is made by an op that nothing else reads joins that op's chain.
 // The head of a chain may have many inputs (ADD of two RANDs), which stay
 // apart; so do the chunks of the graph's outputs and stored chunks. Fuse
-// returns a new graph with keys renumbered; cg is not modified.
+// returns a new graph with keys renumbered; cg is not modified. The ops
+// that keep their key and inputs are shared by both graphs.
 func Fuse(cg *ChunkGraph) *ChunkGraph {
 	n := len(cg.Ops)
-	consumers := make([]int, n)
+	consumers := make([]int32, n) // keys fit in int32, as in FuseExpr
 	for _, op := range cg.Ops {
 		for _, in := range op.Inputs {
 			consumers[in]++
@@ -57,7 +58,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 	}
 	// next[k] is the op that continues k's chain, or -1.
-	next := make([]int, n)
+	next := make([]int32, n)
 	joins := make([]bool, n) // op continues the chain of its input
 	for k := range next {
 		next[k] = -1
@@ -68,32 +69,43 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 		in := op.Inputs[0]
 		if consumers[in] == 1 && !isOutput[in] && cg.Ops[in].Stored == 0 {
-			next[in] = op.Key
+			next[in] = int32(op.Key)
 			joins[op.Key] = true
 		}
 	}
-	out := &ChunkGraph{}
-	newKey := make([]int, n)
+	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, n)}
+	newKey := make([]int32, n)
+	var slab opSlab
+	var ints intSlab
 	for _, op := range cg.Ops {
 		if joins[op.Key] {
 			continue // made as part of its chain's head
 		}
 		tail := op.Key
 		for next[tail] >= 0 {
-			tail = next[tail]
+			tail = int(next[tail])
 		}
-		inputs := make([]int, len(op.Inputs))
-		for i, in := range op.Inputs {
-			inputs[i] = newKey[in]
-		}
+		same := len(out.Ops) == op.Key // keys unchanged so far: so are its inputs'
 		var fused *ChunkOp
-		if tail == op.Key {
-			c := *op
+		var inputs []int
+		if !same || tail != op.Key {
+			inputs = ints.take(len(op.Inputs))
+			for i, in := range op.Inputs {
+				inputs[i] = int(newKey[in])
+			}
+		}
+		if tail == op.Key && same {
+			// Nothing changes: the op is shared with cg, which is no less
+			// unmodified for it.
+			fused = op
+		} else if tail == op.Key {
+			c := slab.take()
+			*c = *op
 			c.Inputs = inputs
-			fused = &c
+			fused = c
 		} else {
 			var members []ChunkOp
-			for k := op.Key; k >= 0; k = next[k] {
+			for k := op.Key; k >= 0; k = int(next[k]) {
 				m := *cg.Ops[k]
 				if k == op.Key {
 					m.Inputs = make([]int, len(op.Inputs))
@@ -108,9 +120,11 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 			t := cg.Ops[tail]
 			fused = &ChunkOp{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Args: FuseArgs{Members: members}}
 		}
-		fused.Key = len(out.Ops)
-		for k := op.Key; k >= 0; k = next[k] {
-			newKey[k] = fused.Key
+		if fused != op {
+			fused.Key = len(out.Ops)
+		}
+		for k := op.Key; k >= 0; k = int(next[k]) {
+			newKey[k] = int32(fused.Key)
 		}
 		out.Ops = append(out.Ops, fused)
 	}

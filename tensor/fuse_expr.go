@@ -114,9 +114,14 @@ type exprGroup struct {
 // intermediate results nothing else reads by one "expr" op computing it in
 // one pass over blocks. It returns a new graph with keys renumbered; cg is
 // not modified. Groups of a single op are left as they are.
-func FuseExpr(cg *ChunkGraph) *ChunkGraph {
+func FuseExpr(cg *ChunkGraph) *ChunkGraph { return fuseExpr(cg, true) }
+
+// fuseExpr is FuseExpr; reuse lets a group take the program of the group
+// compiled before it without compiling it, when they are alike.
+func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	n := len(cg.Ops)
-	uses := make([]int, n)
+	// Keys fit in int32: a graph of 2^31 ops would not fit in memory.
+	uses := make([]int32, n)
 	for _, op := range cg.Ops {
 		for _, in := range op.Inputs {
 			uses[in]++
@@ -128,57 +133,74 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 			isOutput[k] = true
 		}
 	}
-	owner := make([]int, n) // the root of the group that absorbed the op, or -1
+	owner := make([]int32, n) // the root of the group that absorbed the op, or -1
 	for i := range owner {
 		owner[i] = -1
 	}
-	groups := map[int]*exprGroup{}
-	for k := n - 1; k >= 0; k-- {
-		if owner[k] >= 0 {
-			continue
-		}
-		if g := growGroup(cg, k, uses, isOutput, owner); g != nil {
-			groups[k] = g
+	// Groups are found from the last op back, so that every group that may
+	// absorb an op is grown before the op itself is visited; each is
+	// compiled at once, and its op stacked for the renumbering pass.
+	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
+		class: make([]uint8, n)}
+	for k, op := range cg.Ops {
+		switch {
+		case isElemOp(op):
+			gr.class[k] = classElem
+		case isGenOp(op):
+			gr.class[k] = classGen
 		}
 	}
-
-	// Copied generators stay only when something still reads them.
-	refs := make([]int, n)
-	for k, op := range cg.Ops {
-		if owner[k] >= 0 && owner[k] != k {
-			continue
+	comp := newExprCompiler(cg, gr.class)
+	comp.reuse = reuse
+	var made opStack
+	refs := make([]int32, n) // readers left once the groups are made
+	kept := 0
+	for k := n - 1; k >= 0; k-- {
+		if owner[k] >= 0 {
+			continue // absorbed by a group of a later root
 		}
-		ins := op.Inputs
-		if g, ok := groups[k]; ok {
-			ins = g.inputs
+		ins := cg.Ops[k].Inputs
+		if g := gr.grow(k); g != nil {
+			op := made.push()
+			*op = comp.compile(g)
+			ins = op.Inputs
 		}
 		for _, in := range ins {
 			refs[in]++
 		}
+		kept++
 	}
-	out := &ChunkGraph{}
-	newKey := make([]int, n)
+
+	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
+	var slab opSlab
+	// An op's readers are counted no more once it is visited, and the new
+	// keys of the ops before it are what is read: one table holds both.
+	newKey := refs
 	for k, op := range cg.Ops {
-		if owner[k] >= 0 && owner[k] != k {
+		if owner[k] >= 0 && int(owner[k]) != k {
 			continue
 		}
+		// Copied generators stay only when something still reads them.
 		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && copiedGens[op.Kind] && uses[k] > 0 {
 			continue // every reader copied it
 		}
-		var c ChunkOp
-		if g, ok := groups[k]; ok {
-			c = compileGroup(cg, g)
+		var c *ChunkOp
+		if int(owner[k]) == k {
+			c = made.pop()
+			for i, in := range c.Inputs {
+				c.Inputs[i] = int(newKey[in]) // the group's own inputs
+			}
 		} else {
-			c = *op
+			c = slab.take()
+			*c = *op
+			c.Inputs = comp.ints.take(len(op.Inputs))
+			for i, in := range op.Inputs {
+				c.Inputs[i] = int(newKey[in])
+			}
 		}
-		ins := make([]int, len(c.Inputs))
-		for i, in := range c.Inputs {
-			ins[i] = newKey[in]
-		}
-		c.Inputs = ins
 		c.Key = len(out.Ops)
-		newKey[k] = c.Key
-		out.Ops = append(out.Ops, &c)
+		newKey[k] = int32(c.Key)
+		out.Ops = append(out.Ops, c)
 	}
 	for _, o := range cg.Outputs {
 		t := o
@@ -191,32 +213,65 @@ func FuseExpr(cg *ChunkGraph) *ChunkGraph {
 	return out
 }
 
-// growGroup builds the group rooted at op root, marking the ops it absorbs
-// in owner, or returns nil when root fuses with nothing.
-func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []int) *exprGroup {
+// The classes of ops an expr group may absorb.
+const (
+	classElem = 1 + iota // isElemOp
+	classGen             // isGenOp
+)
+
+// An exprCand is an op that a member of a growing group reads, with the
+// number of members that read it.
+type exprCand struct{ key, inner int }
+
+// An exprGrower grows the groups of one graph, reusing its scratch.
+type exprGrower struct {
+	cg       *ChunkGraph
+	uses     []int32
+	isOutput []bool
+	owner    []int32
+	g        exprGroup
+	class    []uint8 // of each op: classElem, classGen or 0
+	cands    []exprCand
+	inputs   []int
+	ints     intSlab
+}
+
+// grow builds the group rooted at op root, marking the ops it absorbs in
+// owner, or returns nil when root fuses with nothing. The group is valid
+// until the next call, but for its inputs, which are its own.
+func (gr *exprGrower) grow(root int) *exprGroup {
+	cg, uses, isOutput, owner := gr.cg, gr.uses, gr.isOutput, gr.owner
 	op := cg.Ops[root]
-	g := &exprGroup{root: root, value: root}
+	g := &gr.g
+	*g = exprGroup{root: root, value: root, members: g.members[:0]}
 	if _, ok := exprMapOp(op); ok {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
-		if !(isElemOp(xo) || isGenOp(xo)) || uses[x] != 1 || isOutput[x] || owner[x] >= 0 {
+		if gr.class[x] == 0 || uses[x] != 1 || isOutput[x] || owner[x] >= 0 {
 			return nil
 		}
-		if isGenOp(xo) && xo.Kind == OpFull && NumElements(xo.Shape) == 1 && len(xo.Shape) == 0 {
+		if gr.class[x] == classGen && xo.Kind == OpFull && NumElements(xo.Shape) == 1 && len(xo.Shape) == 0 {
 			return nil // a reduction of a 0-d literal: nothing to stream
 		}
 		g.value = x
-	} else if !isElemOp(op) {
+	} else if gr.class[root] != classElem {
 		return nil
 	}
 	g.shape = cg.Ops[g.value].Shape
-	inner := map[int]int{} // uses of a candidate from inside the group
-	var cands []int
+	// A candidate is met only until it is decided: its readers, all
+	// decided before it, are the only ops that meet it. So the few
+	// candidates pending are searched, not mapped.
+	class := gr.class
+	inputs := gr.inputs[:0]
+	cands := gr.cands[:0]
 	use := func(k int) {
-		if inner[k] == 0 {
-			cands = append(cands, k)
+		for i := range cands {
+			if cands[i].key == k {
+				cands[i].inner++
+				return
+			}
 		}
-		inner[k]++
+		cands = append(cands, exprCand{k, 1})
 	}
 	add := func(k int) {
 		g.members = append(g.members, k)
@@ -231,48 +286,47 @@ func growGroup(cg *ChunkGraph, root int, uses []int, isOutput []bool, owner []in
 		add(root)
 	}
 	fused := 0
-	inputs := map[int]bool{}
 	for len(cands) > 0 {
 		// The largest candidate first: all of its readers, which have
 		// larger keys, are decided by now.
 		i := 0
-		for j, c := range cands {
-			if c > cands[i] {
+		for j := range cands {
+			if cands[j].key > cands[i].key {
 				i = j
 			}
 		}
-		c := cands[i]
+		c, inner := cands[i].key, cands[i].inner
 		cands = append(cands[:i], cands[i+1:]...)
 		co := cg.Ops[c]
+		gen := class[c] == classGen
 		switch {
 		case len(g.members) >= maxExprMembers:
-			inputs[c] = true
+			inputs = append(inputs, c)
 			continue
-		case isGenOp(co) && co.Kind == OpFull && broadcasts(co.Shape, g.shape):
+		case gen && co.Kind == OpFull && broadcasts(co.Shape, g.shape):
 			add(c)
-		case isGenOp(co) && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
+		case gen && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
-		case (isElemOp(co) || isGenOp(co)) && slices.Equal(co.Shape, g.shape) &&
-			!isOutput[c] && owner[c] < 0 && inner[c] == uses[c]:
+		case class[c] != 0 && slices.Equal(co.Shape, g.shape) &&
+			!isOutput[c] && owner[c] < 0 && inner == int(uses[c]):
 			add(c)
-			owner[c] = root
+			owner[c] = int32(root)
 		default:
-			inputs[c] = true
+			inputs = append(inputs, c)
 			continue
 		}
 		fused++
 	}
+	gr.cands, gr.inputs = cands, inputs
 	if fused == 0 && g.value == root {
 		return nil
 	}
 	if g.value != root {
-		owner[g.value] = root
+		owner[g.value] = int32(root)
 	}
-	owner[root] = root
+	owner[root] = int32(root)
 	slices.Sort(g.members)
-	for k := range inputs {
-		g.inputs = append(g.inputs, k)
-	}
+	g.inputs = gr.ints.clone(inputs)
 	slices.Sort(g.inputs)
 	return g
 }

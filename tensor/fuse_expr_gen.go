@@ -12,11 +12,15 @@ import "fmt"
 // elements pos..pos+n-1 of dst.
 type genFill func(dst []byte, pos, n, g, step int)
 
-// newGenFill checks a gen instruction against the value shape and returns
-// its fill function and the global strides and base index of the value
-// shape's elements.
-func newGenFill(ins *ExprInstr, shape []int) (genFill, []int, int, error) {
+// newGenFill checks a gen instruction, whose chunk lies at offset in its
+// tensor, against the value shape and returns its fill function and the
+// global strides and base index of the value shape's elements.
+func newGenFill(ins *ExprInstr, shape, offset []int) (genFill, []int, int, error) {
 	a := ins.Gen
+	if len(a.Offset) != 0 {
+		return nil, nil, 0, fmt.Errorf("offset %v in the instruction, not in the op's offsets", a.Offset)
+	}
+	a.Offset = offset
 	if len(a.Offset) != len(shape) || len(a.Global) != len(shape) {
 		return nil, nil, 0, fmt.Errorf("offset %v and shape %v do not match chunk shape %v", a.Offset, a.Global, shape)
 	}

@@ -1,5 +1,11 @@
 package tensor
 
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
 // An expr op's program is a register machine over blocks. The value shape
 // (the chunk an elementwise root makes, or the chunk a reduction map reads)
 // is cut into blocks of ExprArgs.Block elements in C order; for each block
@@ -29,12 +35,21 @@ const exprBlock = 4096
 
 // ExprArgs are the arguments of an "expr" op: a compiled program. A worker
 // validates a program before running it; a malformed one is an error.
+//
+// A program does not depend on where its chunk lies: the chunk offsets of
+// its generators are kept apart, in Offsets, so that the chunks of one
+// tensor computed alike share one Code (and one Members) in a graph, and
+// only Shape and Offsets are an op's own.
 type ExprArgs struct {
 	Shape   []int // the value shape the program iterates over
 	Block   int   // elements a block: a power of two in [64, 65536]
 	Regs    int   // number of registers
 	Code    []ExprInstr
 	Members []string // the kinds of the fused ops, for plans
+	// Offsets holds, for each gen instruction in program order, the offset
+	// in its tensor of the chunk it generates: len(Shape) ints a generator.
+	// (A gen instruction's Gen.Offset is empty.)
+	Offsets []int
 }
 
 // An ExprInstr is one instruction of an expr program.
@@ -46,9 +61,9 @@ type ExprInstr struct {
 	Input int    // load, bcast, splat: index of the op's input
 	DType DType  // the dtype Dst holds (reduce: of the accumulator)
 	Elem  ElemArgs
-	Gen   GenArgs
-	Shape []int // const: the full chunk's shape
-	Axes  []int // reduce: the reduced axes of the value shape
+	Gen   GenArgs // gen, const: the generator's arguments, but for its Offset
+	Shape []int   // const: the full chunk's shape
+	Axes  []int   // reduce: the reduced axes of the value shape
 }
 
 // genNative is the dtype a generator computes in before its values are
@@ -72,16 +87,45 @@ func genNative(kind string, dt DType) DType {
 }
 
 // exprCompiler turns a group into a program over virtual registers, then
-// maps them onto as few registers as the values' lifetimes allow.
+// maps them onto as few registers as the values' lifetimes allow. One
+// compiler serves all the groups of a graph: its scratch is reused from
+// group to group, and the programs it makes are interned, so that the
+// groups that compile alike (the chunks of one expression, which differ
+// only in their generators' offsets) share one program.
 type exprCompiler struct {
 	cg     *ChunkGraph
+	class  []uint8 // of each op of cg, as exprGrower's
 	g      *exprGroup
 	code   []ExprInstr
+	srcs   []int   // backing of the Src of the instructions being compiled
 	dtypes []DType // of each virtual register
 	pinned []bool  // set once, read in every block
-	val    map[int]int
-	casts  map[[2]int]int
-	input  map[int]int // op key -> index among the group's inputs
+	// A group is small: the registers of its values and casts are
+	// searched, not mapped.
+	val     []regOf // the register holding each op's values
+	casts   []regOf // key: a register and a dtype, as r<<8 | dtype
+	members []string
+	last    []int // allocate's scratch
+	phys    []int
+	free    []int
+
+	key         []byte                 // the program being compiled, serialized
+	programs    map[string]exprProgram // interned programs by serialized form
+	lastProgram exprProgram            // the program interned last
+	prev        prevGroup              // the group compiled last
+	reuse       bool                   // a group alike prev takes its program
+	ints        intSlab
+}
+
+// An exprProgram is a compiled program, shared by the ops that run it.
+type exprProgram struct {
+	code    []ExprInstr
+	members []string
+	regs    int
+}
+
+func newExprCompiler(cg *ChunkGraph, class []uint8) *exprCompiler {
+	return &exprCompiler{cg: cg, class: class, programs: map[string]exprProgram{}}
 }
 
 func (c *exprCompiler) newReg(dt DType) int {
@@ -96,28 +140,41 @@ func (c *exprCompiler) emit(in ExprInstr) int {
 	return in.Dst
 }
 
+// src returns a Src of the given registers, backed by the compiler's
+// scratch: the program keeps a copy only when it is new.
+func (c *exprCompiler) src(regs ...int) []int {
+	if len(c.srcs)+len(regs) > cap(c.srcs) {
+		// Earlier instructions keep the old backing array.
+		c.srcs = make([]int, 0, max(64, 2*cap(c.srcs), len(regs)))
+	}
+	n := len(c.srcs)
+	c.srcs = append(c.srcs, regs...)
+	return c.srcs[n : n+len(regs) : n+len(regs)]
+}
+
 // cast returns a register holding r's values as dt.
 func (c *exprCompiler) cast(r int, dt DType) int {
 	if c.dtypes[r] == dt {
 		return r
 	}
-	key := [2]int{r, int(dt)}
-	if v, ok := c.casts[key]; ok {
+	key := r<<8 | int(dt)
+	if v, ok := lookupReg(c.casts, key); ok {
 		return v
 	}
-	v := c.emit(ExprInstr{Op: exprCast, Src: []int{r}, DType: dt})
+	v := c.emit(ExprInstr{Op: exprCast, Src: c.src(r), DType: dt})
 	c.pinned[v] = c.pinned[r] // a cast constant is cast once
-	c.casts[key] = v
+	c.casts = append(c.casts, regOf{key, v})
 	return v
 }
 
 // value returns the register holding op k's values.
 func (c *exprCompiler) value(k int) int {
-	if v, ok := c.val[k]; ok {
+	if v, ok := lookupReg(c.val, k); ok {
 		return v
 	}
 	op := c.cg.Ops[k]
-	ins := ExprInstr{Input: c.input[k], DType: op.DType}
+	input, _ := slices.BinarySearch(c.g.inputs, k) // an input, as k is no member
+	ins := ExprInstr{Input: input, DType: op.DType}
 	switch n := NumElements(op.Shape); {
 	case n == NumElements(c.g.shape):
 		ins.Op = exprLoad
@@ -128,35 +185,62 @@ func (c *exprCompiler) value(k int) int {
 	}
 	v := c.emit(ins)
 	c.pinned[v] = ins.Op == exprSplat
-	c.val[k] = v
+	c.val = append(c.val, regOf{k, v})
 	return v
 }
 
-// compileGroup makes the expr op that replaces g; its Inputs are g.inputs.
-func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
-	c := &exprCompiler{cg: cg, g: g, val: map[int]int{}, casts: map[[2]int]int{}, input: map[int]int{}}
-	for i, k := range g.inputs {
-		c.input[k] = i
+// A regOf maps a key to a register.
+type regOf struct{ key, reg int }
+
+func lookupReg(m []regOf, key int) (int, bool) {
+	for _, e := range m {
+		if e.key == key {
+			return e.reg, true
+		}
 	}
-	root := cg.Ops[g.root]
-	var members []string
+	return 0, false
+}
+
+// reset readies the compiler for group g.
+func (c *exprCompiler) reset(g *exprGroup) {
+	c.g = g
+	c.code = c.code[:0]
+	c.srcs = c.srcs[:0]
+	c.dtypes = c.dtypes[:0]
+	c.pinned = c.pinned[:0]
+	c.members = c.members[:0]
+	c.val = c.val[:0]
+	c.casts = c.casts[:0]
+}
+
+// compile makes the expr op that replaces g; its Inputs are g.inputs.
+func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
+	if c.reuse && c.sameAsLast(g) {
+		return c.makeOp(g, c.prev.prog)
+	}
+	c.reset(g)
+	cg := c.cg
 	for _, k := range g.members {
 		op := cg.Ops[k]
-		members = append(members, op.Kind)
+		c.members = append(c.members, op.Kind)
 		if k == g.root && g.value != g.root {
 			continue
 		}
 		switch {
 		case op.Kind == OpFull:
-			v := c.emit(ExprInstr{Op: exprConst, DType: op.DType, Gen: op.Args.(GenArgs), Shape: op.Shape})
+			gen := op.Args.(GenArgs)
+			gen.Offset = nil // a constant is the same everywhere
+			v := c.emit(ExprInstr{Op: exprConst, DType: op.DType, Gen: gen, Shape: op.Shape})
 			c.pinned[v] = true
-			c.val[k] = v
-		case isGenOp(op):
-			v := c.emit(ExprInstr{Op: exprGen, Kind: op.Kind, DType: genNative(op.Kind, op.DType), Gen: op.Args.(GenArgs)})
-			c.val[k] = c.cast(v, op.DType)
+			c.val = append(c.val, regOf{k, v})
+		case c.class[k] == classGen:
+			gen := op.Args.(GenArgs)
+			gen.Offset = nil
+			v := c.emit(ExprInstr{Op: exprGen, Kind: op.Kind, DType: genNative(op.Kind, op.DType), Gen: gen})
+			c.val = append(c.val, regOf{k, c.cast(v, op.DType)})
 		default:
 			args := op.Args.(ElemArgs)
-			src := make([]int, len(op.Inputs))
+			src := c.src(op.Inputs...)
 			for i, in := range op.Inputs {
 				want := args.Compute
 				if op.Kind == OpWhere && i == 0 {
@@ -164,12 +248,13 @@ func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
 				}
 				src[i] = c.cast(c.value(in), want)
 			}
-			c.val[k] = c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})
+			c.val = append(c.val, regOf{k, c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
 		}
 	}
+	root := cg.Ops[g.root]
 	if g.value != g.root {
 		args := root.Args.(ReduceArgs)
-		v := c.val[g.value]
+		v, _ := lookupReg(c.val, g.value)
 		var src []int
 		switch args.Op {
 		case OpCountNonzero:
@@ -178,27 +263,133 @@ func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
 			v = c.cast(v, Float64)
 		case OpNanmean:
 			v = c.cast(v, Float64)
-			z := c.emit(ExprInstr{Op: exprNaN0, Src: []int{v}, DType: Float64})
-			src = []int{z, v} // sums without NaNs; counts of what is not NaN
+			z := c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: Float64})
+			src = c.src(z, v) // sums without NaNs; counts of what is not NaN
 			v = z
 		case OpNansum:
 			v = c.cast(v, root.DType)
 			if root.DType.IsFloat() {
-				v = c.emit(ExprInstr{Op: exprNaN0, Src: []int{v}, DType: root.DType})
+				v = c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: root.DType})
 			}
 		default:
 			v = c.cast(v, root.DType)
 		}
 		if src == nil {
-			src = []int{v}
+			src = c.src(v)
 		}
 		c.code = append(c.code, ExprInstr{Op: exprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
 	} else {
 		c.code[len(c.code)-1].Dst = -1 // the root writes the output chunk
 	}
-	args := ExprArgs{Shape: g.shape, Block: exprBlock, Code: c.code, Members: members}
-	args.Regs = c.allocate()
+	regs := c.allocate()
+	p := c.intern(regs)
+	c.prev.prog = p
+	c.prev.members = append(c.prev.members[:0], g.members...)
+	c.prev.inputs = append(c.prev.inputs[:0], g.inputs...)
+	c.prev.value, c.prev.root, c.prev.shape = g.value, g.root, g.shape
+	return c.makeOp(g, p)
+}
+
+// makeOp makes the expr op that runs p for g.
+func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
+	root := c.cg.Ops[g.root]
+	args := ExprArgs{Shape: g.shape, Block: exprBlock, Regs: p.regs, Code: p.code, Members: p.members}
+	// The offsets of the generators, in the order compile emits them.
+	n := 0
+	for _, k := range g.members {
+		if op := c.cg.Ops[k]; c.class[k] == classGen && op.Kind != OpFull && k != g.root {
+			n += len(op.Args.(GenArgs).Offset)
+		}
+	}
+	if n > 0 {
+		args.Offsets = c.ints.take(n)[:0]
+		for _, k := range g.members {
+			if op := c.cg.Ops[k]; c.class[k] == classGen && op.Kind != OpFull && k != g.root {
+				args.Offsets = append(args.Offsets, op.Args.(GenArgs).Offset...)
+			}
+		}
+	}
 	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: root.Shape, DType: root.DType, Args: args, Node: root.Node}
+}
+
+// A prevGroup is the group compiled last, and its program.
+type prevGroup struct {
+	prog            exprProgram
+	members, inputs []int
+	value, root     int
+	shape           []int
+}
+
+// sameAsLast reports whether g compiles to the program of the group
+// compiled last, as the chunks of one expression mostly do. Of a group,
+// compile reads the value shape and, member by member and input by input,
+// the ops' kinds, dtypes, shapes and arguments (but for generator offsets,
+// which the op keeps apart) and which member or input each member reads:
+// where all those are alike, so is the program, which is not compiled
+// again.
+func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
+	l := &c.prev
+	if l.prog.code == nil || len(l.members) != len(g.members) || len(l.inputs) != len(g.inputs) ||
+		(l.value == l.root) != (g.value == g.root) || !slices.Equal(l.shape, g.shape) {
+		return false
+	}
+	cg := c.cg
+	for i, k := range g.members {
+		lk := l.members[i]
+		a, b := cg.Ops[lk], cg.Ops[k]
+		if (lk == l.root) != (k == g.root) || (lk == l.value) != (k == g.value) ||
+			c.class[lk] != c.class[k] || !sameOpButOffset(a, b) {
+			return false
+		}
+		for j, in := range b.Inputs {
+			if relKey(l.members, l.inputs, a.Inputs[j]) != relKey(g.members, g.inputs, in) {
+				return false
+			}
+		}
+	}
+	for i, k := range g.inputs {
+		a, b := cg.Ops[l.inputs[i]], cg.Ops[k]
+		if a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// relKey places op k in a group: member i is i, input i is -1-i.
+func relKey(members, inputs []int, k int) int {
+	if i, ok := slices.BinarySearch(members, k); ok {
+		return i
+	}
+	i, _ := slices.BinarySearch(inputs, k)
+	return -1 - i
+}
+
+// sameOpButOffset reports whether a and b are alike in kind, dtype, shape,
+// number of inputs and arguments, a generator's offset aside.
+func sameOpButOffset(a, b *ChunkOp) bool {
+	if a.Kind != b.Kind || a.DType != b.DType || len(a.Inputs) != len(b.Inputs) || a.Stored != b.Stored ||
+		!slices.Equal(a.Shape, b.Shape) {
+		return false
+	}
+	switch x := a.Args.(type) {
+	case ElemArgs:
+		y, ok := b.Args.(ElemArgs)
+		return ok && x == y
+	case GenArgs:
+		y, ok := b.Args.(GenArgs)
+		return ok && len(x.Offset) == len(y.Offset) && slices.Equal(x.Global, y.Global) &&
+			math.Float64bits(x.Value) == math.Float64bits(y.Value) && x.IntValue == y.IntValue &&
+			math.Float64bits(x.Start) == math.Float64bits(y.Start) &&
+			math.Float64bits(x.Step) == math.Float64bits(y.Step) &&
+			x.Low == y.Low && x.High == y.High && x.K == y.K && x.Seed == y.Seed
+	case ReduceArgs:
+		y, ok := b.Args.(ReduceArgs)
+		return ok && x.Op == y.Op && x.In == y.In && slices.Equal(x.Axes, y.Axes) && x.Flat == y.Flat &&
+			x.Keepdims == y.Keepdims && x.Ddof == y.Ddof && slices.Equal(x.Offset, y.Offset) &&
+			slices.Equal(x.Global, y.Global)
+	}
+	return false
 }
 
 // allocate maps the virtual registers of c.code onto registers, reusing one
@@ -206,7 +397,8 @@ func compileGroup(cg *ChunkGraph, g *exprGroup) ChunkOp {
 // register is never both read and written by one instruction, so a loop's
 // output never overlaps its input; pinned values keep theirs.
 func (c *exprCompiler) allocate() int {
-	last := make([]int, len(c.dtypes))
+	last := grow(c.last, len(c.dtypes))
+	c.last = last
 	for i := range last {
 		last[i] = -1
 	}
@@ -215,8 +407,9 @@ func (c *exprCompiler) allocate() int {
 			last[s] = i
 		}
 	}
-	phys := make([]int, len(c.dtypes))
-	var free []int
+	phys := grow(c.phys, len(c.dtypes))
+	c.phys = phys
+	free := c.free[:0]
 	n := 0
 	for i := range c.code {
 		in := &c.code[i]
@@ -233,15 +426,126 @@ func (c *exprCompiler) allocate() int {
 				free = append(free, phys[v]) // never read
 			}
 		}
-		src := make([]int, len(in.Src))
 		for j, s := range in.Src {
-			src[j] = phys[s]
+			in.Src[j] = phys[s] // Src is the instruction's own
 			if last[s] == i && !c.pinned[s] {
 				last[s] = -2 // freed once even when read twice
 				free = append(free, phys[s])
 			}
 		}
-		in.Src = src
 	}
+	c.free = free
 	return n
+}
+
+// grow returns s resized to n elements, reallocated when too small.
+func grow(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n, 2*n)
+	}
+	return s[:n]
+}
+
+// intern returns the program c compiled, the same one (shared slices) for
+// every group that compiles to it: the programs are compared by their
+// serialized form, which determines them.
+func (c *exprCompiler) intern(regs int) exprProgram {
+	// The chunks of a grid come one after the other: most programs are
+	// the one just before, which a comparison finds without serializing.
+	if p := c.lastProgram; p.code != nil && p.regs == regs && len(p.code) == len(c.code) &&
+		slices.Equal(p.members, c.members) {
+		same := true
+		for i := range p.code {
+			if !exprInstrEqual(&p.code[i], &c.code[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return p
+		}
+	}
+	k := c.key[:0]
+	k = binary.AppendUvarint(k, uint64(regs))
+	k = appendStrings(k, c.members...)
+	for i := range c.code {
+		k = appendInstr(k, &c.code[i])
+	}
+	c.key = k
+	if p, ok := c.programs[string(k)]; ok {
+		c.lastProgram = p
+		return p
+	}
+	p := exprProgram{code: slices.Clone(c.code), members: slices.Clone(c.members), regs: regs}
+	n := 0
+	for _, in := range p.code {
+		n += len(in.Src)
+	}
+	srcs := make([]int, n)
+	for i := range p.code {
+		in := &p.code[i]
+		m := copy(srcs, in.Src)
+		in.Src, srcs = srcs[:m:m], srcs[m:]
+	}
+	c.programs[string(k)] = p
+	c.lastProgram = p
+	return p
+}
+
+// exprInstrEqual reports whether a and b are the same instruction: every
+// field equal, slices element by element and floats by their bits, as
+// appendInstr serializes them.
+func exprInstrEqual(a, b *ExprInstr) bool {
+	ga, gb := &a.Gen, &b.Gen
+	return a.Op == b.Op && a.Kind == b.Kind && a.Dst == b.Dst && slices.Equal(a.Src, b.Src) &&
+		a.Input == b.Input && a.DType == b.DType && a.Elem == b.Elem &&
+		slices.Equal(ga.Offset, gb.Offset) && slices.Equal(ga.Global, gb.Global) &&
+		math.Float64bits(ga.Value) == math.Float64bits(gb.Value) && ga.IntValue == gb.IntValue &&
+		math.Float64bits(ga.Start) == math.Float64bits(gb.Start) &&
+		math.Float64bits(ga.Step) == math.Float64bits(gb.Step) &&
+		ga.Low == gb.Low && ga.High == gb.High && ga.K == gb.K && ga.Seed == gb.Seed &&
+		slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Axes, b.Axes)
+}
+
+func appendStrings(b []byte, ss ...string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+func appendInts(b []byte, v []int) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	for _, x := range v {
+		b = binary.AppendVarint(b, int64(x))
+	}
+	return b
+}
+
+// appendInstr serializes every field of in, slices length first, so that
+// two instructions serialize alike exactly when they are equal (floats by
+// their bits).
+func appendInstr(b []byte, in *ExprInstr) []byte {
+	b = appendStrings(b, in.Op, in.Kind)
+	b = binary.AppendVarint(b, int64(in.Dst))
+	b = appendInts(b, in.Src)
+	b = binary.AppendVarint(b, int64(in.Input))
+	b = binary.AppendVarint(b, int64(in.DType))
+	b = binary.AppendVarint(b, int64(in.Elem.Compute))
+	b = binary.AppendVarint(b, int64(in.Elem.Decimals))
+	g := &in.Gen
+	b = appendInts(b, g.Offset)
+	b = appendInts(b, g.Global)
+	b = binary.AppendUvarint(b, math.Float64bits(g.Value))
+	b = binary.AppendVarint(b, g.IntValue)
+	b = binary.AppendUvarint(b, math.Float64bits(g.Start))
+	b = binary.AppendUvarint(b, math.Float64bits(g.Step))
+	b = binary.AppendVarint(b, g.Low)
+	b = binary.AppendVarint(b, g.High)
+	b = binary.AppendVarint(b, int64(g.K))
+	b = binary.AppendUvarint(b, g.Seed)
+	b = appendInts(b, in.Shape)
+	return appendInts(b, in.Axes)
 }

@@ -55,6 +55,7 @@ type exprMachine struct {
 	bufs  []*[]byte
 	lay   *segLayout
 	red   *exprReducer
+	gens  int // gen instructions prepared so far
 }
 
 func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
@@ -125,6 +126,9 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 			written[ins.Dst] = ins.DType
 			fixed[ins.Dst] = st.invariant
 		}
+	}
+	if m.gens*len(args.Shape) != len(args.Offsets) {
+		return nil, fmt.Errorf("%d offsets for %d generators of %d axes", len(args.Offsets), m.gens, len(args.Shape))
 	}
 	last := args.Code[len(args.Code)-1]
 	switch {
@@ -227,7 +231,13 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 		}
 		st.invariant = true
 	case exprGen:
-		fill, gs, base, err := newGenFill(ins, args.Shape)
+		nd := len(args.Shape)
+		if (m.gens+1)*nd > len(args.Offsets) {
+			return fmt.Errorf("generator %d has no offset among %d", m.gens, len(args.Offsets))
+		}
+		off := args.Offsets[m.gens*nd : (m.gens+1)*nd]
+		m.gens++
+		fill, gs, base, err := newGenFill(ins, args.Shape, off)
 		if err != nil {
 			return err
 		}

@@ -143,6 +143,79 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 	}
 }
 
+// The chunks of one expression share one program; each op keeps the
+// offsets of its generators' chunks, and the edge chunk, of another shape,
+// runs the same program.
+func TestFuseExprSharesPrograms(t *testing.T) {
+	cg := tileSpec(t, "x = rand(1000, chunks=300, seed=3)\ny = (exp(x) + arange(1000, chunks=300)).sum()")
+	f := Optimize(cg, Options{FuseExpr: true})
+	var first *ExprArgs
+	n := 0
+	for _, op := range f.Ops {
+		a, ok := op.Args.(ExprArgs)
+		if !ok {
+			continue
+		}
+		// rand's and arange's chunk offsets, in program order.
+		off := 300 * n
+		if !slices.Equal(a.Offsets, []int{off, off}) {
+			t.Errorf("expr op %d: offsets %v, want [%d %d]", n, a.Offsets, off, off)
+		}
+		if first == nil {
+			first = &a
+		} else if &a.Code[0] != &first.Code[0] || &a.Members[0] != &first.Members[0] {
+			t.Errorf("expr op %d does not share the program of the first", n)
+		}
+		for _, in := range a.Code {
+			if len(in.Gen.Offset) != 0 {
+				t.Errorf("expr op %d: %s instruction carries offset %v", n, in.Op, in.Gen.Offset)
+			}
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("%d expr ops, want 4", n)
+	}
+	want := computeAll(t, cg)
+	got := computeAll(t, gobGraph(t, f))
+	if msg := sameValues(got[0], want[0], false); msg != "" {
+		t.Error(msg)
+	}
+}
+
+// A group that takes the program of the group before it gets the program
+// compiling it would make.
+func TestFuseExprReuseIsCompile(t *testing.T) {
+	specs := []string{
+		"x = rand(1000, chunks=99, seed=3)\ny = (exp(x) + arange(1000, chunks=99)).sum()",
+		"x = rand(40, 30, chunks=(7, 9), seed=1)\ny = ((x * 2 + 1) > 1.5).sum(axis=0)",
+		"a = arange(1000, chunks=300)\nb = rand(1000, chunks=100, seed=2)\ny = where(a > 500, a, b) * b",
+		// Groups alike but for a constant, a seed, the order of inputs.
+		"x = rand(100, chunks=50, seed=1)\ny = x * 2\nz = x * 3\nfetch y, z",
+		"a = rand(100, chunks=50, seed=1)\nb = rand(100, chunks=50, seed=2)\ny = exp(a)\nz = exp(b)\nfetch y, z",
+		"a = rand(100, chunks=50, seed=1)\nb = rand(100, chunks=50, seed=2)\ny = (a - b) * 2\nz = (b - a) * 2\nw = a * b\nfetch y, z, w",
+		"a = rand(100, chunks=50, seed=1)\ny = (a * 2).sum()\nz = (a * 2).astype(float32).sum()\nfetch y, z",
+	}
+	for _, tc := range fuseSpecs {
+		specs = append(specs, tc.spec)
+	}
+	for _, spec := range specs {
+		cg := tileSpec(t, spec)
+		want, got := fuseExpr(cg, false), fuseExpr(cg, true)
+		if len(got.Ops) != len(want.Ops) {
+			t.Fatalf("%q: %d ops, %d compiling every group", spec, len(got.Ops), len(want.Ops))
+		}
+		for k, op := range got.Ops {
+			w := want.Ops[k]
+			if op.Kind != w.Kind || !slices.Equal(op.Inputs, w.Inputs) || !slices.Equal(op.Shape, w.Shape) ||
+				op.DType != w.DType || op.Node != w.Node || fmt.Sprintf("%+v", op.Args) != fmt.Sprintf("%+v", w.Args) {
+				// (Printed, the args compare NaNs alike, and floats exactly.)
+				t.Errorf("%q: op %d is %+v, compiling every group makes %+v", spec, k, op, w)
+			}
+		}
+	}
+}
+
 // kinds counts the ops of cg by Name().
 func kinds(cg *ChunkGraph) map[string]int {
 	m := map[string]int{}
@@ -296,6 +369,7 @@ func cloneExpr(op *ChunkOp) (*ChunkOp, *ExprArgs) {
 	a := op.Args.(ExprArgs)
 	a.Shape = append([]int(nil), a.Shape...)
 	a.Code = append([]ExprInstr(nil), a.Code...)
+	a.Offsets = append([]int(nil), a.Offsets...)
 	for i := range a.Code {
 		in := &a.Code[i]
 		in.Src = append([]int(nil), in.Src...)
@@ -365,8 +439,10 @@ func TestExprBadPrograms(t *testing.T) {
 		{"input of another dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Int64, []int{100})} }},
 		{"input of another shape", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{NewArray(Float64, []int{7})} }},
 		{"missing input", func(_ *ChunkOp, a *ExprArgs) []*Array { return []*Array{nil} }},
-		{"generator outside its tensor", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = []int{50}; return in }},
-		{"generator offset rank", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = nil; return in }},
+		{"generator outside its tensor", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = []int{50}; return in }},
+		{"generator offset rank", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = []int{0, 0}; return in }},
+		{"generator without offset", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Offsets = nil; return in }},
+		{"offset in the instruction", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Gen.Offset = []int{0}; return in }},
 		{"unknown generator", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].Kind = "full"; return in }},
 		{"generator dtype", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprGen)].DType = Int32; return in }},
 		{"constant shape", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code[find(a, exprConst)].Shape = []int{3}; return in }},
@@ -439,8 +515,8 @@ func TestExprMutatedPrograms(t *testing.T) {
 			case 4:
 				ins.Elem.Compute = DType(v)
 			case 5:
-				if len(ins.Gen.Offset) > 0 {
-					ins.Gen.Offset[0] = v
+				if len(a.Offsets) > 0 {
+					a.Offsets[0] = v
 				} else {
 					ins.Gen.Global = append(ins.Gen.Global, v)
 				}

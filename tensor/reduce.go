@@ -122,44 +122,60 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 	inGrid, keepGrid, outGrid := GridShape(in.Chunks), GridShape(keepChunks), GridShape(outChunks)
 	offs := ChunkOffsets(in.Chunks)
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: outChunks}
-	for k := 0; k < NumElements(keepGrid); k++ {
-		idx := unravel(k, keepGrid)
+	mapKind, combineKind, finalKind := n.Op+".map", n.Op+".combine", n.Op+".final"
+	// The args are boxed once, the map's too but for argmin and argmax,
+	// whose maps need their chunk's offset.
+	var baseArgs any = base
+	mapArgs := base
+	mapArgs.Global = in.Shape
+	var sharedMapArgs any = mapArgs
+	idx, ridx, full := make([]int, nd), make([]int, nd), make([]int, nd)
+	nkeep, nred := NumElements(keepGrid), NumElements(redGrid)
+	out.Keys = make([]uint64, 0, nkeep)
+	var parts, next []int
+	for k := 0; k < nkeep; k++ {
+		unravelInto(idx, k, keepGrid)
 		pshape := chunkShape(keepChunks, keepGrid, k)
 		if fields > 1 {
 			pshape = append(pshape, fields)
 		}
-		var parts []int
-		for r := 0; r < NumElements(redGrid); r++ {
-			ridx := unravel(r, redGrid)
-			full := make([]int, nd)
-			off := make([]int, nd)
+		parts = parts[:0]
+		for r := 0; r < nred; r++ {
+			unravelInto(ridx, r, redGrid)
 			for ax := range full {
 				full[ax] = idx[ax]
 				if reduced[ax] {
 					full[ax] = ridx[ax]
 				}
-				off[ax] = offs[ax][full[ax]]
 			}
-			args := base
-			args.Offset, args.Global = off, in.Shape
-			parts = append(parts, int(t.emit(&ChunkOp{Kind: n.Op + ".map", Inputs: []int{int(in.Keys[ravel(full, inGrid)])},
-				Shape: pshape, DType: pdt, Args: args})))
+			args := sharedMapArgs
+			if isArg {
+				a := mapArgs
+				a.Offset = t.ints.take(nd)
+				for ax := range full {
+					a.Offset[ax] = offs[ax][full[ax]]
+				}
+				args = a
+			}
+			ins := t.ints.take(1)
+			ins[0] = int(in.Keys[ravel(full, inGrid)])
+			parts = append(parts, int(t.emitOp(ChunkOp{Kind: mapKind, Inputs: ins, Shape: pshape, DType: pdt, Args: args})))
 		}
 		for len(parts) > 1 {
-			var next []int
+			next = next[:0]
 			for lo := 0; lo < len(parts); lo += reduceCombine {
 				group := parts[lo:min(lo+reduceCombine, len(parts))]
 				if len(group) == 1 {
 					next = append(next, group[0])
 					continue
 				}
-				next = append(next, int(t.emit(&ChunkOp{Kind: n.Op + ".combine", Inputs: append([]int(nil), group...),
-					Shape: pshape, DType: pdt, Args: base})))
+				next = append(next, int(t.emitOp(ChunkOp{Kind: combineKind, Inputs: t.ints.clone(group),
+					Shape: pshape, DType: pdt, Args: baseArgs})))
 			}
-			parts = next
+			parts, next = next, parts
 		}
-		out.Keys = append(out.Keys, t.emit(&ChunkOp{Kind: n.Op + ".final", Inputs: parts,
-			Shape: chunkShape(outChunks, outGrid, k), DType: n.DType, Args: base}))
+		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: finalKind, Inputs: t.ints.clone(parts),
+			Shape: chunkShape(outChunks, outGrid, k), DType: n.DType, Args: baseArgs}))
 	}
 	return out, nil
 }

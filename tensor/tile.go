@@ -26,7 +26,13 @@ func Tile(g *Graph, env Env) (*ChunkGraph, error) {
 		}
 		t.tiled[n.ID] = tt
 	}
-	cg := &ChunkGraph{Ops: t.ops}
+	cg := &ChunkGraph{}
+	if t.nops > 0 {
+		cg.Ops = make([]*ChunkOp, 0, t.nops)
+		for _, b := range t.ops {
+			cg.Ops = append(cg.Ops, b...)
+		}
+	}
 	for _, o := range g.Outputs {
 		tt := *t.tiled[o.Node.ID]
 		tt.Name = o.Name
@@ -44,23 +50,47 @@ var tileRules = map[string]tileRule{}
 
 type tiler struct {
 	env   Env
-	ops   []*ChunkOp
+	ops   [][]*ChunkOp // in blocks of up to opBlock: growing them copies nothing
+	nops  int
 	tiled []*TiledTensor // by node ID
 	node  int            // the node being tiled, recorded in each op
 	// shared holds what the nodes of one multi-output function tile once
 	// for all of them (a factorization), by family and input node ID.
 	shared map[string]any
+	// The ops of the rules that make one op a chunk are cut from slabs.
+	slab   opSlab
+	ints   intSlab
+	shapes shapeCache
 }
 
 // input returns the tiled form of n's i-th input.
 func (t *tiler) input(n *Node, i int) *TiledTensor { return t.tiled[n.Inputs[i].ID] }
 
+// opBlock is the most ops a block of the tiler's op list holds.
+const opBlock = 1 << 14
+
 // emit appends op to the graph, sets its key, and returns the key.
 func (t *tiler) emit(op *ChunkOp) uint64 {
-	op.Key = len(t.ops)
+	op.Key = t.nops
 	op.Node = t.node
-	t.ops = append(t.ops, op)
+	if n := len(t.ops); n == 0 || len(t.ops[n-1]) == cap(t.ops[n-1]) {
+		size := 64
+		if n > 0 {
+			size = nextBlock(cap(t.ops[n-1]), 64, opBlock)
+		}
+		t.ops = append(t.ops, make([]*ChunkOp, 0, size))
+	}
+	b := &t.ops[len(t.ops)-1]
+	*b = append(*b, op)
+	t.nops++
 	return uint64(op.Key)
+}
+
+// emitOp is emit for an op made by value: its memory is cut from a slab.
+func (t *tiler) emitOp(op ChunkOp) uint64 {
+	p := t.slab.take()
+	*p = op
+	return t.emit(p)
 }
 
 func checkTiled(n *Node, tt *TiledTensor) error {
@@ -107,4 +137,12 @@ func ChunkOffsets(chunks [][]int) [][]int {
 		offs[ax] = o
 	}
 	return offs
+}
+
+// unravelInto is unravel writing the grid index into idx.
+func unravelInto(idx []int, k int, grid []int) {
+	for ax := len(grid) - 1; ax >= 0; ax-- {
+		idx[ax] = k % grid[ax]
+		k /= grid[ax]
+	}
 }

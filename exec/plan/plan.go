@@ -75,6 +75,14 @@ func Prepare(cg *tensor.ChunkGraph, workers []Worker, where func(id uint64) int)
 	return p
 }
 
+// Assign assigns the initial operands of cg to workers as Prepare does,
+// given the rank of every op (as Order returns it): it returns the Worker
+// and Initial of the plan Prepare would make with that rank, and neither
+// orders the graph nor estimates its transfers.
+func Assign(cg *tensor.ChunkGraph, rank []int32, workers []Worker, where func(id uint64) int) (worker []int32, initial []int) {
+	return assign(newGraph(cg), rank, workers, where)
+}
+
 // Order returns the run rank of every op of cg (see the package comment).
 func Order(cg *tensor.ChunkGraph) []int32 { return order(newGraph(cg)) }
 
@@ -127,8 +135,9 @@ func order(g *graph) []int32 {
 	}
 	var stack []frame
 	sorted := func(k int) []int {
-		in := slices.Clone(g.ops[k].Inputs)
+		in := g.ops[k].Inputs // read only: the walk re-slices it
 		if len(in) > 1 {
+			in = slices.Clone(in)
 			slices.SortFunc(in, before)
 		}
 		return in
@@ -172,13 +181,28 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 	if len(workers) == 0 {
 		return worker, counts
 	}
-	var initial []int32
+	ninitial := 0
 	for _, op := range g.ops {
 		if len(op.Inputs) == 0 && op.Stored == 0 {
-			initial = append(initial, int32(op.Key))
+			ninitial++
 		}
 	}
-	slices.SortFunc(initial, func(a, b int32) int { return int(rank[a] - rank[b]) })
+	initial := make([]int32, 0, ninitial)
+	isInitial := func(k int32) bool { op := g.ops[k]; return len(op.Inputs) == 0 && op.Stored == 0 }
+	if byRank, ok := inverse(rank); ok {
+		for _, k := range byRank {
+			if isInitial(k) {
+				initial = append(initial, k)
+			}
+		}
+	} else {
+		for k := range g.ops {
+			if isInitial(int32(k)) {
+				initial = append(initial, int32(k))
+			}
+		}
+		slices.SortFunc(initial, func(a, b int32) int { return int(rank[a] - rank[b]) })
+	}
 	totalSlots := 0
 	for _, w := range workers {
 		totalSlots += max(w.Slots, 1)
@@ -187,7 +211,7 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 	// the search that last met k.
 	seen := make([]int32, n)
 	search := int32(0)
-	var queue []int32
+	queue := make([]int32, 0, n) // queue[head:] is still to visit; no op twice a search
 	cursor, assigned, cumSlots := 0, 0, 0
 	for w := range workers {
 		cumSlots += max(workers[w].Slots, 1)
@@ -205,9 +229,9 @@ func assign(g *graph, rank []int32, workers []Worker, where func(uint64) int) ([
 			search++
 			queue = append(queue[:0], initial[cursor])
 			seen[initial[cursor]] = search
-			for len(queue) > 0 && counts[w] < share {
-				k := queue[0]
-				queue = queue[1:]
+			for head := 0; head < len(queue) && counts[w] < share; {
+				k := queue[head]
+				head++
 				op := g.ops[k]
 				if len(op.Inputs) == 0 && op.Stored == 0 && worker[k] < 0 {
 					worker[k] = int32(w)
@@ -246,11 +270,14 @@ func estimateTransfer(g *graph, rank []int32, worker []int32, nworkers int) int6
 			load[w]++
 		}
 	}
-	byRank := make([]int32, len(g.ops))
-	for k := range byRank {
-		byRank[k] = int32(k)
+	byRank, ok := inverse(rank)
+	if !ok {
+		byRank = make([]int32, len(g.ops))
+		for k := range byRank {
+			byRank[k] = int32(k)
+		}
+		slices.SortFunc(byRank, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	}
-	slices.SortFunc(byRank, func(a, b int32) int { return int(rank[a] - rank[b]) })
 	local := make([]int64, nworkers)
 	var transfer int64
 	for _, k := range byRank {
@@ -277,4 +304,20 @@ func estimateTransfer(g *graph, rank []int32, worker []int32, nworkers int) int6
 		transfer += total - local[best]
 	}
 	return transfer
+}
+
+// inverse returns the ops in rank order when rank is a permutation of the
+// op keys, as order makes it: sorting them by rank would give the same.
+func inverse(rank []int32) ([]int32, bool) {
+	byRank := make([]int32, len(rank))
+	for k := range byRank {
+		byRank[k] = -1
+	}
+	for k, r := range rank {
+		if r < 0 || int(r) >= len(rank) || byRank[r] >= 0 {
+			return nil, false
+		}
+		byRank[r] = int32(k)
+	}
+	return byRank, true
 }

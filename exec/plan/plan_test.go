@@ -269,6 +269,26 @@ func TestAssignDiamondAndStored(t *testing.T) {
 	checkTopological(t, &b.g, p.Rank)
 }
 
+// Assign, given Order's rank, places initial operands as Prepare does.
+func TestAssignWithRankIsPrepares(t *testing.T) {
+	cg, _ := tree(200, 4)
+	b := &builder{g: *cg}
+	r := b.op("rand", 10) // a second end, apart from the tree
+	b.op("neg", 10, r)
+	for _, ws := range [][]Worker{{{"w1", 1}}, {{"w1", 1}, {"w2", 3}}, {{"a", 2}, {"b", 1}, {"c", 1}}} {
+		p := Prepare(&b.g, ws, nil)
+		worker, initial := Assign(&b.g, Order(&b.g), ws, nil)
+		for k, op := range b.g.Ops {
+			if len(op.Inputs) == 0 && worker[k] != p.Worker[k] {
+				t.Errorf("%d workers: initial op %d on %d, Prepare says %d", len(ws), k, worker[k], p.Worker[k])
+			}
+		}
+		if !slices.Equal(initial, p.Initial) {
+			t.Errorf("%d workers: initial counts %v, Prepare says %v", len(ws), initial, p.Initial)
+		}
+	}
+}
+
 func BenchmarkPrepare(b *testing.B) {
 	for _, n := range []int{1 << 16, 1 << 20} {
 		cg, _ := tree(n, 4)
