@@ -477,18 +477,6 @@ func TestCoreRandom(t *testing.T) {
 	}
 }
 
-func TestDepthFirstOrder(t *testing.T) {
-	g := graph(tree(4)) // leaves 0-3, 4=0+1, 5=2+3, 6=4+5
-	rank := DepthFirstOrder(g)
-	order := make([]int, len(rank))
-	for k, r := range rank {
-		order[r] = k
-	}
-	if want := []int{0, 1, 4, 2, 3, 5, 6}; !slices.Equal(order, want) {
-		t.Errorf("order %v, want %v", order, want)
-	}
-}
-
 // TestDepthFirstMemory simulates one slot running a 64-leaf tree reduction
 // in rank order: depth-first keeps O(depth) chunks alive, not O(leaves).
 func TestDepthFirstMemory(t *testing.T) {
@@ -509,25 +497,6 @@ func TestDepthFirstMemory(t *testing.T) {
 	}
 	if peak > 8 {
 		t.Errorf("peak of %d live chunks for a 64-leaf tree", peak)
-	}
-}
-
-func TestBalancedAssign(t *testing.T) {
-	g := graph(tree(8))
-	a := BalancedAssign(g, DepthFirstOrder(g), []WorkerLoad{{Name: "b", Slots: 1}, {Name: "a", Slots: 1}})
-	want := map[int]string{0: "a", 1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "b", 7: "b"}
-	if fmt.Sprint(a) != fmt.Sprint(want) {
-		t.Errorf("assign %v, want %v", a, want)
-	}
-	a = BalancedAssign(g, DepthFirstOrder(g), []WorkerLoad{{Name: "a", Slots: 3}, {Name: "b", Slots: 1}})
-	n := 0
-	for _, w := range a {
-		if w == "a" {
-			n++
-		}
-	}
-	if n != 6 {
-		t.Errorf("worker with 3 of 4 slots got %d of 8 ops", n)
 	}
 }
 

@@ -49,51 +49,6 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]
 // first. Schedulers and workers run READY ops in rank order.
 type OrderFunc func(g *tensor.ChunkGraph) []int
 
-// DepthFirstOrder is a simpler order than PlanOrder: it ranks ops in the post-order of a depth-first walk from the
-// graph's sinks (ops nobody consumes), in key order, visiting inputs in
-// order. Running in that order finishes one branch of a reduction tree before
-// starting the next, so few intermediate chunks are alive at once: for a
-// pairwise sum of chunks c0..c3 it gives c0, c1, c0+c1, c2, c3, c2+c3, total.
-func DepthFirstOrder(g *tensor.ChunkGraph) []int {
-	n := len(g.Ops)
-	consumed := make([]bool, n)
-	for _, op := range g.Ops {
-		for _, in := range op.Inputs {
-			consumed[in] = true
-		}
-	}
-	rank := make([]int, n)
-	for i := range rank {
-		rank[i] = -1
-	}
-	next := 0
-	type frame struct{ key, child int }
-	var stack []frame
-	for root := 0; root < n; root++ {
-		if consumed[root] || rank[root] >= 0 {
-			continue
-		}
-		stack = append(stack[:0], frame{root, 0})
-		for len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			ins := g.Ops[top.key].Inputs
-			if top.child < len(ins) {
-				c := ins[top.child]
-				top.child++
-				if rank[c] < 0 {
-					rank[c] = -2 // on the stack
-					stack = append(stack, frame{c, 0})
-				}
-				continue
-			}
-			rank[top.key] = next
-			next++
-			stack = stack[:len(stack)-1]
-		}
-	}
-	return rank
-}
-
 // An AssignFunc places the initial ops (no inputs, not stored) of a graph on
 // workers before the graph starts; the result maps op keys to worker names.
 type AssignFunc func(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string
@@ -103,39 +58,6 @@ type WorkerLoad struct {
 	Name        string
 	Slots       int
 	Outstanding int // ops of the job sent to it and not yet reported
-}
-
-// BalancedAssign is a simpler assignment than PlanAssign: it cuts the initial ops, in rank order, into one contiguous run
-// a worker with run lengths proportional to the workers' slots. Neighbours
-// in a depth-first order usually feed the same consumers, so contiguous runs
-// keep most of their traffic on one worker.
-func BalancedAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string {
-	if len(workers) == 0 {
-		return nil
-	}
-	var initial []int
-	for _, op := range g.Ops {
-		if len(op.Inputs) == 0 && op.Stored == 0 {
-			initial = append(initial, op.Key)
-		}
-	}
-	sort.Slice(initial, func(i, j int) bool { return rank[initial[i]] < rank[initial[j]] })
-	ws := append([]WorkerLoad(nil), workers...)
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
-	total := 0
-	for _, w := range ws {
-		total += max(w.Slots, 1)
-	}
-	out := make(map[int]string, len(initial))
-	pos, cum := 0, 0
-	for _, w := range ws {
-		cum += max(w.Slots, 1)
-		end := len(initial) * cum / total
-		for ; pos < end; pos++ {
-			out[initial[pos]] = w.Name
-		}
-	}
-	return out
 }
 
 // Costs with which pickWorker weighs moving inputs against waiting: an
