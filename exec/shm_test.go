@@ -51,6 +51,13 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	runSpecs(t, tc) // ends with the session closed and its chunks freed
+	// The workers' status files tell of the store.
+	for _, w := range tc.workers {
+		text := w.Status()
+		if statusField(t, text, "shm_limit") != 64<<10 || statusField(t, text, "spilled_bytes") == 0 {
+			t.Errorf("status of %s shows no spilling store:\n%s", w.Name(), text)
+		}
+	}
 	var spilled int64
 	for _, st := range stores {
 		// Arrays read by the kernels pin their chunks until collected.

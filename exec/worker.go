@@ -241,6 +241,10 @@ func (w *Worker) Status() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
+	// A store that knows more of itself (shared memory, spill) says so.
+	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
+		st.WriteStatus(&b)
+	}
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package shm
 
 import (
 	"errors"
+	"io"
 	"runtime"
 	"slices"
 	"time"
@@ -69,3 +70,6 @@ func (a *Arrays) Bytes() int64 { return a.s.Bytes() }
 
 // Stats returns the store's state, for the worker's status.
 func (a *Arrays) Stats() Stats { return a.s.Stats() }
+
+// WriteStatus writes the store's lines of the worker's status file.
+func (a *Arrays) WriteStatus(w io.Writer) error { return a.s.Stats().WriteStatus(w) }
