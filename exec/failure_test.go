@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/gob"
 	"errors"
-	"net"
 	"runtime"
 	"strings"
 	"sync"
@@ -274,24 +273,7 @@ func TestCancelRunningTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A peer that accepts connections and never answers.
-	mute, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	var hmu sync.Mutex
-	go func() {
-		for {
-			c, err := mute.Accept()
-			if err != nil {
-				return
-			}
-			hmu.Lock()
-			held = append(held, c)
-			hmu.Unlock()
-		}
-	}()
+	mute := newMutePeer(t) // accepts connections, never answers
 	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +283,7 @@ func TestCancelRunningTask(t *testing.T) {
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	submit := func(key int) {
 		err := cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: uint64(10 + key),
-			Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+			Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,11 +314,6 @@ func TestCancelRunningTask(t *testing.T) {
 	}
 	cc.close()
 	mute.Close()
-	hmu.Lock()
-	for _, c := range held {
-		c.Close()
-	}
-	hmu.Unlock()
 	w.Close()
 	s.Close()
 	checkGoroutines(t, g0)
@@ -384,23 +361,7 @@ func TestMemBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mute, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	var hmu sync.Mutex
-	go func() {
-		for {
-			c, err := mute.Accept()
-			if err != nil {
-				return
-			}
-			hmu.Lock()
-			held = append(held, c)
-			hmu.Unlock()
-		}
-	}()
+	mute := newMutePeer(t) // accepts connections, never answers
 	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +372,7 @@ func TestMemBound(t *testing.T) {
 		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: tensor.AssembleArgs{}} // 600 bytes
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: big([]int{0}), ID: 10,
-		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr().String()}})
+		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr()}})
 	var m ctlMsg
 	if err := dec.Decode(&m); err != nil || m.Kind != msgStarted {
 		t.Fatalf("first op: %v %+v", err, m)
@@ -447,11 +408,6 @@ func TestMemBound(t *testing.T) {
 	}
 	cc.close()
 	mute.Close()
-	hmu.Lock()
-	for _, c := range held {
-		c.Close()
-	}
-	hmu.Unlock()
 	w.Close()
 	s.Close()
 	checkGoroutines(t, g0)

@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/gob"
 	"math/rand"
-	"net"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,23 +55,7 @@ func TestChunkOwnership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mute, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	var hmu sync.Mutex
-	go func() {
-		for {
-			c, err := mute.Accept()
-			if err != nil {
-				return
-			}
-			hmu.Lock()
-			held = append(held, c)
-			hmu.Unlock()
-		}
-	}()
+	mute := newMutePeer(t) // accepts connections, never answers
 	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +72,7 @@ func TestChunkOwnership(t *testing.T) {
 	}
 	blocked := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: blocked, ID: 42,
-		Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+		Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 	if m := recv(); m.Kind != msgStarted || m.Attempt != 1 {
 		t.Fatalf("got %+v", m)
 	}
@@ -110,11 +92,6 @@ func TestChunkOwnership(t *testing.T) {
 	}
 	cc.close()
 	mute.Close()
-	hmu.Lock()
-	for _, c := range held {
-		c.Close()
-	}
-	hmu.Unlock()
 	w.Close()
 	checkGoroutines(t, g0)
 }
@@ -129,23 +106,7 @@ func TestFetchesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mute, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	var hmu sync.Mutex
-	go func() {
-		for {
-			c, err := mute.Accept()
-			if err != nil {
-				return
-			}
-			hmu.Lock()
-			held = append(held, c)
-			hmu.Unlock()
-		}
-	}()
+	mute := newMutePeer(t) // accepts connections, never answers
 	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,12 +115,10 @@ func TestFetchesBounded(t *testing.T) {
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	for k := 0; k < 6; k++ {
 		cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
-			Inputs: []Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr().String()}})
+			Inputs: []Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 	}
 	time.Sleep(300 * time.Millisecond)
-	hmu.Lock()
-	n := len(held)
-	hmu.Unlock()
+	n := mute.Accepted()
 	if n != 2 {
 		t.Errorf("%d fetches open for 2 slots", n)
 	}
@@ -168,11 +127,6 @@ func TestFetchesBounded(t *testing.T) {
 	}
 	cc.close() // the worker cancels what the connection submitted
 	mute.Close()
-	hmu.Lock()
-	for _, c := range held {
-		c.Close()
-	}
-	hmu.Unlock()
 	w.Close()
 	checkGoroutines(t, g0)
 }
