@@ -504,18 +504,7 @@ func TestWorkerProcessCrash(t *testing.T) {
 	const spec = "x = rand(8000000, chunks=250000, seed=1)\ny = rand(8000000, chunks=250000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	local := NewEngine(NewLocalRunner(2))
-	defer local.Close()
-	ls, err := local.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := ls.Submit(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitOK(t, lg)
-	want := fetch(t, ls, "pi")
+	want := localResult(t, spec, "pi")
 
 	tc := newTestCluster(t, 3, true)
 	e := NewEngine(tc.s)
@@ -545,8 +534,8 @@ func TestWorkerProcessCrash(t *testing.T) {
 	}
 	t.Logf("graph done %v after the kill (status: %d finished events for %d operands)", time.Since(begin), st.Finished, st.Operands)
 	got := fetch(t, s, "pi")
-	if !bytes.Equal(got.Data, want.Data) {
-		t.Errorf("pi = %v on the cluster, %v locally", got.Float64s(), want.Float64s())
+	if !bytes.Equal(got.Data, want) {
+		t.Errorf("pi = %v on the cluster, %x locally", got.Float64s(), want)
 	}
 	// Every op whose chunk was lost, or which was running on w2, runs
 	// again: a later event shows it FINISHED on a survivor.
