@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 )
 
 // AssembleArgs are the arguments of the "assemble" kernel, which builds one
@@ -136,7 +137,7 @@ func sameChunks(a, b [][]int) bool {
 		return false
 	}
 	for i := range a {
-		if !sameShape(a[i], b[i]) {
+		if !slices.Equal(a[i], b[i]) {
 			return false
 		}
 	}

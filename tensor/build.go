@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -148,7 +149,7 @@ func (b *builder) astype(p srcPos, x *Node, dt DType) (*Node, error) {
 
 // reshape gives x the shape; a tensor of that shape is itself.
 func (b *builder) reshape(p srcPos, x *Node, shape []int) (*Node, error) {
-	if sameInts(x.Shape, shape) {
+	if slices.Equal(x.Shape, shape) {
 		return x, nil
 	}
 	return b.addAt(p, &Node{Op: OpReshape, Inputs: []*Node{x}, Shape: cloneInts(shape)})
@@ -164,18 +165,6 @@ func (b *builder) transpose(p srcPos, x *Node, perm []int) (*Node, error) {
 		return x, nil
 	}
 	return b.addAt(p, &Node{Op: OpTranspose, Inputs: []*Node{x}, Attrs: Attrs{Perm: cloneInts(perm)}})
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // node makes a node whose shape and dtype follow from its inputs; errors are

@@ -1,5 +1,7 @@
 package tensor
 
+import "slices"
+
 // The shape functions and methods. squeeze, expand_dims, ravel and flatten
 // lower onto OpReshape, swapaxes and .T onto OpTranspose, stack onto
 // reshapes and OpConcat.
@@ -181,7 +183,7 @@ func init() {
 			return nil, err
 		}
 		for _, x := range xs[1:] {
-			if !sameInts(x.Shape, xs[0].Shape) {
+			if !slices.Equal(x.Shape, xs[0].Shape) {
 				return nil, errorf(c.pos, "all input arrays must have the same shape")
 			}
 		}

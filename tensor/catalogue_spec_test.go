@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,7 +109,7 @@ func TestCatalogueSpecs(t *testing.T) {
 		outs := runSpecOutputs(t, fetchAll(tc.src, tc.wants))
 		for i, w := range tc.wants {
 			got := outs[i]
-			if got.DType != w.dt || !sameShape(got.Shape, w.shape) {
+			if got.DType != w.dt || !slices.Equal(got.Shape, w.shape) {
 				t.Errorf("%s: %s is %v%v, NumPy %v%v", tc.name, w.name, got.DType, got.Shape, w.dt, w.shape)
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -367,7 +368,7 @@ func compareGolden(got, want *Array, shapeOnly bool) error {
 	if got.DType != want.DType {
 		return fmt.Errorf("dtype %v, want %v", got.DType, want.DType)
 	}
-	if !sameShape(got.Shape, want.Shape) {
+	if !slices.Equal(got.Shape, want.Shape) {
 		return fmt.Errorf("shape %v, want %v", got.Shape, want.Shape)
 	}
 	if err := got.Check(); err != nil {
@@ -432,7 +433,7 @@ func TestCatalogueRandom(t *testing.T) {
 				if y == nil {
 					t.Fatalf("chunks=%s: no output y", chunks)
 				}
-				if y.DType != tc.dtype || !sameShape(y.Shape, []int{20, 15}) {
+				if y.DType != tc.dtype || !slices.Equal(y.Shape, []int{20, 15}) {
 					t.Fatalf("chunks=%s: %v%v, want %v[20 15]", chunks, y.DType, y.Shape, tc.dtype)
 				}
 				// Fused into the multiplication, the generator makes the

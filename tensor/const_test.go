@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,7 @@ func TestConstGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(outs[0].Data, a.Data) || !sameShape(outs[0].Shape, a.Shape) || outs[0].DType != Int32 {
+		if !bytes.Equal(outs[0].Data, a.Data) || !slices.Equal(outs[0].Shape, a.Shape) || outs[0].DType != Int32 {
 			t.Fatalf("chunks %v: gathered %v%v %v", chunks, outs[0].DType, outs[0].Shape, outs[0].Int32s())
 		}
 	}

@@ -70,16 +70,6 @@ func computeDType(n *Node) DType {
 	return n.DType
 }
 
-func kindOf(d DType) int {
-	switch {
-	case d == Bool:
-		return 0
-	case d.IsInt():
-		return 1
-	}
-	return 2
-}
-
 // comparisonDType is the dtype NumPy 1.24 compares a and b in: their
 // result type, with Python scalars yielding by value (f32 < 70000 compares in
 // float64, where the value does not fit float32 exactly).

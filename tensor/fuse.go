@@ -128,14 +128,7 @@ func Fuse(cg *ChunkGraph) *ChunkGraph {
 		}
 		out.Ops = append(out.Ops, fused)
 	}
-	for _, o := range cg.Outputs {
-		t := o
-		t.Keys = make([]uint64, len(o.Keys))
-		for i, k := range o.Keys {
-			t.Keys[i] = uint64(newKey[k])
-		}
-		out.Outputs = append(out.Outputs, t)
-	}
+	out.Outputs = remapOutputs(cg.Outputs, newKey)
 	return out
 }
 
@@ -155,4 +148,18 @@ func fuseKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		cur = []*Array{out}
 	}
 	return out, nil
+}
+
+// remapOutputs returns outputs with each chunk key k replaced by newKey[k],
+// for a graph whose ops an optimization renumbered.
+func remapOutputs(outputs []TiledTensor, newKey []int32) []TiledTensor {
+	out := make([]TiledTensor, len(outputs))
+	for j, o := range outputs {
+		out[j] = o
+		out[j].Keys = make([]uint64, len(o.Keys))
+		for i, k := range o.Keys {
+			out[j].Keys[i] = uint64(newKey[k])
+		}
+	}
+	return out
 }

@@ -202,14 +202,7 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 		newKey[k] = int32(c.Key)
 		out.Ops = append(out.Ops, c)
 	}
-	for _, o := range cg.Outputs {
-		t := o
-		t.Keys = make([]uint64, len(o.Keys))
-		for i, k := range o.Keys {
-			t.Keys[i] = uint64(newKey[k])
-		}
-		out.Outputs = append(out.Outputs, t)
-	}
+	out.Outputs = remapOutputs(cg.Outputs, newKey)
 	return out
 }
 

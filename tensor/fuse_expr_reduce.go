@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // An exprReducer accumulates the partial of a reduction map from the
 // blocks of an expr program's values.
@@ -72,7 +75,7 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 			return nil, fmt.Errorf("reduces %v values, not %v", dt, accDT)
 		}
 	}
-	if pdt != op.DType || !sameShape(keep, op.Shape) {
+	if pdt != op.DType || !slices.Equal(keep, op.Shape) {
 		return nil, fmt.Errorf("%v values make a partial of %v%v, op says %v%v", src[0], pdt, keep, op.DType, op.Shape)
 	}
 	nout := NumElements(keep) / fields

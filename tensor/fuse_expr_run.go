@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -135,7 +136,7 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 	case last.Op == exprReduce:
 		// checked by prepare
 	case last.Op == exprElem && last.Dst == -1:
-		if last.DType != op.DType || !sameShape(op.Shape, args.Shape) {
+		if last.DType != op.DType || !slices.Equal(op.Shape, args.Shape) {
 			return nil, fmt.Errorf("program makes %v%v, op says %v%v", last.DType, args.Shape, op.DType, op.Shape)
 		}
 	default:

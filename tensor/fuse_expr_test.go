@@ -48,7 +48,7 @@ func computeAll(t *testing.T, cg *ChunkGraph) []*Array {
 // sameValues reports how got differs from want: bit for bit when exact,
 // else within the rounding a reassociated float sum may bring.
 func sameValues(got, want *Array, exact bool) string {
-	if got.DType != want.DType || !sameShape(got.Shape, want.Shape) {
+	if got.DType != want.DType || !slices.Equal(got.Shape, want.Shape) {
 		return fmt.Sprintf("made %v%v, want %v%v", got.DType, got.Shape, want.DType, want.Shape)
 	}
 	if exact || !got.DType.IsFloat() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func sameGraph(a, b *Graph) string {
 	for i, x := range a.Nodes {
 		y := b.Nodes[i]
 		if x.ID != y.ID || x.Op != y.Op || x.DType != y.DType || x.Weak != y.Weak ||
-			!sameInts(x.Shape, y.Shape) || !reflect.DeepEqual(x.Chunks, y.Chunks) {
+			!slices.Equal(x.Shape, y.Shape) || !reflect.DeepEqual(x.Chunks, y.Chunks) {
 			return fmt.Sprintf("node %d: %+v, want %+v", i, *y, *x)
 		}
 		if len(x.Inputs) != len(y.Inputs) {

@@ -3,6 +3,7 @@ package tensor
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 )
 
@@ -81,7 +82,7 @@ func TestGobEveryKind(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decoded %s: %v", op.Kind, err)
 		}
-		if got.DType != want.DType || !sameShape(got.Shape, want.Shape) || !bytes.Equal(got.Data, want.Data) {
+		if got.DType != want.DType || !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Data, want.Data) {
 			t.Fatalf("%s: decoded op computes %v%v, original %v%v", op.Kind, got.DType, got.Shape, want.DType, want.Shape)
 		}
 		chunks[op.Key] = want

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -141,7 +142,7 @@ func seqValues(start float64, n int) []float64 {
 // relative tolerance tol, NaN equal to NaN.
 func checkArray(t testing.TB, what string, got *Array, dt DType, shape []int, want []float64, tol float64) {
 	t.Helper()
-	if got.DType != dt || !sameShape(got.Shape, shape) {
+	if got.DType != dt || !slices.Equal(got.Shape, shape) {
 		t.Fatalf("%s: got %v%v, want %v%v", what, got.DType, got.Shape, dt, shape)
 	}
 	if len(want) != got.Len() {

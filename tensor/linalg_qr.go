@@ -217,7 +217,7 @@ func tileQRQ(t *tiler, n *Node) (*TiledTensor, error) {
 		return nil, err
 	}
 	k := min(tr.m, tr.n)
-	if !sameShape(n.Shape, []int{tr.m, k}) {
+	if !slices.Equal(n.Shape, []int{tr.m, k}) {
 		return nil, fmt.Errorf("node shape %v, want %v", n.Shape, []int{tr.m, k})
 	}
 	keys := t.qFactor(tr, -1, k, n.DType)
@@ -233,7 +233,7 @@ func tileQRR(t *tiler, n *Node) (*TiledTensor, error) {
 		return nil, err
 	}
 	k := min(tr.m, tr.n)
-	if !sameShape(n.Shape, []int{k, tr.n}) {
+	if !slices.Equal(n.Shape, []int{k, tr.n}) {
 		return nil, fmt.Errorf("node shape %v, want %v", n.Shape, []int{k, tr.n})
 	}
 	key := t.emit(&ChunkOp{Kind: "linalg.qr.r", Inputs: []int{int(tr.root().key)}, Shape: n.Shape, DType: n.DType})
@@ -264,7 +264,7 @@ func tileSVD(t *tiler, n *Node) (*TiledTensor, error) {
 	default:
 		want = []int{k, cols}
 	}
-	if !sameShape(n.Shape, want) {
+	if !slices.Equal(n.Shape, want) {
 		return nil, fmt.Errorf("node shape %v, want %v", n.Shape, want)
 	}
 	switch n.Op {
@@ -364,7 +364,7 @@ func qrFactorKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	}
 	rows, n := op.Shape[0]-1, op.Shape[1]
 	if args.Leaf {
-		if len(in) != 1 || !sameShape(in[0].Shape, []int{rows, n}) {
+		if len(in) != 1 || !slices.Equal(in[0].Shape, []int{rows, n}) {
 			return nil, fmt.Errorf("leaf of shape %v for a factor of %d x %d", in[0].Shape, rows, n)
 		}
 		out := NewArray(Float64, op.Shape)
@@ -400,7 +400,7 @@ func qrRKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !sameShape(op.Shape, []int{p.k, p.n}) {
+	if !slices.Equal(op.Shape, []int{p.k, p.n}) {
 		return nil, fmt.Errorf("R of %d x %d for shape %v", p.k, p.n, op.Shape)
 	}
 	r := make([]float64, p.k*p.n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func TestQR(t *testing.T) {
 			q := c.add(&Node{Op: OpQRQ, Inputs: []*Node{x}, Shape: []int{tc.m, k}, DType: odt})
 			r := c.add(&Node{Op: OpQRR, Inputs: []*Node{x}, Shape: []int{k, tc.n}, DType: odt})
 			outs, cg := c.runOutputs(t, q, r)
-			if outs[0].DType != odt || !sameShape(outs[0].Shape, []int{tc.m, k}) || !sameShape(outs[1].Shape, []int{k, tc.n}) {
+			if outs[0].DType != odt || !slices.Equal(outs[0].Shape, []int{tc.m, k}) || !slices.Equal(outs[1].Shape, []int{k, tc.n}) {
 				t.Fatalf("%s: got Q %v%v and R %v", what, outs[0].DType, outs[0].Shape, outs[1].Shape)
 			}
 			// The factor tree is tiled once for both outputs.

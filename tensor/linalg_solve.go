@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -62,7 +63,7 @@ func tileSolve(t *tiler, n *Node) (*TiledTensor, error) {
 	if (len(b.Shape) != 1 && len(b.Shape) != 2) || b.Shape[0] != size {
 		return nil, fmt.Errorf("right-hand side of shape %v for a %d x %d matrix", b.Shape, size, size)
 	}
-	if !sameShape(n.Shape, b.Shape) {
+	if !slices.Equal(n.Shape, b.Shape) {
 		return nil, fmt.Errorf("node shape %v for a right-hand side of %v", n.Shape, b.Shape)
 	}
 	if n.DType != solveDType(n.Inputs[0].DType, b.DType) {
@@ -112,7 +113,7 @@ func tileInv(t *tiler, n *Node) (*TiledTensor, error) {
 	if err := checkSquare(n); err != nil {
 		return nil, err
 	}
-	if !sameShape(n.Shape, n.Inputs[0].Shape) {
+	if !slices.Equal(n.Shape, n.Inputs[0].Shape) {
 		return nil, fmt.Errorf("node shape %v for an input of %v", n.Shape, n.Inputs[0].Shape)
 	}
 	tr, err := t.tsqr(n)
@@ -181,7 +182,7 @@ func invKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		return nil, err
 	}
 	q := in[1]
-	if q.DType != Float64 || len(q.Shape) != 2 || q.Shape[1] != p.n || !sameShape(op.Shape, []int{p.n, q.Shape[0]}) {
+	if q.DType != Float64 || len(q.Shape) != 2 || q.Shape[1] != p.n || !slices.Equal(op.Shape, []int{p.n, q.Shape[0]}) {
 		return nil, fmt.Errorf("Q block %v%v for an inverse block of %v", q.DType, q.Shape, op.Shape)
 	}
 	rows, size := q.Shape[0], p.n
@@ -205,7 +206,7 @@ func tileCholesky(t *tiler, n *Node) (*TiledTensor, error) {
 	if err := checkSquare(n); err != nil {
 		return nil, err
 	}
-	if !sameShape(n.Shape, n.Inputs[0].Shape) {
+	if !slices.Equal(n.Shape, n.Inputs[0].Shape) {
 		return nil, fmt.Errorf("node shape %v for an input of %v", n.Shape, n.Inputs[0].Shape)
 	}
 	a := t.input(n, 0)
@@ -317,7 +318,7 @@ func choleskyBlockKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array,
 		return nil, err
 	}
 	ljj := in[1]
-	if !sameShape(ljj.Shape, []int{cols, cols}) {
+	if !slices.Equal(ljj.Shape, []int{cols, cols}) {
 		return nil, fmt.Errorf("diagonal factor of shape %v for a block of %d columns", ljj.Shape, cols)
 	}
 	if rows > 0 && cols > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,7 +98,7 @@ func TestSolve(t *testing.T) {
 					s = c.add(&Node{Op: OpSolve, Inputs: []*Node{x, b}, Shape: rhs.b.Shape, DType: odt})
 				}
 				outs, _ := c.runOutputs(t, s)
-				if !sameShape(outs[0].Shape, rhs.b.Shape) || outs[0].DType != s.DType {
+				if !slices.Equal(outs[0].Shape, rhs.b.Shape) || outs[0].DType != s.DType {
 					t.Fatalf("%s: got %v%v", what, outs[0].DType, outs[0].Shape)
 				}
 				checkClose(t, what, outs[0], rhs.want, tol)

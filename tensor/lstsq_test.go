@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -62,7 +63,7 @@ func TestLeastSquaresSpec(t *testing.T) {
 		t.Fatalf("%d outputs, want 2", len(outs))
 	}
 	for i, name := range []string{"normal equations", "QR"} {
-		if !sameShape(outs[i].Shape, []int{3}) || outs[i].DType != Float64 {
+		if !slices.Equal(outs[i].Shape, []int{3}) || outs[i].DType != Float64 {
 			t.Fatalf("%s: %v%v", name, outs[i].DType, outs[i].Shape)
 		}
 		checkClose(t, name, outs[i], lstsqWant, 1e-10)

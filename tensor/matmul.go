@@ -3,6 +3,7 @@ package tensor
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -37,7 +38,7 @@ func tileMatmul(t *tiler, n *Node) (*TiledTensor, error) {
 	if a.Shape[1] != b.Shape[0] {
 		return nil, fmt.Errorf("shapes %v and %v do not align: %d != %d", a.Shape, b.Shape, a.Shape[1], b.Shape[0])
 	}
-	if !sameShape(n.Shape, []int{a.Shape[0], b.Shape[1]}) {
+	if !slices.Equal(n.Shape, []int{a.Shape[0], b.Shape[1]}) {
 		return nil, fmt.Errorf("node shape %v for operands %v and %v", n.Shape, a.Shape, b.Shape)
 	}
 	if !n.DType.Valid() {
@@ -93,7 +94,7 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 		return nil, fmt.Errorf("%d inputs, want 2", len(in))
 	}
 	a, b := in[0], in[1]
-	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || !sameShape(op.Shape, []int{a.Shape[0], b.Shape[1]}) {
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || !slices.Equal(op.Shape, []int{a.Shape[0], b.Shape[1]}) {
 		return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)
 	}
 	a, b = convertChunk(a, op.DType), convertChunk(b, op.DType)
@@ -181,7 +182,7 @@ func matmulAxpyBool(c []uint8, x uint8, b []uint8) {
 func matmulSumKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	out := NewArray(op.DType, op.Shape)
 	for i, a := range in {
-		if a.DType != op.DType || !sameShape(a.Shape, op.Shape) {
+		if a.DType != op.DType || !slices.Equal(a.Shape, op.Shape) {
 			return nil, fmt.Errorf("input %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
 		}
 		switch op.DType {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -36,7 +37,7 @@ func randomArray(dt DType, shape []int, seed uint64) *Array {
 func checkMatmul(t *testing.T, what string, got, a, b *Array, dt DType, tol float64) {
 	t.Helper()
 	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
-	if got.DType != dt || !sameShape(got.Shape, []int{m, n}) {
+	if got.DType != dt || !slices.Equal(got.Shape, []int{m, n}) {
 		t.Fatalf("%s: got %v%v, want %v%v", what, got.DType, got.Shape, dt, []int{m, n})
 	}
 	a, b = convertChunk(a, dt), convertChunk(b, dt)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,7 +42,7 @@ func TestReadNPYFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.DType != fx.dtype || !sameShape(a.Shape, fx.shape) {
+			if a.DType != fx.dtype || !slices.Equal(a.Shape, fx.shape) {
 				t.Fatalf("got %v%v, want %v%v", a.DType, a.Shape, fx.dtype, fx.shape)
 			}
 			if err := a.Check(); err != nil {
@@ -67,7 +68,7 @@ func TestReadNPYFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(a.Data, b.Data) || !sameShape(a.Shape, b.Shape) || a.DType != b.DType {
+			if !bytes.Equal(a.Data, b.Data) || !slices.Equal(a.Shape, b.Shape) || a.DType != b.DType {
 				t.Error("round trip changed the array")
 			}
 		})
@@ -85,7 +86,7 @@ func TestNPYHeaderAlignment(t *testing.T) {
 				t.Errorf("%v%v: header length field %d, header %d", dt, shape, n, len(h))
 			}
 			gotDT, gotShape, err := parseNPYHeader(string(h[10:]))
-			if err != nil || gotDT != dt || !sameShape(gotShape, shape) {
+			if err != nil || gotDT != dt || !slices.Equal(gotShape, shape) {
 				t.Errorf("%v%v: header parses as %v%v, %v", dt, shape, gotDT, gotShape, err)
 			}
 		}
@@ -148,7 +149,7 @@ func TestReadNPYHandWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.DType != Int32 || !sameShape(a.Shape, []int{2, 1}) || a.Int32s()[1] != -1 {
+	if a.DType != Int32 || !slices.Equal(a.Shape, []int{2, 1}) || a.Int32s()[1] != -1 {
 		t.Fatalf("got %v%v %v", a.DType, a.Shape, a.Int32s())
 	}
 	// Bool bytes other than 0 and 1 read as true.
@@ -229,7 +230,7 @@ func FuzzReadNPY(f *testing.F) {
 			t.Fatal(err)
 		}
 		b2, err := ReadNPY(&buf, 0)
-		if err != nil || !bytes.Equal(b2.Data, a.Data) || !sameShape(a.Shape, b2.Shape) {
+		if err != nil || !bytes.Equal(b2.Data, a.Data) || !slices.Equal(a.Shape, b2.Shape) {
 			t.Fatalf("re-read failed: %v", err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func TestParseCatalogueDTypes(t *testing.T) {
 					continue
 				}
 				n := g.Outputs[i].Node
-				if n.DType != dt || !sameInts(n.Shape, shape) {
+				if n.DType != dt || !slices.Equal(n.Shape, shape) {
 					t.Errorf("%s: %q: %s %s, NumPy %s %s", name, src, shapeString(n.Shape), n.DType, shapeString(shape), dt)
 				}
 			}

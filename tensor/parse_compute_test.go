@@ -3,6 +3,7 @@ package tensor
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ func TestParseCompute(t *testing.T) {
 			continue
 		}
 		a := out[0]
-		if a.DType.String() != tc.dtype || !sameInts(a.Shape, tc.shape) {
+		if a.DType.String() != tc.dtype || !slices.Equal(a.Shape, tc.shape) {
 			t.Errorf("%q: %s %s, NumPy %s %s", tc.src, shapeString(a.Shape), a.DType, shapeString(tc.shape), tc.dtype)
 			continue
 		}

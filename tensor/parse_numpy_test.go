@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -301,7 +302,7 @@ func TestParseNumPy(t *testing.T) {
 			continue
 		}
 		out := g.Outputs[0].Node
-		if !sameInts(out.Shape, tc.shape) || out.DType.String() != tc.dtype {
+		if !slices.Equal(out.Shape, tc.shape) || out.DType.String() != tc.dtype {
 			t.Errorf("%s: got %s %s, NumPy gives %s %s", tc.expr, shapeString(out.Shape), out.DType, shapeString(tc.shape), tc.dtype)
 		}
 		checkGraph(t, tc.expr, g)
@@ -342,7 +343,7 @@ func checkGraph(t *testing.T, name string, g *Graph) {
 		}
 		if err := infer(&copy); err != nil {
 			t.Errorf("%s: node %d (%s) does not re-infer: %v", name, i, n.Op, err)
-		} else if !sameInts(copy.Shape, n.Shape) || copy.DType != n.DType {
+		} else if !slices.Equal(copy.Shape, n.Shape) || copy.DType != n.DType {
 			t.Errorf("%s: node %d re-infers to %s %s, not %s %s", name, i, shapeString(copy.Shape), copy.DType, shapeString(n.Shape), n.DType)
 		}
 	}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -309,7 +310,7 @@ func TestParseAttrs(t *testing.T) {
 		t.Errorf("[-2:, 100:]: %v, want %v", n.Attrs.Slices, want)
 	}
 	n = parseOut(t, "x = ones((2, 3, 4)).sum(axis=(2, -3), keepdims=True)")
-	if !sameInts(n.Attrs.Axes, []int{0, 2}) || !n.Attrs.Keepdims || !sameInts(n.Shape, []int{1, 3, 1}) {
+	if !slices.Equal(n.Attrs.Axes, []int{0, 2}) || !n.Attrs.Keepdims || !slices.Equal(n.Shape, []int{1, 3, 1}) {
 		t.Errorf("sum(axis=(2,-3)): axes %v keepdims %v shape %v", n.Attrs.Axes, n.Attrs.Keepdims, n.Shape)
 	}
 	n = parseOut(t, "x = ones((2, 3)).std(ddof=1)")
@@ -341,7 +342,7 @@ func TestParseAttrs(t *testing.T) {
 		t.Errorf("ones bool: %+v %s", n.Attrs, n.DType)
 	}
 	n = parseOut(t, "x = eye(3, 5, k=-1, dtype=int64)")
-	if n.Attrs.K != -1 || !sameInts(n.Shape, []int{3, 5}) || n.DType != Int64 {
+	if n.Attrs.K != -1 || !slices.Equal(n.Shape, []int{3, 5}) || n.DType != Int64 {
 		t.Errorf("eye: %+v %v %s", n.Attrs, n.Shape, n.DType)
 	}
 	n = parseOut(t, "x = randint(3, 9, size=(2, 2), seed=5)")
@@ -357,7 +358,7 @@ func TestParseAttrs(t *testing.T) {
 		t.Errorf("uniform: %s %+v", n.Op, n.Attrs)
 	}
 	n = parseOut(t, "x = ones((2, 3, 4)).transpose(2, 0, 1)")
-	if !sameInts(n.Attrs.Perm, []int{2, 0, 1}) || !sameInts(n.Shape, []int{4, 2, 3}) {
+	if !slices.Equal(n.Attrs.Perm, []int{2, 0, 1}) || !slices.Equal(n.Shape, []int{4, 2, 3}) {
 		t.Errorf("transpose: %v %v", n.Attrs.Perm, n.Shape)
 	}
 	n = parseOut(t, "x = around(ones(3), 2)")
@@ -477,11 +478,11 @@ func TestParseSeeds(t *testing.T) {
 		t.Errorf("two unseeded generators share seed %d", g.Nodes[0].Attrs.Seed)
 	}
 	n := parseOut(t, "x = randn(2, 3, seed=42)")
-	if n.Attrs.Seed != 42 || !sameInts(n.Shape, []int{2, 3}) {
+	if n.Attrs.Seed != 42 || !slices.Equal(n.Shape, []int{2, 3}) {
 		t.Errorf("randn(2, 3, seed=42): seed %d shape %v", n.Attrs.Seed, n.Shape)
 	}
 	n = parseOut(t, "x = random.rand((2, 3), seed=0)")
-	if n.Attrs.Seed != 0 || !sameInts(n.Shape, []int{2, 3}) {
+	if n.Attrs.Seed != 0 || !slices.Equal(n.Shape, []int{2, 3}) {
 		t.Errorf("random.rand((2, 3)): seed %d shape %v", n.Attrs.Seed, n.Shape)
 	}
 	n = parseOut(t, "x = rand()")
@@ -522,7 +523,7 @@ func TestParseEnv(t *testing.T) {
 	if inputs != 2 {
 		t.Errorf("%d input nodes, want 2 (one per name)", inputs)
 	}
-	if b := g.Outputs[0].Node; b.DType != Float32 || !sameInts(b.Shape, []int{4, 6}) {
+	if b := g.Outputs[0].Node; b.DType != Float32 || !slices.Equal(b.Shape, []int{4, 6}) {
 		t.Errorf("b: %s %v", b.DType, b.Shape)
 	}
 	// A spec's own names shadow the session's.

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -33,7 +34,7 @@ func TestRandomChunkInvariance(t *testing.T) {
 		for _, cs := range chunkings {
 			b := newGraph(t)
 			got := b.compute(b.gen(g.op, g.dt, shape, cs, g.attrs))[0]
-			if got.DType != g.dt || !sameShape(got.Shape, shape) {
+			if got.DType != g.dt || !slices.Equal(got.Shape, shape) {
 				t.Fatalf("%s: got %v%v", g.op, got.DType, got.Shape)
 			}
 			v := kernValues(got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 )
 
 // Reductions tile as trees. For every output chunk, a map op ("sum.map")
@@ -232,7 +233,7 @@ func reduceMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	if fields > 1 {
 		pshape = append(pshape, fields)
 	}
-	if pdt != op.DType || !sameShape(pshape, op.Shape) || x.DType != args.In {
+	if pdt != op.DType || !slices.Equal(pshape, op.Shape) || x.DType != args.In {
 		return nil, fmt.Errorf("partial of %v%v is %v%v, op says %v%v", x.DType, x.Shape, pdt, pshape, op.DType, op.Shape)
 	}
 	nout := NumElements(pshape) / fields
@@ -268,7 +269,7 @@ func reduceCombineKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array,
 		return nil, err
 	}
 	for i, a := range in {
-		if a.DType != op.DType || !sameShape(a.Shape, op.Shape) {
+		if a.DType != op.DType || !slices.Equal(a.Shape, op.Shape) {
 			return nil, fmt.Errorf("partial %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
 		}
 	}

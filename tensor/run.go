@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrKernel marks the errors Run returns because a kernel rejected its op or
@@ -48,7 +49,7 @@ func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		}
 		return nil, &kernelError{op.Kind, err}
 	}
-	if out.DType != op.DType || !sameShape(out.Shape, op.Shape) {
+	if out.DType != op.DType || !slices.Equal(out.Shape, op.Shape) {
 		return nil, fmt.Errorf("run op %d (%s): kernel made %v%v, want %v%v", op.Key, op.Kind, out.DType, out.Shape, op.DType, op.Shape)
 	}
 	return out, nil
@@ -146,16 +147,4 @@ func Gather(t *TiledTensor, parts []*Array) (*Array, error) {
 		}
 	}
 	return out, nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 )
 
 // Scans (cumsum, cumprod) along one axis tile in three kinds of op:
@@ -114,7 +115,7 @@ func scanLocalKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error
 	if err != nil {
 		return nil, err
 	}
-	if len(in) != 1 || !sameShape(in[0].Shape, op.Shape) {
+	if len(in) != 1 || !slices.Equal(in[0].Shape, op.Shape) {
 		return nil, fmt.Errorf("local scan of %d inputs to %v", len(in), op.Shape)
 	}
 	out := NewArray(op.DType, op.Shape)
@@ -210,7 +211,7 @@ func scanCarryKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error
 	local := in[len(in)-1]
 	want := append([]int(nil), local.Shape...)
 	want[args.Axis] = 1
-	if !sameShape(want, op.Shape) || local.DType != op.DType {
+	if !slices.Equal(want, op.Shape) || local.DType != op.DType {
 		return nil, fmt.Errorf("carry of %v%v is not %v%v", local.DType, local.Shape, op.DType, op.Shape)
 	}
 	mul := args.Op == OpCumprod
@@ -229,7 +230,7 @@ func scanCarryKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error
 	}
 	if len(in) == 2 {
 		prev := in[0]
-		if prev.DType != op.DType || !sameShape(prev.Shape, op.Shape) {
+		if prev.DType != op.DType || !slices.Equal(prev.Shape, op.Shape) {
 			return nil, fmt.Errorf("previous carry %v%v is not %v%v", prev.DType, prev.Shape, op.DType, op.Shape)
 		}
 		if err := scanCombine(op.DType, out.Data, prev.Data, o, 1, m, mul); err != nil {
@@ -256,7 +257,7 @@ func scanOffsetKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	local, carry := in[0], in[1]
 	want := append([]int(nil), op.Shape...)
 	want[args.Axis] = 1
-	if local.DType != op.DType || carry.DType != op.DType || !sameShape(local.Shape, op.Shape) || !sameShape(carry.Shape, want) {
+	if local.DType != op.DType || carry.DType != op.DType || !slices.Equal(local.Shape, op.Shape) || !slices.Equal(carry.Shape, want) {
 		return nil, fmt.Errorf("offset of %v%v by %v%v is not %v%v", local.DType, local.Shape, carry.DType, carry.Shape, op.DType, op.Shape)
 	}
 	out := NewArray(op.DType, op.Shape)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -392,7 +393,7 @@ func tileConcat(t *tiler, n *Node) (*TiledTensor, error) {
 	}
 	want := append([]int(nil), first.Shape...)
 	want[axis] = length
-	if !sameShape(n.Shape, want) {
+	if !slices.Equal(n.Shape, want) {
 		return nil, fmt.Errorf("node shape %v, inputs concatenate to %v", n.Shape, want)
 	}
 	common := make([][]int, nd)
@@ -456,7 +457,7 @@ func convertKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error
 	if len(in) != 1 {
 		return nil, fmt.Errorf("%d inputs, want 1", len(in))
 	}
-	if !sameShape(in[0].Shape, op.Shape) {
+	if !slices.Equal(in[0].Shape, op.Shape) {
 		return nil, fmt.Errorf("input shape %v for output %v", in[0].Shape, op.Shape)
 	}
 	return convertChunk(in[0], op.DType), nil

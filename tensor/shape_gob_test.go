@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"slices"
 	"testing"
 )
 
@@ -56,7 +57,7 @@ func TestShapeOpsGob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 3 || !sameShape(want[2].Shape, []int{2, 0}) {
+	if len(want) != 3 || !slices.Equal(want[2].Shape, []int{2, 0}) {
 		t.Fatalf("outputs %v", want)
 	}
 	for i := range want {

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Reshape keeps C order: element f of the input in C order is element f of
@@ -54,7 +55,7 @@ func tileReshape(t *tiler, n *Node) (*TiledTensor, error) {
 	if NumElements(n.Shape) != total {
 		return nil, fmt.Errorf("cannot reshape array of size %d into shape %v", total, n.Shape)
 	}
-	if sameShape(n.Shape, in.Shape) {
+	if slices.Equal(n.Shape, in.Shape) {
 		return in, nil
 	}
 	if total == 0 || len(in.Keys) == 1 {

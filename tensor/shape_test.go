@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,7 +130,7 @@ func chunkings(shape []int) [][][]int {
 
 // sameArray reports how got differs from want, bit for bit.
 func sameArray(got, want *Array) error {
-	if got.DType != want.DType || !sameShape(got.Shape, want.Shape) {
+	if got.DType != want.DType || !slices.Equal(got.Shape, want.Shape) {
 		return fmt.Errorf("got %v%v, want %v%v", got.DType, got.Shape, want.DType, want.Shape)
 	}
 	if !bytes.Equal(got.Data, want.Data) {
@@ -417,7 +418,7 @@ func TestRefineChunks(t *testing.T) {
 		{[][]int{{0}, {0}}, []int{0}},
 		{[][]int{{2, 0, 3}, {5}}, []int{2, 3}},
 	} {
-		if got := refineChunks(tc.in...); !sameShape(got, tc.want) {
+		if got := refineChunks(tc.in...); !slices.Equal(got, tc.want) {
 			t.Errorf("refineChunks%v = %v, want %v", tc.in, got, tc.want)
 		}
 	}

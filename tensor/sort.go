@@ -88,7 +88,7 @@ func tileSort(t *tiler, n *Node) (*TiledTensor, error) {
 	if n.Op == OpArgsort {
 		want = Int64
 	}
-	if !sameShape(n.Shape, x.Shape) || n.DType != want {
+	if !slices.Equal(n.Shape, x.Shape) || n.DType != want {
 		return nil, fmt.Errorf("node %v%v for an input of %v%v", n.DType, n.Shape, x.DType, x.Shape)
 	}
 	return t.sortOf(n, n.Op == OpArgsort), nil

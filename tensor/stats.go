@@ -128,13 +128,13 @@ func tileHistogram(t *tiler, n *Node) (*TiledTensor, error) {
 		return in
 	}
 	if n.Op == OpHistEdges {
-		if !sameShape(n.Shape, []int{bins + 1}) || n.DType != edt {
+		if !slices.Equal(n.Shape, []int{bins + 1}) || n.DType != edt {
 			return nil, fmt.Errorf("node %v%v, want %v%v", n.DType, n.Shape, edt, []int{bins + 1})
 		}
 		key := t.emit(&ChunkOp{Kind: "histogram.edges", Inputs: withRange(), Shape: n.Shape, DType: edt, Args: args})
 		return &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{bins + 1}}, Keys: []uint64{key}}, nil
 	}
-	if !sameShape(n.Shape, []int{bins}) || n.DType != Int64 {
+	if !slices.Equal(n.Shape, []int{bins}) || n.DType != Int64 {
 		return nil, fmt.Errorf("node %v%v, want int64%v", n.DType, n.Shape, []int{bins})
 	}
 	var parts []uint64
@@ -290,7 +290,7 @@ func tileBincount(t *tiler, n *Node) (*TiledTensor, error) {
 		return nil, fmt.Errorf("bincount needs a 1-D array of non-negative integers, not %v%v", x.DType, x.Shape)
 	}
 	m := n.Attrs.Minlength
-	if !sameShape(n.Shape, []int{m}) || n.DType != Int64 {
+	if !slices.Equal(n.Shape, []int{m}) || n.DType != Int64 {
 		return nil, fmt.Errorf("node %v%v, want int64[%d]", n.DType, n.Shape, m)
 	}
 	var parts []uint64
@@ -370,7 +370,7 @@ func tilePercentile(t *tiler, n *Node) (*TiledTensor, error) {
 	if nd == 2 {
 		want = append(want, x.Shape[0])
 	}
-	if !sameShape(n.Shape, want) || n.DType != dt {
+	if !slices.Equal(n.Shape, want) || n.DType != dt {
 		return nil, fmt.Errorf("node %v%v, want %v%v", n.DType, n.Shape, dt, want)
 	}
 	ranks = append(ranks, size-1) // NaNs sort last
