@@ -47,7 +47,7 @@ func TestQuick(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rep.print(&out)
-	for _, want := range []string{"| W4 | ", "| W6 | ", "| W4 | marsfs | 2 |", "Machine: "} {
+	for _, want := range []string{"| W4 | ", "| W6 | ", "| W4 | marsfs | 2 |", "Machine: ", "marsfs BLAS: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
