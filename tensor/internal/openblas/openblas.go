@@ -1,11 +1,5 @@
-//go:build cgo
+//go:build openblas && cgo
 
-// Package openblas makes gonum's blas64 and blas32 packages call OpenBLAS,
-// through gonum's cgo binding, with one OpenBLAS thread a call.
-//
-// Importing it is the whole interface: its init switches the
-// implementations. It needs libopenblas at build and run time (Debian:
-// libopenblas-dev); marsfs imports it only when built with the openblas tag.
 package openblas
 
 /*
