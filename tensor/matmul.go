@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -131,7 +130,7 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	out := NewArray(op.DType, op.Shape)
 	// beta is 0 until a product has been written: the first one overwrites
 	// the output, the others add to it.
-	var beta float64
+	var beta float64 // 0 or 1, exact in float32 too
 	for p := 0; p < len(in); p += 2 {
 		a, b := convertChunk(in[p], op.DType), convertChunk(in[p+1], op.DType)
 		k := a.Shape[1]
@@ -143,15 +142,9 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 		}
 		switch op.DType {
 		case Float64:
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas64.General{Rows: m, Cols: k, Stride: k, Data: a.Float64s()},
-				blas64.General{Rows: k, Cols: n, Stride: n, Data: b.Float64s()},
-				beta, blas64.General{Rows: m, Cols: n, Stride: n, Data: out.Float64s()})
+			gemm(blas64.Implementation().Dgemm, m, k, n, a.Float64s(), b.Float64s(), beta, out.Float64s())
 		case Float32:
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas32.General{Rows: m, Cols: k, Stride: k, Data: a.Float32s()},
-				blas32.General{Rows: k, Cols: n, Stride: n, Data: b.Float32s()},
-				float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: out.Float32s()})
+			gemm(blas32.Implementation().Sgemm, m, k, n, a.Float32s(), b.Float32s(), float32(beta), out.Float32s())
 		case Int32:
 			if err := matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32]); err != nil {
 				return nil, err
