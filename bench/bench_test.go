@@ -174,3 +174,28 @@ func TestMemSampler(t *testing.T) {
 		t.Errorf("peak above idle %d MiB, want about 64", got>>20)
 	}
 }
+
+// TestBuildBLAS checks that --blas takes only the BLAS marsfs can be built
+// with, and that asking for pure Go says so.
+func TestBuildBLAS(t *testing.T) {
+	if _, _, err := buildMarsfs(t.TempDir(), t.TempDir(), "mkl"); err == nil || !strings.Contains(err.Error(), "mkl") {
+		t.Errorf("--blas mkl: error %v, want one naming mkl", err)
+	}
+	if testing.Short() {
+		t.Skip("builds marsfs")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, used, err := buildMarsfs(root, t.TempDir(), "gonum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(used, "gonum") {
+		t.Errorf("--blas gonum built %q", used)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Error(err)
+	}
+}
