@@ -1,8 +1,9 @@
 package tensor
 
 import (
+	"context"
+	"encoding/gob"
 	"fmt"
-	"slices"
 )
 
 // An exprReducer accumulates the partial of a reduction map from the
@@ -31,11 +32,15 @@ type exprReducer struct {
 	extent  int   // elements reduced into each accumulator
 	strides []int // of the accumulator over the value shape's axes
 	seg     int
+	keep    []int // the partial's shape
+	pdt     DType // and dtype
+	src     DType // the values' dtype
 }
 
 // newExprReducer checks a reduce instruction reading registers of dtypes
-// src against op, the map op it stands for, and the value shape.
-func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exprReducer, error) {
+// src against the value shape, for a map op making partials of dtype dt.
+// The machine checks the partial's shape (keep) against its op.
+func newExprReducer(dt DType, ins *ExprInstr, src []DType, shape []int) (*exprReducer, error) {
 	if !exprReductions[ins.Kind] {
 		return nil, fmt.Errorf("unsupported reduction")
 	}
@@ -54,8 +59,8 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 		reduced[ax] = true
 	}
 	keep, extent := keepShape(shape, reduced)
-	pdt, fields := partialSpec(ins.Kind, src[0], op.DType)
-	accDT := op.DType
+	pdt, fields := partialSpec(ins.Kind, src[0], dt)
+	accDT := dt
 	mop := ins.Kind
 	switch ins.Kind {
 	case OpMean, OpNanmean:
@@ -75,8 +80,8 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 			return nil, fmt.Errorf("reduces %v values, not %v", dt, accDT)
 		}
 	}
-	if pdt != op.DType || !slices.Equal(keep, op.Shape) {
-		return nil, fmt.Errorf("%v values make a partial of %v%v, op says %v%v", src[0], pdt, keep, op.DType, op.Shape)
+	if pdt != dt {
+		return nil, fmt.Errorf("%v values make a partial of %v, op says %v", src[0], pdt, dt)
 	}
 	nout := NumElements(keep) / fields
 	if extent == 0 && nout > 0 {
@@ -85,7 +90,7 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 			return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", ins.Kind)
 		}
 	}
-	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent}
+	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent, keep: keep, pdt: pdt, src: src[0]}
 	if mop != "" {
 		m, err := monoidFor(mop, accDT)
 		if err != nil {
@@ -227,4 +232,52 @@ func (r *exprReducer) finish(out *Array) {
 			p[2*i+1] = r.counts[i]
 		}
 	}
+}
+
+// PartArgs are the arguments of an "expr.part" op: its chunk is the
+// elements of its input from Offset on, as many as its shape holds, of its
+// dtype. It cuts a sibling reduction's partial out of the packed output of
+// the expr op that made them all.
+type PartArgs struct {
+	Offset int
+}
+
+func init() {
+	gob.Register(PartArgs{})
+	kernels[exprPart] = partKernel
+}
+
+// exprPart is the kind of the ops that cut a partial out of a packed one.
+const exprPart = "expr.part"
+
+// partOp is op key: it cuts sibling root op's partial, at element offset
+// off, out of the output of expr op in.
+func partOp(op *ChunkOp, key, in, off int) *ChunkOp {
+	return &ChunkOp{Key: key, Kind: exprPart, Inputs: []int{in}, Shape: op.Shape, DType: op.DType,
+		Args: PartArgs{Offset: off}, Node: op.Node}
+}
+
+func partKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, ok := op.Args.(PartArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if err := checkOp(op); err != nil {
+		return nil, err
+	}
+	if len(in) != 1 || in[0] == nil {
+		return nil, fmt.Errorf("takes 1 input, got %d", len(in))
+	}
+	src := in[0]
+	if err := src.Check(); err != nil {
+		return nil, fmt.Errorf("input 0: %w", err)
+	}
+	n := NumElements(op.Shape)
+	if src.DType != op.DType || args.Offset < 0 || args.Offset > src.Len() || n > src.Len()-args.Offset {
+		return nil, fmt.Errorf("%d elements at %d of an input of %v%v, want %v", n, args.Offset, src.DType, src.Shape, op.DType)
+	}
+	out := NewArray(op.DType, op.Shape)
+	es := op.DType.Size()
+	copy(out.Data, src.Data[args.Offset*es:(args.Offset+n)*es])
+	return out, nil
 }

@@ -113,6 +113,11 @@ var fuseSpecs = []struct {
 	{"x = rand(3000, 4, chunks=(1000, 4), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=0)", false},
 	{"x = rand(9000, chunks=5000, seed=4)\ny = nanmean(where(x > 0.3, x * 2, nan))", false},
 	{"x = rand(30, 40, chunks=(16, 40), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=1)", false},
+	// Sibling reductions of one value, made in one pass.
+	{"x = rand(200, 50, chunks=(20, 10), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m", false},
+	{"x = randn(60, 40, chunks=(16, 20), seed=2)\ny = abs(x) + 1\na = y.var(axis=0)\nb = y.max(axis=1)\nc = y.sum()\nfetch a, b, c", false},
+	{"x = rand(300, 40, chunks=(100, 16), seed=4)\ny = where(x > 0.3, x, nan)\na = nanmean(y, axis=0)\nb = nansum(y, axis=1)\nfetch a, b", false},
+	{"x = arange(1000, chunks=300)\na = x.min()\nb = x.max()\nfetch a, b", true},
 }
 
 func TestFuseExprMatchesUnfused(t *testing.T) {
@@ -729,5 +734,76 @@ func TestExprCancel(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, op, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled run: %v", err)
+	}
+}
+
+// TestFuseExprSiblingReductions checks W6's graph: a random tensor read
+// only by two reductions is drawn once a chunk, in one expr op that makes
+// both partials, each cut out by an expr.part op; the results are those of
+// each reduction fused alone, bit for bit, and the sums of the tensor's
+// values within rounding.
+func TestFuseExprSiblingReductions(t *testing.T) {
+	const x = "x = rand(200, 50, chunks=(20, 10), seed=1)\n"
+	cg := tileSpec(t, x+"s = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m")
+	f := Optimize(cg, Options{FuseExpr: true, Fuse: true})
+	got := kinds(f)
+	if got["expr(rand+sum.map+mean.map)"] != 50 || got[exprPart] != 100 {
+		t.Errorf("graph has %v, want 50 expr(rand+sum.map+mean.map) and 100 %s", got, exprPart)
+	}
+	for _, op := range f.Ops {
+		if op.Kind == OpRand || NumElements(op.Shape) == 200 {
+			t.Errorf("a random chunk is made: %s%v", op.Name(), op.Shape)
+		}
+		if a, ok := op.Args.(ExprArgs); ok && !slices.Equal(op.Shape, []int{10 + 2*20}) {
+			t.Errorf("expr op makes %v, want the 10 sums and 20 (sum, count) pairs: %v", op.Shape, a.Members)
+		}
+	}
+	outs := computeAll(t, gobGraph(t, f))
+
+	// Each reduction fused alone gives the same bits.
+	for i, spec := range []string{x + "s = x.sum(axis=0)", x + "m = x.mean(axis=1)"} {
+		alone := computeAll(t, Optimize(tileSpec(t, spec), Options{FuseExpr: true, Fuse: true}))[0]
+		if msg := sameValues(outs[i], alone, true); msg != "" {
+			t.Errorf("%s: %s", cg.Outputs[i].Name, msg)
+		}
+	}
+	// And the sums of the tensor's own values.
+	v := computeAll(t, tileSpec(t, x+"fetch x"))[0].Float64s()
+	for j := range 50 {
+		want := 0.0
+		for i := range 200 {
+			want += v[i*50+j]
+		}
+		if g := outs[0].Float64At(j); math.Abs(g-want) > 1e-12*want {
+			t.Fatalf("s[%d] = %v, want %v", j, g, want)
+		}
+	}
+	for i := range 200 {
+		want := 0.0
+		for j := range 50 {
+			want += v[i*50+j]
+		}
+		if g := outs[1].Float64At(i); math.Abs(g-want/50) > 1e-12*want {
+			t.Fatalf("m[%d] = %v, want %v", i, g, want/50)
+		}
+	}
+
+	// Reductions whose partials differ in dtype, or a value read by
+	// another op too, are left as they were.
+	for _, spec := range []string{
+		"x = randint(0, 9, size=(30, 20), chunks=(8, 8), seed=3)\na = x.sum(axis=0)\nb = x.mean(axis=1)\nfetch a, b",
+		x + "s = x.sum(axis=0)\ny = x + 1\nfetch s, y",
+	} {
+		cg := tileSpec(t, spec)
+		f := FuseExpr(cg)
+		if n := kinds(f)[exprPart]; n != 0 {
+			t.Errorf("%q: %d %s ops", spec, n, exprPart)
+		}
+		want := computeAll(t, cg)
+		for i, g := range computeAll(t, f) {
+			if msg := sameValues(g, want[i], true); msg != "" {
+				t.Errorf("%q: output %s %s", spec, cg.Outputs[i].Name, msg)
+			}
+		}
 	}
 }
