@@ -458,6 +458,18 @@ func TestExprBadPrograms(t *testing.T) {
 		{"nanmean without its values", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpNanmean; return in }},
 		{"reduction not last", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, a.Code[0]); return in }},
 		{"partial shape", func(op *ChunkOp, _ *ExprArgs) []*Array { op.Shape = []int{2}; return in }},
+		{"two partials, room for one", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, *last(a)); return in }},
+		{"two partials, packed shape", func(op *ChunkOp, a *ExprArgs) []*Array {
+			a.Code = append(a.Code, *last(a))
+			op.Shape = []int{1, 2}
+			return in
+		}},
+		{"two partials, of two dtypes", func(op *ChunkOp, a *ExprArgs) []*Array {
+			a.Code = append(a.Code, *last(a))
+			last(a).Kind = OpCountNonzero
+			op.Shape = []int{2}
+			return in
+		}},
 		{"partial dtype", func(op *ChunkOp, _ *ExprArgs) []*Array { op.DType = Int64; return in }},
 		{"no result", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = a.Code[:len(a.Code)-1]; return in }},
 	}
