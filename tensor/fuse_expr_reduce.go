@@ -154,6 +154,10 @@ func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
 			view[float64](r.acc)[o] += pairwiseSumF64(view[float64](row))
 		case step == 0:
 			r.m.inner(r.acc, o, row)
+		case step == 1 && r.fsum:
+			// The monoid's loop, packed: the same additions.
+			acc := view[float64](r.acc[o*es : (o+cnt)*es])
+			addF64(acc, acc, view[float64](row))
 		case step == 1:
 			r.m.outer(r.acc[o*es:(o+cnt)*es], row)
 		default:
