@@ -25,12 +25,16 @@ import (
 //     every group that reads it, since generating one of those values costs
 //     less than reading it back from memory.
 //
-// Random generators are not copied: a random chunk read by several groups
-// is made once and read by each; but when all its readers are map ops of
-// reductions (x.sum(axis=0) and x.mean(axis=1)), those maps join one group
-// as its sibling roots: one pass makes each block of x once and folds it
-// into every partial. Its expr op then makes all the partials packed one
-// after the other, and an "expr.part" op per sibling cuts its own out. A copied generator whose every reader was fused is dropped
+// A random chunk read by several groups is made once and read by each,
+// but for rand and uniform chunks that are no outputs: those are drawn
+// again in every group that reads them, since a value costs about a
+// nanosecond to draw, less than writing it to memory and reading it back
+// (normal values, by Box–Muller, and randint's cost more). When all the
+// readers of a value are map ops of reductions (x.sum(axis=0) and
+// x.mean(axis=1)), those maps join one group as its sibling roots: one
+// pass makes each block of the value once and folds it into every partial.
+// Its expr op then makes all the partials packed one after the other, and
+// an "expr.part" op per sibling cuts its own out. A copied generator whose every reader was fused is dropped
 // from the graph. Every other input is read from its chunk, block by block,
 // without a copy (or broadcast into a register when its shape differs).
 
@@ -67,6 +71,9 @@ var (
 		OpRand: true, OpRandn: true, OpRandint: true, OpUniform: true, OpNormal: true}
 	// copiedGens are the generators a group copies rather than shares.
 	copiedGens = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true}
+	// redrawnGens are the random generators a group draws again rather
+	// than reads, when their chunk is no output (then it exists anyway).
+	redrawnGens = map[string]bool{OpRand: true, OpUniform: true}
 )
 
 func init() {
@@ -201,7 +208,7 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			continue
 		}
 		// Copied generators stay only when something still reads them.
-		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && copiedGens[op.Kind] && uses[k] > 0 {
+		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && (copiedGens[op.Kind] || redrawnGens[op.Kind]) && uses[k] > 0 {
 			continue // every reader copied it
 		}
 		var c *ChunkOp
@@ -347,10 +354,12 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			return nil // a reduction of a 0-d literal: nothing to stream
 		}
 		if uses[x] != 1 {
-			if !gr.siblings(g, x, op.DType) {
+			switch {
+			case gr.siblings(g, x, op.DType):
+				multi = true
+			case gr.class[x] != classGen || !redrawnGens[xo.Kind]:
 				return nil
 			}
-			multi = true
 		}
 		g.value = x
 	} else if gr.class[root] != classElem {
@@ -419,6 +428,8 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			add(c)
 		case gen && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
+		case gen && redrawnGens[co.Kind] && !isOutput[c] && slices.Equal(co.Shape, g.shape) && inner < int(uses[c]):
+			add(c) // drawn again: other groups read it too
 		case class[c] != 0 && slices.Equal(co.Shape, g.shape) &&
 			!isOutput[c] && owner[c] < 0 && inner == int(uses[c]):
 			add(c)
@@ -433,8 +444,8 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	if fused == 0 && g.value == root {
 		return nil
 	}
-	if g.value != root {
-		owner[g.value] = at
+	if g.value != root && (multi || uses[g.value] == 1) {
+		owner[g.value] = at // else drawn again, as other groups read it
 	}
 	owner[root] = at
 	for _, r := range g.roots {

@@ -256,9 +256,17 @@ func TestFuseExprSharing(t *testing.T) {
 		want       map[string]int // ops by Members() that must be present
 		absent     []string       // kinds that must not be
 	}{
-		// A random chunk read by two groups is made once.
+		// A rand chunk read by several groups is drawn again in each ...
 		{"shared rand", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x * 2\nfetch y, z",
-			map[string]int{"rand": 2, "expr(full+add)": 2, "expr(full+multiply)": 2}, nil},
+			map[string]int{"expr(rand+full+add)": 2, "expr(rand+full+multiply)": 2}, []string{"rand"}},
+		{"shared rand, reduced", "x = rand(10, chunks=5, seed=1)\ny = (x * 2).max()\nz = x.min()\nfetch y, z",
+			map[string]int{"expr(rand+full+multiply+max.map)": 2, "expr(rand+min.map)": 2}, []string{"rand"}},
+		// ... but for an output, which exists anyway ...
+		{"rand output", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x.min()\nfetch x, y, z",
+			map[string]int{"rand": 2, "expr(full+add)": 2, "min.map": 2}, nil},
+		// ... and a normal one, which costs more to draw than to read.
+		{"shared randn", "x = randn(10, chunks=5, seed=1)\ny = x + 1\nz = x * 2\nfetch y, z",
+			map[string]int{"randn": 2, "expr(full+add)": 2, "expr(full+multiply)": 2}, nil},
 		// An arange is copied into each group that reads it and dropped.
 		{"copied arange", "x = arange(10, chunks=5)\ny = x + 1\nz = x * 2\nfetch y, z",
 			map[string]int{"expr(arange+full+add)": 2, "expr(arange+full+multiply)": 2}, []string{"arange", "full"}},
