@@ -574,8 +574,57 @@ func TestVecLoops(t *testing.T) {
 	for _, v := range vecVariants() {
 		t.Run(v.name, func(t *testing.T) { testVecSet(t, v, special) })
 	}
-	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil {
+	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil ||
+		vecRow(OpLess, Float32, Bool) != nil || vecRow(OpAdd, Float64, Bool) != nil {
 		t.Error("packed loops offered for other ops or dtypes")
+	}
+	testVecCmp(t, special)
+}
+
+// testVecCmp checks the packed float64 comparisons against Go's operators.
+func testVecCmp(t *testing.T, special []float64) {
+	ops := []struct {
+		kind string
+		f    func(a, b float64) bool
+	}{
+		{OpLess, func(a, b float64) bool { return a < b }},
+		{OpLessEq, func(a, b float64) bool { return a <= b }},
+		{OpGreater, func(a, b float64) bool { return a > b }},
+		{OpGreaterEq, func(a, b float64) bool { return a >= b }},
+		{OpEqual, func(a, b float64) bool { return a == b }},
+		{OpNotEqual, func(a, b float64) bool { return a != b }},
+	}
+	s := newRandStream(4, 0)
+	for _, op := range ops {
+		row := vecRow(op.kind, Float64, Bool)
+		if row == nil {
+			if useCmpAVX {
+				t.Fatalf("no packed %s", op.kind)
+			}
+			continue
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 255, 4096} {
+			a, b := make([]float64, n+1), make([]float64, n+1)
+			for i := range a {
+				a[i] = special[int(s.bits(uint64(2*i))%uint64(len(special)))]
+				b[i] = special[int(s.bits(uint64(2*i+1))%uint64(len(special)))]
+				if i%4 == 0 {
+					b[i] = a[i] // equal operands, NaN included
+				}
+			}
+			d := make([]byte, n)
+			for i := range d {
+				d[i] = 7 // overwritten
+			}
+			if err := row(d, [][]byte{float64Bytes(a), float64Bytes(b)}); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range d {
+				if w := b2u(op.f(a[i], b[i])); v != w {
+					t.Fatalf("%s n=%d: %v, %v gives %d, want %d", op.kind, n, a[i], b[i], v, w)
+				}
+			}
+		}
 	}
 }
 
