@@ -58,3 +58,6 @@ var useAVX2 = false
 
 // cmpWide has no packed loops here.
 func cmpWide(kind string) (loop func(d []uint8, a, b []float64), swap bool) { return nil, false }
+
+// useCmpAVX is never set here.
+var useCmpAVX = false
