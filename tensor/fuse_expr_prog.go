@@ -292,7 +292,13 @@ func (c *exprCompiler) reduction(k int) {
 	switch args.Op {
 	case OpCountNonzero:
 		v = c.cast(c.cast(v, Bool), Int64)
-	case OpMean, OpVar, OpStd:
+	case OpMean:
+		// The mean of booleans adds their bytes, exactly as it would add
+		// them cast to float64, but without the cast.
+		if c.dtypes[v] != Bool {
+			v = c.cast(v, Float64)
+		}
+	case OpVar, OpStd:
 		v = c.cast(v, Float64)
 	case OpNanmean:
 		v = c.cast(v, Float64)

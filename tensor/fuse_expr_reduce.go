@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
 )
@@ -35,6 +36,7 @@ type exprReducer struct {
 	keep    []int // the partial's shape
 	pdt     DType // and dtype
 	src     DType // the values' dtype
+	bytes   bool  // a mean of booleans: their bytes add into float64 sums
 }
 
 // newExprReducer checks a reduce instruction reading registers of dtypes
@@ -75,8 +77,9 @@ func newExprReducer(dt DType, ins *ExprInstr, src []DType, shape []int) (*exprRe
 	if fields > 1 {
 		keep = append(keep, fields)
 	}
+	bytes := ins.Kind == OpMean && src[0] == Bool
 	for _, dt := range src {
-		if dt != accDT {
+		if dt != accDT && !bytes {
 			return nil, fmt.Errorf("reduces %v values, not %v", dt, accDT)
 		}
 	}
@@ -90,7 +93,7 @@ func newExprReducer(dt DType, ins *ExprInstr, src []DType, shape []int) (*exprRe
 			return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", ins.Kind)
 		}
 	}
-	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent, keep: keep, pdt: pdt, src: src[0]}
+	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent, keep: keep, pdt: pdt, src: src[0], bytes: bytes}
 	if mop != "" {
 		m, err := monoidFor(mop, accDT)
 		if err != nil {
@@ -137,6 +140,10 @@ func (r *exprReducer) start(out *Array) error {
 // element into a run of accumulators). orig holds nanmean's values with
 // their NaNs.
 func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
+	if r.bytes {
+		r.addBytes(l, vals)
+		return
+	}
 	es := r.es
 	step := l.step(r.seg)
 	for s := 0; s < l.nseg; s++ {
@@ -167,6 +174,50 @@ func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
 			}
 		}
 	}
+}
+
+// addBytes folds a block of booleans into float64 sums. The sum of a
+// segment's bytes is an integer below 2^53, which float64 holds exactly:
+// the float64 additions of the values cast would give it too, so the
+// partials are those of the cast values bit for bit.
+func (r *exprReducer) addBytes(l *segLayout, vals []byte) {
+	acc := view[float64](r.acc)
+	step := l.step(r.seg)
+	for s := 0; s < l.nseg; s++ {
+		pos, cnt, o := l.pos[s], l.cnt[s], l.val[r.seg][s]
+		row := vals[pos : pos+cnt]
+		switch {
+		case step == 0 && r.cascade != nil:
+			r.cascade.push(float64(sumBytes(row)))
+		case step == 0:
+			acc[o] += float64(sumBytes(row))
+		default:
+			for j, v := range row {
+				acc[o+j*step] += float64(v)
+			}
+		}
+	}
+}
+
+// sumBytes is the sum of b's bytes, eight at a time: the even and the odd
+// bytes of each word add into 16-bit lanes, which 128 words cannot fill.
+func sumBytes(b []byte) int {
+	const even = 0x00FF00FF00FF00FF
+	total := 0
+	for len(b) >= 8 {
+		n := min(len(b)/8, 128)
+		var lanes uint64
+		for i := range n {
+			w := binary.LittleEndian.Uint64(b[8*i:])
+			lanes += w&even + w>>8&even
+		}
+		total += int(lanes&0xFFFF + lanes>>16&0xFFFF + lanes>>32&0xFFFF + lanes>>48)
+		b = b[8*n:]
+	}
+	for _, v := range b {
+		total += int(v)
+	}
+	return total
 }
 
 // countNumbers adds to counts the values of row that are not NaN: all into

@@ -118,6 +118,29 @@ var fuseSpecs = []struct {
 	{"x = randn(60, 40, chunks=(16, 20), seed=2)\ny = abs(x) + 1\na = y.var(axis=0)\nb = y.max(axis=1)\nc = y.sum()\nfetch a, b, c", false},
 	{"x = rand(300, 40, chunks=(100, 16), seed=4)\ny = where(x > 0.3, x, nan)\na = nanmean(y, axis=0)\nb = nansum(y, axis=1)\nfetch a, b", false},
 	{"x = arange(1000, chunks=300)\na = x.min()\nb = x.max()\nfetch a, b", true},
+	// Means of booleans add their bytes.
+	{"x = rand(10000, chunks=3000, seed=1)\ny = rand(10000, chunks=3000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()", true},
+	{"x = rand(300, 70, chunks=(128, 30), seed=5)\na = (x > 0.2).mean(axis=0)\nb = (x < 0.7).mean(axis=1)\nfetch a, b", true},
+}
+
+func TestSumBytes(t *testing.T) {
+	s := newRandStream(9, 0)
+	for _, n := range []int{0, 1, 7, 8, 9, 1023, 1024, 1025, 5000} {
+		for _, full := range []bool{false, true} {
+			b := make([]byte, n)
+			want := 0
+			for i := range b {
+				b[i] = byte(s.bits(uint64(i)))
+				if full {
+					b[i] = 255
+				}
+				want += int(b[i])
+			}
+			if got := sumBytes(b); got != want {
+				t.Errorf("n=%d full=%v: %d, want %d", n, full, got, want)
+			}
+		}
+	}
 }
 
 func TestFuseExprMatchesUnfused(t *testing.T) {
