@@ -26,10 +26,11 @@ import (
 //     less than reading it back from memory.
 //
 // A random chunk read by several groups is made once and read by each,
-// but for rand and uniform chunks that are no outputs: those are drawn
-// again in every group that reads them, since a value costs about a
-// nanosecond to draw, less than writing it to memory and reading it back
-// (normal values, by Box–Muller, and randint's cost more). When all the
+// but for rand and uniform chunks that are no outputs and have at most
+// maxRedraws readers: those are drawn again in every group that reads
+// them, since a value costs about a nanosecond to draw, less than writing
+// it to fresh memory and reading it back, and no chunk is held (normal
+// values, by Box–Muller, and randint's cost more). When all the
 // readers of a value are map ops of reductions (x.sum(axis=0) and
 // x.mean(axis=1)), those maps join one group as its sibling roots: one
 // pass makes each block of the value once and folds it into every partial.
@@ -75,6 +76,10 @@ var (
 	// than reads, when their chunk is no output (then it exists anyway).
 	redrawnGens = map[string]bool{OpRand: true, OpUniform: true}
 )
+
+// maxRedraws bounds the groups that draw one random chunk again: past a
+// few, reading the chunk from memory costs less than drawing it in each.
+const maxRedraws = 4
 
 func init() {
 	for _, k := range elemUnaryOps {
@@ -357,7 +362,7 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			switch {
 			case gr.siblings(g, x, op.DType):
 				multi = true
-			case gr.class[x] != classGen || !redrawnGens[xo.Kind]:
+			case gr.class[x] != classGen || !redrawnGens[xo.Kind] || uses[x] > maxRedraws:
 				return nil
 			}
 		}
@@ -428,7 +433,8 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			add(c)
 		case gen && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
-		case gen && redrawnGens[co.Kind] && !isOutput[c] && slices.Equal(co.Shape, g.shape) && inner < int(uses[c]):
+		case gen && redrawnGens[co.Kind] && !isOutput[c] && slices.Equal(co.Shape, g.shape) &&
+			inner < int(uses[c]) && uses[c] <= maxRedraws:
 			add(c) // drawn again: other groups read it too
 		case class[c] != 0 && slices.Equal(co.Shape, g.shape) &&
 			!isOutput[c] && owner[c] < 0 && inner == int(uses[c]):

@@ -284,7 +284,9 @@ func TestFuseExprSharing(t *testing.T) {
 			map[string]int{"expr(rand+full+add)": 2, "expr(rand+full+multiply)": 2}, []string{"rand"}},
 		{"shared rand, reduced", "x = rand(10, chunks=5, seed=1)\ny = (x * 2).max()\nz = x.min()\nfetch y, z",
 			map[string]int{"expr(rand+full+multiply+max.map)": 2, "expr(rand+min.map)": 2}, []string{"rand"}},
-		// ... but for an output, which exists anyway ...
+		// ... but for an output, which exists anyway, one read by many ...
+		{"rand read by many", "x = rand(10, chunks=5, seed=1)\na = x + 1\nb = x + 2\nc = x + 3\nd = x + 4\ne = x + 5\nfetch a, b, c, d, e",
+			map[string]int{"rand": 2, "expr(full+add)": 10}, nil},
 		{"rand output", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x.min()\nfetch x, y, z",
 			map[string]int{"rand": 2, "expr(full+add)": 2, "min.map": 2}, nil},
 		// ... and a normal one, which costs more to draw than to read.
