@@ -15,7 +15,7 @@ import (
 //
 // A group grows from a root (an elementwise op, or a reduction map op of a
 // supported reduction whose input is an elementwise op or a generator read
-// by nothing else) towards its inputs. An input op joins the group when it
+// by nothing else, by sibling maps only, or redrawn) towards its inputs. An input op joins the group when it
 //   - is an elementwise op or a random generator with the root's value
 //     shape, is no output of the graph, and every op that reads it is in the
 //     group; or
@@ -30,14 +30,16 @@ import (
 // maxRedraws readers: those are drawn again in every group that reads
 // them, since a value costs about a nanosecond to draw, less than writing
 // it to fresh memory and reading it back, and no chunk is held (normal
-// values, by Box–Muller, and randint's cost more). When all the
-// readers of a value are map ops of reductions (x.sum(axis=0) and
-// x.mean(axis=1)), those maps join one group as its sibling roots: one
+// values, by Box–Muller, and randint's cost more). A copied or redrawn
+// generator whose every reader was fused is dropped from the graph. Every
+// other input is read from its chunk, block by block, without a copy (or
+// broadcast into a register when its shape differs).
+//
+// When all the readers of a value are map ops of reductions (x.sum(axis=0)
+// and x.mean(axis=1)), those maps join one group as its sibling roots: one
 // pass makes each block of the value once and folds it into every partial.
-// Its expr op then makes all the partials packed one after the other, and
-// an "expr.part" op per sibling cuts its own out. A copied generator whose every reader was fused is dropped
-// from the graph. Every other input is read from its chunk, block by block,
-// without a copy (or broadcast into a register when its shape differs).
+// The group's expr op makes all the partials, packed one after the other
+// in a 1-D chunk, and an "expr.part" op per sibling cuts its own out.
 
 // Options select the graph optimizations Optimize applies.
 type Options struct {
