@@ -58,9 +58,10 @@ func (s randStream) bits(ctr uint64) uint64 {
 	return mix64(ctr*golden + s.k)
 }
 
-// uniform returns a float64 in [0, 1) with 53 random bits.
+// uniform returns a float64 in [0, 1) with 53 random bits. (They convert
+// exactly through int64, which spares the unsigned conversion's branch.)
 func (s randStream) uniform(ctr uint64) float64 {
-	return float64(s.bits(ctr)>>11) * (1.0 / (1 << 53))
+	return float64(int64(s.bits(ctr)>>11)) * (1.0 / (1 << 53))
 }
 
 // normal returns a standard normal value by Box–Muller from the two counters
