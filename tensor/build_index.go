@@ -77,7 +77,7 @@ func (b *builder) index(e *indexExpr) (value, error) {
 		case ellipsisValue:
 			for n := nd - real; n > 0; n-- {
 				slices = append(slices, Slice{Start: 0, Step: 1, Len: x.Shape[ax]})
-				pend = append(pend, PendingSlice{Unchanged: true})
+				pend = append(pend, PendingSlice{})
 				shape = append(shape, x.Shape[ax])
 				ax++
 			}
@@ -129,7 +129,7 @@ func (b *builder) index(e *indexExpr) (value, error) {
 	}
 	for ; ax < nd; ax++ {
 		slices = append(slices, Slice{Start: 0, Step: 1, Len: x.Shape[ax]})
-		pend = append(pend, PendingSlice{Unchanged: true})
+		pend = append(pend, PendingSlice{})
 		shape = append(shape, x.Shape[ax])
 	}
 	if !identity {

@@ -396,8 +396,6 @@ func inferShapeOp(n *Node) error {
 				switch {
 				case p.Int:
 					shape[ax] = 1
-				case p.Unchanged:
-					shape[ax] = x.Shape[ax]
 				case x.Shape[ax] == Unknown:
 					shape[ax] = Unknown
 				default:

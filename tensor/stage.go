@@ -28,10 +28,11 @@ func HasUnknown(shape []int) bool { return slices.Contains(shape, Unknown) }
 
 // A PendingSlice is one axis of an index on an array whose shape is not
 // known yet, as written: lo:hi:step (each may be absent) or an integer.
+// The zero PendingSlice is the whole axis.
 type PendingSlice struct {
-	Lo, Hi, Step       int
-	HasLo, HasHi, Int  bool // Int: an integer index, Lo
-	HasStep, Unchanged bool // Unchanged: the whole axis, no index
+	Lo, Hi, Step          int
+	HasLo, HasHi, HasStep bool
+	Int                   bool // an integer index, Lo
 }
 
 // A stagedRule tiles a node whose length the data decides, in two steps.
@@ -310,8 +311,6 @@ func reinfer(n *Node) error {
 // resolve resolves the index p against an axis of length l.
 func (p PendingSlice) resolve(l, ax int) (Slice, error) {
 	switch {
-	case p.Unchanged:
-		return Slice{Start: 0, Step: 1, Len: l}, nil
 	case p.Int:
 		i := p.Lo
 		if i < 0 {
