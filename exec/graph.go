@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -183,6 +184,12 @@ func (g *Graph) extend(cg *tensor.ChunkGraph, ids []uint64, results int) int {
 		}
 		outs = append(outs, o)
 	}
+	// In the order the spec fetches them, whichever stage made them.
+	order := make(map[string]int, len(g.spec.Outputs))
+	for i, o := range g.spec.Outputs {
+		order[o.Name] = i
+	}
+	sort.SliceStable(outs, func(i, j int) bool { return order[outs[i].Name] < order[outs[j].Name] })
 	g.chunks = &tensor.ChunkGraph{Ops: ops, Outputs: outs}
 	g.ids = append(g.ids[:off:off], ids...)
 	g.states = append(g.states, make([]OpState, len(cg.Ops))...)

@@ -32,7 +32,7 @@ func TestStagedGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := s.Submit("x = arange(100, chunks=9) % 13\nv, c = unique(x, return_counts=True)\nw = (v * c).sum()\nb = bincount(x)[-1]\nfetch v, c, w, b")
+	g, err := s.Submit("x = arange(100, chunks=9) % 13\nv, c = unique(x, return_counts=True)\nw = (v * c).sum()\nb = bincount(x)[-1]\na = x.sum()\nfetch a, v, c, w, b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +82,13 @@ func TestStagedGraph(t *testing.T) {
 	}
 	if b := fetch(t, s, "b").Int64s()[0]; b != 7 {
 		t.Errorf("b = %d, want 7", b)
+	}
+	var names []string
+	for _, o := range cg.Outputs {
+		names = append(names, o.Name)
+	}
+	if strings.Join(names, " ") != "a v c w b" {
+		t.Errorf("outputs %v, want the spec's order a v c w b", names)
 	}
 	js, err := g.SpecJSON()
 	if err != nil || !strings.Contains(string(js), `"op":"unique"`) {
