@@ -95,9 +95,9 @@ type Graph struct {
 
 	plan planned // see planview.go
 
-	// specMu guards the spec's nodes, whose shapes a later stage's tiling
-	// sets (see next).
-	specMu sync.Mutex
+	// specJSON is the JSON form of a graph tiled in stages as submitted:
+	// tiling its later stages sets the lengths in the spec's nodes.
+	specJSON []byte
 }
 
 // newGraph makes the graph of cg, whose ops have the chunk IDs ids. A graph
@@ -121,6 +121,10 @@ func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64,
 	if first != nil && !first.Last() {
 		g.status.Stage = 1
 		g.status.Shapes = outputShapes(tg)
+		var err error
+		if g.specJSON, err = tg.JSON(); err != nil {
+			g.specJSON = []byte("{}\n")
+		}
 	}
 	return g
 }
@@ -143,10 +147,8 @@ func (g *Graph) stage() int {
 
 // next tiles the stage after st with the chunks and probes st made.
 func (g *Graph) next(st *tensor.Stage, keys [][]uint64, probes []*tensor.Array) (*tensor.Stage, error) {
-	g.specMu.Lock()
 	next, err := st.Next(keys, probes)
 	shapes := outputShapes(g.spec)
-	g.specMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +211,9 @@ func (g *Graph) SpecJSON() ([]byte, error) {
 	if g.spec == nil {
 		return []byte("{}\n"), nil
 	}
-	g.specMu.Lock()
-	defer g.specMu.Unlock()
+	if g.specJSON != nil {
+		return g.specJSON, nil
+	}
 	return g.spec.JSON()
 }
 

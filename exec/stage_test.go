@@ -91,7 +91,7 @@ func TestStagedGraph(t *testing.T) {
 		t.Errorf("outputs %v, want the spec's order a v c w b", names)
 	}
 	js, err := g.SpecJSON()
-	if err != nil || !strings.Contains(string(js), `"op":"unique"`) {
+	if err != nil || !strings.Contains(string(js), `"op":"unique"`) || !strings.Contains(string(js), `"shape":[-1]`) {
 		t.Errorf("spec.json: %v\n%s", err, js)
 	}
 	// Only the four outputs' chunks stay.
@@ -105,6 +105,13 @@ func TestStagedGraph(t *testing.T) {
 	r.mu.Unlock()
 	if held != n {
 		t.Errorf("the runner holds %d chunks, the session's tensors %d", held, n)
+	}
+	g2, err := s.Submit(string(js))
+	if err != nil {
+		t.Fatalf("spec.json does not submit again: %v", err)
+	}
+	if st := g2.Wait(ctx); st.State != Succeeded {
+		t.Errorf("spec.json submitted again: %s %s", st.State, g2.Err())
 	}
 }
 
