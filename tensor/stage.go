@@ -138,8 +138,7 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 	}
 	later := st.stages > 0
 	st.stages++
-	var measured []int
-	measures := map[int][2]any{} // node → carry keys, probe key
+	var measured []measurement
 	progress := false
 	for _, n := range g.Nodes {
 		if st.done[n.ID] {
@@ -178,8 +177,7 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 			if err != nil {
 				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
 			}
-			measured = append(measured, n.ID)
-			measures[n.ID] = [2]any{carry, probe}
+			measured = append(measured, measurement{n.ID, carry, probe})
 			progress = true
 			continue
 		}
@@ -240,17 +238,28 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 	for _, id := range carried {
 		cg.Outputs = append(cg.Outputs, *t.tiled[id])
 	}
-	for _, id := range measured {
-		carry := measures[id][0].([]uint64)
-		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{len(carry)}, DType: g.Nodes[id].DType, Chunks: [][]int{{len(carry)}}, Keys: carry})
+	// A measured node's carry chunks are no tensor (their lengths are not
+	// known yet): an output lists them as a 1-D grid of chunks, which keeps
+	// them apart from fusion and renumbers their keys with the ops'.
+	st.measured = st.measured[:0]
+	for _, m := range measured {
+		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{len(m.carry)}, DType: g.Nodes[m.node].DType, Chunks: [][]int{slices.Repeat([]int{1}, len(m.carry))}, Keys: m.carry})
+		st.measured = append(st.measured, m.node)
 	}
-	for _, id := range measured {
+	for _, m := range measured {
 		s.Probes = append(s.Probes, len(cg.Outputs))
-		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{}, DType: Int64, Chunks: [][]int{}, Keys: []uint64{measures[id][1].(uint64)}})
+		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{}, DType: Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}})
 	}
-	st.carried, st.measured = carried, measured
+	st.carried = carried
 	s.next = st
 	return s, nil
+}
+
+// A measurement is what the first step of a node's staged rule emitted.
+type measurement struct {
+	node  int
+	carry []uint64
+	probe uint64
 }
 
 // set records n's grid, tiled in the current stage.
