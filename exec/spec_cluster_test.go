@@ -25,6 +25,7 @@ var clusterSpecs = []string{
 	"e = eye(12, chunks=5)\nf = (e * 3 + ones((12, 12), chunks=4)).var(axis=1, keepdims=True)\nfetch f",
 	// Lengths the data decides: tiled in stages.
 	"x = randint(0, 50, 3000, chunks=250, seed=6)\nv, c = unique(x, return_counts=True)\nw = (v * c).sum() + v[-1]\nb = bincount(x)[10:20]\nfetch v, c, w, b",
+	"x = randint(-20, 20, 1000, chunks=90, seed=7)\nv = unique(x)",
 	"y = unique(unique(u) * 2 % 5)\nz = y * 3 + y[0]\nfetch y, z",
 	// Tensors of earlier graphs, kept on the workers.
 	"t = b.sum() + pi + z.mean()",

@@ -144,3 +144,26 @@ func TestStagedGraphFails(t *testing.T) {
 		t.Errorf("a failed graph kept %v", s.Tensors())
 	}
 }
+
+// TestStagedStoredOnly runs a graph whose last stage only names chunks of
+// the first (unique's values, one chunk): a stage of stored operands.
+func TestStagedStoredOnly(t *testing.T) {
+	e := NewEngine(NewLocalRunner(2))
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit("v = unique(arange(10, chunks=3) % 4)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if st := g.Wait(ctx); st.State != Succeeded {
+		t.Fatalf("%s: %s", st.State, g.Err())
+	}
+	if v := fetch(t, s, "v").Int64s(); len(v) != 4 || v[0] != 0 || v[3] != 3 {
+		t.Errorf("v = %v, want [0 1 2 3]", v)
+	}
+}

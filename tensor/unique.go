@@ -1,49 +1,51 @@
 package tensor
 
 import (
-	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"math"
 	"slices"
 )
 
 // Unique and bincount make results whose length the data decides, so they
 // tile in two stages (see stage.go).
 //
-// Unique sorts and deduplicates each chunk on its own ("unique.map") and
-// merges the sorted unique values of up to statsCombine chunks at a time in a
-// tree ("unique.merge"), so that no op reads more than a few partial results
-// and none gathers the input. With counts, a second tree of the same shape
-// carries each partial result's counts, which a merge adds where values meet.
-// The root's length is the probe; the next stage reads the root as a stored
-// chunk of that length. Values compare by sortKey: -0 equals +0, and all NaNs
-// are one value, sorted last, as NumPy's unique (equal_nan=True) does.
+// Unique sorts and deduplicates each chunk on its own ("unique.map") into
+// (key, count) pairs, the key the value's sort key (see sortKey), and merges
+// the sorted pairs of up to statsCombine chunks at a time in a tree
+// ("unique.merge"), adding the counts where keys meet, so that no op reads
+// more than a few partial results and none gathers the input. The root's
+// length is the probe; "unique.values" and "unique.counts" read the root
+// into the values and the counts, which the next stage reads as stored
+// chunks of that length. Values come back from their keys: -0 equals +0
+// (and comes out +0), and all NaNs are one value, sorted last, as NumPy's
+// unique (equal_nan=True) does.
 //
 // Bincount's length is max(minlength, max(x)+1): a tree of "bincount.len"
 // ops finds it, and the next stage counts each chunk with that length and
 // adds the counts, as a bincount with minlength does.
 
-// UniqueArgs are the arguments of the unique kernels. Their chunks' lengths
+// UniqueArgs are the arguments of the unique kernels, whose chunks' lengths
 // depend on the data: the op's shape bounds them.
-type UniqueArgs struct {
-	Counts bool // the op makes counts: "unique.map" of the chunk, "unique.merge" of its inputs' (values..., counts...)
-}
+type UniqueArgs struct{}
 
 func (UniqueArgs) boundsLen() {}
 
-// lengthBound marks the arguments of ops whose chunk length the data
-// decides, up to the op's shape.
+// lengthBound marks the arguments of ops whose chunk length (along the
+// first axis) the data decides, up to the op's shape.
 type lengthBound interface{ boundsLen() }
 
 // shapeFits reports whether a chunk of shape is what op makes: its shape,
-// or, for an op whose length the data decides, a 1-D shape no longer.
+// or, for an op whose length the data decides, one no longer along the
+// first axis.
 func shapeFits(op *ChunkOp, shape []int) bool {
 	if slices.Equal(shape, op.Shape) {
 		return true
 	}
 	_, ok := op.Args.(lengthBound)
-	return ok && len(shape) == 1 && len(op.Shape) == 1 && shape[0] <= op.Shape[0]
+	return ok && len(shape) == len(op.Shape) && len(shape) > 0 && shape[0] <= op.Shape[0] && slices.Equal(shape[1:], op.Shape[1:])
 }
 
 // BincountLenArgs are the arguments of "bincount.len".
@@ -63,6 +65,8 @@ func init() {
 	gob.Register(BincountLenArgs{})
 	kernels["unique.map"] = uniqueMapKernel
 	kernels["unique.merge"] = uniqueMergeKernel
+	kernels["unique.values"] = uniqueValuesKernel
+	kernels["unique.counts"] = uniqueCountsKernel
 	kernels["unique.len"] = uniqueLenKernel
 	kernels["bincount.len"] = bincountLenKernel
 	for _, op := range []string{OpUnique, OpUniqueCounts} {
@@ -73,53 +77,36 @@ func init() {
 	stagedRules[OpBincount] = stagedRule{measure: measureBincount, finish: finishBincount}
 }
 
-// uniqueTree is the tree of unique ops over one input, shared by its values
-// and counts nodes: nodes [0, leaves) are the chunks', the rest merges.
+// uniqueTree is the root of the tree of unique ops over one input, shared
+// by its values and counts nodes, with the bound of its length and the
+// probe of its length.
 type uniqueTree struct {
-	x        *TiledTensor
-	vals     []uint64 // each node's values
-	caps     []int    // the bound of each node's length
-	children [][]int  // a merge's children
-	leaves   int
-	probe    uint64
+	root, probe uint64
+	bound       int
 }
 
 func (t *tiler) uniqueTree(n *Node) *uniqueTree {
 	v, _ := t.sharedFor("unique", n, func() (any, error) {
 		x := t.input(n, 0)
-		u := &uniqueTree{x: x, leaves: len(x.Keys)}
 		grid := GridShape(x.Chunks)
-		level := make([]int, 0, len(x.Keys))
+		parts := make([]uint64, len(x.Keys))
+		bound := map[uint64]int{}
 		for i, k := range x.Keys {
 			c := chunkShape(x.Chunks, grid, i)[0]
-			level = append(level, len(u.vals))
-			u.vals = append(u.vals, t.emit(&ChunkOp{Kind: "unique.map", Inputs: []int{int(k)}, Shape: []int{c}, DType: x.DType, Args: UniqueArgs{}}))
-			u.caps = append(u.caps, c)
-			u.children = append(u.children, nil)
+			parts[i] = t.emit(&ChunkOp{Kind: "unique.map", Inputs: []int{int(k)}, Shape: []int{c, 2}, DType: Int64, Args: UniqueArgs{}})
+			bound[parts[i]] = c
 		}
-		for len(level) > 1 {
-			var next []int
-			for s := 0; s < len(level); s += statsCombine {
-				group := level[s:min(s+statsCombine, len(level))]
-				if len(group) == 1 {
-					next = append(next, group[0])
-					continue
-				}
-				inputs, c := make([]int, len(group)), 0
-				for i, g := range group {
-					inputs[i] = int(u.vals[g])
-					c += u.caps[g]
-				}
-				next = append(next, len(u.vals))
-				u.vals = append(u.vals, t.emit(&ChunkOp{Kind: "unique.merge", Inputs: inputs, Shape: []int{c}, DType: x.DType, Args: UniqueArgs{}}))
-				u.caps = append(u.caps, c)
-				u.children = append(u.children, slices.Clone(group))
+		root := t.tree(parts, func(inputs []int) uint64 {
+			c := 0
+			for _, in := range inputs {
+				c += bound[uint64(in)]
 			}
-			level = next
-		}
-		root := len(u.vals) - 1
-		u.probe = t.emit(&ChunkOp{Kind: "unique.len", Inputs: []int{int(u.vals[root])}, Shape: []int{}, DType: Int64})
-		return u, nil
+			key := t.emit(&ChunkOp{Kind: "unique.merge", Inputs: inputs, Shape: []int{c, 2}, DType: Int64, Args: UniqueArgs{}})
+			bound[key] = c
+			return key
+		})
+		probe := t.emit(&ChunkOp{Kind: "unique.len", Inputs: []int{int(root)}, Shape: []int{}, DType: Int64})
+		return &uniqueTree{root: root, probe: probe, bound: bound[root]}, nil
 	})
 	return v.(*uniqueTree)
 }
@@ -130,31 +117,16 @@ func measureUnique(t *tiler, n *Node) ([]uint64, uint64, error) {
 		return nil, 0, fmt.Errorf("input of shape %v is not 1-D", x.Shape)
 	}
 	u := t.uniqueTree(n)
-	root := len(u.vals) - 1
-	if n.Op == OpUnique {
-		return []uint64{u.vals[root]}, u.probe, nil
+	kind := "unique.values"
+	if n.Op == OpUniqueCounts {
+		kind = "unique.counts"
 	}
-	counts := make([]uint64, len(u.vals))
-	for i := range u.vals {
-		if i < u.leaves {
-			counts[i] = t.emit(&ChunkOp{Kind: "unique.map", Inputs: []int{int(x.Keys[i])}, Shape: []int{u.caps[i]}, DType: Int64, Args: UniqueArgs{Counts: true}})
-			continue
-		}
-		ch := u.children[i]
-		inputs := make([]int, 0, 2*len(ch))
-		for _, c := range ch {
-			inputs = append(inputs, int(u.vals[c]))
-		}
-		for _, c := range ch {
-			inputs = append(inputs, int(counts[c]))
-		}
-		counts[i] = t.emit(&ChunkOp{Kind: "unique.merge", Inputs: inputs, Shape: []int{u.caps[i]}, DType: Int64, Args: UniqueArgs{Counts: true}})
-	}
-	return []uint64{counts[root]}, u.probe, nil
+	key := t.emit(&ChunkOp{Kind: kind, Inputs: []int{int(u.root)}, Shape: []int{u.bound}, DType: n.DType, Args: UniqueArgs{}})
+	return []uint64{key}, u.probe, nil
 }
 
-// finishUnique reads the root of the unique tree, now of a known length, and
-// cuts it into the default chunks.
+// finishUnique reads the values or counts, now of a known length, and cuts
+// them into the default chunks.
 func finishUnique(t *tiler, n *Node, ids []uint64, length int) (*TiledTensor, error) {
 	if len(ids) != 1 {
 		return nil, fmt.Errorf("%d carried chunks, want 1", len(ids))
@@ -184,120 +156,152 @@ func finishBincount(t *tiler, n *Node, _ []uint64, length int) (*TiledTensor, er
 	return tileBincount(t, n)
 }
 
-// uniqueEntry is one element of the chunks a unique kernel reads: its sort
-// key, and where it is (input part, index).
-type uniqueEntry struct {
-	key       uint64
-	part, idx int32
+// keyValue is the inverse of sortKey: the value of dtype dt whose key is k
+// (+0 for the key of ±0, NaN for that of every NaN), written to dst.
+func keyValue(dst []byte, dt DType, k uint64) {
+	switch dt {
+	case Bool:
+		dst[0] = byte(k)
+		return
+	case Int32:
+		binary.LittleEndian.PutUint32(dst, uint32(int32(int64(k^1<<63))))
+		return
+	case Int64:
+		binary.LittleEndian.PutUint64(dst, k^1<<63)
+		return
+	}
+	v := math.NaN()
+	switch {
+	case k == math.MaxUint64:
+	case k>>63 == 1:
+		v = math.Float64frombits(k &^ (1 << 63))
+	default:
+		v = math.Float64frombits(^k)
+	}
+	if dt == Float32 {
+		binary.LittleEndian.PutUint32(dst, math.Float32bits(float32(v)))
+		return
+	}
+	binary.LittleEndian.PutUint64(dst, math.Float64bits(v))
 }
 
-// uniqueRuns sorts entries by key (then position, so that each run starts
-// with its first element) and calls run for each run of equal keys.
-func uniqueRuns(entries []uniqueEntry, run func(first uniqueEntry, members []uniqueEntry)) {
-	slices.SortFunc(entries, func(a, b uniqueEntry) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.part, b.part); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.idx, b.idx)
-	})
-	for i := 0; i < len(entries); {
-		j := i + 1
-		for j < len(entries) && entries[j].key == entries[i].key {
-			j++
-		}
-		run(entries[i], entries[i:j])
-		i = j
+// keyCounts views a pairs chunk of the unique kernels: int64 (n, 2) of
+// (sort key, count).
+func keyCounts(a *Array) ([]keyCount, error) {
+	if a.DType != Int64 || len(a.Shape) != 2 || a.Shape[1] != 2 {
+		return nil, fmt.Errorf("input %v%v is not (key, count) pairs", a.DType, a.Shape)
 	}
+	return view[keyCount](a.Data), nil
 }
 
-// uniqueOut writes the unique values or their counts of the runs of parts.
-// counts, when not nil, holds each part's counts (a merge); otherwise every
-// element counts once.
-func uniqueOut(ctx context.Context, op *ChunkOp, parts []*Array, counts []*Array, wantCounts bool) (*Array, error) {
-	total := 0
-	for _, p := range parts {
-		if len(p.Shape) != 1 {
-			return nil, fmt.Errorf("input of shape %v is not 1-D", p.Shape)
-		}
-		total += p.Len()
+// keyCount is a unique value, by its sort key, and how often it occurs.
+type keyCount struct {
+	key   uint64
+	count int64
+}
+
+// pairsArray makes the pairs chunk of kcs.
+func pairsArray(kcs []keyCount) *Array {
+	out := NewArray(Int64, []int{len(kcs), 2})
+	copy(view[keyCount](out.Data), kcs)
+	return out
+}
+
+// uniqueMapKernel sorts the keys of a chunk and counts each distinct one.
+func uniqueMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	a := in[0]
+	if len(a.Shape) != 1 {
+		return nil, fmt.Errorf("input of shape %v is not 1-D", a.Shape)
 	}
-	if total > op.Shape[0] {
-		return nil, fmt.Errorf("inputs of %d elements for a bound of %d", total, op.Shape[0])
-	}
-	entries := make([]uniqueEntry, 0, total)
-	for pi, p := range parts {
-		for i := range p.Len() {
-			entries = append(entries, uniqueEntry{sortKey(p, i), int32(pi), int32(i)})
-		}
+	keys := make([]uint64, a.Len())
+	for i := range keys {
+		keys[i] = sortKey(a, i)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var vals []byte
-	var cnts []int64
-	size := op.DType.Size()
-	uniqueRuns(entries, func(first uniqueEntry, members []uniqueEntry) {
-		if !wantCounts {
-			p := parts[first.part]
-			vals = append(vals, p.Data[int(first.idx)*size:int(first.idx+1)*size]...)
-			return
+	slices.Sort(keys)
+	var out []keyCount
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j] == keys[i] {
+			j++
 		}
-		c := int64(len(members))
-		if counts != nil {
-			c = 0
-			for _, m := range members {
-				c += counts[m.part].Int64s()[m.idx]
+		out = append(out, keyCount{keys[i], int64(j - i)})
+		i = j
+	}
+	return pairsArray(out), nil
+}
+
+// uniqueMergeKernel merges sorted pairs chunks, adding the counts of equal
+// keys.
+func uniqueMergeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	parts := make([][]keyCount, len(in))
+	total := 0
+	for i, a := range in {
+		p, err := keyCounts(a)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = p
+		total += len(p)
+	}
+	out := make([]keyCount, 0, total)
+	for {
+		// Few parts (statsCombine): a scan for the least head is enough.
+		best := -1
+		for i, p := range parts {
+			if len(p) > 0 && (best < 0 || p[0].key < parts[best][0].key) {
+				best = i
 			}
 		}
-		cnts = append(cnts, c)
-	})
-	if wantCounts {
-		out := NewArray(Int64, []int{len(cnts)})
-		copy(out.Int64s(), cnts)
-		return out, nil
+		if best < 0 {
+			break
+		}
+		kc := parts[best][0]
+		parts[best] = parts[best][1:]
+		switch n := len(out); {
+		case n > 0 && out[n-1].key == kc.key:
+			out[n-1].count += kc.count
+		case n > 0 && out[n-1].key > kc.key:
+			return nil, fmt.Errorf("input %d is not sorted", best)
+		default:
+			out = append(out, kc)
+		}
 	}
-	out := NewArray(op.DType, []int{len(vals) / size})
-	copy(out.Data, vals)
+	return pairsArray(out), nil
+}
+
+// uniqueValuesKernel writes the values of a pairs chunk back from their keys.
+func uniqueValuesKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	kcs, err := keyCounts(in[0])
+	if err != nil {
+		return nil, err
+	}
+	out := NewArray(op.DType, []int{len(kcs)})
+	size := op.DType.Size()
+	for i, kc := range kcs {
+		keyValue(out.Data[i*size:(i+1)*size], op.DType, kc.key)
+	}
 	return out, nil
 }
 
-func uniqueMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	args, ok := op.Args.(UniqueArgs)
-	if !ok {
-		return nil, fmt.Errorf("bad args %T", op.Args)
+// uniqueCountsKernel writes the counts of a pairs chunk.
+func uniqueCountsKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	kcs, err := keyCounts(in[0])
+	if err != nil {
+		return nil, err
 	}
-	if !args.Counts && in[0].DType != op.DType {
-		return nil, fmt.Errorf("input of dtype %v for values of %v", in[0].DType, op.DType)
+	out := NewArray(Int64, []int{len(kcs)})
+	for i, kc := range kcs {
+		out.Int64s()[i] = kc.count
 	}
-	return uniqueOut(ctx, op, in[:1], nil, args.Counts)
-}
-
-func uniqueMergeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	args, ok := op.Args.(UniqueArgs)
-	if !ok {
-		return nil, fmt.Errorf("bad args %T", op.Args)
-	}
-	if !args.Counts {
-		return uniqueOut(ctx, op, in, nil, false)
-	}
-	if len(in)%2 != 0 {
-		return nil, fmt.Errorf("%d inputs: want values and counts alike", len(in))
-	}
-	k := len(in) / 2
-	for i := range k {
-		if in[k+i].DType != Int64 || in[k+i].Len() != in[i].Len() {
-			return nil, fmt.Errorf("counts %d do not match their values", i)
-		}
-	}
-	return uniqueOut(ctx, op, in[:k], in[k:], true)
+	return out, nil
 }
 
 func uniqueLenKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	out := NewArray(Int64, []int{})
-	out.Int64s()[0] = int64(in[0].Len())
+	out.Int64s()[0] = int64(in[0].Shape[0])
 	return out, nil
 }
 
