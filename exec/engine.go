@@ -285,8 +285,10 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, sts
 		if err == nil {
 			s.keep(g)
 		}
-		g.finish(err)
+		// Before the graph ends, so that a client who sees it ended sees
+		// the chunks only its stages needed gone.
 		s.freeStaged(g, kept, err == nil)
+		g.finish(err)
 		s.release(held)
 	}()
 	return g, nil
