@@ -7,16 +7,28 @@ import (
 	"time"
 )
 
-// gatedRunner is a LocalRunner whose first job waits until gate is closed.
+// gatedRunner is a LocalRunner whose job number at (1 for the first)
+// waits until gate is closed or its context is done.
 type gatedRunner struct {
 	*LocalRunner
-	gate chan struct{}
-	jobs int
+	gate    chan struct{}
+	at      int
+	jobs    int
+	waiting chan struct{} // closed when job at waits
+}
+
+func newGatedRunner(at int) *gatedRunner {
+	return &gatedRunner{LocalRunner: NewLocalRunner(2), gate: make(chan struct{}), at: at, waiting: make(chan struct{})}
 }
 
 func (r *gatedRunner) Run(ctx context.Context, job *Job) error {
-	if r.jobs++; r.jobs == 1 {
-		<-r.gate
+	if r.jobs++; r.jobs == r.at {
+		close(r.waiting)
+		select {
+		case <-r.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return r.LocalRunner.Run(ctx, job)
 }
@@ -25,7 +37,7 @@ func (r *gatedRunner) Run(ctx context.Context, job *Job) error {
 // whose status shows the unknown shapes until the stage that knows them is
 // tiled, whose later operands appear then, and whose outputs are NumPy's.
 func TestStagedGraph(t *testing.T) {
-	r := &gatedRunner{LocalRunner: NewLocalRunner(2), gate: make(chan struct{})}
+	r := newGatedRunner(1)
 	e := NewEngine(r)
 	defer e.Close()
 	s, err := e.NewSession("test")
@@ -165,5 +177,41 @@ func TestStagedStoredOnly(t *testing.T) {
 	}
 	if v := fetch(t, s, "v").Int64s(); len(v) != 4 || v[0] != 0 || v[3] != 3 {
 		t.Errorf("v = %v, want [0 1 2 3]", v)
+	}
+}
+
+// TestStagedGraphCancel cancels a graph while its second stage waits: the
+// graph ends CANCELLED and nothing its first stage kept stays.
+func TestStagedGraphCancel(t *testing.T) {
+	r := newGatedRunner(2)
+	e := NewEngine(r)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit("x = arange(100, chunks=9) % 13\nv = unique(x) * 2\nw = x.sum()\nfetch v, w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	select {
+	case <-r.waiting:
+	case <-ctx.Done():
+		t.Fatal("the second stage never started")
+	}
+	if st := g.Status(); st.Stage != 2 || len(g.Chunks().Ops) != st.Operands {
+		t.Errorf("stage %d, %d operands, status says %d", st.Stage, len(g.Chunks().Ops), st.Operands)
+	}
+	g.Cancel()
+	if st := g.Wait(ctx); st.State != CancelledGraph {
+		t.Errorf("%s: %s", st.State, g.Err())
+	}
+	r.mu.Lock()
+	held := len(r.chunks)
+	r.mu.Unlock()
+	if held != 0 || len(s.Tensors()) != 0 {
+		t.Errorf("a cancelled graph left %d chunks and tensors %v", held, s.Tensors())
 	}
 }
