@@ -220,7 +220,7 @@ func uniqueMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	slices.Sort(keys)
+	keys = radixSort(keys)
 	var out []keyCount
 	for i := 0; i < len(keys); {
 		j := i + 1
@@ -231,6 +231,45 @@ func uniqueMapKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 		i = j
 	}
 	return pairsArray(out), nil
+}
+
+// radixSort sorts keys, by bytes from the least significant, skipping the
+// bytes all keys share (the high bytes of small integers, of floats of one
+// sign and range); it returns the sorted keys, keys or a buffer of their
+// length. Short runs go to slices.Sort.
+func radixSort(keys []uint64) []uint64 {
+	if len(keys) < 256 {
+		slices.Sort(keys)
+		return keys
+	}
+	var counts [8][256]int
+	for _, k := range keys {
+		for b := range 8 {
+			counts[b][byte(k>>(8*b))]++
+		}
+	}
+	buf := make([]uint64, len(keys))
+	src, dst := keys, buf
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(keys[0]>>(8*b))] == len(keys) {
+			continue // every key has this byte
+		}
+		var offs [256]int
+		sum := 0
+		for i, n := range c {
+			offs[i] = sum
+			sum += n
+		}
+		shift := 8 * b
+		for _, k := range src {
+			d := byte(k >> shift)
+			dst[offs[d]] = k
+			offs[d]++
+		}
+		src, dst = dst, src
+	}
+	return src
 }
 
 // uniqueMergeKernel merges sorted pairs chunks, adding the counts of equal
