@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -189,6 +191,48 @@ func TestRadixSort(t *testing.T) {
 			if got := radixSort(keys); !slices.Equal(got, want) {
 				t.Errorf("n %d spread %d: not sorted", n, spread)
 			}
+		}
+	}
+}
+
+// TestUniqueSpecExample runs docs/examples/unique.spec and checks it
+// against the counts computed here.
+func TestUniqueSpecExample(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "docs", "examples", "unique.spec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runSpec(t, string(src), newCatEnv())
+	const n = 1000000
+	count := make([]int64, 13)
+	sum := 0.0
+	for i := range n {
+		v := i * 7919 % 1009 % 13
+		count[v]++
+		sum += float64(v * 5)
+	}
+	var values, freq []float64
+	for v, c := range count {
+		values = append(values, float64(v*5))
+		freq = append(freq, float64(c)/n)
+	}
+	checkArray(t, "values", got["values"], Int64, []int{13}, values, 0)
+	if !slices.Equal(got["counts"].Int64s(), count) {
+		t.Errorf("counts %v, want %v", got["counts"].Int64s(), count)
+	}
+	checkArray(t, "freq", got["freq"], Float64, []int{13}, freq, 1e-12)
+	checkArray(t, "mean", got["mean"], Float64, []int{}, []float64{sum / n}, 1e-12)
+	every := got["every"]
+	if every.DType != Int64 || !slices.Equal(every.Shape, []int{61}) {
+		t.Fatalf("every: %v%v, want int64 (61,)", every.DType, every.Shape)
+	}
+	for i, c := range every.Int64s() {
+		want := int64(0)
+		if i%5 == 0 {
+			want = count[i/5]
+		}
+		if c != want {
+			t.Fatalf("every[%d] = %d, want %d", i, c, want)
 		}
 	}
 }
