@@ -108,10 +108,17 @@ func TestUniqueStages(t *testing.T) {
 	if s.Last() || s.Results != 0 || len(s.Probes) != 2 {
 		t.Fatalf("first stage: last %v, %d results, %d probes; want a stage with no results and 2 probes", s.Last(), s.Results, len(s.Probes))
 	}
+	maps := 0
 	for _, op := range s.Graph.Ops {
-		if strings.HasPrefix(op.Kind, "unique") && len(op.Inputs) > 2*statsCombine {
-			t.Errorf("%s reads %d chunks: the tree should read at most %d", op.Kind, len(op.Inputs), 2*statsCombine)
+		if strings.HasPrefix(op.Kind, "unique") && len(op.Inputs) > statsCombine {
+			t.Errorf("%s reads %d chunks: the tree should read at most %d", op.Kind, len(op.Inputs), statsCombine)
 		}
+		if op.Kind == "unique.map" {
+			maps++
+		}
+	}
+	if maps != 100 {
+		t.Errorf("%d unique.map ops for 100 chunks: values and counts should share them", maps)
 	}
 	if _, err := Tile(g, nil); err == nil || !strings.Contains(err.Error(), "stages") {
 		t.Errorf("Tile of a staged graph: %v, want an error about stages", err)
