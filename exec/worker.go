@@ -454,6 +454,8 @@ func (w *Worker) runner() {
 func (w *Worker) run(ctx context.Context, t *task) {
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	ctx, buf := withOutBuf(ctx, w.store, t.op)
+	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
@@ -464,7 +466,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	if mine {
 		delete(w.owner, t.id)
 		if err == nil && !cancelled {
-			err = w.store.Put(t.id, out)
+			err = buf.store(w.store, t.id, out)
 		} else {
 			w.store.Delete(t.id) // what an earlier run left is stale
 		}

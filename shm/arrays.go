@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"marsfs/tensor"
@@ -22,7 +23,8 @@ import (
 // Store), so this only delays the moment its pages are given back after a
 // Delete.
 type Arrays struct {
-	s *Store
+	s    *Store
+	temp atomic.Uint64 // the last temporary ID given by Alloc
 }
 
 // NewArrays returns s as a map of arrays.
@@ -73,3 +75,20 @@ func (a *Arrays) Stats() Stats { return a.s.Stats() }
 
 // WriteStatus writes the store's lines of the worker's status file.
 func (a *Arrays) WriteStatus(w io.Writer) error { return a.s.Stats().WriteStatus(w) }
+
+// TempBase is the first of the temporary IDs under which Alloc's chunks are
+// written: the IDs of stored chunks stay below it.
+const TempBase = 1 << 63
+
+// Alloc returns a zero-filled array of dtype dt and the given shape in
+// shared memory for a kernel to write its output into, with seal, which
+// publishes the array as chunk id (read-only from then on), and abort, which
+// drops it. Exactly one of them must be called. Alloc returns a nil array
+// when the store cannot make room: the caller then uses the heap and Put.
+func (a *Arrays) Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func(id uint64) error, abort func()) {
+	b, err := a.s.Create(TempBase+a.temp.Add(1), dt, shape)
+	if err != nil {
+		return nil, nil, nil
+	}
+	return &tensor.Array{DType: dt, Shape: slices.Clone(shape), Data: b.Data}, b.SealAs, b.Abort
+}

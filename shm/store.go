@@ -238,7 +238,13 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error)
 // and readable by Get and by co-located readers. Data must not be written
 // afterwards. Sealing a chunk deleted or replaced since Create fails, and
 // frees it.
-func (b *Buffer) Seal() error {
+func (b *Buffer) Seal() error { return b.SealAs(b.ID) }
+
+// SealAs seals the chunk like Seal, storing it under id instead of the ID
+// it was created under and replacing any chunk stored under id. A worker
+// writes an output under a temporary ID, so that a run found stale when it
+// ends never touches the chunk stored under the real one.
+func (b *Buffer) SealAs(id uint64) error {
 	s, c := b.s, b.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -252,6 +258,20 @@ func (b *Buffer) Seal() error {
 	if c.deleted {
 		s.unpinLocked(c)
 		return fmt.Errorf("shm: seal chunk %d: deleted while being written", b.ID)
+	}
+	if id != c.id {
+		if old, ok := s.chunks[id]; ok {
+			s.deleteLocked(old)
+		}
+		if err := os.Rename(s.segPath(c.id), s.segPath(id)); err != nil {
+			s.deleteLocked(c)
+			s.unpinLocked(c)
+			return fmt.Errorf("shm: seal chunk %d as %d: %w", b.ID, id, err)
+		}
+		delete(s.chunks, c.id)
+		c.id, b.ID = id, id
+		putHeader(c.bytes(), id, c.dtype, c.shape, c.n, false)
+		s.chunks[id] = c
 	}
 	setSealed(c.bytes(), true)
 	if err := protect(c.addr, c.size, unix.PROT_READ); err != nil {

@@ -249,7 +249,7 @@ func elemKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 			want[i] = Bool
 		}
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	if err := broadcastApply(ctx, out, in, want, f); err != nil {
 		return nil, err
 	}

@@ -148,3 +148,31 @@ func Gather(t *TiledTensor, parts []*Array) (*Array, error) {
 	}
 	return out, nil
 }
+
+// An Alloc makes the array a kernel writes its output into: a zero-filled
+// array of dtype dt and the given shape, in memory the caller chooses (a
+// worker's shared-memory store, so that the chunk needs no copy once made).
+// It returns nil to decline, and the kernel then uses the heap.
+type Alloc func(dt DType, shape []int) *Array
+
+type allocKey struct{}
+
+// WithAlloc returns a context under which Run's kernels make their output
+// arrays with alloc. A kernel may still return an array of its own (a view
+// of an input, a scalar): the caller compares what Run returns with what
+// alloc gave.
+func WithAlloc(ctx context.Context, alloc Alloc) context.Context {
+	return context.WithValue(ctx, allocKey{}, alloc)
+}
+
+// newOutput returns the zero-filled array a kernel running op under ctx
+// writes its output into: from ctx's Alloc when it has one that accepts,
+// else from the heap.
+func newOutput(ctx context.Context, op *ChunkOp) *Array {
+	if alloc, ok := ctx.Value(allocKey{}).(Alloc); ok && alloc != nil {
+		if a := alloc(op.DType, op.Shape); a != nil {
+			return a
+		}
+	}
+	return NewArray(op.DType, op.Shape)
+}

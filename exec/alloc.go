@@ -1,0 +1,85 @@
+package exec
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"marsfs/tensor"
+)
+
+// An allocStore is a Store that kernels write chunks into in place (see
+// shm.Arrays.Alloc): a worker using it stores a kernel's output without
+// copying it.
+type allocStore interface {
+	// Alloc returns a zero-filled array of dtype dt and the given shape in
+	// the store's memory, and seal, which stores it as chunk id, and abort,
+	// which drops it; or a nil array when the store has no room.
+	Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func(id uint64) error, abort func())
+}
+
+// outBuf is the array a task's kernel writes its output into, when the
+// worker's store gives one.
+type outBuf struct {
+	mu    sync.Mutex
+	x     *tensor.Array
+	seal  func(id uint64) error
+	abort func()
+}
+
+// withOutBuf returns ctx under which op's kernel makes its output in st, and
+// the buffer that records it. Only one array of op's dtype and shape is
+// taken from the store: the kernel's other arrays are scratch.
+func withOutBuf(ctx context.Context, st Store, op *tensor.ChunkOp) (context.Context, *outBuf) {
+	as, ok := st.(allocStore)
+	if !ok {
+		return ctx, nil
+	}
+	b := &outBuf{}
+	return tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int) *tensor.Array {
+		if dt != op.DType || !slices.Equal(shape, op.Shape) {
+			return nil
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.x != nil {
+			return nil
+		}
+		b.x, b.seal, b.abort = as.Alloc(dt, shape)
+		return b.x
+	}), b
+}
+
+// store puts out, the kernel's output, into st as chunk id: by sealing the
+// buffer when out is it, else by a copy (the buffer, unused, is dropped).
+func (b *outBuf) store(st Store, id uint64, out *tensor.Array) error {
+	if b != nil && b.holds(out) {
+		b.x = nil
+		return b.seal(id)
+	}
+	b.drop()
+	return st.Put(id, out)
+}
+
+// holds reports whether out is the buffer's array.
+func (b *outBuf) holds(out *tensor.Array) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.x == nil || out == nil || len(out.Data) != len(b.x.Data) {
+		return false
+	}
+	return len(out.Data) == 0 && out == b.x || len(out.Data) > 0 && &out.Data[0] == &b.x.Data[0]
+}
+
+// drop releases the buffer unless it was stored; b may be nil.
+func (b *outBuf) drop() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.x != nil {
+		b.x = nil
+		b.abort()
+	}
+}
