@@ -18,6 +18,26 @@ type allocStore interface {
 	Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func(id uint64) error, abort func())
 }
 
+// A pinStore is a Store whose chunks are pinned while read (see
+// shm.Arrays.Pin): a worker reading one releases it once its op is done,
+// so that the chunk's memory can be reused as soon as it is freed.
+type pinStore interface {
+	Pin(id uint64) (x *tensor.Array, release func(), ok bool)
+}
+
+// getInput returns chunk id of st for a kernel to read, adding to *pins
+// what releases it.
+func getInput(st Store, id uint64, pins *[]func()) (*tensor.Array, bool) {
+	if ps, ok := st.(pinStore); ok {
+		x, release, ok := ps.Pin(id)
+		if ok {
+			*pins = append(*pins, release)
+		}
+		return x, ok
+	}
+	return st.Get(id)
+}
+
 // outBuf is the array a task's kernel writes its output into, when the
 // worker's store gives one.
 type outBuf struct {

@@ -87,7 +87,8 @@ type task struct {
 	ctx       context.Context // of the run, once started
 	cancel    context.CancelFunc
 	cancelled bool
-	index     int // in the queue, -1 when not queued
+	index     int      // in the queue, -1 when not queued
+	pins      []func() // release the inputs read from the store
 }
 
 // taskQueue is a heap of tasks, lowest priority value first.
@@ -473,6 +474,9 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	}
 	w.pump()
 	w.mu.Unlock()
+	for _, release := range t.pins {
+		release()
+	}
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
 	case cancelled || !mine:
@@ -498,7 +502,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.inputs))
 	for i, loc := range t.inputs {
 		if loc.Worker == w.name {
-			a, ok := w.store.Get(loc.ID)
+			a, ok := getInput(w.store, loc.ID, &t.pins)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}

@@ -92,3 +92,13 @@ func (a *Arrays) Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func
 	}
 	return &tensor.Array{DType: dt, Shape: slices.Clone(shape), Data: b.Data}, b.SealAs, b.Abort
 }
+
+// Pin returns chunk id like Get, and release, which unpins it at once
+// rather than when the array is collected: x must not be used afterwards.
+func (a *Arrays) Pin(id uint64) (x *tensor.Array, release func(), ok bool) {
+	v, err := a.s.Get(id)
+	if err != nil {
+		return nil, nil, false
+	}
+	return &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}, v.Release, true
+}

@@ -26,7 +26,7 @@ type Options struct {
 	Name  string // the worker's name, part of every file name
 	// KeepFree bounds the bytes of freed segments kept mapped for reuse
 	// (fresh pages cost a fault and a clear each; reused ones only a clear):
-	// Limit/8 when 0, none when negative. They count in the store's use and
+	// Limit/2 when 0, none when negative. They count in the store's use and
 	// are the first thing given up when it runs short.
 	KeepFree int64
 }
@@ -110,7 +110,9 @@ func Open(opt Options) (*Store, error) {
 	}
 	switch {
 	case opt.KeepFree == 0:
-		opt.KeepFree = opt.Limit / 8
+		// Enough for the chunks of a stage freed together to make the
+		// next one's without fresh pages; given up first when short.
+		opt.KeepFree = opt.Limit / 2
 	case opt.KeepFree < 0:
 		opt.KeepFree = 0
 	}
