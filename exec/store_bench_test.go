@@ -85,4 +85,3 @@ func addChainsJob(chains, n int, base uint64) *Job {
 	job.Graph = g
 	return job
 }
-

@@ -30,9 +30,11 @@ type WorkerConfig struct {
 	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
 	Join   []string // gossip addresses to join through (the scheduler's)
 	Slots  int      // kernels run at once; GOMAXPROCS when <= 0
-	// Mem bounds the bytes of the chunks held plus those being made: an op
-	// waits in the queue while its output would not fit, unless the worker
-	// runs nothing else. 0 means no bound.
+	// Mem is the memory quota: an op is admitted to run only when its
+	// inputs and output fit beside those of the ops running (and, with a
+	// heap store, the chunks held); the others wait in priority order. An
+	// op that could never fit fails for good with an error naming the
+	// sizes. 0 means no bound.
 	Mem int64
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
 	// authenticates every connection to the worker's service. Without it
@@ -237,11 +239,12 @@ func (w *Worker) Close() error {
 // Status describes the worker as "key value" lines.
 func (w *Worker) Status() string {
 	w.mu.Lock()
-	running, queued := len(w.running), len(w.queue)
+	running, queued, quota := len(w.running), len(w.queue), w.quotaUsed()
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
+	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\n", quota, w.cfg.Mem)
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -349,6 +352,10 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			seq++
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
+			if err := w.refuse(t); err != nil {
+				cc.send(&ctlMsg{Kind: msgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, ID: m.ID, Err: err.Error(), Final: true})
+				continue
+			}
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
 			heap.Push(&w.queue, t)
@@ -426,14 +433,8 @@ func (w *Worker) disown(t *task) {
 func (w *Worker) pump() {
 	for len(w.queue) > 0 && len(w.running) < w.cfg.Slots && !w.closed {
 		t := w.queue[0]
-		if w.cfg.Mem > 0 && len(w.running) > 0 {
-			need := int64(t.op.NBytes()) + w.store.Bytes()
-			for _, r := range w.running {
-				need += int64(r.op.NBytes())
-			}
-			if need > w.cfg.Mem {
-				return
-			}
+		if !w.admit(t) {
+			return
 		}
 		heap.Pop(&w.queue)
 		t.ctx, t.cancel = context.WithCancel(w.ctx)
