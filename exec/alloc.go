@@ -103,3 +103,22 @@ func (b *outBuf) drop() {
 		b.abort()
 	}
 }
+
+// newSpill returns the bytes the worker's store spilled since the last
+// call, for the scheduler to count against the job whose op just ended.
+func (w *Worker) newSpill() int64 {
+	st, ok := w.store.(interface{ SpilledBytes() int64 })
+	if !ok {
+		return 0
+	}
+	cur := st.SpilledBytes()
+	for {
+		old := w.spilled.Load()
+		if cur <= old {
+			return 0
+		}
+		if w.spilled.CompareAndSwap(old, cur) {
+			return cur - old
+		}
+	}
+}

@@ -415,6 +415,7 @@ func (s *Scheduler) step(core *Core, in input) Output {
 	case msgStarted:
 		return core.Started(m.Key, in.worker, m.Attempt)
 	case msgDone:
+		core.Spilled(m.Spilled)
 		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
 	case msgFailed:
 		if m.Final {

@@ -57,6 +57,7 @@ type ctlMsg struct {
 	Addrs    []string        // submit: data address of each input's worker
 	IDs      []uint64        // free
 	NBytes   int64           // done
+	Spilled  int64           // done: bytes the worker spilled since its last report
 	Err      string          // failed
 	Final    bool            // failed: the kernel rejected the op; retrying cannot help
 	Seq      uint64          // status, status reply

@@ -62,6 +62,7 @@ type Worker struct {
 	wg    sync.WaitGroup
 
 	sending atomic.Int64 // chunk frames being sent
+	spilled atomic.Int64 // the store's spilled bytes last reported
 
 	mu      sync.Mutex
 	queue   taskQueue
@@ -485,7 +486,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	case err != nil:
 		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
 	default:
-		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
+		m.Kind, m.NBytes, m.Spilled = msgDone, int64(out.NBytes()), w.newSpill()
 	}
 	if t.ctl.send(m) != nil && m.Kind == msgDone {
 		// The scheduler is gone and will never free the chunk.

@@ -70,6 +70,9 @@ func (a *Arrays) Len() int { return a.s.Len() }
 // Bytes is the size of the data of the chunks held, in memory or on disk.
 func (a *Arrays) Bytes() int64 { return a.s.Bytes() }
 
+// SpilledBytes is the number of bytes the store has spilled since it opened.
+func (a *Arrays) SpilledBytes() int64 { return a.s.SpilledBytes() }
+
 // Stats returns the store's state, for the worker's status.
 func (a *Arrays) Stats() Stats { return a.s.Stats() }
 

@@ -537,6 +537,13 @@ type Stats struct {
 	Reloaded      int64 // bytes brought back into shared memory since Open
 }
 
+// SpilledBytes is the number of bytes written to spill files since Open.
+func (s *Store) SpilledBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spilled
+}
+
 // Stats returns the store's current state.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
