@@ -308,6 +308,8 @@ func (w *Worker) serve(c net.Conn) {
 				return
 			}
 		}
+	case connLocate:
+		w.serveLocate(c, br)
 	case connPut:
 		bw := bufio.NewWriter(c)
 		var id [8]byte

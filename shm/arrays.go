@@ -105,3 +105,7 @@ func (a *Arrays) Pin(id uint64) (x *tensor.Array, release func(), ok bool) {
 	}
 	return &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}, v.Release, true
 }
+
+// Path returns the file holding chunk id, for a co-located reader to map
+// (see Store.Path).
+func (a *Arrays) Path(id uint64) (string, bool) { return a.s.Path(id) }

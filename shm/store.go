@@ -76,6 +76,7 @@ type chunk struct {
 	pins     int
 	deleted  bool
 	unlinked bool // deleted while pinned: its files are already gone
+	exported bool // its path was given out: others may map its segment
 	nextUse  int64
 	lastUse  uint64
 }
@@ -467,7 +468,9 @@ func (s *Store) finishLocked(c *chunk) {
 	if c.spill != "" {
 		os.Remove(c.spill)
 	}
-	if c.resident && s.freeBytes()+c.size <= s.keepFree {
+	// A segment others may have mapped is never reused: they would see
+	// the next chunk written over this one.
+	if c.resident && !c.exported && s.freeBytes()+c.size <= s.keepFree {
 		p := s.tempPath("free")
 		if os.Rename(s.segPath(c.id), p) == nil {
 			s.free = append(s.free, segment{path: p, addr: c.addr, size: c.size})
@@ -492,6 +495,8 @@ func (s *Store) freeBytes() int64 {
 // Path returns the file that holds chunk id now, for a co-located reader to
 // map with MapChunk: its segment, or its spill file while spilled. The
 // chunk may move before the reader opens it; the reader then asks again.
+// A segment whose path was given out is not reused once freed, so that
+// what a reader mapped stays the chunk's.
 func (s *Store) Path(id uint64) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -499,6 +504,7 @@ func (s *Store) Path(id uint64) (string, bool) {
 	if !ok || !c.sealed {
 		return "", false
 	}
+	c.exported = true
 	if c.resident || c.spill == "" {
 		return s.segPath(id), true
 	}
