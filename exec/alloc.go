@@ -12,10 +12,11 @@ import (
 // shm.Arrays.Alloc): a worker using it stores a kernel's output without
 // copying it.
 type allocStore interface {
-	// Alloc returns a zero-filled array of dtype dt and the given shape in
-	// the store's memory, and seal, which stores it as chunk id, and abort,
-	// which drops it; or a nil array when the store has no room.
-	Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func(id uint64) error, abort func())
+	// Alloc returns an array of dtype dt and the given shape in the
+	// store's memory, zero filled unless zero is false, and seal, which
+	// stores it as chunk id, and abort, which drops it; or a nil array
+	// when the store has no room.
+	Alloc(dt tensor.DType, shape []int, zero bool) (x *tensor.Array, seal func(id uint64) error, abort func())
 }
 
 // A pinStore is a Store whose chunks are pinned while read (see
@@ -56,7 +57,7 @@ func withOutBuf(ctx context.Context, st Store, op *tensor.ChunkOp) (context.Cont
 		return ctx, nil
 	}
 	b := &outBuf{}
-	return tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int) *tensor.Array {
+	return tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
 		if dt != op.DType || !slices.Equal(shape, op.Shape) {
 			return nil
 		}
@@ -65,7 +66,7 @@ func withOutBuf(ctx context.Context, st Store, op *tensor.ChunkOp) (context.Cont
 		if b.x != nil {
 			return nil
 		}
-		b.x, b.seal, b.abort = as.Alloc(dt, shape)
+		b.x, b.seal, b.abort = as.Alloc(dt, shape, zero)
 		return b.x
 	}), b
 }

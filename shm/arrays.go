@@ -83,13 +83,18 @@ func (a *Arrays) WriteStatus(w io.Writer) error { return a.s.Stats().WriteStatus
 // written: the IDs of stored chunks stay below it.
 const TempBase = 1 << 63
 
-// Alloc returns a zero-filled array of dtype dt and the given shape in
-// shared memory for a kernel to write its output into, with seal, which
+// Alloc returns an array of dtype dt and the given shape in shared memory,
+// zero filled unless zero is false (the kernel then sets every element),
+// for a kernel to write its output into, with seal, which
 // publishes the array as chunk id (read-only from then on), and abort, which
 // drops it. Exactly one of them must be called. Alloc returns a nil array
 // when the store cannot make room: the caller then uses the heap and Put.
-func (a *Arrays) Alloc(dt tensor.DType, shape []int) (x *tensor.Array, seal func(id uint64) error, abort func()) {
-	b, err := a.s.Create(TempBase+a.temp.Add(1), dt, shape)
+func (a *Arrays) Alloc(dt tensor.DType, shape []int, zero bool) (x *tensor.Array, seal func(id uint64) error, abort func()) {
+	create := a.s.Create
+	if !zero {
+		create = a.s.CreateUnzeroed
+	}
+	b, err := create(TempBase+a.temp.Add(1), dt, shape)
 	if err != nil {
 		return nil, nil, nil
 	}

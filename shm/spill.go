@@ -28,8 +28,9 @@ func (s *Store) tempPath(kind string) string {
 // allocLocked returns a writable segment of at least size bytes under a
 // temporary name: a freed one of at most maxSize bytes, or a fresh one of
 // size bytes once reserveLocked made room. what names the allocation in
-// errors. s.mu may be released meanwhile (see reserveLocked).
-func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
+// errors. A reused segment is cleared when zero is set; a fresh one is
+// always zero. s.mu may be released meanwhile (see reserveLocked).
+func (s *Store) allocLocked(size, maxSize int64, what string, zero bool) (segment, error) {
 	best := -1
 	for i, f := range s.free {
 		if f.size >= size && f.size <= maxSize && (best < 0 || f.size < s.free[best].size) {
@@ -43,7 +44,11 @@ func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
 			s.dropSegmentLocked(f)
 			return segment{}, fmt.Errorf("shm: reuse segment: %w", err)
 		}
-		clear(unsafe.Slice((*byte)(f.addr), f.size))
+		if zero {
+			clear(unsafe.Slice((*byte)(f.addr), f.size))
+		} else {
+			clear(unsafe.Slice((*byte)(f.addr), min(f.size, pageSize))) // the header's page
+		}
 		return f, nil
 	}
 	if err := s.reserveLocked(size, what); err != nil {
@@ -243,7 +248,7 @@ func writeFile(path string, b []byte) error {
 // spilling c again costs no write.
 func (s *Store) reloadLocked(c *chunk) error {
 	// The new segment must fit c's address range: at most c.size bytes.
-	seg, err := s.allocLocked(roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id))
+	seg, err := s.allocLocked(roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id), false)
 	if err != nil {
 		return err
 	}

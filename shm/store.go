@@ -187,6 +187,16 @@ type Buffer struct {
 // fails only when the chunks being written leave no room, with an error
 // naming the sizes.
 func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error) {
+	return s.create(id, dt, shape, true)
+}
+
+// CreateUnzeroed is Create for a writer that sets every byte of Data: a
+// reused segment is not cleared first, so Data hold stale bytes until then.
+func (s *Store) CreateUnzeroed(id uint64, dt tensor.DType, shape []int) (*Buffer, error) {
+	return s.create(id, dt, shape, false)
+}
+
+func (s *Store) create(id uint64, dt tensor.DType, shape []int, zero bool) (*Buffer, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("shm: chunk %d: invalid dtype %v", id, dt)
 	}
@@ -213,7 +223,7 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error)
 	if old, ok := s.chunks[id]; ok {
 		s.deleteLocked(old)
 	}
-	seg, err := s.allocLocked(roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id))
+	seg, err := s.allocLocked(roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id), zero)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func fullKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newOutput(ctx, op)
+	out := newOutputAll(ctx, op)
 	switch op.DType {
 	case Bool:
 		fillSlice(out.Data, b2u(args.IntValue != 0))
