@@ -69,6 +69,7 @@ type Worker struct {
 	running map[taskKey]*task
 	runq    chan *task         // started tasks, for the runners
 	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
+	uses    map[uint64][]int   // ranks of the tasks reading each chunk held (see noteUses)
 	conns   map[net.Conn]bool
 	closed  bool
 }
@@ -362,6 +363,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
 			heap.Push(&w.queue, t)
+			w.noteUses(t, true)
 			w.pump()
 			w.mu.Unlock()
 		case msgCancel:
@@ -426,6 +428,7 @@ func (w *Worker) cancel(k taskKey) {
 // disown ends the claim of task t, dropped from the queue, on its chunk: a
 // chunk an earlier run left under its ID is stale. w.mu is held.
 func (w *Worker) disown(t *task) {
+	w.noteUses(t, false)
 	if w.owner[t.id] == t.taskKey {
 		delete(w.owner, t.id)
 		w.store.Delete(t.id)
@@ -464,6 +467,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	out, err := w.compute(ctx, t)
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
+	w.noteUses(t, false)
 	cancelled := t.cancelled
 	// Only the latest run of an op here may touch its chunk: an earlier
 	// one, cancelled but still running, must not replace or drop it.

@@ -114,3 +114,7 @@ func (a *Arrays) Pin(id uint64) (x *tensor.Array, release func(), ok bool) {
 // Path returns the file holding chunk id, for a co-located reader to map
 // (see Store.Path).
 func (a *Arrays) Path(id uint64) (string, bool) { return a.s.Path(id) }
+
+// SetNextUse records the rank of the next operand to read chunk id, for the
+// spill policy (see Store.SetNextUse).
+func (a *Arrays) SetNextUse(id uint64, rank int64) bool { return a.s.SetNextUse(id, rank) }
