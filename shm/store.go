@@ -11,8 +11,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"marsfs/tensor"
 )
 
@@ -67,7 +65,8 @@ type chunk struct {
 	dtype    tensor.DType
 	shape    []int
 	n, off   int64          // data length and offset in the file
-	addr     unsafe.Pointer // the mapping
+	addr     unsafe.Pointer // the mapping, read-only
+	rw       unsafe.Pointer // a writable mapping of the segment while resident
 	size     int64          // mapping length; the segment's size when resident
 	resident bool           // mapped from a segment in shared memory
 	spill    string         // the complete spill file, if any
@@ -83,11 +82,26 @@ type chunk struct {
 
 func (c *chunk) bytes() []byte { return unsafe.Slice((*byte)(c.addr), c.off+c.n) }
 
-// segment is a mapped file in shared memory.
+// wbytes are c's bytes through its writable mapping; c is resident.
+func (c *chunk) wbytes() []byte { return unsafe.Slice((*byte)(c.rw), c.off+c.n) }
+
+// segment is a file in shared memory mapped twice: read-only at addr, for
+// readers, and writable at rw, for writers. Sealing a chunk then costs no
+// change of protection, nor does reusing its segment: on this machine an
+// mprotect of a few megabytes costs as much as writing them.
 type segment struct {
 	path string
 	addr unsafe.Pointer
+	rw   unsafe.Pointer
 	size int64
+}
+
+// unmapSegment unmaps both mappings of a segment; rw may be nil.
+func unmapSegment(addr, rw unsafe.Pointer, size int64) {
+	unmap(addr, size)
+	if rw != nil {
+		unmap(rw, size)
+	}
 }
 
 // Open creates a store. It first removes what stores of dead processes left
@@ -237,11 +251,11 @@ func (s *Store) create(id uint64, dt tensor.DType, shape []int, zero bool) (*Buf
 	}
 	// The writer holds a pin: the segment stays mapped and writable until
 	// Seal or Abort, even if the chunk is deleted or replaced meanwhile.
-	c := &chunk{id: id, dtype: dt, shape: slices.Clone(shape), n: n, off: off, addr: seg.addr, size: seg.size,
+	c := &chunk{id: id, dtype: dt, shape: slices.Clone(shape), n: n, off: off, addr: seg.addr, rw: seg.rw, size: seg.size,
 		resident: true, nextUse: NoNextUse, pins: 1}
 	s.clock++
 	c.lastUse = s.clock
-	b := c.bytes()
+	b := c.wbytes()
 	putHeader(b, id, dt, shape, n, false)
 	s.chunks[id] = c
 	return &Buffer{ID: id, Data: b[off:len(b):len(b)], s: s, c: c}, nil
@@ -283,15 +297,10 @@ func (b *Buffer) SealAs(id uint64) error {
 		}
 		delete(s.chunks, c.id)
 		c.id, b.ID = id, id
-		putHeader(c.bytes(), id, c.dtype, c.shape, c.n, false)
+		putHeader(c.wbytes(), id, c.dtype, c.shape, c.n, false)
 		s.chunks[id] = c
 	}
-	setSealed(c.bytes(), true)
-	if err := protect(c.addr, c.size, unix.PROT_READ); err != nil {
-		s.deleteLocked(c)
-		s.unpinLocked(c)
-		return fmt.Errorf("shm: seal chunk %d: %w", b.ID, err)
-	}
+	setSealed(c.wbytes(), true)
 	c.sealed = true
 	c.pins--
 	return nil
@@ -469,7 +478,7 @@ func (s *Store) deleteLocked(c *chunk) {
 // free list or is unmapped and removed, and its spill file is removed.
 func (s *Store) finishLocked(c *chunk) {
 	if c.unlinked {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 		if c.resident {
 			s.used -= c.size
 		}
@@ -483,11 +492,11 @@ func (s *Store) finishLocked(c *chunk) {
 	if c.resident && !c.exported && s.freeBytes()+c.size <= s.keepFree {
 		p := s.tempPath("free")
 		if os.Rename(s.segPath(c.id), p) == nil {
-			s.free = append(s.free, segment{path: p, addr: c.addr, size: c.size})
+			s.free = append(s.free, segment{path: p, addr: c.addr, rw: c.rw, size: c.size})
 			return
 		}
 	}
-	unmap(c.addr, c.size)
+	unmapSegment(c.addr, c.rw, c.size)
 	if c.resident {
 		os.Remove(s.segPath(c.id))
 		s.used -= c.size
@@ -613,13 +622,13 @@ func (s *Store) Close() error {
 		s.cond.Wait()
 	}
 	for _, c := range s.chunks {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 	}
 	for c := range s.zombies {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 	}
 	for _, f := range s.free {
-		unmap(f.addr, f.size)
+		unmapSegment(f.addr, f.rw, f.size)
 	}
 	s.chunks, s.zombies, s.free, s.used = nil, nil, nil, 0
 	err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.spillDir))
