@@ -22,8 +22,9 @@ import (
 // worker where the chunk lives over a locate connection: the client sends a
 // chunk ID (8 bytes, big-endian); the worker answers with a status byte (and
 // error text), then its host's boot ID and the chunk file's path, each as a
-// 2-byte length and the bytes. The reader maps the file only when the boot
-// ID is its own and the file names the chunk in its header.
+// 2-byte length and the bytes (an empty boot ID: the worker has no files to
+// map). The reader maps the file only when the boot ID is its own and the
+// file names the chunk in its header.
 
 // A pathStore is a Store whose chunks are files a co-located process can
 // map (see shm.Arrays.Path).
@@ -31,9 +32,10 @@ type pathStore interface {
 	Path(id uint64) (string, bool)
 }
 
-// mapMin is the smallest chunk read by mapping: below it the system calls
-// of a mapping cost more than a copy over loopback.
-const mapMin = 256 << 10
+// mapMin is the smallest chunk read by mapping: below it the locate
+// connection and the mapping's system calls cost about as much as a copy
+// over loopback.
+const mapMin = 1 << 20
 
 // bootID identifies this boot of this host: two processes that read the
 // same one share their files. It is empty when unknown.
@@ -54,17 +56,21 @@ func (w *Worker) serveLocate(c net.Conn, br *bufio.Reader) {
 		if _, err := io.ReadFull(br, id[:]); err != nil {
 			return
 		}
-		var path string
-		ok := ps != nil && bootID() != ""
-		if ok {
-			path, ok = ps.Path(getID(id[:]))
+		// Without files to map, ever, the worker answers an empty boot ID.
+		var boot, path string
+		if ps != nil && bootID() != "" {
+			boot = bootID()
+			var ok bool
+			if path, ok = ps.Path(getID(id[:])); !ok {
+				boot = ""
+			}
 		}
 		var err error
-		if !ok {
+		if boot == "" && ps != nil && bootID() != "" {
 			err = writeErr(bw, fmt.Sprintf("worker %s has no file for chunk %d", w.name, getID(id[:])))
 		} else {
 			bw.WriteByte(0)
-			writeString(bw, bootID())
+			writeString(bw, boot)
 			err = writeString(bw, path)
 		}
 		if err != nil || bw.Flush() != nil {
@@ -97,10 +103,8 @@ func readString(r *bufio.Reader) (string, error) {
 var errRemote = errors.New("worker on another host")
 
 // mapChunk maps chunk id, held by the worker serving at addr, read-only
-// from the worker's shared memory. The array's data are the store's pages;
-// they stay mapped until the array is unreachable, so a caller must keep
-// the array, not only its Data, while it reads them.
-func mapChunk(ctx context.Context, addr string, id uint64, key []byte) (*tensor.Array, error) {
+// from the worker's shared memory: its data are the store's pages.
+func mapChunk(ctx context.Context, addr string, id uint64, key []byte) (*shm.Mapping, error) {
 	if bootID() == "" {
 		return nil, errRemote
 	}
@@ -135,24 +139,53 @@ func mapChunk(ctx context.Context, addr string, id uint64, key []byte) (*tensor.
 		m.Close()
 		return nil, fmt.Errorf("%s holds chunk %d, not %d", path, m.ID, id)
 	}
-	a := m.Array()
-	runtime.AddCleanup(a, func(m *shm.Mapping) { m.Close() }, m)
-	return a, nil
+	return m, nil
 }
 
-// fetchLocal reads chunk id of loc by mapping it when its worker shares
-// this host, reporting false when it cannot (the caller then fetches it).
-// A worker found on another host is not asked again.
-func (s *Scheduler) fetchLocal(ctx context.Context, loc Location, addr string) (*tensor.Array, bool) {
-	if s.cfg.NoMap || loc.NBytes < mapMin {
+// mapLocal maps chunk loc.ID when its worker, serving at addr, shares this
+// host and keeps it in shared memory, reporting false when it cannot (the
+// caller then fetches it). remote holds the names of workers found on other
+// hosts, which are not asked again.
+func mapLocal(ctx context.Context, remote *sync.Map, loc Location, addr string, key []byte) (*shm.Mapping, bool) {
+	if loc.NBytes < mapMin {
 		return nil, false
 	}
-	if _, remote := s.remote.Load(loc.Worker); remote {
+	if _, ok := remote.Load(loc.Worker); ok {
 		return nil, false
 	}
-	a, err := mapChunk(ctx, addr, loc.ID, s.cfg.SecretKey)
+	m, err := mapChunk(ctx, addr, loc.ID, key)
 	if errors.Is(err, errRemote) {
-		s.remote.Store(loc.Worker, true)
+		remote.Store(loc.Worker, true)
 	}
-	return a, err == nil
+	return m, err == nil
+}
+
+// fetchLocal reads chunk loc.ID by mapping it (see mapLocal). The array's
+// data stay mapped until the array is unreachable: a caller keeps the
+// array, not only its Data, while it reads them.
+func (s *Scheduler) fetchLocal(ctx context.Context, loc Location, addr string) (*tensor.Array, bool) {
+	if s.cfg.NoMap {
+		return nil, false
+	}
+	m, ok := mapLocal(ctx, &s.remote, loc, addr, s.cfg.SecretKey)
+	if !ok {
+		return nil, false
+	}
+	a := m.Array()
+	runtime.AddCleanup(a, func(m *shm.Mapping) { m.Close() }, m)
+	return a, true
+}
+
+// fetchInput reads input chunk loc.ID of a task from the worker serving at
+// addr: by mapping it when that worker shares this host, adding to *pins
+// what unmaps it, else over TCP.
+func (w *Worker) fetchInput(ctx context.Context, loc Location, addr string, pins *[]func()) (*tensor.Array, error) {
+	if !w.cfg.NoMap {
+		if m, ok := mapLocal(ctx, &w.remote, loc, addr, w.cfg.SecretKey); ok {
+			*pins = append(*pins, func() { m.Close() })
+			w.mapped.Add(int64(len(m.Data)))
+			return m.Array(), nil
+		}
+	}
+	return w.pool.fetch(ctx, addr, loc.ID)
 }

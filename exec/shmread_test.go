@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"os"
 	"runtime"
@@ -114,6 +115,82 @@ func TestFetchMapsSharedMemory(t *testing.T) {
 				t.Error("mapped chunk changed after the worker dropped it")
 			}
 			runtime.KeepAlive(a)
+		})
+	}
+}
+
+// TestWorkerMapsPeerInput runs on worker w2 an op reading a chunk of worker
+// w1 on the same host: w2 maps it from w1's shared memory rather than
+// fetching it over TCP (its status counts the bytes mapped), and the result
+// is right. With NoMap it fetches it.
+func TestWorkerMapsPeerInput(t *testing.T) {
+	if bootID() == "" {
+		t.Skip("no boot ID")
+	}
+	const n = 1 << 17
+	for _, noMap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoMap=%v", noMap), func(t *testing.T) {
+			var ws []*Worker
+			var stores []*shm.Store
+			for _, name := range []string{"w1", "w2"} {
+				st, err := shm.Open(shm.Options{Dir: t.TempDir(), SpillDir: t.TempDir(), Limit: 16 << 20, Name: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				w, err := StartWorker(context.Background(), WorkerConfig{Name: name, Slots: 1, Fast: true, Store: shm.NewArrays(st), NoMap: noMap})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				ws, stores = append(ws, w), append(stores, st)
+			}
+			x := ramp(tensor.Float64, []int{n}, 1)
+			if err := stores[0].Put(1, x); err != nil {
+				t.Fatal(err)
+			}
+			c, err := dialData(context.Background(), ws[1].Addr(), connControl, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc := newCtlConn(c)
+			defer cc.close()
+			add := &tensor.ChunkOp{Kind: tensor.OpAdd, Inputs: []int{0, 0}, Shape: []int{n}, DType: tensor.Float64,
+				Args: tensor.ElemArgs{Compute: tensor.Float64}}
+			loc := Location{ID: 1, Worker: "w1", NBytes: n * 8}
+			cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: add, ID: 2,
+				Inputs: []Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})
+			dec := gob.NewDecoder(bufio.NewReader(c))
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for {
+				var m ctlMsg
+				if err := dec.Decode(&m); err != nil {
+					t.Fatal(err)
+				}
+				if m.Kind == msgDone {
+					break
+				}
+				if m.Kind != msgStarted {
+					t.Fatalf("got %+v", m)
+				}
+			}
+			v, err := stores[1].Get(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range x.Float64s() {
+				if got := v.Array().Float64s()[i]; got != 2*want {
+					t.Fatalf("element %d = %v, want %v", i, got, 2*want)
+				}
+			}
+			v.Release()
+			mapped := statusField(t, ws[1].Status(), "mapped_bytes")
+			if want := 2 * n * 8; noMap && mapped != 0 || !noMap && mapped != want {
+				t.Errorf("w2 mapped %d bytes of its inputs (NoMap %v)", mapped, noMap)
+			}
+			if st := stores[1].Stats(); st.Pinned != 0 {
+				t.Errorf("w2's store: %v", st)
+			}
 		})
 	}
 }

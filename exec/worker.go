@@ -45,6 +45,9 @@ type WorkerConfig struct {
 	Store     Store     // where chunks live; a MemStore when nil
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
+	// NoMap fetches every input chunk over TCP, also from workers on this
+	// host whose chunks are in shared memory and could be mapped.
+	NoMap bool
 }
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the
@@ -63,6 +66,8 @@ type Worker struct {
 
 	sending atomic.Int64 // chunk frames being sent
 	spilled atomic.Int64 // the store's spilled bytes last reported
+	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
+	remote  sync.Map     // names of workers found on other hosts
 
 	mu      sync.Mutex
 	queue   taskQueue
@@ -246,7 +251,7 @@ func (w *Worker) Status() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
-	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\n", quota, w.cfg.Mem)
+	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -517,7 +522,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 			in[i] = a
 			continue
 		}
-		a, err := w.pool.fetch(ctx, t.addrs[i], loc.ID)
+		a, err := w.fetchInput(ctx, loc, t.addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
