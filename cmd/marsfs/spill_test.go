@@ -74,8 +74,13 @@ func TestSpillUnderMemory(t *testing.T) {
 			continue
 		}
 		workers++
-		hwm := procStatusKiB(t, pid, "VmHWM") << 10
-		t.Logf("worker %s: peak resident %d MiB (--mem %d MiB, --shm %d MiB)", pid, hwm>>20, memQuota>>20, shmLimit>>20)
+		// VmHWM counts a shared-memory page once a mapping: a segment's
+		// pages, mapped both writable and read-only, count twice. The
+		// proportional set size (Pss) counts them once.
+		hwm := procKiB(t, pid, "status", "VmHWM") << 10
+		t.Logf("worker %s: peak resident (VmHWM) %d MiB (--mem %d MiB, --shm %d MiB); now anon %d MiB, file %d MiB, shmem %d MiB, Pss %d MiB",
+			pid, hwm>>20, memQuota>>20, shmLimit>>20, procKiB(t, pid, "status", "RssAnon")>>10, procKiB(t, pid, "status", "RssFile")>>10,
+			procKiB(t, pid, "status", "RssShmem")>>10, procKiB(t, pid, "smaps_rollup", "Pss")>>10)
 		if hwm > memQuota+256<<20 {
 			t.Errorf("worker %s peaked at %d MiB resident, more than --mem + 256 MiB", pid, hwm>>20)
 		}
@@ -110,10 +115,10 @@ func statusKey(t *testing.T, text, key string) int64 {
 	return 0
 }
 
-// procStatusKiB returns field (in kB) of /proc/PID/status.
-func procStatusKiB(t *testing.T, pid, field string) int64 {
+// procKiB returns field (in kB) of /proc/PID/file.
+func procKiB(t *testing.T, pid, file, field string) int64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join("/proc", pid, "status"))
+	f, err := os.Open(filepath.Join("/proc", pid, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +133,6 @@ func procStatusKiB(t *testing.T, pid, field string) int64 {
 			return n
 		}
 	}
-	t.Fatalf("/proc/%s/status has no %s", pid, field)
+	t.Fatalf("/proc/%s/%s has no %s", pid, file, field)
 	return 0
 }
