@@ -36,7 +36,7 @@ func TestKernelWritesStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	store := &copyCounter{Arrays: shm.NewArrays(st)}
+	store := &copyCounter{Arrays: smallInShm(shm.NewArrays(st))}
 	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 2, Fast: true, Store: store})
 	if err != nil {
 		t.Fatal(err)
