@@ -130,7 +130,7 @@ func TestMemQuotaFailsGraph(t *testing.T) {
 	job := addChainsJob(1, 1<<17, 1<<30)
 	job.Graph.Outputs = []tensor.TiledTensor{{Name: "r", Shape: []int{1 << 17}, DType: tensor.Float64, Chunks: [][]int{{1 << 17}},
 		Keys: []uint64{uint64(len(job.Graph.Ops) - 1)}}}
-	gr, err := sess.start("# too big", nil, job.Graph)
+	gr, err := sess.start("# too big", nil, job.Graph, stages{})
 	if err != nil {
 		t.Fatal(err)
 	}

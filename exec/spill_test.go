@@ -52,7 +52,7 @@ func TestGraphStatusSpill(t *testing.T) {
 		}
 	}
 	job.Graph.Outputs = []tensor.TiledTensor{out}
-	gr, err := sess.start("# spills", nil, job.Graph)
+	gr, err := sess.start("# spills", nil, job.Graph, stages{})
 	if err != nil {
 		t.Fatal(err)
 	}
