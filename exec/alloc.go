@@ -21,22 +21,36 @@ type allocStore interface {
 
 // A pinStore is a Store whose chunks are pinned while read (see
 // shm.Arrays.Pin): a worker reading one releases it once its op is done,
-// so that the chunk's memory can be reused as soon as it is freed.
+// so that the chunk's memory can be reused as soon as it is freed. With
+// PinPrivate, a spilled chunk is read from its spill file rather than
+// brought back into shared memory.
 type pinStore interface {
 	Pin(id uint64) (x *tensor.Array, release func(), ok bool)
+	PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool)
 }
 
-// getInput returns chunk id of st for a kernel to read, adding to *pins
-// what releases it.
-func getInput(st Store, id uint64, pins *[]func()) (*tensor.Array, bool) {
-	if ps, ok := st.(pinStore); ok {
-		x, release, ok := ps.Pin(id)
-		if ok {
-			*pins = append(*pins, release)
-		}
-		return x, ok
+// localInput returns chunk id of the worker's store for task t's kernel to
+// read, adding to t.pins what releases it. When t is the last op queued
+// here to read it, a spilled chunk is not brought back into shared memory,
+// where it would evict chunks still to be read, but read from its spill
+// file (the seeds' loading into private memory).
+func (w *Worker) localInput(t *task, id uint64) (*tensor.Array, bool) {
+	ps, ok := w.store.(pinStore)
+	if !ok {
+		return w.store.Get(id)
 	}
-	return st.Get(id)
+	w.mu.Lock()
+	last := w.lastUse(t, id)
+	w.mu.Unlock()
+	pin := ps.Pin
+	if last {
+		pin = ps.PinPrivate
+	}
+	x, release, ok := pin(id)
+	if ok {
+		t.pins = append(t.pins, release)
+	}
+	return x, ok
 }
 
 // outBuf is the array a task's kernel writes its output into, when the

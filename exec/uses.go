@@ -11,6 +11,13 @@ type nextUseStore interface {
 	SetNextUse(id uint64, rank int64) bool
 }
 
+// lastUse reports whether task t, running, is the only op queued or
+// running here that reads chunk id. w.mu is held.
+func (w *Worker) lastUse(t *task, id uint64) bool {
+	r := w.uses[id]
+	return len(r) == 1 && r[0] == t.prio
+}
+
 // noteUses records that task t, queued (add) or ended or dropped (!add),
 // reads its inputs held here, and tells the store the rank of the next op
 // to read each: the lowest priority value among the tasks reading it, or

@@ -515,7 +515,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.inputs))
 	for i, loc := range t.inputs {
 		if loc.Worker == w.name {
-			a, ok := getInput(w.store, loc.ID, &t.pins)
+			a, ok := w.localInput(t, loc.ID)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}

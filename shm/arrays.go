@@ -136,6 +136,19 @@ func (a *Arrays) Pin(id uint64) (x *tensor.Array, release func(), ok bool) {
 	return &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}, v.Release, true
 }
 
+// PinPrivate is Pin that leaves a spilled chunk on disk: x then reads the
+// spill file's pages (see Store.GetPrivate).
+func (a *Arrays) PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool) {
+	if x, ok := a.getHeap(id); ok {
+		return x, func() {}, true
+	}
+	v, err := a.s.GetPrivate(id)
+	if err != nil {
+		return nil, nil, false
+	}
+	return &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}, v.Release, true
+}
+
 // Delete drops chunk id, reporting whether the store held it.
 func (a *Arrays) Delete(id uint64) bool {
 	inHeap := a.putHeap(id, nil)

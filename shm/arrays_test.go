@@ -137,3 +137,34 @@ func TestArraysSmallInHeap(t *testing.T) {
 		t.Errorf("after deletes: len %d bytes %d", a.Len(), a.Bytes())
 	}
 }
+
+// TestArraysPinPrivate checks that PinPrivate reads a spilled chunk from its
+// spill file, leaving it on disk, where Pin brings it back.
+func TestArraysPinPrivate(t *testing.T) {
+	s := openTest(t, 4*8192, -1)
+	a := NewArrays(s)
+	a.SetSmall(0)
+	x := pattern(1, 1000)
+	if err := a.Put(1, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Spill(1); err != nil {
+		t.Fatal(err)
+	}
+	got, release, ok := a.PinPrivate(1)
+	if !ok || !bytes.Equal(got.Data, x.Data) {
+		t.Fatal("PinPrivate of a spilled chunk")
+	}
+	release()
+	if st := s.Stats(); st.OnDisk != 1 || st.Reloaded != 0 || st.Pinned != 0 {
+		t.Fatalf("after PinPrivate: %v", st)
+	}
+	got, release, ok = a.Pin(1)
+	if !ok || !bytes.Equal(got.Data, x.Data) {
+		t.Fatal("Pin of a spilled chunk")
+	}
+	release()
+	if st := s.Stats(); st.InMemory != 1 || st.Reloaded != 8000 {
+		t.Fatalf("after Pin: %v", st)
+	}
+}
