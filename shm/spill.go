@@ -187,6 +187,13 @@ func (s *Store) unpinLocked(c *chunk) {
 	if c.pins == 0 && c.deleted && !s.closed {
 		delete(s.zombies, c)
 		s.finishLocked(c)
+		return
+	}
+	if c.pins == 0 && !c.resident && !c.busy && !s.closed {
+		// The spill file's pages read through the mapping count in the
+		// process's resident set until unmapped: drop them from the
+		// mapping (they stay in the page cache for the next reader).
+		unix.Madvise(unsafe.Slice((*byte)(c.addr), c.size), unix.MADV_DONTNEED)
 	}
 }
 
