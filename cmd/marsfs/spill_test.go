@@ -84,6 +84,11 @@ func TestSpillUnderMemory(t *testing.T) {
 		if hwm > memQuota+256<<20 {
 			t.Errorf("worker %s peaked at %d MiB resident, more than --mem + 256 MiB", pid, hwm>>20)
 		}
+		// Spill files read back leave no pages mapped once read: what
+		// stays is the binary's text and the like.
+		if file := procKiB(t, pid, "status", "RssFile") << 10; file > 64<<20 {
+			t.Errorf("worker %s keeps %d MiB of file pages mapped after the graphs ended", pid, file>>20)
+		}
 	}
 	if workers != 2 {
 		t.Errorf("found %d worker processes, want 2", workers)
