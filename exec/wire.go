@@ -18,6 +18,8 @@ import (
 //	    answers with a chunk frame.
 //	'P' put: the client sends a chunk ID and a chunk frame; the worker
 //	    stores the chunk and answers with a status byte (and error text).
+//	'L' locate: the client sends a chunk ID; the worker answers where the
+//	    chunk's file is, for a process on its host to map (see shmread.go).
 //
 // A chunk frame is a status byte (0 ok, 1 error followed by a 4-byte length
 // and the error text) then the dtype (1 byte), the number of dimensions
@@ -27,6 +29,7 @@ const (
 	connControl = 'C'
 	connFetch   = 'F'
 	connPut     = 'P'
+	connLocate  = 'L'
 )
 
 // Kinds of control messages.
@@ -57,6 +60,7 @@ type ctlMsg struct {
 	Addrs    []string        // submit: data address of each input's worker
 	IDs      []uint64        // free
 	NBytes   int64           // done
+	Spilled  int64           // done: bytes the worker spilled since its last report
 	Err      string          // failed
 	Final    bool            // failed: the kernel rejected the op; retrying cannot help
 	Seq      uint64          // status, status reply

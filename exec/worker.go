@@ -30,9 +30,11 @@ type WorkerConfig struct {
 	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
 	Join   []string // gossip addresses to join through (the scheduler's)
 	Slots  int      // kernels run at once; GOMAXPROCS when <= 0
-	// Mem bounds the bytes of the chunks held plus those being made: an op
-	// waits in the queue while its output would not fit, unless the worker
-	// runs nothing else. 0 means no bound.
+	// Mem is the memory quota: an op is admitted to run only when its
+	// inputs and output fit beside those of the ops running (and, with a
+	// heap store, the chunks held); the others wait in priority order. An
+	// op that could never fit fails for good with an error naming the
+	// sizes. 0 means no bound.
 	Mem int64
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
 	// authenticates every connection to the worker's service. Without it
@@ -43,6 +45,9 @@ type WorkerConfig struct {
 	Store     Store     // where chunks live; a MemStore when nil
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
+	// NoMap fetches every input chunk over TCP, also from workers on this
+	// host whose chunks are in shared memory and could be mapped.
+	NoMap bool
 }
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the
@@ -60,12 +65,16 @@ type Worker struct {
 	wg    sync.WaitGroup
 
 	sending atomic.Int64 // chunk frames being sent
+	spilled atomic.Int64 // the store's spilled bytes last reported
+	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
+	remote  sync.Map     // names of workers found on other hosts
 
 	mu      sync.Mutex
 	queue   taskQueue
 	running map[taskKey]*task
 	runq    chan *task         // started tasks, for the runners
 	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
+	uses    map[uint64][]int   // ranks of the tasks reading each chunk held (see noteUses)
 	conns   map[net.Conn]bool
 	closed  bool
 }
@@ -87,7 +96,8 @@ type task struct {
 	ctx       context.Context // of the run, once started
 	cancel    context.CancelFunc
 	cancelled bool
-	index     int // in the queue, -1 when not queued
+	index     int      // in the queue, -1 when not queued
+	pins      []func() // release the inputs read from the store
 }
 
 // taskQueue is a heap of tasks, lowest priority value first.
@@ -236,11 +246,12 @@ func (w *Worker) Close() error {
 // Status describes the worker as "key value" lines.
 func (w *Worker) Status() string {
 	w.mu.Lock()
-	running, queued := len(w.running), len(w.queue)
+	running, queued, quota := len(w.running), len(w.queue), w.quotaUsed()
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
+	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -303,6 +314,8 @@ func (w *Worker) serve(c net.Conn) {
 				return
 			}
 		}
+	case connLocate:
+		w.serveLocate(c, br)
 	case connPut:
 		bw := bufio.NewWriter(c)
 		var id [8]byte
@@ -348,9 +361,14 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			seq++
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
+			if err := w.refuse(t); err != nil {
+				cc.send(&ctlMsg{Kind: msgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, ID: m.ID, Err: err.Error(), Final: true})
+				continue
+			}
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
 			heap.Push(&w.queue, t)
+			w.noteUses(t, true)
 			w.pump()
 			w.mu.Unlock()
 		case msgCancel:
@@ -415,6 +433,7 @@ func (w *Worker) cancel(k taskKey) {
 // disown ends the claim of task t, dropped from the queue, on its chunk: a
 // chunk an earlier run left under its ID is stale. w.mu is held.
 func (w *Worker) disown(t *task) {
+	w.noteUses(t, false)
 	if w.owner[t.id] == t.taskKey {
 		delete(w.owner, t.id)
 		w.store.Delete(t.id)
@@ -425,14 +444,8 @@ func (w *Worker) disown(t *task) {
 func (w *Worker) pump() {
 	for len(w.queue) > 0 && len(w.running) < w.cfg.Slots && !w.closed {
 		t := w.queue[0]
-		if w.cfg.Mem > 0 && len(w.running) > 0 {
-			need := int64(t.op.NBytes()) + w.store.Bytes()
-			for _, r := range w.running {
-				need += int64(r.op.NBytes())
-			}
-			if need > w.cfg.Mem {
-				return
-			}
+		if !w.admit(t) {
+			return
 		}
 		heap.Pop(&w.queue)
 		t.ctx, t.cancel = context.WithCancel(w.ctx)
@@ -454,9 +467,12 @@ func (w *Worker) runner() {
 func (w *Worker) run(ctx context.Context, t *task) {
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	ctx, buf := withOutBuf(ctx, w.store, t.op)
+	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
+	w.noteUses(t, false)
 	cancelled := t.cancelled
 	// Only the latest run of an op here may touch its chunk: an earlier
 	// one, cancelled but still running, must not replace or drop it.
@@ -464,13 +480,16 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	if mine {
 		delete(w.owner, t.id)
 		if err == nil && !cancelled {
-			err = w.store.Put(t.id, out)
+			err = buf.store(w.store, t.id, out)
 		} else {
 			w.store.Delete(t.id) // what an earlier run left is stale
 		}
 	}
 	w.pump()
 	w.mu.Unlock()
+	for _, release := range t.pins {
+		release()
+	}
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
 	case cancelled || !mine:
@@ -478,7 +497,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	case err != nil:
 		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
 	default:
-		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
+		m.Kind, m.NBytes, m.Spilled = msgDone, int64(out.NBytes()), w.newSpill()
 	}
 	if t.ctl.send(m) != nil && m.Kind == msgDone {
 		// The scheduler is gone and will never free the chunk.
@@ -496,14 +515,14 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.inputs))
 	for i, loc := range t.inputs {
 		if loc.Worker == w.name {
-			a, ok := w.store.Get(loc.ID)
+			a, ok := w.localInput(t, loc.ID)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}
 			in[i] = a
 			continue
 		}
-		a, err := w.pool.fetch(ctx, t.addrs[i], loc.ID)
+		a, err := w.fetchInput(ctx, loc, t.addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
