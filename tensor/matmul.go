@@ -127,7 +127,21 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	if !op.DType.Valid() {
 		return nil, fmt.Errorf("invalid dtype %v", op.DType)
 	}
-	out := NewArray(op.DType, op.Shape)
+	// A float product with a pair to multiply overwrites its output (beta
+	// 0 at first), which therefore need not be cleared; other dtypes
+	// accumulate into zeros.
+	overwrite := false
+	if op.DType == Float64 || op.DType == Float32 {
+		for p := 0; p < len(in); p += 2 {
+			overwrite = overwrite || in[p].Len() > 0 && in[p+1].Len() > 0
+		}
+	}
+	var out *Array
+	if overwrite {
+		out = newOutputAll(ctx, op)
+	} else {
+		out = newOutput(ctx, op)
+	}
 	// beta is 0 until a product has been written: the first one overwrites
 	// the output, the others add to it.
 	var beta float64 // 0 or 1, exact in float32 too

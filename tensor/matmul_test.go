@@ -244,6 +244,36 @@ func TestMatmulKernelPairs(t *testing.T) {
 		}
 		checkMatmul(t, dt.String(), got, whole[0], whole[1], dt, tol)
 	}
+	// Under an allocator that hands out uncleared memory when the kernel
+	// says it sets every element, the products must still be exact: a
+	// float product of only empty pairs is zero, and an empty first pair
+	// does not make the second one add to garbage.
+	dirty := WithAlloc(t.Context(), func(dt DType, shape []int, zero bool) *Array {
+		a := NewArray(dt, shape)
+		if !zero {
+			for i := range a.Data {
+				a.Data[i] = 0x7f
+			}
+		}
+		return a
+	})
+	for _, ks := range [][]int{{0, 0}, {0, 3}, {2, 0, 3}} {
+		for _, dt := range []DType{Float64, Float32, Int64} {
+			var in []*Array
+			var whole [2]*Array
+			for p, k := range ks {
+				a, b := randomArray(dt, []int{2, k}, uint64(p)), randomArray(dt, []int{k, 3}, uint64(p+5))
+				in = append(in, a, b)
+				whole[0], whole[1] = concatArrays(t, whole[0], a, 1), concatArrays(t, whole[1], b, 0)
+			}
+			op := &ChunkOp{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{2, 3}, DType: dt}
+			got, err := Run(dirty, op, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMatmul(t, fmt.Sprintf("%v k %v, dirty output", dt, ks), got, whole[0], whole[1], dt, 1e-5)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		in   []*Array
