@@ -231,7 +231,7 @@ func matmulAxpyBool(c []uint8, x uint8, b []uint8) {
 // matmulSumKernel adds its inputs, partial products of one output block;
 // bools are or-ed.
 func matmulSumKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	for i, a := range in {
 		if a.DType != op.DType || !slices.Equal(a.Shape, op.Shape) {
 			return nil, fmt.Errorf("input %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
