@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -258,10 +257,10 @@ func (s *Scheduler) connect(w *remoteWorker) {
 		mb.put(input{up: true, worker: w.name, slots: w.slots})
 	}
 	s.mu.Unlock()
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReaderSize(c, 64<<10))
 	for {
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			break
 		}
 		s.mu.Lock()

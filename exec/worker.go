@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -330,13 +329,13 @@ func (w *Worker) serve(c net.Conn) {
 
 func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := newCtlConn(c)
-	dec := gob.NewDecoder(br)
+	dec := newCtlDecoder(br)
 	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
 	for {
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			return
 		}
 		switch m.Kind {
