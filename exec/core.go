@@ -30,6 +30,11 @@ type RunOp struct {
 	Attempt  int
 	Priority int        // lower runs first
 	Inputs   []Location // where each of the op's inputs is, in op.Inputs order
+	// Unit, when above 1, says that this RunOp and the Unit-1 after it form
+	// one dispatch unit: the worker runs them one after the other, in this
+	// order, in one slot. An input made by an earlier op of the unit is
+	// located on the worker before it exists.
+	Unit int
 }
 
 // A CancelOp instructs Worker to drop or interrupt op Key.
@@ -73,6 +78,13 @@ type CoreOptions struct {
 	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
+	// UnitOps, when above 1, groups small ops into dispatch units of at
+	// most UnitOps ops (see units.go); 0 or 1 sends every op alone.
+	UnitOps int
+	// UnitCost bounds the estimated cost of a unit, in bytes read and
+	// written (8 MiB when 0); an op costing more than an eighth of it is
+	// never grouped.
+	UnitCost int64
 }
 
 type opState struct {
@@ -85,6 +97,7 @@ type opState struct {
 	nbytes   int64
 	initial  bool
 	sent     bool // a RunOp for the current attempt is out
+	inUnit   bool // ... as part of its unit
 	lastFail string
 }
 
@@ -127,6 +140,13 @@ type Core struct {
 	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
+
+	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
+	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
+	// together whose reports are still due.
+	unitOf   []int32
+	units    [][]int32
+	unitLeft []int32
 }
 
 // NewCore returns the state machine of the job that computes g, whose op k
@@ -146,6 +166,9 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	}
 	if opts.RootDepth == 0 {
 		opts.RootDepth = 2
+	}
+	if opts.UnitCost <= 0 {
+		opts.UnitCost = 8 << 20
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	c.rank = opts.Order(g)
@@ -265,6 +288,7 @@ func (c *Core) Start() Output {
 	if c.opts.Planned != nil {
 		c.opts.Planned(c.placement(ws, assign))
 	}
+	c.formUnits(assign)
 	for _, op := range c.g.Ops {
 		if c.ops[op.Key].initial {
 			c.ops[op.Key].worker = assign[op.Key]
@@ -397,8 +421,35 @@ func (c *Core) place(k int) string {
 	return pickWorker(holders, nb, c.workers, avoid)
 }
 
-// send makes RunOp for op k on worker w.
+// send makes RunOp for op k on worker w, or for k's whole unit when k
+// leads it and none of it has run.
 func (c *Core) send(k int, w string) {
+	c.workers[w].outstanding++
+	if c.ops[k].initial {
+		c.workers[w].roots++
+	}
+	if c.unitOf != nil {
+		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
+			ms := c.units[u]
+			if c.ops[k].initial {
+				c.workers[w].roots += unitRoots - 1
+			}
+			c.unitLeft[u] = int32(len(ms))
+			for i, m := range ms {
+				c.sendOne(int(m), w, true)
+				if i == 0 {
+					c.out.Run[len(c.out.Run)-1].Unit = len(ms)
+				}
+			}
+			return
+		}
+	}
+	c.sendOne(k, w, false)
+}
+
+// sendOne makes RunOp for op k on worker w; the caller counts it against
+// the worker's room.
+func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
 	ins := make([]Location, len(op.Inputs))
@@ -408,12 +459,8 @@ func (c *Core) send(k int, w string) {
 			c.transfer += ins[i].NBytes
 		}
 	}
-	o.worker, o.sent = w, true
+	o.worker, o.sent, o.inUnit = w, true, inUnit
 	o.attempt++
-	c.workers[w].outstanding++
-	if o.initial {
-		c.workers[w].roots++
-	}
 	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 
@@ -427,13 +474,27 @@ func (c *Core) current(k int, worker string, attempt int) bool {
 	return o.sent && o.worker == worker && o.attempt == attempt
 }
 
+// settle records that op k's run is no longer out. An op sent in a unit
+// frees the worker's room once the unit's last op is settled.
 func (c *Core) settle(k int) {
 	o := &c.ops[k]
 	o.sent = false
+	lead, unit := k, o.inUnit
+	if unit {
+		o.inUnit = false
+		u := c.unitOf[k]
+		if c.unitLeft[u]--; c.unitLeft[u] > 0 {
+			return
+		}
+		lead = int(c.units[u][0])
+	}
 	if w, ok := c.workers[o.worker]; ok {
 		w.outstanding--
-		if o.initial {
+		if c.ops[lead].initial {
 			w.roots--
+			if unit {
+				w.roots -= unitRoots - 1
+			}
 		}
 	}
 }
@@ -471,6 +532,12 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 	c.liveChunks++
 	c.liveBytes += nbytes
 	switch o.state {
+	case Unscheduled:
+		// An op of a unit cannot finish before its inputs: its chunk is
+		// not one the core can use.
+		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
 	case Ready, Running:
 		c.finish(k, worker)
 		for _, in := range c.g.Ops[k].Inputs {
@@ -574,8 +641,14 @@ func (c *Core) fatal(k int, err error) {
 		if st := c.ops[s].state; st == Fatal || st == Finished || st == Freed || st == Cancelled {
 			continue
 		}
-		if c.ops[s].sent {
-			continue // running: cancelled by stop
+		if so := &c.ops[s]; so.sent {
+			if so.state != Unscheduled {
+				continue // running: cancelled by stop
+			}
+			// An op of a unit waiting at its worker for this input: call
+			// it back; what the worker reports of it is stale from now.
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+			c.settle(s)
 		}
 		c.emit(s, Fatal, "", fmt.Sprintf("input operand %d failed", k))
 		stack = append(stack, c.succ[s]...)
@@ -658,7 +731,7 @@ func (c *Core) WorkerDown(name string) Output {
 		}
 		switch {
 		case o.sent:
-			o.sent = false
+			o.sent, o.inUnit = false, false
 			inflight = append(inflight, k)
 		case o.state == Finished:
 			if c.g.Ops[k].Stored == 0 {

@@ -38,6 +38,11 @@ type SchedulerConfig struct {
 	// (see CoreOptions.Depth); 32 when 0: deep enough that reports and
 	// submissions travel in batches.
 	Depth int
+	// UnitOps bounds the ops of a dispatch unit (see CoreOptions.UnitOps);
+	// 64 when 0, and no units when negative.
+	UnitOps int
+	// UnitCost bounds a unit's estimated bytes (see CoreOptions.UnitCost).
+	UnitCost int64
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -129,6 +134,9 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 	}
 	if cfg.Depth == 0 {
 		cfg.Depth = 32
+	}
+	if cfg.UnitOps == 0 {
+		cfg.UnitOps = 64
 	}
 	if cfg.Gossip != "" {
 		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
@@ -341,7 +349,8 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}()
 
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order})
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
+		UnitOps: s.cfg.UnitOps, UnitCost: s.cfg.UnitCost})
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
 		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
@@ -452,7 +461,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, out Output) {
 	submits := map[string][]*ctlMsg{}
 	var order []string
 	for _, r := range out.Run {
-		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority,
+		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit,
 			Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
 		for i, in := range r.Inputs {
 			_, m.Addrs[i] = s.conn(in.Worker)

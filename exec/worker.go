@@ -87,17 +87,23 @@ type task struct {
 	cancel    context.CancelFunc
 	cancelled bool
 	index     int // in the queue, -1 when not queued
+	// rest holds the ops of t's dispatch unit that run after t, in order,
+	// in the slot that runs t.
+	rest []*task
 }
 
 // taskQueue is a heap of tasks, lowest priority value first.
 type taskQueue []*task
 
 func (q taskQueue) Len() int { return len(q) }
-func (q taskQueue) Less(i, j int) bool {
-	if q[i].prio != q[j].prio {
-		return q[i].prio < q[j].prio
+func (q taskQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
+
+// less orders tasks by priority, then by submission.
+func (taskQueue) less(a, b *task) bool {
+	if a.prio != b.prio {
+		return a.prio < b.prio
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
 func (q taskQueue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
@@ -333,10 +339,15 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
+	var unit []*task // a dispatch unit being received
+	want := 0        // its size
 	for {
 		var m ctlMsg
 		if err := dec.next(&m); err != nil {
 			return
+		}
+		if len(unit) > 0 && m.Kind != msgSubmit {
+			return // a unit cut short: the scheduler is out of step
 		}
 		switch m.Kind {
 		case msgSubmit:
@@ -347,8 +358,23 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			seq++
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
+			if len(unit) == 0 && m.Unit > 1 {
+				want = m.Unit
+			}
+			if want > 0 {
+				if unit = append(unit, t); len(unit) < want {
+					continue
+				}
+				for i := range unit {
+					unit[i].rest = unit[i+1:]
+				}
+				t, unit, want = unit[0], nil, 0
+			}
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
+			for _, r := range t.rest {
+				w.owner[r.id] = r.taskKey
+			}
 			heap.Push(&w.queue, t)
 			w.pump()
 			w.mu.Unlock()
@@ -376,6 +402,9 @@ func (w *Worker) dropConn(cc *ctlConn) {
 			kept = append(kept, t)
 		} else {
 			w.disown(t)
+			for _, r := range t.rest {
+				w.disown(r)
+			}
 		}
 	}
 	clear(w.queue[len(kept):])
@@ -385,6 +414,9 @@ func (w *Worker) dropConn(cc *ctlConn) {
 		if t.ctl == cc {
 			t.cancelled = true
 			t.cancel()
+			for _, r := range t.rest {
+				r.cancelled = true
+			}
 		}
 	}
 }
@@ -395,13 +427,13 @@ func (w *Worker) cancel(k taskKey) {
 	if t, ok := w.running[k]; ok {
 		t.cancelled = true
 		t.cancel()
-	} else {
-		for _, t := range w.queue {
-			if t.taskKey == k {
-				heap.Remove(&w.queue, t.index)
-				w.disown(t)
-				dropped = t
-				break
+	} else if dropped = w.dropQueued(k); dropped == nil {
+		// An op of a unit waiting behind another: its slot skips it.
+		for _, t := range w.running {
+			if r := unitMember(t, k); r != nil && !r.cancelled {
+				r.cancelled = true
+				w.disown(r)
+				dropped = r
 			}
 		}
 	}
@@ -409,6 +441,39 @@ func (w *Worker) cancel(k taskKey) {
 	if dropped != nil {
 		dropped.ctl.send(&ctlMsg{Kind: msgCancelled, Job: k.job, Key: k.key, Attempt: k.attempt, ID: dropped.id})
 	}
+}
+
+// dropQueued removes the op k waits in the queue, alone, leading its unit
+// (the unit's next op then leads it) or within it, and returns its task.
+// w.mu is held.
+func (w *Worker) dropQueued(k taskKey) *task {
+	for _, t := range w.queue {
+		if t.taskKey == k {
+			heap.Remove(&w.queue, t.index)
+			w.disown(t)
+			if len(t.rest) > 0 {
+				next := t.rest[0]
+				heap.Push(&w.queue, next)
+			}
+			return t
+		}
+		if r := unitMember(t, k); r != nil && !r.cancelled {
+			r.cancelled = true
+			w.disown(r)
+			return r
+		}
+	}
+	return nil
+}
+
+// unitMember returns the op k among those of t's unit after t, or nil.
+func unitMember(t *task, k taskKey) *task {
+	for _, r := range t.rest {
+		if r.taskKey == k {
+			return r
+		}
+	}
+	return nil
 }
 
 // disown ends the claim of task t, dropped from the queue, on its chunk: a
@@ -446,11 +511,15 @@ func (w *Worker) pump() {
 func (w *Worker) runner() {
 	defer w.wg.Done()
 	for t := range w.runq {
-		w.run(t.ctx, t)
+		for t != nil {
+			t = w.run(t.ctx, t)
+		}
 	}
 }
 
-func (w *Worker) run(ctx context.Context, t *task) {
+// run runs task t and reports how it ended. When t's unit has more ops to
+// run, it returns the next, already counted as running in t's slot.
+func (w *Worker) run(ctx context.Context, t *task) (next *task) {
 	defer t.cancel()
 	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	out, err := w.compute(ctx, t)
@@ -468,7 +537,25 @@ func (w *Worker) run(ctx context.Context, t *task) {
 			w.store.Delete(t.id) // what an earlier run left is stale
 		}
 	}
-	w.pump()
+	for i, r := range t.rest {
+		if !r.cancelled && !w.closed {
+			next = r
+			next.rest = t.rest[i+1:]
+			break
+		}
+	}
+	if next != nil && len(w.queue) > 0 && w.queue.less(w.queue[0], next) {
+		// A more urgent op arrived (one that frees the chunks waiting for
+		// it): the rest of the unit queues behind it.
+		heap.Push(&w.queue, next)
+		next = nil
+	}
+	if next != nil {
+		next.ctx, next.cancel = context.WithCancel(w.ctx)
+		w.running[next.taskKey] = next
+	} else {
+		w.pump()
+	}
 	w.mu.Unlock()
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
@@ -487,6 +574,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 		}
 		w.mu.Unlock()
 	}
+	return next
 }
 
 // compute loads the task's inputs, from the store or from their workers,

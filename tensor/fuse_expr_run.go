@@ -322,7 +322,7 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 	B := m.args.Block
 	for i := range m.steps {
 		if st := &m.steps[i]; st.invariant {
-			m.exec(st, out, 0, B)
+			m.exec(st, out, 0, min(B, m.n)) // no block is longer
 		}
 	}
 	if m.red != nil {
@@ -351,7 +351,7 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 }
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
-// invariant instructions fill a whole register once (lo 0, hi Block).
+// invariant instructions fill a register once, as far as any block goes.
 func (m *exprMachine) exec(st *exprStep, out *Array, lo, hi int) {
 	ins := st.in
 	n := hi - lo
