@@ -95,7 +95,7 @@ type task struct {
 // taskQueue is a heap of tasks, lowest priority value first.
 type taskQueue []*task
 
-func (q taskQueue) Len() int { return len(q) }
+func (q taskQueue) Len() int           { return len(q) }
 func (q taskQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
 
 // less orders tasks by priority, then by submission.
