@@ -35,6 +35,10 @@ type RunOp struct {
 	// order, in one slot. An input made by an earlier op of the unit is
 	// located on the worker before it exists.
 	Unit int
+	// Flush, in a unit, says that ops outside the unit read this op's
+	// chunk (or the job keeps it): the worker reports it, and the unit's
+	// ops before it, as soon as it is made.
+	Flush bool
 }
 
 // A CancelOp instructs Worker to drop or interrupt op Key.
@@ -437,8 +441,13 @@ func (c *Core) send(k int, w string) {
 			c.unitLeft[u] = int32(len(ms))
 			for i, m := range ms {
 				c.sendOne(int(m), w, true)
+				r := &c.out.Run[len(c.out.Run)-1]
 				if i == 0 {
-					c.out.Run[len(c.out.Run)-1].Unit = len(ms)
+					r.Unit = len(ms)
+				}
+				r.Flush = c.keep[c.ids[m]]
+				for _, s := range c.succ[m] {
+					r.Flush = r.Flush || c.unitOf[s] != u
 				}
 			}
 			return

@@ -149,6 +149,7 @@ func (e *ctlEncoder) encode(m *ctlMsg) error {
 		e.int(int64(m.Priority))
 		e.uint(m.ID)
 		e.uint(uint64(m.Unit))
+		e.bool(m.Flush)
 		e.int(int64(op.Key))
 		e.str(op.Kind)
 		e.ints(op.Inputs)
@@ -416,6 +417,11 @@ func (d *ctlDecoder) body(m *ctlMsg) error {
 	case msgSubmit:
 		m.Job, m.Key, m.Attempt, m.Priority, m.ID = u(), int(i()), int(i()), int(i()), u()
 		m.Unit = int(min(u(), 1<<20))
+		if err == nil {
+			var f byte
+			f, err = d.byte()
+			m.Flush = f == 1
+		}
 		op := &tensor.ChunkOp{Key: int(i()), Kind: s()}
 		if err == nil {
 			op.Inputs, err = d.ints()

@@ -461,7 +461,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, out Output) {
 	submits := map[string][]*ctlMsg{}
 	var order []string
 	for _, r := range out.Run {
-		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit,
+		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
 			Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
 		for i, in := range r.Inputs {
 			_, m.Addrs[i] = s.conn(in.Worker)

@@ -57,6 +57,7 @@ type ctlMsg struct {
 	// after it, that form one dispatch unit: the worker runs them one after
 	// the other in one slot (see Core). 0 and 1 mean the op alone.
 	Unit   int
+	Flush  bool            // submit: report this op of a unit at once (see RunOp)
 	Op     *tensor.ChunkOp // submit
 	ID     uint64          // submit, done: the chunk the op makes
 	Inputs []Location      // submit: where each input is

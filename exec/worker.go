@@ -90,6 +90,8 @@ type task struct {
 	// rest holds the ops of t's dispatch unit that run after t, in order,
 	// in the slot that runs t.
 	rest []*task
+	// flush: others wait for t's chunk, so its report goes out at once.
+	flush bool
 }
 
 // taskQueue is a heap of tasks, lowest priority value first.
@@ -357,7 +359,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			}
 			seq++
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
-				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
+				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1, flush: m.Flush}
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
 			}
@@ -508,20 +510,69 @@ func (w *Worker) pump() {
 // runner runs the tasks pump starts until the worker closes. Slots runners
 // live as long as the worker, so that a task does not pay for a goroutine
 // and the growth of its stack.
+//
+// The ops of a dispatch unit run one after the other in the slot, and their
+// reports go out together when the unit ends, or every reportEvery while it
+// runs: one message to the scheduler for many ops. Only the first op of a
+// run of a unit reports its start.
 func (w *Worker) runner() {
 	defer w.wg.Done()
+	var reports []*ctlMsg
 	for t := range w.runq {
-		for t != nil {
-			t = w.run(t.ctx, t)
+		ctl, since := t.ctl, time.Now()
+		for first := true; t != nil; first = false {
+			ran := t
+			m, next, rest := w.run(ran.ctx, ran, first)
+			reports = append(reports, m)
+			if next == nil || ran.flush || time.Since(since) >= reportEvery {
+				w.report(ctl, reports)
+				clear(reports)
+				reports, since = reports[:0], time.Now()
+			}
+			if rest != nil {
+				// The unit yields its slot: it goes back to the queue
+				// only now, so that no other slot reports its next op
+				// before the ops before it.
+				w.mu.Lock()
+				heap.Push(&w.queue, rest)
+				w.pump()
+				w.mu.Unlock()
+			}
+			t = next
 		}
 	}
 }
 
-// run runs task t and reports how it ended. When t's unit has more ops to
-// run, it returns the next, already counted as running in t's slot.
-func (w *Worker) run(ctx context.Context, t *task) (next *task) {
+// reportEvery bounds how long the reports of a unit's ops wait to go out.
+const reportEvery = time.Millisecond
+
+// report sends the reports of a slot's ops. If the scheduler is gone, it
+// will never free the chunks they made: they go.
+func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
+	if cc.sendAll(ms) == nil {
+		return
+	}
+	w.mu.Lock()
+	for _, m := range ms {
+		if m.Kind != msgDone {
+			continue
+		}
+		if _, again := w.owner[m.ID]; !again {
+			w.store.Delete(m.ID)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// run runs task t and returns the report of how it ended. When t's unit has
+// more ops to run, it returns the next too: already counted as running in
+// t's slot, or, when a more urgent op waits, as rest, for the queue. first
+// says whether t starts the slot's run.
+func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, next, rest *task) {
 	defer t.cancel()
-	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	if first {
+		t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	}
 	out, err := w.compute(ctx, t)
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
@@ -546,8 +597,9 @@ func (w *Worker) run(ctx context.Context, t *task) (next *task) {
 	}
 	if next != nil && len(w.queue) > 0 && w.queue.less(w.queue[0], next) {
 		// A more urgent op arrived (one that frees the chunks waiting for
-		// it): the rest of the unit queues behind it.
-		heap.Push(&w.queue, next)
+		// it): the rest of the unit queues behind it, once the reports of
+		// the ops before it are out (see runner).
+		rest = next
 		next = nil
 	}
 	if next != nil {
@@ -566,15 +618,7 @@ func (w *Worker) run(ctx context.Context, t *task) (next *task) {
 	default:
 		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
 	}
-	if t.ctl.send(m) != nil && m.Kind == msgDone {
-		// The scheduler is gone and will never free the chunk.
-		w.mu.Lock()
-		if _, again := w.owner[t.id]; !again {
-			w.store.Delete(t.id)
-		}
-		w.mu.Unlock()
-	}
-	return next
+	return m, next, rest
 }
 
 // compute loads the task's inputs, from the store or from their workers,
