@@ -350,7 +350,7 @@ func exercise(t *testing.T, tc *testCluster) {
 		mu.Lock()
 		defer mu.Unlock()
 		last = ev
-		if ev.State == Running {
+		if ev.State == Finished {
 			running[ev.Worker] = true
 		}
 	}

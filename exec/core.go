@@ -82,6 +82,10 @@ type CoreOptions struct {
 	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
+	// Observe, if not nil, is given the events as they happen, in order,
+	// instead of Output.Events: a job of many operands then builds no
+	// slices of them.
+	Observe func(Event)
 	// UnitOps, when above 1, groups small ops into dispatch units of at
 	// most UnitOps ops (see units.go); 0 or 1 sends every op alone.
 	UnitOps int
@@ -239,8 +243,13 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	if st == Ready {
 		c.pending = append(c.pending, k)
 	}
-	c.out.Events = append(c.out.Events, Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
-		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer})
+	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer}
+	if c.opts.Observe != nil {
+		c.opts.Observe(ev)
+		return
+	}
+	c.out.Events = append(c.out.Events, ev)
 }
 
 // WorkerUp adds a worker with the given slots, or updates its slots.

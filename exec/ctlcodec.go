@@ -279,6 +279,10 @@ func (d *ctlDecoder) next(m *ctlMsg) error {
 	}
 }
 
+// buffered reports whether the current frame holds more messages: the
+// next call to next will not read from the connection.
+func (d *ctlDecoder) buffered() bool { return len(d.p) > 0 }
+
 func (d *ctlDecoder) byte() (byte, error) {
 	if len(d.p) == 0 {
 		return 0, errMalformed
