@@ -146,7 +146,7 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 		strides = append(strides, m.red.strides)
 		bases = append(bases, 0)
 	}
-	m.lay = newSegLayout(args.Shape, strides, bases, args.Block)
+	m.lay = newSegLayout(args.Shape, strides, bases, min(args.Block, m.n)) // no block is longer
 	if m.red != nil {
 		m.red.seg = len(strides) - 1
 	}
