@@ -148,6 +148,7 @@ type Core struct {
 	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
+	outBuf     Output // what out points to while a call is under way
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -223,7 +224,8 @@ func (c *Core) chunkID(k int) uint64 {
 }
 
 func (c *Core) begin() *Output {
-	c.out = &Output{}
+	c.outBuf = Output{}
+	c.out = &c.outBuf
 	return c.out
 }
 

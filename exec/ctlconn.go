@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"net"
+	"slices"
 	"sync"
 )
 
@@ -81,6 +82,9 @@ func (cc *ctlConn) writer() {
 // dropStarted removes from batch the "started" reports of the tasks whose
 // end it reports too.
 func dropStarted(batch []*ctlMsg) []*ctlMsg {
+	if !slices.ContainsFunc(batch, func(m *ctlMsg) bool { return m.Kind == msgStarted }) {
+		return batch
+	}
 	var ended map[taskKey]bool
 	for _, m := range batch {
 		if m.Kind == msgDone || m.Kind == msgFailed || m.Kind == msgCancelled {

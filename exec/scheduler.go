@@ -521,8 +521,10 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 			b := of(c.Worker)
 			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
-		for _, r := range out.Run {
-			m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
+		subs := make([]ctlMsg, len(out.Run)) // one allocation for the lot
+		for i, r := range out.Run {
+			m := &subs[i]
+			*m = ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
 				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
 			for i, in := range r.Inputs {
 				m.Addrs[i] = addr(in.Worker)
