@@ -163,14 +163,14 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	cg, err := tensor.Tile(tg, s)
+	st, err := tensor.TileStages(tg, s)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	opt := s.opt
 	s.mu.Unlock()
-	return s.start(src, tg, tensor.Optimize(cg, opt))
+	return s.start(src, tg, tensor.Optimize(st.Graph, opt), stages{st, opt})
 }
 
 // Upload makes a tensor called name from a, chunked with the default
@@ -186,7 +186,7 @@ func (s *Session) Upload(ctx context.Context, name string, a *tensor.Array) erro
 	if err != nil {
 		return err
 	}
-	g, err := s.start(fmt.Sprintf("# upload %s %v%v", name, a.DType, a.Shape), nil, cg)
+	g, err := s.start(fmt.Sprintf("# upload %s %v%v", name, a.DType, a.Shape), nil, cg, stages{})
 	if err != nil {
 		return err
 	}
@@ -209,8 +209,17 @@ func checkName(name string) error {
 	return nil
 }
 
-// start registers a graph for cg and runs it in the background.
-func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*Graph, error) {
+// stages is how a graph tiled in stages goes on after its first: the stage
+// that runs first (nil for a graph tiled at once) and the optimizations
+// for the next.
+type stages struct {
+	first *tensor.Stage
+	opt   tensor.Options
+}
+
+// ids assigns global chunk IDs to the ops of cg: a stored op's chunk keeps
+// its ID, every other op gets a fresh one.
+func (e *Engine) ids(cg *tensor.ChunkGraph) []uint64 {
 	ids := make([]uint64, len(cg.Ops))
 	fresh := 0
 	for _, op := range cg.Ops {
@@ -218,7 +227,7 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*G
 			fresh++
 		}
 	}
-	next := s.engine.newIDs(fresh)
+	next := e.newIDs(fresh)
 	for k, op := range cg.Ops {
 		if op.Stored != 0 {
 			ids[k] = op.Stored
@@ -227,14 +236,27 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*G
 			next++
 		}
 	}
+	return ids
+}
+
+// keepSet holds the IDs of the chunks of cg's outputs.
+func keepSet(cg *tensor.ChunkGraph, ids []uint64) map[uint64]bool {
 	keep := make(map[uint64]bool)
 	for _, o := range cg.Outputs {
 		for _, k := range o.Keys {
 			keep[ids[k]] = true
 		}
 	}
+	return keep
+}
+
+// start registers a graph for cg and runs it in the background; a graph
+// tiled in stages runs its later stages after cg (see runStages).
+func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, sts stages) (*Graph, error) {
+	ids := s.engine.ids(cg)
+	keep := keepSet(cg, ids)
 	ctx, cancel := context.WithCancel(context.Background())
-	g := newGraph(src, tg, cg, ids, cancel)
+	g := newGraph(src, tg, cg, ids, cancel, sts.first)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -256,13 +278,97 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph) (*G
 
 	go func() {
 		err := s.engine.runner.Run(ctx, &Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
+		var kept []uint64
+		if err == nil && sts.first != nil && !sts.first.Last() {
+			kept, err = s.runStages(ctx, g, sts, cg, ids)
+		}
 		if err == nil {
 			s.keep(g)
 		}
+		// Before the graph ends, so that a client who sees it ended sees
+		// the chunks only its stages needed gone.
+		s.freeStaged(g, kept, err == nil)
 		g.finish(err)
 		s.release(held)
 	}()
 	return g, nil
+}
+
+// runStages runs the stages of g after the first (cg, with chunk IDs
+// ids), which has run: it fetches the probes, tiles the next stage with
+// them, and runs it, until the last. It returns the IDs of the chunks the
+// stages that ran kept (their outputs, and the chunks later stages read).
+func (s *Session) runStages(ctx context.Context, g *Graph, sts stages, cg *tensor.ChunkGraph, ids []uint64) ([]uint64, error) {
+	var kept []uint64
+	st := sts.first
+	for {
+		for _, o := range cg.Outputs {
+			for _, k := range o.Keys {
+				if cg.Ops[k].Stored == 0 {
+					kept = append(kept, ids[k])
+				}
+			}
+		}
+		if st.Last() {
+			return kept, nil
+		}
+		var keys [][]uint64
+		for _, o := range cg.Outputs[st.Results:] {
+			ks := make([]uint64, len(o.Keys))
+			for i, k := range o.Keys {
+				ks[i] = ids[k]
+			}
+			keys = append(keys, ks)
+		}
+		probes := make([]*tensor.Array, len(st.Probes))
+		for i, p := range st.Probes {
+			a, err := s.engine.runner.Fetch(ctx, ids[cg.Outputs[p].Keys[0]])
+			if err != nil {
+				return kept, fmt.Errorf("stage %d: %w", g.stage(), err)
+			}
+			probes[i] = a
+		}
+		next, err := g.next(st, keys, probes)
+		if err != nil {
+			return kept, err
+		}
+		st, cg = next, tensor.Optimize(next.Graph, sts.opt)
+		ids = s.engine.ids(cg)
+		off := g.extend(cg, ids, st.Results)
+		observe := func(ev Event) {
+			ev.Key += off
+			g.observe(ev)
+		}
+		job := &Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
+		if err := s.engine.runner.Run(ctx, job); err != nil {
+			return kept, err
+		}
+	}
+}
+
+// freeStaged frees the chunks the stages of g kept for the stages after
+// them: all of them when the graph failed, and those that are not its
+// outputs when it succeeded (its outputs are the session's now).
+func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
+	if len(kept) == 0 {
+		return
+	}
+	out := make(map[uint64]bool)
+	if ok {
+		for _, o := range g.chunks.Outputs {
+			for _, k := range o.Keys {
+				out[g.ids[k]] = true
+			}
+		}
+	}
+	var free []uint64
+	for _, id := range kept {
+		if !out[id] {
+			free = append(free, id)
+			out[id] = true // once
+		}
+	}
+	s.engine.runner.Free(free)
 }
 
 // keep turns the outputs of a finished graph into session tensors.

@@ -53,7 +53,7 @@ func TestEngineOnScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := sess.start("# c = a @ b", nil, cg)
+	gr, err := sess.start("# c = a @ b", nil, cg, stages{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestEngineOnScheduler(t *testing.T) {
 	// A long graph cancelled through the session layer.
 	long := chainsJob(4, 30000, 0) // long enough to be cancelled while small ops go out in units
 	long.Graph.Outputs = []tensor.TiledTensor{{Name: "long", Shape: []int{4}, DType: tensor.Float64, Chunks: [][]int{{4}}, Keys: []uint64{uint64(len(long.Graph.Ops) - 1)}}}
-	gl, err := sess.start("# long", nil, long.Graph)
+	gl, err := sess.start("# long", nil, long.Graph, stages{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,11 @@ type Status struct {
 	SpilledBytes  int64
 	Bytes         int64 // bytes of the chunks finished so far
 	TotalBytes    int64 // bytes of all the graph's chunks
+	// For a graph tiled in stages (a length depends on the data): the
+	// stages tiled so far, and each output's shape as known so far,
+	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
+	Stage  int
+	Shapes []string
 }
 
 // String renders s as the status file shows it: the state, then "key value"
@@ -60,6 +66,12 @@ func (s Status) String() string {
 	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
 	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
 	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
+	if s.Stage > 0 {
+		fmt.Fprintf(&b, "stage %d\n", s.Stage)
+		for _, sh := range s.Shapes {
+			fmt.Fprintf(&b, "shape %s\n", sh)
+		}
+	}
 	return b.String()
 }
 
@@ -83,9 +95,20 @@ type Graph struct {
 	changed chan struct{} // closed at the next event; nil until Events asks
 
 	plan planned // see planview.go
+
+	// specJSON is the JSON form of a graph tiled in stages as submitted:
+	// tiling its later stages sets the lengths in the spec's nodes.
+	specJSON []byte
 }
 
-func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc) *Graph {
+// newGraph makes the graph of cg, whose ops have the chunk IDs ids. A graph
+// tiled in stages passes its first; cg runs it (optimized), and its
+// outputs after the first.Results carry chunks to the next stage: they are
+// not the graph's.
+func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc, first *tensor.Stage) *Graph {
+	if first != nil && !first.Last() {
+		cg = &tensor.ChunkGraph{Ops: cg.Ops, Outputs: cg.Outputs[:first.Results]}
+	}
 	g := &Graph{
 		src: src, spec: tg, chunks: cg, ids: ids, cancel: cancel,
 		done: make(chan struct{}), start: time.Now(),
@@ -97,7 +120,86 @@ func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64,
 	for _, op := range cg.Ops {
 		g.status.TotalBytes += int64(op.NBytes())
 	}
+	if first != nil && !first.Last() {
+		g.status.Stage = 1
+		g.status.Shapes = outputShapes(tg)
+		var err error
+		if g.specJSON, err = tg.JSON(); err != nil {
+			g.specJSON = []byte("{}\n")
+		}
+	}
 	return g
+}
+
+// outputShapes describes the shapes of tg's outputs, "name (?,)".
+func outputShapes(tg *tensor.Graph) []string {
+	var out []string
+	for _, o := range tg.Outputs {
+		out = append(out, o.Name+" "+tensor.FormatShape(o.Node.Shape))
+	}
+	return out
+}
+
+// stage is the number of stages of g tiled so far.
+func (g *Graph) stage() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.status.Stage
+}
+
+// next tiles the stage after st with the chunks and probes st made.
+func (g *Graph) next(st *tensor.Stage, keys [][]uint64, probes []*tensor.Array) (*tensor.Stage, error) {
+	next, err := st.Next(keys, probes)
+	shapes := outputShapes(g.spec)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	g.status.Stage++
+	g.status.Shapes = shapes
+	g.mu.Unlock()
+	return next, nil
+}
+
+// extend adds the ops of a later stage, cg with chunk IDs ids, to g: their
+// keys follow the ops g has, and cg's first results outputs are g's. It
+// returns the key of cg's first op in g.
+func (g *Graph) extend(cg *tensor.ChunkGraph, ids []uint64, results int) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	off := len(g.chunks.Ops)
+	ops := make([]*tensor.ChunkOp, off, off+len(cg.Ops))
+	copy(ops, g.chunks.Ops)
+	for _, op := range cg.Ops {
+		c := *op
+		c.Key += off
+		c.Inputs = make([]int, len(op.Inputs))
+		for i, in := range op.Inputs {
+			c.Inputs[i] = in + off
+		}
+		ops = append(ops, &c)
+		g.status.TotalBytes += int64(op.NBytes())
+	}
+	outs := append([]tensor.TiledTensor(nil), g.chunks.Outputs...)
+	for _, o := range cg.Outputs[:results] {
+		o.Keys = append([]uint64(nil), o.Keys...)
+		for i := range o.Keys {
+			o.Keys[i] += uint64(off)
+		}
+		outs = append(outs, o)
+	}
+	// In the order the spec fetches them, whichever stage made them.
+	order := make(map[string]int, len(g.spec.Outputs))
+	for i, o := range g.spec.Outputs {
+		order[o.Name] = i
+	}
+	sort.SliceStable(outs, func(i, j int) bool { return order[outs[i].Name] < order[outs[j].Name] })
+	g.chunks = &tensor.ChunkGraph{Ops: ops, Outputs: outs}
+	g.ids = append(g.ids[:off:off], ids...)
+	g.states = append(g.states, make([]OpState, len(cg.Ops))...)
+	g.status.Operands = len(ops)
+	g.wake()
+	return off
 }
 
 // ID is the graph's number within its session.
@@ -111,14 +213,26 @@ func (g *Graph) SpecJSON() ([]byte, error) {
 	if g.spec == nil {
 		return []byte("{}\n"), nil
 	}
+	if g.specJSON != nil {
+		return g.specJSON, nil
+	}
 	return g.spec.JSON()
 }
 
-// Chunks is the graph's chunk graph.
-func (g *Graph) Chunks() *tensor.ChunkGraph { return g.chunks }
+// Chunks is the graph's chunk graph. A graph tiled in stages has the ops of
+// the stages tiled so far.
+func (g *Graph) Chunks() *tensor.ChunkGraph {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.chunks
+}
 
 // ChunkID is the global chunk ID of op key.
-func (g *Graph) ChunkID(key int) uint64 { return g.ids[key] }
+func (g *Graph) ChunkID(key int) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ids[key]
+}
 
 // Status returns a snapshot of the graph's state and counters.
 func (g *Graph) Status() Status {

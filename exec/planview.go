@@ -65,6 +65,51 @@ func (g *Graph) setPlacement(p Placement) {
 	close(pl.ch)
 }
 
+// addPlacement returns the Job.Plan of a later stage of g, whose ops start
+// at key off: it adds the stage's placement to g's, its ranks after those
+// of the earlier stages.
+func (g *Graph) addPlacement(off int) func(Placement) {
+	return func(p Placement) {
+		pl := &g.plan
+		pl.wait()
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if !pl.done {
+			pl.done = true
+			close(pl.ch)
+		}
+		old := pl.p
+		merged := Placement{Workers: old.Workers, Worker: make(map[int]string, len(old.Worker)+len(p.Worker))}
+		if len(merged.Workers) == 0 {
+			merged.Workers = p.Workers
+		}
+		for k, w := range old.Worker {
+			merged.Worker[k] = w
+		}
+		for k, w := range p.Worker {
+			merged.Worker[k+off] = w
+		}
+		if old.Rank != nil || p.Rank != nil {
+			merged.Rank = rankFor(old.Rank, off)
+			for k := range p.Rank {
+				merged.Rank = append(merged.Rank, off+p.Rank[k])
+			}
+		}
+		pl.p = merged
+	}
+}
+
+// rankFor returns rank for n ops: rank itself, or extended with the ops
+// past its end ranked in key order after it.
+func rankFor(rank []int, n int) []int {
+	out := make([]int, n)
+	copy(out, rank)
+	for k := len(rank); k < n; k++ {
+		out[k] = k
+	}
+	return out
+}
+
 // Planned returns a channel closed once g's runner has planned it. A graph
 // that fails before it is planned (no workers) never is; wait on Done too.
 func (g *Graph) Planned() <-chan struct{} { return g.plan.wait() }
@@ -78,7 +123,12 @@ func (g *Graph) Plan() (*Plan, bool) {
 	if !done {
 		return nil, false
 	}
-	return makePlan(g.chunks, p), true
+	cg := g.Chunks()
+	if p.Rank != nil && len(p.Rank) < len(cg.Ops) {
+		// A later stage tiled but not planned yet.
+		p.Rank = rankFor(p.Rank, len(cg.Ops))
+	}
+	return makePlan(cg, p), true
 }
 
 // makePlan completes a placement: each op that is neither initial nor

@@ -23,6 +23,10 @@ var clusterSpecs = []string{
 	"a = linspace(0, 1, 50, chunks=7)\nb = where(a > 0.5, sqrt(a), -a)\nc = clip(b, -0.3, 0.9).cumsum()\nfetch b, c",
 	"m = randn(30, 20, chunks=(8, 6), seed=9)\nk = m.argmax(axis=0)\nt = (m.T @ m).astype(float32)\nr = m.reshape((20, 30))[::2, 1:]\nfetch k, t, r",
 	"e = eye(12, chunks=5)\nf = (e * 3 + ones((12, 12), chunks=4)).var(axis=1, keepdims=True)\nfetch f",
+	// Lengths the data decides: tiled in stages.
+	"x = randint(0, 50, 3000, chunks=250, seed=6)\nv, c = unique(x, return_counts=True)\nw = (v * c).sum() + v[-1]\nb = bincount(x)[10:20]\nfetch v, c, w, b",
+	"x = randint(-20, 20, 1000, chunks=90, seed=7)\nv = unique(x)",
+	"y = unique(unique(u) * 2 % 5)\nz = y * 3 + y[0]\nfetch y, z",
 	// Tensors of earlier graphs, kept on the workers.
 	"t = b.sum() + pi + z.mean()",
 }

@@ -39,9 +39,7 @@ func init() {
 	registerMethod("sort", []string{"a", "axis", "kind", "order"}, func(c *call) (value, error) {
 		return nil, errorf(c.pos, "a.sort() sorts in place and returns None: write sort(a)")
 	})
-	register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, func(c *call) (value, error) {
-		return nil, errorf(c.pos, "unique is not supported yet: its output length depends on the data, and marsfs fixes every tensor's shape when it builds the graph")
-	})
+	register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, buildUnique)
 	register("histogram", []string{"a", "bins", "range", "density", "weights"}, buildHistogram)
 	register("bincount", []string{"x", "weights", "minlength"}, buildBincount)
 	register("percentile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
@@ -158,7 +156,7 @@ func buildSort(c *call, op string) (value, error) {
 	}
 	axis := -1
 	if c.args[1].set && !c.has(1) {
-		if x, err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
+		if x, err = c.b.reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
 			return nil, err
 		}
 	} else if axis, err = c.int(1, -1); err != nil {
@@ -248,9 +246,6 @@ func buildBincount(c *call) (value, error) {
 	if m < 0 {
 		return nil, c.errorf(2, "'minlength' must not be negative")
 	}
-	if m == 0 {
-		return nil, c.errorf(2, "bincount needs minlength= above every value: marsfs fixes the output length when it builds the graph")
-	}
 	return c.b.node(c.pos, OpBincount, Attrs{Minlength: m}, x)
 }
 
@@ -299,7 +294,7 @@ func buildPercentile(c *call) (value, error) {
 	}
 	ai := c.param("axis")
 	if !c.has(ai) {
-		if x, err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
+		if x, err = c.b.reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -329,4 +324,58 @@ func buildPercentile(c *call) (value, error) {
 	}
 	// A scalar q has no axis in the result.
 	return c.b.reshape(c.pos, p, p.Shape[1:])
+}
+
+// buildUnique builds unique of the flattened array: its sorted unique
+// values, and with return_counts=True how often each occurs.
+func buildUnique(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range []int{1, 2} {
+		if err := c.unsupported(i, ""); err != nil {
+			return nil, err
+		}
+	}
+	if c.has(4) {
+		// Along the one axis of a 1-D array is the same as flattened.
+		ax, err := c.int(4, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(x.Shape) != 1 || ax != 0 && ax != -1 {
+			return nil, c.errorf(4, "unique(): axis= is not supported: marsfs finds the unique values of the flattened array")
+		}
+	}
+	counts, err := c.bool(3, false)
+	if err != nil {
+		return nil, err
+	}
+	if eq, err := c.bool(5, true); err != nil {
+		return nil, err
+	} else if !eq {
+		return nil, c.errorf(5, "unique(): equal_nan=False is not supported: all NaNs are one value")
+	}
+	if x, err = c.b.reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
+		return nil, err
+	}
+	v, err := c.b.node(c.pos, OpUnique, Attrs{}, x)
+	if err != nil || !counts {
+		return v, err
+	}
+	n, err := c.b.node(c.pos, OpUniqueCounts, Attrs{}, x)
+	if err != nil {
+		return nil, err
+	}
+	return c.tuple(v, n), nil
+}
+
+// flatLen is the length of an array of shape flattened: Unknown when an
+// axis is.
+func flatLen(shape []int) int {
+	if HasUnknown(shape) {
+		return Unknown
+	}
+	return NumElements(shape)
 }

@@ -161,6 +161,12 @@ func (b *builder) attr(e *attrExpr) (value, error) {
 			perm[i] = len(perm) - 1 - i
 		}
 		return b.transpose(e.pos, t, perm)
+	case "shape", "size":
+		if HasUnknown(t.Shape) {
+			return nil, errorf(e.pos, ".%s of an array of shape %s: its length depends on the data, which the spec cannot read", e.name, shapeString(t.Shape))
+		}
+	}
+	switch e.name {
 	case "shape":
 		s := seqValue{}
 		for _, d := range t.Shape {

@@ -68,6 +68,7 @@ func (b *builder) index(e *indexExpr) (value, error) {
 		return nil, errorf(e.pos, "too many indices for array: array is %d-dimensional, but %d were indexed", nd, real)
 	}
 	slices := make([]Slice, 0, nd)
+	var pend []PendingSlice
 	var shape []int
 	identity := true
 	ax := 0
@@ -76,6 +77,7 @@ func (b *builder) index(e *indexExpr) (value, error) {
 		case ellipsisValue:
 			for n := nd - real; n > 0; n-- {
 				slices = append(slices, Slice{Start: 0, Step: 1, Len: x.Shape[ax]})
+				pend = append(pend, PendingSlice{})
 				shape = append(shape, x.Shape[ax])
 				ax++
 			}
@@ -83,6 +85,14 @@ func (b *builder) index(e *indexExpr) (value, error) {
 			shape = append(shape, 1)
 		case pyNum:
 			l := x.Shape[ax]
+			pend = append(pend, PendingSlice{Lo: int(max(min(v.i, maxInt), -maxInt)), Int: true})
+			if l == Unknown {
+				// Checked against the length once it is known.
+				slices = append(slices, Slice{Start: 0, Step: 1, Len: 1})
+				identity = false
+				ax++
+				continue
+			}
 			i := v.i
 			if i < 0 {
 				i += int64(l)
@@ -94,7 +104,20 @@ func (b *builder) index(e *indexExpr) (value, error) {
 			identity = identity && l == 1
 			ax++
 		case sliceValue:
-			s, err := resolveSlice(v, x.Shape[ax], it.p)
+			l := x.Shape[ax]
+			p, err := pendingSlice(v, it.p)
+			if err != nil {
+				return nil, err
+			}
+			pend = append(pend, p)
+			if l == Unknown {
+				slices = append(slices, Slice{Start: 0, Step: 1, Len: Unknown})
+				shape = append(shape, Unknown)
+				identity = identity && p == PendingSlice{}
+				ax++
+				continue
+			}
+			s, err := resolveSlice(v, l, it.p)
 			if err != nil {
 				return nil, err
 			}
@@ -106,14 +129,47 @@ func (b *builder) index(e *indexExpr) (value, error) {
 	}
 	for ; ax < nd; ax++ {
 		slices = append(slices, Slice{Start: 0, Step: 1, Len: x.Shape[ax]})
+		pend = append(pend, PendingSlice{})
 		shape = append(shape, x.Shape[ax])
 	}
 	if !identity {
-		if x, err = b.addAt(e.pos, &Node{Op: OpSlice, Inputs: []*Node{x}, Attrs: Attrs{Slices: slices}}); err != nil {
+		attrs := Attrs{Slices: slices}
+		if HasUnknown(x.Shape) {
+			// Resolved when the stage that knows the lengths tiles it.
+			attrs.Pending = pend
+		}
+		if x, err = b.addAt(e.pos, &Node{Op: OpSlice, Inputs: []*Node{x}, Attrs: attrs}); err != nil {
 			return nil, err
 		}
 	}
 	return b.reshape(e.pos, x, cloneInts(shape))
+}
+
+// pendingSlice records lo:hi:step as written, for an axis whose length is
+// not known yet.
+func pendingSlice(v sliceValue, p srcPos) (PendingSlice, error) {
+	var ps PendingSlice
+	for _, part := range []struct {
+		v   value
+		dst *int
+		has *bool
+	}{{v.lo, &ps.Lo, &ps.HasLo}, {v.hi, &ps.Hi, &ps.HasHi}, {v.step, &ps.Step, &ps.HasStep}} {
+		if _, none := part.v.(noneValue); none {
+			continue
+		}
+		n, ok := part.v.(pyNum)
+		if !ok || n.dt != Int64 {
+			return ps, errorf(p, "slice indices must be integers or None, not %s", typeName(part.v))
+		}
+		*part.dst, *part.has = int(max(min(n.i, maxInt), -maxInt)), true
+	}
+	if ps.HasStep && ps.Step == 0 {
+		return ps, errorf(p, "slice step cannot be zero")
+	}
+	if ps.HasStep && ps.Step == 1 {
+		ps.Step, ps.HasStep = 0, false
+	}
+	return ps, nil
 }
 
 // resolveSlice resolves lo:hi:step against an axis of length l as Python's
@@ -147,6 +203,15 @@ func resolveSlice(v sliceValue, l int, p srcPos) (Slice, error) {
 	hi, hasHi, err := bound(v.hi)
 	if err != nil {
 		return Slice{}, err
+	}
+	return sliceIndices(lo, hi, step, hasLo, hasHi, true, l), nil
+}
+
+// sliceIndices resolves lo:hi:step against an axis of length l; absent
+// bounds are the axis' ends and an absent step is 1.
+func sliceIndices(lo, hi, step int, hasLo, hasHi, hasStep bool, l int) Slice {
+	if !hasStep {
+		step = 1
 	}
 	clamp := func(i, low, high int) int { return max(low, min(i, high)) }
 	var start, stop int
@@ -188,7 +253,7 @@ func resolveSlice(v sliceValue, l int, p srcPos) (Slice, error) {
 	if n == 0 {
 		start = 0
 	}
-	return Slice{Start: start, Step: step, Len: n}, nil
+	return Slice{Start: start, Step: step, Len: n}
 }
 
 // indexSeq indexes a tuple or list with one integer (a.shape[0]).

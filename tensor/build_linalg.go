@@ -103,7 +103,8 @@ func (b *builder) matmul(p srcPos, x, y *Node) (*Node, error) {
 		}
 	}
 	xs, ys := x.Shape, y.Shape
-	if xs[len(xs)-1] != ys[max(len(ys)-2, 0)] {
+	if a, b := xs[len(xs)-1], ys[max(len(ys)-2, 0)]; a != b && a != Unknown && b != Unknown {
+		// Lengths the data decides are checked when they are known.
 		return nil, errAt(p, notAligned(xs, ys))
 	}
 	var out []int

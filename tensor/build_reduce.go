@@ -153,7 +153,7 @@ func scan(c *call, op string) (value, error) {
 		if ax, err = normAxis(a, len(x.Shape), c.args[1].pos); err != nil {
 			return nil, err
 		}
-	} else if x, err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
+	} else if x, err = c.b.reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
 		return nil, err
 	}
 	if c.has(2) {

@@ -36,7 +36,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return c.b.reshape(c.pos, x, []int{NumElements(x.Shape)})
+		return c.b.reshape(c.pos, x, []int{flatLen(x.Shape)})
 	}
 	register("ravel", []string{"a"}, ravel)
 	registerMethod("ravel", []string{"a"}, ravel)
@@ -155,7 +155,7 @@ func init() {
 		}
 		if c.args[1].set && !c.has(1) { // axis=None: ravel every input first
 			for i, x := range xs {
-				if xs[i], err = c.b.reshape(c.pos, x, []int{NumElements(x.Shape)}); err != nil {
+				if xs[i], err = c.b.reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
 					return nil, err
 				}
 			}
@@ -264,6 +264,14 @@ func reshapeTo(c *call, x *Node, v value, p srcPos) (value, error) {
 			}
 			known *= d
 		}
+	}
+	if HasUnknown(x.Shape) {
+		// The size is not known yet: the -1 axis, or the one axis the
+		// reshape leaves whole, takes its length when it is.
+		if unknown < 0 {
+			return nil, errorf(p, "cannot reshape an array of shape %s, whose length depends on the data, without a -1", shapeString(x.Shape))
+		}
+		return c.b.reshape(c.pos, x, shape)
 	}
 	size := NumElements(x.Shape)
 	if unknown >= 0 {

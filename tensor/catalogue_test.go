@@ -313,11 +313,7 @@ func specError(spec string, env *catEnv, opt Options) error {
 	if err != nil {
 		return err
 	}
-	cg, err := Tile(g, env)
-	if err != nil {
-		return err
-	}
-	_, err = Compute(context.Background(), Optimize(cg, opt), env.stored)
+	_, err = ComputeGraph(context.Background(), g, env, env.stored, opt, nil)
 	return err
 }
 
@@ -335,26 +331,18 @@ func runSpecWith(t *testing.T, spec string, env *catEnv, opt Options) map[string
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, spec)
 	}
-	cg, err := Tile(g, env)
-	if err != nil {
-		t.Fatalf("tile: %v", err)
-	}
-	if opt.Fuse || opt.FuseExpr {
-		cg = Optimize(cg, opt)
-		for i, op := range cg.Ops {
-			cg.Ops[i] = gobRoundTrip(t, op)
-			if strings.Contains(op.Name(), "expr") {
-				catExprOps++
+	got, err := ComputeGraph(context.Background(), g, env, env.stored, opt, func(cg *ChunkGraph) {
+		if opt.Fuse || opt.FuseExpr {
+			for i, op := range cg.Ops {
+				cg.Ops[i] = gobRoundTrip(t, op)
+				if strings.Contains(op.Name(), "expr") {
+					catExprOps++
+				}
 			}
 		}
-	}
-	outs, err := Compute(context.Background(), cg, env.stored)
+	})
 	if err != nil {
 		t.Fatalf("compute: %v", err)
-	}
-	got := make(map[string]*Array, len(outs))
-	for i, o := range cg.Outputs {
-		got[o.Name] = outs[i]
 	}
 	return got
 }

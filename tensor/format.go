@@ -364,6 +364,9 @@ func FormatShape(shape []int) string {
 	parts := make([]string, len(shape))
 	for i, n := range shape {
 		parts[i] = strconv.Itoa(n)
+		if n == Unknown {
+			parts[i] = "?"
+		}
 	}
 	if len(parts) == 1 {
 		return "(" + parts[0] + ",)"

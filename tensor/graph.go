@@ -64,8 +64,13 @@ type Attrs struct {
 
 	Bins      int       // OpHistogram, OpHistEdges: the number of bins
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max
-	Minlength int       // OpBincount: the output length
+	Minlength int       // OpBincount: the least output length
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
+
+	// Pending holds, for an OpSlice of an input whose shape the data decides,
+	// the index as written, one entry an axis; Slices is resolved from it
+	// once the lengths are known (see stage.go).
+	Pending []PendingSlice
 }
 
 // Slice selects Start, Start+Step, ... (Len elements) along one axis; Step may

@@ -27,7 +27,7 @@ const (
 	// Statistics.
 	OpHistogram  = "histogram"       // counts (int64) of Attrs.Bins equal bins over Attrs.Range, input flattened
 	OpHistEdges  = "histogram.edges" // the Bins+1 edges of those bins
-	OpBincount   = "bincount"        // counts (int64) of each value of a 1-D non-negative integer input, length Attrs.Minlength
+	OpBincount   = "bincount"        // counts (int64) of each value of a 1-D non-negative integer input, length max(Attrs.Minlength, max+1): tiled in stages
 	OpPercentile = "percentile"      // Attrs.Q percentiles along the last axis of a 1-D or 2-D input, linear interpolation: float64 of shape (len(Q),) + rows
 	OpMedian     = "median"          // median along the last axis of a 1-D or 2-D input: float32 for float32, float64 otherwise; shape () or (rows,)
 )

@@ -218,6 +218,10 @@ func broadcast(in ...*Node) ([]int, error) {
 			case o == d || d == 1:
 			case o == 1:
 				out[off+i] = d
+			case o == Unknown || d == Unknown:
+				// Checked when the length is known: one of them is 1
+				// or they are equal.
+				out[off+i] = Unknown
 			default:
 				shapes := make([]string, len(in))
 				for j, y := range in {
@@ -238,7 +242,11 @@ func shapeString(shape []int) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(strconv.Itoa(d))
+		if d == Unknown {
+			b.WriteByte('?')
+		} else {
+			b.WriteString(strconv.Itoa(d))
+		}
 	}
 	if len(shape) == 1 {
 		b.WriteByte(',')
@@ -333,6 +341,14 @@ func inferShapeOp(n *Node) error {
 		}
 		n.Shape = slices.Clone(x.Shape)
 	case OpReshape:
+		if HasUnknown(x.Shape) || HasUnknown(n.Shape) {
+			// Checked when the lengths are known (see reinfer).
+			if !HasUnknown(n.Shape) || !HasUnknown(x.Shape) || unknowns(n.Shape) > 1 {
+				return fmt.Errorf("cannot reshape array of shape %s into shape %s", shapeString(x.Shape), shapeString(n.Shape))
+			}
+			n.DType = x.DType
+			return nil
+		}
 		if err := checkShape(n.Shape); err != nil {
 			return err
 		}
@@ -367,6 +383,29 @@ func inferShapeOp(n *Node) error {
 		if len(n.Attrs.Slices) != len(x.Shape) {
 			return fmt.Errorf("slice has %d axes for an array of dimension %d", len(n.Attrs.Slices), len(x.Shape))
 		}
+		if n.Attrs.Pending != nil {
+			if len(n.Attrs.Pending) != len(x.Shape) {
+				return fmt.Errorf("slice has %d pending axes for an array of dimension %d", len(n.Attrs.Pending), len(x.Shape))
+			}
+			if !HasUnknown(x.Shape) {
+				// The lengths are known now: resolve the index.
+				return reinfer(n)
+			}
+			shape := make([]int, len(x.Shape))
+			for ax, p := range n.Attrs.Pending {
+				switch {
+				case p.Int:
+					shape[ax] = 1
+				case x.Shape[ax] == Unknown:
+					shape[ax] = Unknown
+				default:
+					s, _ := p.resolve(x.Shape[ax], ax)
+					shape[ax] = s.Len
+				}
+			}
+			n.Shape, n.DType = shape, x.DType
+			return nil
+		}
 		shape := make([]int, len(x.Shape))
 		for ax, s := range n.Attrs.Slices {
 			l := x.Shape[ax]
@@ -391,7 +430,7 @@ func inferShapeOp(n *Node) error {
 		if len(x.Shape) != 2 || len(y.Shape) != 2 {
 			return fmt.Errorf("matmul takes 2-D operands, not %s and %s", shapeString(x.Shape), shapeString(y.Shape))
 		}
-		if x.Shape[1] != y.Shape[0] {
+		if x.Shape[1] != y.Shape[0] && x.Shape[1] != Unknown && y.Shape[0] != Unknown {
 			return notAligned(x.Shape, y.Shape)
 		}
 		n.Shape, n.DType = []int{x.Shape[0], y.Shape[1]}, Promote(x.DType, y.DType)
@@ -399,6 +438,17 @@ func inferShapeOp(n *Node) error {
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	return nil
+}
+
+// unknowns counts the axes of shape whose length is Unknown.
+func unknowns(shape []int) int {
+	k := 0
+	for _, d := range shape {
+		if d == Unknown {
+			k++
+		}
+	}
+	return k
 }
 
 func notAligned(a, b []int) error {
@@ -428,11 +478,15 @@ func inferConcat(n *Node) error {
 			if d == ax {
 				continue
 			}
-			if x.Shape[d] != first.Shape[d] {
+			if x.Shape[d] != first.Shape[d] && x.Shape[d] != Unknown && first.Shape[d] != Unknown {
 				return fmt.Errorf("all the input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the array at index 0 has size %d and the array at index %d has size %d", d, first.Shape[d], i+1, x.Shape[d])
 			}
 		}
-		shape[ax] += x.Shape[ax]
+		if shape[ax] == Unknown || x.Shape[ax] == Unknown {
+			shape[ax] = Unknown
+		} else {
+			shape[ax] += x.Shape[ax]
+		}
 		dt = Promote(dt, x.DType)
 	}
 	n.Shape, n.DType = shape, dt

@@ -122,13 +122,22 @@ func inferCatalogue(n *Node) error {
 		if !x.DType.IsInt() && x.DType != Bool {
 			return fmt.Errorf("Cannot cast array data from dtype('%s') to dtype('int64') according to the rule 'safe'", x.DType)
 		}
-		if n.Attrs.Minlength < 1 {
-			return fmt.Errorf("bincount needs minlength >= 1: marsfs fixes the output length when the graph is built")
+		if n.Attrs.Minlength < 0 {
+			return fmt.Errorf("'minlength' must not be negative")
 		}
 		if n.Attrs.Minlength > maxOneChunk {
 			return fmt.Errorf("minlength=%d is too long: the counts are one chunk of at most %d", n.Attrs.Minlength, maxOneChunk)
 		}
-		n.Shape, n.DType = []int{n.Attrs.Minlength}, Int64
+		// max(minlength, max(x)+1): known once a stage has run.
+		n.Shape, n.DType = []int{Unknown}, Int64
+	case OpUnique, OpUniqueCounts:
+		if nd != 1 {
+			return fmt.Errorf("%s takes the flattened array, not one of shape %s", n.Op, shapeString(x.Shape))
+		}
+		n.Shape, n.DType = []int{Unknown}, x.DType
+		if n.Op == OpUniqueCounts {
+			n.DType = Int64
+		}
 	case OpPercentile, OpMedian:
 		if nd != 1 && nd != 2 {
 			return fmt.Errorf("%s of a %d-D array along its last axis is not supported yet (1-D and 2-D are)", n.Op, nd)

@@ -23,7 +23,9 @@ import (
 // Nodes may come in any order and their ids may be any distinct
 // non-negative integers; inputs name ids. "attrs" holds only the non-zero
 // fields of Attrs that the op uses, in snake case (int_value, keepdims,
-// slices as [start, step, len] triples); non-finite floats are the strings
+// slices as [start, step, len] triples; "pending", the index as written of
+// a slice whose input's length the data decides, one object an axis); a
+// length the data decides is -1 in "shape"; non-finite floats are the strings
 // "NaN", "Infinity" and "-Infinity". "weak" marks a scalar that came from a
 // Python literal. The parser re-derives every node's shape and dtype through
 // the same rules as the text form and checks that the document agrees; ops
@@ -77,6 +79,17 @@ type jsonAttrs struct {
 	Range     []float64 `json:"range,omitempty"`
 	Minlength int       `json:"minlength,omitempty"`
 	Q         []float64 `json:"q,omitempty"`
+
+	Pending []jsonPending `json:"pending,omitempty"`
+}
+
+// jsonPending is one axis of a pending index: {"index": i} for an integer,
+// {"lo": .., "hi": .., "step": ..} (each optional) for a slice.
+type jsonPending struct {
+	Index *int `json:"index,omitempty"`
+	Lo    *int `json:"lo,omitempty"`
+	Hi    *int `json:"hi,omitempty"`
+	Step  *int `json:"step,omitempty"`
 }
 
 // jsonFloat is a float64 that writes NaN and ±Inf as strings.
@@ -139,7 +152,7 @@ var opAttrs = map[string][]string{
 	OpUniform: {"start", "step", "seed"}, OpNormal: {"start", "step", "seed"},
 	OpRound: {"decimals"}, OpVar: {"axes", "keepdims", "ddof"}, OpStd: {"axes", "keepdims", "ddof"},
 	OpCumsum: {"axes"}, OpCumprod: {"axes"}, OpTranspose: {"perm"}, OpConcat: {"axes"},
-	OpSlice: {"slices"},
+	OpSlice: {"slices", "pending"},
 }
 
 func init() {
@@ -177,6 +190,21 @@ func (g *Graph) JSON() ([]byte, error) {
 			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
+		}
+		for _, p := range a.Pending {
+			var jp jsonPending
+			opt := func(v int, has bool) *int {
+				if !has {
+					return nil
+				}
+				return &v
+			}
+			if p.Int {
+				jp.Index = opt(p.Lo, true)
+			} else {
+				jp.Lo, jp.Hi, jp.Step = opt(p.Lo, p.HasLo), opt(p.Hi, p.HasHi), opt(p.Step, p.HasStep)
+			}
+			ja.Pending = append(ja.Pending, jp)
 		}
 		raw, err := json.Marshal(ja)
 		if err != nil {
@@ -542,6 +570,29 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, Slice{Start: s[0], Step: s[1], Len: s[2]})
+	}
+	for _, jp := range ja.Pending {
+		var p PendingSlice
+		val := func(v *int) (int, bool) {
+			if v == nil {
+				return 0, false
+			}
+			return *v, true
+		}
+		if jp.Index != nil {
+			if jp.Lo != nil || jp.Hi != nil || jp.Step != nil {
+				return fmt.Errorf("attrs: a pending axis is an index or a slice, not both")
+			}
+			p.Lo, p.Int = *jp.Index, true
+		} else {
+			p.Lo, p.HasLo = val(jp.Lo)
+			p.Hi, p.HasHi = val(jp.Hi)
+			p.Step, p.HasStep = val(jp.Step)
+			if p.HasStep && p.Step == 0 {
+				return fmt.Errorf("attrs: slice step cannot be zero")
+			}
+		}
+		a.Pending = append(a.Pending, p)
 	}
 	return nil
 }

@@ -105,7 +105,9 @@ func TestParseCatalogueDTypes(t *testing.T) {
 					continue
 				}
 				n := g.Outputs[i].Node
-				if n.DType != dt || !slices.Equal(n.Shape, shape) {
+				// A length the data decides agrees with any NumPy gives.
+				agrees := slices.EqualFunc(n.Shape, shape, func(a, b int) bool { return a == b || a == Unknown })
+				if n.DType != dt || !agrees {
 					t.Errorf("%s: %q: %s %s, NumPy %s %s", name, src, shapeString(n.Shape), n.DType, shapeString(shape), dt)
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // ErrKernel marks the errors Run returns because a kernel rejected its op or
@@ -49,7 +48,7 @@ func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		}
 		return nil, &kernelError{op.Kind, err}
 	}
-	if out.DType != op.DType || !slices.Equal(out.Shape, op.Shape) {
+	if out.DType != op.DType || !shapeFits(op, out.Shape) {
 		return nil, fmt.Errorf("run op %d (%s): kernel made %v%v, want %v%v", op.Key, op.Kind, out.DType, out.Shape, op.DType, op.Shape)
 	}
 	return out, nil

@@ -17,10 +17,10 @@ import (
 // hold them: the total length is known when the graph is tiled, so which
 // block holds the element of rank r is known too.
 //
-// Unique is not here: its output length depends on the data, and marsfs
-// fixes every tensor's shape when it builds the graph. For the same reason
-// bincount's output length is Attrs.Minlength, and a value at or above it is
-// an error when the graph runs (NumPy would lengthen the output instead).
+// Unique (unique.go) is not here: its length depends on the data, so it
+// tiles in stages (stage.go); so does bincount, whose length is
+// max(minlength, max+1): once a first stage has found it, the tile rule here
+// counts with that length.
 
 // HistArgs are the arguments of the histogram kernels.
 type HistArgs struct {
@@ -289,10 +289,10 @@ func tileBincount(t *tiler, n *Node) (*TiledTensor, error) {
 	if len(x.Shape) != 1 || !(x.DType.IsInt() || x.DType == Bool) {
 		return nil, fmt.Errorf("bincount needs a 1-D array of non-negative integers, not %v%v", x.DType, x.Shape)
 	}
-	m := n.Attrs.Minlength
-	if !slices.Equal(n.Shape, []int{m}) || n.DType != Int64 {
-		return nil, fmt.Errorf("node %v%v, want int64[%d]", n.DType, n.Shape, m)
+	if len(n.Shape) != 1 || n.Shape[0] < n.Attrs.Minlength || n.DType != Int64 {
+		return nil, fmt.Errorf("node %v%v, want int64 of at least %d", n.DType, n.Shape, n.Attrs.Minlength)
 	}
+	m := n.Shape[0]
 	var parts []uint64
 	for _, in := range x.Keys {
 		parts = append(parts, t.emit(&ChunkOp{Kind: "bincount", Inputs: []int{int(in)}, Shape: n.Shape, DType: Int64, Args: BincountArgs{Minlength: m}}))
@@ -324,7 +324,7 @@ func bincountKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 			return nil, fmt.Errorf("the input has a negative value (%d)", v)
 		}
 		if v >= int64(len(counts)) {
-			return nil, fmt.Errorf("value %d is not below minlength=%d: the output length is fixed when the graph is built, so minlength must exceed every value", v, len(counts))
+			return nil, fmt.Errorf("value %d is not below the length %d of the counts", v, len(counts))
 		}
 		counts[v]++
 	}

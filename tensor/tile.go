@@ -9,36 +9,18 @@ import (
 //
 // Each Node.Op has one tile rule (see tileRules); a rule reads the tiled
 // inputs of a node and emits the ops that make the node's chunks.
+//
+// A graph in which a length depends on the data (unique, bincount) cannot be
+// tiled at once: TileStages tiles it a stage at a time.
 func Tile(g *Graph, env Env) (*ChunkGraph, error) {
-	t := &tiler{env: env, tiled: make([]*TiledTensor, len(g.Nodes))}
-	for _, n := range g.Nodes {
-		t.node = n.ID
-		rule, ok := tileRules[n.Op]
-		if !ok {
-			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)
-		}
-		tt, err := rule(t, n)
-		if err != nil {
-			return nil, fmt.Errorf("tile %s: %w", n.Op, err)
-		}
-		if err := checkTiled(n, tt); err != nil {
-			return nil, err
-		}
-		t.tiled[n.ID] = tt
+	s, err := TileStages(g, env)
+	if err != nil {
+		return nil, err
 	}
-	cg := &ChunkGraph{}
-	if t.nops > 0 {
-		cg.Ops = make([]*ChunkOp, 0, t.nops)
-		for _, b := range t.ops {
-			cg.Ops = append(cg.Ops, b...)
-		}
+	if !s.Last() {
+		return nil, fmt.Errorf("tile: the graph has lengths that depend on the data; it must be tiled in stages")
 	}
-	for _, o := range g.Outputs {
-		tt := *t.tiled[o.Node.ID]
-		tt.Name = o.Name
-		cg.Outputs = append(cg.Outputs, tt)
-	}
-	return cg, nil
+	return s.Graph, nil
 }
 
 // A tileRule emits the ops for one node and returns its chunk grid.

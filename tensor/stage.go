@@ -1,0 +1,334 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Staged tiling. The length of unique's result, or of bincount's, depends on
+// the data, and a chunk graph needs every chunk's shape. As Mars does with
+// chunks of unknown shape, such a graph is tiled in stages: the tiler cuts
+// every node it can, and for a node whose length the data decides it emits
+// the ops that compute the data and a probe, an int64 scalar chunk holding
+// the length; nodes that read such a node wait. Once that stage has run, its
+// probes give the lengths, the waiting nodes are inferred again with them,
+// and the next stage is tiled; its ops read the chunks the earlier stages
+// made as stored chunks. A graph without such nodes is one stage.
+//
+// A length not yet known is Unknown in Node.Shape; shape inference carries
+// it through the ops that read it (NumPy would know it: marsfs prints it as
+// "?").
+
+// Unknown is the length of an axis that the data decides, in Node.Shape
+// until the stage that computes it has run.
+const Unknown = -1
+
+// HasUnknown reports whether shape has an axis of Unknown length.
+func HasUnknown(shape []int) bool { return slices.Contains(shape, Unknown) }
+
+// A PendingSlice is one axis of an index on an array whose shape is not
+// known yet, as written: lo:hi:step (each may be absent) or an integer.
+// The zero PendingSlice is the whole axis.
+type PendingSlice struct {
+	Lo, Hi, Step          int
+	HasLo, HasHi, HasStep bool
+	Int                   bool // an integer index, Lo
+}
+
+// A stagedRule tiles a node whose length the data decides, in two steps.
+type stagedRule struct {
+	// measure emits the ops that compute the node's data and returns the
+	// chunks that finish reads (carry) and the key of the int64 scalar
+	// chunk holding the node's length (probe).
+	measure func(t *tiler, n *Node) (carry []uint64, probe uint64, err error)
+	// finish tiles the node in a later stage, once its length is known:
+	// ids are the global IDs of the carry chunks.
+	finish func(t *tiler, n *Node, ids []uint64, length int) (*TiledTensor, error)
+}
+
+// stagedRules maps the ops whose length the data decides to their rules.
+var stagedRules = map[string]stagedRule{}
+
+// A Stage is one part of the tiling of a graph: the ops that can run before
+// the next unknown length is known.
+type Stage struct {
+	// Graph holds the stage's ops. Graph.Outputs[:Results] are the spec's
+	// outputs this stage completes; the rest name the chunks later stages
+	// read, which must be kept until the last stage has run.
+	Graph   *ChunkGraph
+	Results int
+	// Probes are the indexes in Graph.Outputs of one-chunk int64 scalars
+	// whose values Next needs.
+	Probes []int
+
+	next *stager
+}
+
+// Last reports whether s is the graph's last stage.
+func (s *Stage) Last() bool { return s.next == nil }
+
+// Next tiles the stage after s once s has run. keys holds, for each of
+// s.Graph.Outputs[s.Results:], the global IDs of its chunks (in Keys order,
+// after whatever renumbering ran the graph), and probes the values of the
+// Probes outputs, in order.
+func (s *Stage) Next(keys [][]uint64, probes []*Array) (*Stage, error) {
+	if s.next == nil {
+		return nil, fmt.Errorf("tile: the last stage has no next")
+	}
+	if len(keys) != len(s.Graph.Outputs)-s.Results || len(probes) != len(s.Probes) {
+		return nil, fmt.Errorf("tile: next stage given %d carried tensors and %d probes, want %d and %d",
+			len(keys), len(probes), len(s.Graph.Outputs)-s.Results, len(s.Probes))
+	}
+	st := s.next
+	for i, p := range probes {
+		if p == nil || p.DType != Int64 || p.Len() != 1 || p.Int64s()[0] < 0 {
+			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar", i)
+		}
+	}
+	return st.tile(keys, probes)
+}
+
+// TileStages tiles the first stage of g (all of g when no length depends on
+// the data). env resolves OpInput nodes as for Tile.
+func TileStages(g *Graph, env Env) (*Stage, error) {
+	st := &stager{g: g, env: env, done: make([]bool, len(g.Nodes)), tiled: make([]*TiledTensor, len(g.Nodes))}
+	st.consumers = make([][]int, len(g.Nodes))
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			st.consumers[in.ID] = append(st.consumers[in.ID], n.ID)
+		}
+	}
+	return st.tile(nil, nil)
+}
+
+// stager carries a graph's tiling from one stage to the next.
+type stager struct {
+	g         *Graph
+	env       Env
+	consumers [][]int
+	done      []bool         // nodes tiled in an earlier stage
+	tiled     []*TiledTensor // their grids (Keys are of the stage that tiled them)
+	stages    int
+
+	// What the last stage hands on, in the order of its outputs after the
+	// results: the nodes whose chunks later stages read, then the carry
+	// chunks of the measured nodes.
+	carried  []int
+	measured []int
+}
+
+func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
+	g := st.g
+	t := &tiler{env: st.env, tiled: make([]*TiledTensor, len(g.Nodes))}
+	// The chunks of earlier stages are stored chunks now.
+	for i, id := range st.carried {
+		prev := st.tiled[id]
+		tt := &TiledTensor{Shape: prev.Shape, DType: prev.DType, Chunks: prev.Chunks}
+		grid := GridShape(prev.Chunks)
+		for j, gid := range keys[i] {
+			tt.Keys = append(tt.Keys, t.emit(&ChunkOp{Kind: "stored", Stored: gid, Shape: chunkShape(prev.Chunks, grid, j), DType: prev.DType}))
+		}
+		t.tiled[id] = tt
+	}
+	lengths := map[int]int{}
+	carryIDs := map[int][]uint64{}
+	for i, id := range st.measured {
+		lengths[id] = int(probes[i].Int64s()[0])
+		carryIDs[id] = keys[len(st.carried)+i]
+	}
+	later := st.stages > 0
+	st.stages++
+	var measured []measurement
+	progress := false
+	for _, n := range g.Nodes {
+		if st.done[n.ID] {
+			continue
+		}
+		ready := true
+		for _, in := range n.Inputs {
+			ready = ready && t.tiled[in.ID] != nil
+		}
+		if !ready {
+			continue
+		}
+		t.node = n.ID
+		sr, staged := stagedRules[n.Op]
+		if l, ok := lengths[n.ID]; ok {
+			n.Shape = []int{l}
+			tt, err := sr.finish(t, n, carryIDs[n.ID], l)
+			if err != nil {
+				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+			}
+			if err := st.set(t, n, tt); err != nil {
+				return nil, err
+			}
+			progress = true
+			continue
+		}
+		if later {
+			// The inputs' shapes are known now: infer again what was
+			// inferred over unknown lengths.
+			if err := reinfer(n); err != nil {
+				return nil, fmt.Errorf("%s: %w", n.Op, err)
+			}
+		}
+		if staged {
+			carry, probe, err := sr.measure(t, n)
+			if err != nil {
+				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+			}
+			measured = append(measured, measurement{n.ID, carry, probe})
+			progress = true
+			continue
+		}
+		if HasUnknown(n.Shape) {
+			return nil, fmt.Errorf("tile %s: shape %s is not known", n.Op, FormatShape(n.Shape))
+		}
+		rule, ok := tileRules[n.Op]
+		if !ok {
+			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)
+		}
+		tt, err := rule(t, n)
+		if err != nil {
+			return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+		}
+		if err := st.set(t, n, tt); err != nil {
+			return nil, err
+		}
+		progress = true
+	}
+	cg := &ChunkGraph{}
+	if t.nops > 0 {
+		cg.Ops = make([]*ChunkOp, 0, t.nops)
+		for _, b := range t.ops {
+			cg.Ops = append(cg.Ops, b...)
+		}
+	}
+	s := &Stage{Graph: cg}
+	for _, o := range g.Outputs {
+		if tt := t.tiled[o.Node.ID]; tt != nil && st.done[o.Node.ID] && !wasCarried(st.carried, o.Node.ID) {
+			out := *tt
+			out.Name = o.Name
+			cg.Outputs = append(cg.Outputs, out)
+		}
+	}
+	s.Results = len(cg.Outputs)
+	remaining := false
+	for _, n := range g.Nodes {
+		remaining = remaining || !st.done[n.ID]
+	}
+	if !remaining {
+		return s, nil
+	}
+	if !progress {
+		return nil, fmt.Errorf("tile: no node can be tiled in stage %d", st.stages)
+	}
+	var carried []int
+	for _, n := range g.Nodes {
+		if !st.done[n.ID] {
+			continue
+		}
+		for _, c := range st.consumers[n.ID] {
+			if !st.done[c] {
+				carried = append(carried, n.ID)
+				break
+			}
+		}
+	}
+	for _, id := range carried {
+		cg.Outputs = append(cg.Outputs, *t.tiled[id])
+	}
+	// A measured node's carry chunks are no tensor (their lengths are not
+	// known yet): an output lists them as a 1-D grid of chunks, which keeps
+	// them apart from fusion and renumbers their keys with the ops'.
+	st.measured = st.measured[:0]
+	for _, m := range measured {
+		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{len(m.carry)}, DType: g.Nodes[m.node].DType, Chunks: [][]int{slices.Repeat([]int{1}, len(m.carry))}, Keys: m.carry})
+		st.measured = append(st.measured, m.node)
+	}
+	for _, m := range measured {
+		s.Probes = append(s.Probes, len(cg.Outputs))
+		cg.Outputs = append(cg.Outputs, TiledTensor{Shape: []int{}, DType: Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}})
+	}
+	st.carried = carried
+	s.next = st
+	return s, nil
+}
+
+// A measurement is what the first step of a node's staged rule emitted.
+type measurement struct {
+	node  int
+	carry []uint64
+	probe uint64
+}
+
+// set records n's grid, tiled in the current stage.
+func (st *stager) set(t *tiler, n *Node, tt *TiledTensor) error {
+	if err := checkTiled(n, tt); err != nil {
+		return err
+	}
+	t.tiled[n.ID] = tt
+	st.tiled[n.ID] = tt
+	st.done[n.ID] = true
+	return nil
+}
+
+// wasCarried reports whether node id came into this stage from an earlier
+// one (so an earlier stage returned it).
+func wasCarried(carried []int, id int) bool { return slices.Contains(carried, id) }
+
+// reinfer infers n again once its inputs' shapes are known: a reshape's
+// Unknown length becomes what the size leaves for it, and an index's
+// pending slices are resolved.
+func reinfer(n *Node) error {
+	if creationOps[n.Op] {
+		return nil
+	}
+	switch {
+	case n.Op == OpReshape && HasUnknown(n.Shape):
+		size, known := NumElements(n.Inputs[0].Shape), 1
+		for _, d := range n.Shape {
+			if d != Unknown {
+				known *= d
+			}
+		}
+		if known == 0 || size%known != 0 {
+			return fmt.Errorf("cannot reshape array of size %d into shape %s", size, FormatShape(n.Shape))
+		}
+		n.Shape = slices.Clone(n.Shape)
+		for i, d := range n.Shape {
+			if d == Unknown {
+				n.Shape[i] = size / known
+				break
+			}
+		}
+	case n.Op == OpSlice && n.Attrs.Pending != nil:
+		x := n.Inputs[0]
+		sl := make([]Slice, len(n.Attrs.Pending))
+		for ax, p := range n.Attrs.Pending {
+			s, err := p.resolve(x.Shape[ax], ax)
+			if err != nil {
+				return err
+			}
+			sl[ax] = s
+		}
+		n.Attrs.Slices, n.Attrs.Pending = sl, nil
+	}
+	return infer(n)
+}
+
+// resolve resolves the index p against an axis of length l.
+func (p PendingSlice) resolve(l, ax int) (Slice, error) {
+	switch {
+	case p.Int:
+		i := p.Lo
+		if i < 0 {
+			i += l
+		}
+		if i < 0 || i >= l {
+			return Slice{}, fmt.Errorf("index %d is out of bounds for axis %d with size %d", p.Lo, ax, l)
+		}
+		return Slice{Start: i, Step: 1, Len: 1}, nil
+	}
+	return sliceIndices(p.Lo, p.Hi, p.Step, p.HasLo, p.HasHi, p.HasStep, l), nil
+}
