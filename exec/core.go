@@ -148,7 +148,8 @@ type Core struct {
 	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
-	outBuf     Output // what out points to while a call is under way
+	outBuf     Output   // what out points to while a call is under way
+	sorted     []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -261,6 +262,7 @@ func (c *Core) WorkerUp(name string, slots int) Output {
 	if !ok {
 		w = &workerState{}
 		c.workers[name] = w
+		c.sorted = nil
 	}
 	w.slots = slots
 	if c.opts.Depth > 0 {
@@ -352,7 +354,7 @@ func (c *Core) dispatch() {
 // worker; it returns -1 when there is none.
 func (c *Core) next() (int, string) {
 	best, bestW := -1, ""
-	for name, h := range c.own {
+	for name, h := range c.own { // a map of few workers, empty once leaves are out
 		w, up := c.workers[name]
 		for h.len() > 0 {
 			k := h.top()
@@ -397,8 +399,11 @@ func (c *Core) next() (int, string) {
 // initial op that waits for another worker, one without room. Initial ops
 // read no input, so they cost nothing to move.
 func (c *Core) steal() (int, string) {
+	if len(c.own) == 0 {
+		return -1, ""
+	}
 	thief := ""
-	for _, name := range sortedKeys(c.workers) {
+	for _, name := range c.names() {
 		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
 			thief = name
 		}
@@ -433,7 +438,15 @@ func (c *Core) place(k int) string {
 	if o.attempt > 0 {
 		avoid = o.worker // retry elsewhere when there is elsewhere
 	}
-	return pickWorker(holders, nb, c.workers, avoid)
+	return pickWorker(holders, nb, c.workers, c.names(), avoid)
+}
+
+// names returns the workers' names, sorted; the slice is the core's.
+func (c *Core) names() []string {
+	if c.sorted == nil {
+		c.sorted = sortedKeys(c.workers)
+	}
+	return c.sorted
 }
 
 // send makes RunOp for op k on worker w, or for k's whole unit when k
@@ -742,6 +755,7 @@ func (c *Core) WorkerDown(name string) Output {
 		return c.end()
 	}
 	delete(c.workers, name)
+	c.sorted = nil
 	why := "worker " + name + " left"
 	var lost, inflight []int
 	for k := range c.ops {

@@ -552,7 +552,7 @@ func TestPickWorker(t *testing.T) {
 		{[]string{"c"}, []int64{1}, "c", "a"},
 		{[]string{"gone"}, []int64{100}, "", "c"},
 	} {
-		if got := pickWorker(tc.holders, tc.nbytes, ws, tc.avoid); got != tc.want {
+		if got := pickWorker(tc.holders, tc.nbytes, ws, sortedKeys(ws), tc.avoid); got != tc.want {
 			t.Errorf("pickWorker(%v, %v) = %s, want %s", tc.holders, tc.nbytes, got, tc.want)
 		}
 	}
