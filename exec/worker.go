@@ -569,7 +569,6 @@ func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
 // t's slot, or, when a more urgent op waits, as rest, for the queue. first
 // says whether t starts the slot's run.
 func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, next, rest *task) {
-	defer t.cancel()
 	if first {
 		t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	}
@@ -602,8 +601,17 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 		rest = next
 		next = nil
 	}
+	if next != nil && ctx.Err() == nil {
+		// The unit's next op runs in the same context: cancelling the op
+		// that runs cancels it, and the op after gets a new one.
+		next.ctx, next.cancel = t.ctx, t.cancel
+	} else {
+		t.cancel()
+		if next != nil {
+			next.ctx, next.cancel = context.WithCancel(w.ctx)
+		}
+	}
 	if next != nil {
-		next.ctx, next.cancel = context.WithCancel(w.ctx)
 		w.running[next.taskKey] = next
 	} else {
 		w.pump()
