@@ -60,9 +60,22 @@ func (c *Core) formUnits(assign map[int]string) {
 	n := len(c.g.Ops)
 	byRank := make([]int, n)
 	for k := range byRank {
-		byRank[k] = k
+		byRank[k] = -1
 	}
-	slices.SortFunc(byRank, func(a, b int) int { return c.rank[a] - c.rank[b] })
+	perm := true // rank is a permutation of the keys, as orders make it
+	for k, r := range c.rank {
+		if r < 0 || r >= n || byRank[r] >= 0 {
+			perm = false
+			break
+		}
+		byRank[r] = k
+	}
+	if !perm {
+		for k := range byRank {
+			byRank[k] = k
+		}
+		slices.SortStableFunc(byRank, func(a, b int) int { return c.rank[a] - c.rank[b] })
+	}
 	c.unitOf = make([]int32, n)
 	for k := range c.unitOf {
 		c.unitOf[k] = -1
