@@ -764,6 +764,10 @@ func (c *Core) WorkerDown(name string) Output {
 			continue
 		}
 		switch {
+		case o.sent && o.state == Unscheduled:
+			// An op of a unit still waiting for its inputs there: it never
+			// ran, so it is sent again later without counting a failure.
+			o.sent, o.inUnit = false, false
 		case o.sent:
 			o.sent, o.inUnit = false, false
 			inflight = append(inflight, k)

@@ -241,3 +241,32 @@ func TestWorkerRunsUnit(t *testing.T) {
 	w.Close()
 	checkGoroutines(t, g0)
 }
+
+// TestUnitWorkerLost loses the worker of a unit halfway: the op it was
+// running is retried, the ops waiting behind it are sent again without a
+// failure counted against them, alone this time, and the job succeeds.
+func TestUnitWorkerLost(t *testing.T) {
+	g := graph([][]int{nil, {0}, {1}, {2}})
+	h := newHarness(t, g, []int{3}, CoreOptions{UnitOps: 4, MaxAttempts: 2}, "w1", "w2")
+	h.apply(h.c.Start())
+	w := h.run(0).Worker
+	h.finish(0)
+	for k := range h.chunks {
+		if strings.HasSuffix(k, "@"+w) {
+			delete(h.chunks, k)
+		}
+	}
+	h.apply(h.c.WorkerDown(w))
+	for k, want := range []int{0, 1, 0, 0} {
+		if f := h.c.ops[k].failures; f != want {
+			t.Errorf("op %d has %d failures, want %d (only op 1 could have run)", k, f, want)
+		}
+	}
+	h.finishAll()
+	if !h.done || h.err != nil {
+		t.Fatalf("done %v, %v: %s", h.done, h.err, h.states())
+	}
+	if r := h.run(3); r.Unit != 0 || r.Attempt != 2 {
+		t.Errorf("op 3 resent as %+v, want alone, attempt 2", r)
+	}
+}
