@@ -420,3 +420,36 @@ func BenchmarkOptimizeGraph(b *testing.B) {
 		b.ReportMetric(float64(len(f.Ops)), "ops-out")
 	}
 }
+
+// BenchmarkW6 is rand(20000, 5000, chunks=(2000, 1000)) reduced along
+// each axis in one graph: fused, each chunk is drawn once and folded into
+// both partials.
+func BenchmarkW6(b *testing.B) {
+	spec := "x = rand(20000, 5000, chunks=(2000, 1000), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n"
+	for _, m := range []struct {
+		name string
+		opt  Options
+	}{
+		{"chain", Options{Fuse: true}},
+		{"fused", Options{Fuse: true, FuseExpr: true}},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				g, err := ParseSpec(spec, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cg, err := Tile(g, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := computeParallel(context.Background(), Optimize(cg, m.opt), nil, benchWorkers); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(1e8*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}

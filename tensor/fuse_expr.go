@@ -15,7 +15,7 @@ import (
 //
 // A group grows from a root (an elementwise op, or a reduction map op of a
 // supported reduction whose input is an elementwise op or a generator read
-// by nothing else) towards its inputs. An input op joins the group when it
+// by nothing else, by sibling maps only, or redrawn) towards its inputs. An input op joins the group when it
 //   - is an elementwise op or a random generator with the root's value
 //     shape, is no output of the graph, and every op that reads it is in the
 //     group; or
@@ -25,11 +25,21 @@ import (
 //     every group that reads it, since generating one of those values costs
 //     less than reading it back from memory.
 //
-// Random generators are not copied: a value costs two 64-bit hashes, more
-// than a read, so a random chunk read by several groups is made once and
-// read by each. A copied generator whose every reader was fused is dropped
-// from the graph. Every other input is read from its chunk, block by block,
-// without a copy (or broadcast into a register when its shape differs).
+// A random chunk read by several groups is made once and read by each,
+// but for rand and uniform chunks that are no outputs and have at most
+// maxRedraws readers: those are drawn again in every group that reads
+// them, since a value costs about a nanosecond to draw, less than writing
+// it to fresh memory and reading it back, and no chunk is held (normal
+// values, by Box–Muller, and randint's cost more). A copied or redrawn
+// generator whose every reader was fused is dropped from the graph. Every
+// other input is read from its chunk, block by block, without a copy (or
+// broadcast into a register when its shape differs).
+//
+// When all the readers of a value are map ops of reductions (x.sum(axis=0)
+// and x.mean(axis=1)), those maps join one group as its sibling roots: one
+// pass makes each block of the value once and folds it into every partial.
+// The group's expr op makes all the partials, packed one after the other
+// in a 1-D chunk, and an "expr.part" op per sibling cuts its own out.
 
 // Options select the graph optimizations Optimize applies.
 type Options struct {
@@ -64,7 +74,14 @@ var (
 		OpRand: true, OpRandn: true, OpRandint: true, OpUniform: true, OpNormal: true}
 	// copiedGens are the generators a group copies rather than shares.
 	copiedGens = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true}
+	// redrawnGens are the random generators a group draws again rather
+	// than reads, when their chunk is no output (then it exists anyway).
+	redrawnGens = map[string]bool{OpRand: true, OpUniform: true}
 )
+
+// maxRedraws bounds the groups that draw one random chunk again: past a
+// few, reading the chunk from memory costs less than drawing it in each.
+const maxRedraws = 4
 
 func init() {
 	for _, k := range elemUnaryOps {
@@ -102,8 +119,9 @@ const maxExprMembers = 256
 
 // An exprGroup is the set of ops one expr op replaces.
 type exprGroup struct {
-	root    int   // the op whose chunk the expr op makes
+	root    int   // the op whose chunk the expr op makes (the last sibling)
 	value   int   // the op whose values the program computes (root, or a map's input)
+	roots   []int // sibling map roots, ascending, root among them; nil for one root
 	shape   []int // the value shape: the program's iteration space
 	members []int // ascending keys, root included
 	inputs  []int // the chunks the program reads, ascending keys
@@ -153,6 +171,9 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	comp := newExprCompiler(cg, gr.class)
 	comp.reuse = reuse
 	var made opStack
+	// Groups of sibling roots are made at their first root, which comes
+	// before groups of later roots: they are kept apart from the stack.
+	var siblings map[int]*ChunkOp
 	refs := make([]int32, n) // readers left once the groups are made
 	kept := 0
 	for k := n - 1; k >= 0; k-- {
@@ -161,7 +182,16 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 		}
 		ins := cg.Ops[k].Inputs
 		if g := gr.grow(k); g != nil {
-			op := made.push()
+			var op *ChunkOp
+			if g.roots != nil {
+				if siblings == nil {
+					siblings = map[int]*ChunkOp{}
+				}
+				op = new(ChunkOp)
+				siblings[g.roots[0]] = op
+			} else {
+				op = made.push()
+			}
 			*op = comp.compile(g)
 			ins = op.Inputs
 		}
@@ -178,14 +208,27 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	newKey := refs
 	for k, op := range cg.Ops {
 		if owner[k] >= 0 && int(owner[k]) != k {
+			if g, ok := siblings[int(owner[k])]; ok && gr.partOffset(k) >= 0 {
+				newKey[k] = int32(len(out.Ops))
+				out.Ops = append(out.Ops, partOp(op, len(out.Ops), g.Key, gr.partOffset(k)))
+			}
 			continue
 		}
 		// Copied generators stay only when something still reads them.
-		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && copiedGens[op.Kind] && uses[k] > 0 {
+		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && (copiedGens[op.Kind] || redrawnGens[op.Kind]) && uses[k] > 0 {
 			continue // every reader copied it
 		}
 		var c *ChunkOp
-		if int(owner[k]) == k {
+		if g, ok := siblings[k]; ok && int(owner[k]) == k {
+			c = g
+			for i, in := range c.Inputs {
+				c.Inputs[i] = int(newKey[in])
+			}
+			c.Key = len(out.Ops)
+			out.Ops = append(out.Ops, c, partOp(op, c.Key+1, c.Key, 0))
+			newKey[k] = int32(c.Key + 1)
+			continue
+		} else if int(owner[k]) == k {
 			c = made.pop()
 			for i, in := range c.Inputs {
 				c.Inputs[i] = int(newKey[in]) // the group's own inputs
@@ -227,6 +270,76 @@ type exprGrower struct {
 	cands    []exprCand
 	inputs   []int
 	ints     intSlab
+	// readers[readAt[k]:readAt[k+1]] are the ops that read op k, made
+	// the first time a value with several readers may end a group.
+	readAt, readers []int32
+	// parts holds, for each sibling root, the offset of its partial in
+	// its group's packed output.
+	parts map[int]int
+}
+
+// readersOf returns the keys of the ops that read op k.
+func (gr *exprGrower) readersOf(k int) []int32 {
+	if gr.readAt == nil {
+		n := len(gr.cg.Ops)
+		gr.readAt = make([]int32, n+1)
+		for _, op := range gr.cg.Ops {
+			for _, in := range op.Inputs {
+				gr.readAt[in+1]++
+			}
+		}
+		for i := range n {
+			gr.readAt[i+1] += gr.readAt[i]
+		}
+		gr.readers = make([]int32, gr.readAt[n])
+		next := slices.Clone(gr.readAt[:n])
+		for _, op := range gr.cg.Ops {
+			for _, in := range op.Inputs {
+				gr.readers[next[in]] = int32(op.Key)
+				next[in]++
+			}
+		}
+	}
+	return gr.readers[gr.readAt[k]:gr.readAt[k+1]]
+}
+
+// siblings sets g.roots to the readers of x when every one is a map op of
+// an expr reduction making partials of dtype dt, none yet in a group, and
+// reports whether they are; their partials' offsets go to gr.parts.
+func (gr *exprGrower) siblings(g *exprGroup, x int, dt DType) bool {
+	rs := gr.readersOf(x)
+	if len(rs) != int(gr.uses[x]) || len(rs) > maxExprMembers/2 {
+		return false // an op reads x twice, or the group would be too large
+	}
+	for _, r := range rs {
+		op := gr.cg.Ops[r]
+		if _, ok := exprMapOp(op); !ok || gr.owner[r] >= 0 || op.DType != dt {
+			return false
+		}
+	}
+	g.roots = g.roots[:0]
+	for _, r := range rs {
+		g.roots = append(g.roots, int(r))
+	}
+	slices.Sort(g.roots)
+	if gr.parts == nil {
+		gr.parts = map[int]int{}
+	}
+	off := 0
+	for _, r := range g.roots {
+		gr.parts[r] = off
+		off += NumElements(gr.cg.Ops[r].Shape)
+	}
+	return true
+}
+
+// partOffset is the offset of sibling root k's partial in its group's
+// output, or -1 when k is none.
+func (gr *exprGrower) partOffset(k int) int {
+	if off, ok := gr.parts[k]; ok {
+		return off
+	}
+	return -1
 }
 
 // grow builds the group rooted at op root, marking the ops it absorbs in
@@ -236,19 +349,36 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	cg, uses, isOutput, owner := gr.cg, gr.uses, gr.isOutput, gr.owner
 	op := cg.Ops[root]
 	g := &gr.g
-	*g = exprGroup{root: root, value: root, members: g.members[:0]}
+	*g = exprGroup{root: root, value: root, members: g.members[:0], roots: g.roots[:0]}
+	multi := false
 	if _, ok := exprMapOp(op); ok {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
-		if gr.class[x] == 0 || uses[x] != 1 || isOutput[x] || owner[x] >= 0 {
+		if gr.class[x] == 0 || isOutput[x] || owner[x] >= 0 {
 			return nil
 		}
 		if gr.class[x] == classGen && xo.Kind == OpFull && NumElements(xo.Shape) == 1 && len(xo.Shape) == 0 {
 			return nil // a reduction of a 0-d literal: nothing to stream
 		}
+		if uses[x] != 1 {
+			switch {
+			case gr.siblings(g, x, op.DType):
+				multi = true
+			case gr.class[x] != classGen || !redrawnGens[xo.Kind] || uses[x] > maxRedraws:
+				return nil
+			}
+		}
 		g.value = x
 	} else if gr.class[root] != classElem {
 		return nil
+	}
+	// The ops a group absorbs are marked with the key it is made at: its
+	// first sibling root, or its root.
+	at := int32(root)
+	if !multi {
+		g.roots = nil
+	} else {
+		at = int32(g.roots[0])
 	}
 	g.shape = cg.Ops[g.value].Shape
 	// A candidate is met only until it is decided: its readers, all
@@ -272,7 +402,12 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			use(in)
 		}
 	}
-	if g.value != root {
+	if multi {
+		g.members = append(g.members, g.roots...)
+		for range g.roots {
+			use(g.value)
+		}
+	} else if g.value != root {
 		g.members = append(g.members, root)
 		use(g.value)
 	} else {
@@ -300,10 +435,13 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 			add(c)
 		case gen && copiedGens[co.Kind] && slices.Equal(co.Shape, g.shape):
 			add(c)
+		case gen && redrawnGens[co.Kind] && !isOutput[c] && slices.Equal(co.Shape, g.shape) &&
+			inner < int(uses[c]) && uses[c] <= maxRedraws:
+			add(c) // drawn again: other groups read it too
 		case class[c] != 0 && slices.Equal(co.Shape, g.shape) &&
 			!isOutput[c] && owner[c] < 0 && inner == int(uses[c]):
 			add(c)
-			owner[c] = int32(root)
+			owner[c] = at
 		default:
 			inputs = append(inputs, c)
 			continue
@@ -314,10 +452,13 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	if fused == 0 && g.value == root {
 		return nil
 	}
-	if g.value != root {
-		owner[g.value] = int32(root)
+	if g.value != root && (multi || uses[g.value] == 1) {
+		owner[g.value] = at // else drawn again, as other groups read it
 	}
-	owner[root] = int32(root)
+	owner[root] = at
+	for _, r := range g.roots {
+		owner[r] = at
+	}
 	slices.Sort(g.members)
 	g.inputs = gr.ints.clone(inputs)
 	slices.Sort(g.inputs)

@@ -120,15 +120,11 @@ func uniformFill(d []float64, s randStream, c uint64) {
 	d, c = d[n:], c+uint64(n)
 	const m1, m2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 	const unit = 1.0 / (1 << 53)
-	k1 := s.k1
-	z := c*golden + s.k0
+	z := c*golden + s.k
 	g := uint64(golden)
 	for j := range d {
 		x := z
 		z += g
-		x = (x ^ x>>30) * m1
-		x = (x ^ x>>27) * m2
-		x = x ^ x>>31 ^ k1
 		x = (x ^ x>>30) * m1
 		x = (x ^ x>>27) * m2
 		d[j] = float64(int64((x^x>>31)>>11)) * unit

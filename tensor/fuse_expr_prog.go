@@ -105,7 +105,8 @@ type exprCompiler struct {
 	val     []regOf // the register holding each op's values
 	casts   []regOf // key: a register and a dtype, as r<<8 | dtype
 	members []string
-	last    []int // allocate's scratch
+	reds    []ExprInstr // the reduce instructions of sibling roots
+	last    []int       // allocate's scratch
 	phys    []int
 	free    []int
 
@@ -223,7 +224,7 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	for _, k := range g.members {
 		op := cg.Ops[k]
 		c.members = append(c.members, op.Kind)
-		if k == g.root && g.value != g.root {
+		if g.value != g.root && g.isRoot(k) {
 			continue
 		}
 		switch {
@@ -251,33 +252,17 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 			c.val = append(c.val, regOf{k, c.emit(ExprInstr{Op: exprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
 		}
 	}
-	root := cg.Ops[g.root]
 	if g.value != g.root {
-		args := root.Args.(ReduceArgs)
-		v, _ := lookupReg(c.val, g.value)
-		var src []int
-		switch args.Op {
-		case OpCountNonzero:
-			v = c.cast(c.cast(v, Bool), Int64)
-		case OpMean, OpVar, OpStd:
-			v = c.cast(v, Float64)
-		case OpNanmean:
-			v = c.cast(v, Float64)
-			z := c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: Float64})
-			src = c.src(z, v) // sums without NaNs; counts of what is not NaN
-			v = z
-		case OpNansum:
-			v = c.cast(v, root.DType)
-			if root.DType.IsFloat() {
-				v = c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: root.DType})
-			}
-		default:
-			v = c.cast(v, root.DType)
+		// The reductions end the program, each sibling's after the
+		// instructions that make its operands.
+		c.reds = c.reds[:0]
+		if g.roots == nil {
+			c.reduction(g.root)
 		}
-		if src == nil {
-			src = c.src(v)
+		for _, r := range g.roots {
+			c.reduction(r)
 		}
-		c.code = append(c.code, ExprInstr{Op: exprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
+		c.code = append(c.code, c.reds...)
 	} else {
 		c.code[len(c.code)-1].Dst = -1 // the root writes the output chunk
 	}
@@ -286,13 +271,68 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	c.prev.prog = p
 	c.prev.members = append(c.prev.members[:0], g.members...)
 	c.prev.inputs = append(c.prev.inputs[:0], g.inputs...)
+	c.prev.roots = append(c.prev.roots[:0], g.roots...)
+	c.prev.multi = g.roots != nil
 	c.prev.value, c.prev.root, c.prev.shape = g.value, g.root, g.shape
 	return c.makeOp(g, p)
+}
+
+// isRoot reports whether op k is g's root or one of its sibling roots.
+func (g *exprGroup) isRoot(k int) bool {
+	return k == g.root || slices.Contains(g.roots, k)
+}
+
+// reduction emits the instructions that cast the group's values for map
+// op k, and appends its reduce instruction to c.reds.
+func (c *exprCompiler) reduction(k int) {
+	root := c.cg.Ops[k]
+	args := root.Args.(ReduceArgs)
+	v, _ := lookupReg(c.val, c.g.value)
+	var src []int
+	switch args.Op {
+	case OpCountNonzero:
+		v = c.cast(c.cast(v, Bool), Int64)
+	case OpMean:
+		// The mean of booleans adds their bytes, exactly as it would add
+		// them cast to float64, but without the cast.
+		if c.dtypes[v] != Bool {
+			v = c.cast(v, Float64)
+		}
+	case OpVar, OpStd:
+		v = c.cast(v, Float64)
+	case OpNanmean:
+		v = c.cast(v, Float64)
+		z := c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: Float64})
+		src = c.src(z, v) // sums without NaNs; counts of what is not NaN
+		v = z
+	case OpNansum:
+		v = c.cast(v, root.DType)
+		if root.DType.IsFloat() {
+			v = c.emit(ExprInstr{Op: exprNaN0, Src: c.src(v), DType: root.DType})
+		}
+	default:
+		v = c.cast(v, root.DType)
+	}
+	if src == nil {
+		src = c.src(v)
+	}
+	c.reds = append(c.reds, ExprInstr{Op: exprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
 }
 
 // makeOp makes the expr op that runs p for g.
 func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
 	root := c.cg.Ops[g.root]
+	shape := root.Shape
+	if g.roots != nil {
+		// The sibling partials, packed one after the other.
+		root = c.cg.Ops[g.roots[0]]
+		n := 0
+		for _, r := range g.roots {
+			n += NumElements(c.cg.Ops[r].Shape)
+		}
+		shape = c.ints.take(1)
+		shape[0] = n
+	}
 	args := ExprArgs{Shape: g.shape, Block: exprBlock, Regs: p.regs, Code: p.code, Members: p.members}
 	// The offsets of the generators, in the order compile emits them.
 	n := 0
@@ -309,15 +349,16 @@ func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
 			}
 		}
 	}
-	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: root.Shape, DType: root.DType, Args: args, Node: root.Node}
+	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: shape, DType: root.DType, Args: args, Node: root.Node}
 }
 
 // A prevGroup is the group compiled last, and its program.
 type prevGroup struct {
-	prog            exprProgram
-	members, inputs []int
-	value, root     int
-	shape           []int
+	prog                   exprProgram
+	members, inputs, roots []int
+	multi                  bool // roots are siblings
+	value, root            int
+	shape                  []int
 }
 
 // sameAsLast reports whether g compiles to the program of the group
@@ -330,14 +371,19 @@ type prevGroup struct {
 func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
 	l := &c.prev
 	if l.prog.code == nil || len(l.members) != len(g.members) || len(l.inputs) != len(g.inputs) ||
-		(l.value == l.root) != (g.value == g.root) || !slices.Equal(l.shape, g.shape) {
+		(l.value == l.root) != (g.value == g.root) || !slices.Equal(l.shape, g.shape) ||
+		l.multi != (g.roots != nil) || len(l.roots) != len(g.roots) {
 		return false
+	}
+	lg := exprGroup{root: l.root, roots: l.roots}
+	if !l.multi {
+		lg.roots = nil
 	}
 	cg := c.cg
 	for i, k := range g.members {
 		lk := l.members[i]
 		a, b := cg.Ops[lk], cg.Ops[k]
-		if (lk == l.root) != (k == g.root) || (lk == l.value) != (k == g.value) ||
+		if lg.isRoot(lk) != g.isRoot(k) || (lk == l.value) != (k == g.value) ||
 			c.class[lk] != c.class[k] || !sameOpButOffset(a, b) {
 			return false
 		}

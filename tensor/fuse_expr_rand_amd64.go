@@ -6,7 +6,7 @@ var useAVX2 = useAVX && cpuidAVX2()
 func cpuidAVX2() bool
 
 //go:noescape
-func uniformAVX2(d []float64, lanes *[4]uint64, step, k1 uint64)
+func uniformAVX2(d []float64, lanes *[4]uint64, step uint64)
 
 // uniformWide fills as many leading elements of d as it can, four at a
 // time, with uniformFill's values, and returns how many.
@@ -16,8 +16,8 @@ func uniformWide(d []float64, s randStream, c uint64) int {
 		return 0
 	}
 	g := uint64(golden)
-	z := c*golden + s.k0
+	z := c*golden + s.k
 	lanes := [4]uint64{z, z + g, z + 2*g, z + 3*g}
-	uniformAVX2(d[:n], &lanes, 4*g, s.k1)
+	uniformAVX2(d[:n], &lanes, 4*g)
 	return n
 }

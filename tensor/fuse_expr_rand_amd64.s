@@ -1,44 +1,44 @@
 #include "textflag.h"
 
-// func uniformAVX2(d []float64, lanes *[4]uint64, step, k1 uint64)
+// func uniformAVX2(d []float64, lanes *[4]uint64, step uint64)
 //
 // The uniform values of randStream.uniform, four at a time: lane i of
-// *lanes holds the first hash input (counter*golden + k0) of d[i], and
-// each next four values' inputs are step (4*golden) further. AVX2 has no
-// 64-bit multiply, so each product x*m is formed from 32-bit halves:
+// *lanes holds the hash input (counter*golden + key) of d[i], and each next
+// four values' inputs are step (4*golden) further. AVX2 has no 64-bit
+// multiply, so each product x*m is formed from 32-bit halves:
 // lo(x)*lo(m) + (hi(x)*lo(m) + lo(x)*hi(m))<<32, which is x*m modulo 2^64.
-// The 53 random bits v convert to float64 exactly as 2*(v>>1) + (v&1),
-// each half through the 2^52 exponent trick, and scale by 2^-53 exactly:
-// the values are those of the scalar code bit for bit. len(d) is a
-// multiple of 4.
-TEXT ·uniformAVX2(SB), NOSPLIT, $0-48
+// The 53 random bits v = x>>11 convert to float64 exactly: their top 52
+// bits as the mantissa of a number in [1, 2), less 1, plus 2^-53 when the
+// lowest is set (a sum that is exact, since the first term is a multiple
+// of 2^-52 below 1): the values are those of the scalar code bit for bit.
+// len(d) is a multiple of 4.
+TEXT ·uniformAVX2(SB), NOSPLIT, $0-40
 	MOVQ d_base+0(FP), DI
 	MOVQ d_len+8(FP), CX
 	MOVQ lanes+24(FP), SI
 	VMOVDQU (SI), Y15
 	VPBROADCASTQ step+32(FP), Y14
-	VPBROADCASTQ k1+40(FP), Y9
-	MOVQ $-4658895280553007687, AX
-	MOVQ AX, X13
+	MOVQ $-4658895280553007687, AX // 0xBF58476D1CE4E5B9
+	VMOVQ AX, X13
 	VPBROADCASTQ X13, Y13
-	MOVQ $3210233709, AX
-	MOVQ AX, X12
+	MOVQ $3210233709, AX // its high half
+	VMOVQ AX, X12
 	VPBROADCASTQ X12, Y12
-	MOVQ $-7723592293110705685, AX
-	MOVQ AX, X11
+	MOVQ $-7723592293110705685, AX // 0x94D049BB133111EB
+	VMOVQ AX, X11
 	VPBROADCASTQ X11, Y11
-	MOVQ $2496678331, AX
-	MOVQ AX, X10
+	MOVQ $2496678331, AX // its high half
+	VMOVQ AX, X10
 	VPBROADCASTQ X10, Y10
-	MOVQ $4841369599423283200, AX
-	MOVQ AX, X8
+	MOVQ $0x3FF0000000000000, AX // 1.0
+	VMOVQ AX, X9
+	VPBROADCASTQ X9, Y9
+	MOVQ $0x800, AX // bit 11: the lowest of the 53
+	VMOVQ AX, X8
 	VPBROADCASTQ X8, Y8
-	MOVQ $1, AX
-	MOVQ AX, X6
-	VPBROADCASTQ X6, Y6
-	MOVQ $4368491638549381120, AX
-	MOVQ AX, X5
-	VPBROADCASTQ X5, Y5
+	MOVQ $0x3CA0000000000000, AX // 2^-53
+	VMOVQ AX, X7
+	VPBROADCASTQ X7, Y7
 	XORQ AX, AX
 	MOVQ CX, BX
 	ANDQ $-8, BX
@@ -58,13 +58,13 @@ loop:
 	VPMULUDQ Y13, Y0, Y1
 	VPMULUDQ Y13, Y3, Y4
 	VPSRLQ   $32, Y0, Y2
-	VPSRLQ   $32, Y3, Y7
+	VPSRLQ   $32, Y3, Y5
 	VPMULUDQ Y13, Y2, Y2
-	VPMULUDQ Y13, Y7, Y7
+	VPMULUDQ Y13, Y5, Y5
 	VPMULUDQ Y12, Y0, Y0
 	VPMULUDQ Y12, Y3, Y3
 	VPADDQ   Y2, Y0, Y0
-	VPADDQ   Y7, Y3, Y3
+	VPADDQ   Y5, Y3, Y3
 	VPSLLQ   $32, Y0, Y0
 	VPSLLQ   $32, Y3, Y3
 	VPADDQ   Y1, Y0, Y0
@@ -76,13 +76,13 @@ loop:
 	VPMULUDQ Y11, Y0, Y1
 	VPMULUDQ Y11, Y3, Y4
 	VPSRLQ   $32, Y0, Y2
-	VPSRLQ   $32, Y3, Y7
+	VPSRLQ   $32, Y3, Y5
 	VPMULUDQ Y11, Y2, Y2
-	VPMULUDQ Y11, Y7, Y7
+	VPMULUDQ Y11, Y5, Y5
 	VPMULUDQ Y10, Y0, Y0
 	VPMULUDQ Y10, Y3, Y3
 	VPADDQ   Y2, Y0, Y0
-	VPADDQ   Y7, Y3, Y3
+	VPADDQ   Y5, Y3, Y3
 	VPSLLQ   $32, Y0, Y0
 	VPSLLQ   $32, Y3, Y3
 	VPADDQ   Y1, Y0, Y0
@@ -91,69 +91,21 @@ loop:
 	VPSRLQ $31, Y3, Y4
 	VPXOR  Y1, Y0, Y0
 	VPXOR  Y4, Y3, Y3
-	VPXOR  Y9, Y0, Y0
-	VPXOR  Y9, Y3, Y3
-	VPSRLQ $30, Y0, Y1
-	VPSRLQ $30, Y3, Y4
-	VPXOR  Y1, Y0, Y0
-	VPXOR  Y4, Y3, Y3
-	VPMULUDQ Y13, Y0, Y1
-	VPMULUDQ Y13, Y3, Y4
-	VPSRLQ   $32, Y0, Y2
-	VPSRLQ   $32, Y3, Y7
-	VPMULUDQ Y13, Y2, Y2
-	VPMULUDQ Y13, Y7, Y7
-	VPMULUDQ Y12, Y0, Y0
-	VPMULUDQ Y12, Y3, Y3
-	VPADDQ   Y2, Y0, Y0
-	VPADDQ   Y7, Y3, Y3
-	VPSLLQ   $32, Y0, Y0
-	VPSLLQ   $32, Y3, Y3
-	VPADDQ   Y1, Y0, Y0
-	VPADDQ   Y4, Y3, Y3
-	VPSRLQ $27, Y0, Y1
-	VPSRLQ $27, Y3, Y4
-	VPXOR  Y1, Y0, Y0
-	VPXOR  Y4, Y3, Y3
-	VPMULUDQ Y11, Y0, Y1
-	VPMULUDQ Y11, Y3, Y4
-	VPSRLQ   $32, Y0, Y2
-	VPSRLQ   $32, Y3, Y7
-	VPMULUDQ Y11, Y2, Y2
-	VPMULUDQ Y11, Y7, Y7
-	VPMULUDQ Y10, Y0, Y0
-	VPMULUDQ Y10, Y3, Y3
-	VPADDQ   Y2, Y0, Y0
-	VPADDQ   Y7, Y3, Y3
-	VPSLLQ   $32, Y0, Y0
-	VPSLLQ   $32, Y3, Y3
-	VPADDQ   Y1, Y0, Y0
-	VPADDQ   Y4, Y3, Y3
-	VPSRLQ $31, Y0, Y1
-	VPSRLQ $31, Y3, Y4
-	VPXOR  Y1, Y0, Y0
-	VPXOR  Y4, Y3, Y3
-	VPSRLQ $12, Y0, Y1
-	VPOR   Y8, Y1, Y1
-	VSUBPD Y8, Y1, Y1
-	VADDPD Y1, Y1, Y1
-	VPSRLQ $11, Y0, Y2
-	VPAND  Y6, Y2, Y2
-	VPOR   Y8, Y2, Y2
-	VSUBPD Y8, Y2, Y2
-	VADDPD Y2, Y1, Y1
-	VMULPD Y5, Y1, Y1
+	VPSRLQ  $12, Y0, Y1
+	VPSRLQ  $12, Y3, Y4
+	VPOR    Y9, Y1, Y1
+	VPOR    Y9, Y4, Y4
+	VSUBPD  Y9, Y1, Y1
+	VSUBPD  Y9, Y4, Y4
+	VPAND   Y8, Y0, Y2
+	VPAND   Y8, Y3, Y5
+	VPCMPEQQ Y8, Y2, Y2
+	VPCMPEQQ Y8, Y5, Y5
+	VPAND   Y7, Y2, Y2
+	VPAND   Y7, Y5, Y5
+	VADDPD  Y2, Y1, Y1
+	VADDPD  Y5, Y4, Y4
 	VMOVUPD Y1, 0(DI)(AX*8)
-	VPSRLQ $12, Y3, Y4
-	VPOR   Y8, Y4, Y4
-	VSUBPD Y8, Y4, Y4
-	VADDPD Y4, Y4, Y4
-	VPSRLQ $11, Y3, Y7
-	VPAND  Y6, Y7, Y7
-	VPOR   Y8, Y7, Y7
-	VSUBPD Y8, Y7, Y7
-	VADDPD Y7, Y4, Y4
-	VMULPD Y5, Y4, Y4
 	VMOVUPD Y4, 32(DI)(AX*8)
 	ADDQ $8, AX
 	JMP  loop
@@ -183,37 +135,13 @@ single:
 	VPADDQ   Y1, Y0, Y0
 	VPSRLQ $31, Y0, Y1
 	VPXOR  Y1, Y0, Y0
-	VPXOR  Y9, Y0, Y0
-	VPSRLQ $30, Y0, Y1
-	VPXOR  Y1, Y0, Y0
-	VPMULUDQ Y13, Y0, Y1
-	VPSRLQ   $32, Y0, Y2
-	VPMULUDQ Y13, Y2, Y2
-	VPMULUDQ Y12, Y0, Y0
-	VPADDQ   Y2, Y0, Y0
-	VPSLLQ   $32, Y0, Y0
-	VPADDQ   Y1, Y0, Y0
-	VPSRLQ $27, Y0, Y1
-	VPXOR  Y1, Y0, Y0
-	VPMULUDQ Y11, Y0, Y1
-	VPSRLQ   $32, Y0, Y2
-	VPMULUDQ Y11, Y2, Y2
-	VPMULUDQ Y10, Y0, Y0
-	VPADDQ   Y2, Y0, Y0
-	VPSLLQ   $32, Y0, Y0
-	VPADDQ   Y1, Y0, Y0
-	VPSRLQ $31, Y0, Y1
-	VPXOR  Y1, Y0, Y0
-	VPSRLQ $12, Y0, Y1
-	VPOR   Y8, Y1, Y1
-	VSUBPD Y8, Y1, Y1
-	VADDPD Y1, Y1, Y1
-	VPSRLQ $11, Y0, Y2
-	VPAND  Y6, Y2, Y2
-	VPOR   Y8, Y2, Y2
-	VSUBPD Y8, Y2, Y2
-	VADDPD Y2, Y1, Y1
-	VMULPD Y5, Y1, Y1
+	VPSRLQ  $12, Y0, Y1
+	VPOR    Y9, Y1, Y1
+	VSUBPD  Y9, Y1, Y1
+	VPAND   Y8, Y0, Y2
+	VPCMPEQQ Y8, Y2, Y2
+	VPAND   Y7, Y2, Y2
+	VADDPD  Y2, Y1, Y1
 	VMOVUPD Y1, 0(DI)(AX*8)
 	ADDQ $4, AX
 	JMP  single

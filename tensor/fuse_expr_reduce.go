@@ -1,8 +1,10 @@
 package tensor
 
 import (
+	"context"
+	"encoding/binary"
+	"encoding/gob"
 	"fmt"
-	"slices"
 )
 
 // An exprReducer accumulates the partial of a reduction map from the
@@ -31,11 +33,16 @@ type exprReducer struct {
 	extent  int   // elements reduced into each accumulator
 	strides []int // of the accumulator over the value shape's axes
 	seg     int
+	keep    []int // the partial's shape
+	pdt     DType // and dtype
+	src     DType // the values' dtype
+	bytes   bool  // a mean of booleans: their bytes add into float64 sums
 }
 
 // newExprReducer checks a reduce instruction reading registers of dtypes
-// src against op, the map op it stands for, and the value shape.
-func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exprReducer, error) {
+// src against the value shape, for a map op making partials of dtype dt.
+// The machine checks the partial's shape (keep) against its op.
+func newExprReducer(dt DType, ins *ExprInstr, src []DType, shape []int) (*exprReducer, error) {
 	if !exprReductions[ins.Kind] {
 		return nil, fmt.Errorf("unsupported reduction")
 	}
@@ -54,8 +61,8 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 		reduced[ax] = true
 	}
 	keep, extent := keepShape(shape, reduced)
-	pdt, fields := partialSpec(ins.Kind, src[0], op.DType)
-	accDT := op.DType
+	pdt, fields := partialSpec(ins.Kind, src[0], dt)
+	accDT := dt
 	mop := ins.Kind
 	switch ins.Kind {
 	case OpMean, OpNanmean:
@@ -70,13 +77,14 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 	if fields > 1 {
 		keep = append(keep, fields)
 	}
+	bytes := ins.Kind == OpMean && src[0] == Bool
 	for _, dt := range src {
-		if dt != accDT {
+		if dt != accDT && !bytes {
 			return nil, fmt.Errorf("reduces %v values, not %v", dt, accDT)
 		}
 	}
-	if pdt != op.DType || !slices.Equal(keep, op.Shape) {
-		return nil, fmt.Errorf("%v values make a partial of %v%v, op says %v%v", src[0], pdt, keep, op.DType, op.Shape)
+	if pdt != dt {
+		return nil, fmt.Errorf("%v values make a partial of %v, op says %v", src[0], pdt, dt)
 	}
 	nout := NumElements(keep) / fields
 	if extent == 0 && nout > 0 {
@@ -85,7 +93,7 @@ func newExprReducer(op *ChunkOp, ins *ExprInstr, src []DType, shape []int) (*exp
 			return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", ins.Kind)
 		}
 	}
-	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent}
+	r := &exprReducer{op: ins.Kind, es: accDT.Size(), extent: extent, keep: keep, pdt: pdt, src: src[0], bytes: bytes}
 	if mop != "" {
 		m, err := monoidFor(mop, accDT)
 		if err != nil {
@@ -132,6 +140,10 @@ func (r *exprReducer) start(out *Array) error {
 // element into a run of accumulators). orig holds nanmean's values with
 // their NaNs.
 func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
+	if r.bytes {
+		r.addBytes(l, vals)
+		return
+	}
 	es := r.es
 	step := l.step(r.seg)
 	for s := 0; s < l.nseg; s++ {
@@ -149,6 +161,10 @@ func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
 			view[float64](r.acc)[o] += pairwiseSumF64(view[float64](row))
 		case step == 0:
 			r.m.inner(r.acc, o, row)
+		case step == 1 && r.fsum:
+			// The monoid's loop, packed: the same additions.
+			acc := view[float64](r.acc[o*es : (o+cnt)*es])
+			addF64(acc, acc, view[float64](row))
 		case step == 1:
 			r.m.outer(r.acc[o*es:(o+cnt)*es], row)
 		default:
@@ -158,6 +174,50 @@ func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
 			}
 		}
 	}
+}
+
+// addBytes folds a block of booleans into float64 sums. The sum of a
+// segment's bytes is an integer below 2^53, which float64 holds exactly:
+// the float64 additions of the values cast would give it too, so the
+// partials are those of the cast values bit for bit.
+func (r *exprReducer) addBytes(l *segLayout, vals []byte) {
+	acc := view[float64](r.acc)
+	step := l.step(r.seg)
+	for s := 0; s < l.nseg; s++ {
+		pos, cnt, o := l.pos[s], l.cnt[s], l.val[r.seg][s]
+		row := vals[pos : pos+cnt]
+		switch {
+		case step == 0 && r.cascade != nil:
+			r.cascade.push(float64(sumBytes(row)))
+		case step == 0:
+			acc[o] += float64(sumBytes(row))
+		default:
+			for j, v := range row {
+				acc[o+j*step] += float64(v)
+			}
+		}
+	}
+}
+
+// sumBytes is the sum of b's bytes, eight at a time: the even and the odd
+// bytes of each word add into 16-bit lanes, which 128 words cannot fill.
+func sumBytes(b []byte) int {
+	const even = 0x00FF00FF00FF00FF
+	total := 0
+	for len(b) >= 8 {
+		n := min(len(b)/8, 128)
+		var lanes uint64
+		for i := range n {
+			w := binary.LittleEndian.Uint64(b[8*i:])
+			lanes += w&even + w>>8&even
+		}
+		total += int(lanes&0xFFFF + lanes>>16&0xFFFF + lanes>>32&0xFFFF + lanes>>48)
+		b = b[8*n:]
+	}
+	for _, v := range b {
+		total += int(v)
+	}
+	return total
 }
 
 // countNumbers adds to counts the values of row that are not NaN: all into
@@ -227,4 +287,52 @@ func (r *exprReducer) finish(out *Array) {
 			p[2*i+1] = r.counts[i]
 		}
 	}
+}
+
+// PartArgs are the arguments of an "expr.part" op: its chunk is the
+// elements of its input from Offset on, as many as its shape holds, of its
+// dtype. It cuts a sibling reduction's partial out of the packed output of
+// the expr op that made them all.
+type PartArgs struct {
+	Offset int
+}
+
+func init() {
+	gob.Register(PartArgs{})
+	kernels[exprPart] = partKernel
+}
+
+// exprPart is the kind of the ops that cut a partial out of a packed one.
+const exprPart = "expr.part"
+
+// partOp is op key: it cuts sibling root op's partial, at element offset
+// off, out of the output of expr op in.
+func partOp(op *ChunkOp, key, in, off int) *ChunkOp {
+	return &ChunkOp{Key: key, Kind: exprPart, Inputs: []int{in}, Shape: op.Shape, DType: op.DType,
+		Args: PartArgs{Offset: off}, Node: op.Node}
+}
+
+func partKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+	args, ok := op.Args.(PartArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if err := checkOp(op); err != nil {
+		return nil, err
+	}
+	if len(in) != 1 || in[0] == nil {
+		return nil, fmt.Errorf("takes 1 input, got %d", len(in))
+	}
+	src := in[0]
+	if err := src.Check(); err != nil {
+		return nil, fmt.Errorf("input 0: %w", err)
+	}
+	n := NumElements(op.Shape)
+	if src.DType != op.DType || args.Offset < 0 || args.Offset > src.Len() || n > src.Len()-args.Offset {
+		return nil, fmt.Errorf("%d elements at %d of an input of %v%v, want %v", n, args.Offset, src.DType, src.Shape, op.DType)
+	}
+	out := NewArray(op.DType, op.Shape)
+	es := op.DType.Size()
+	copy(out.Data, src.Data[args.Offset*es:(args.Offset+n)*es])
+	return out, nil
 }

@@ -45,6 +45,7 @@ type exprStep struct {
 	srcDT     DType   // cast: the source's dtype
 	dstA      Array   // cast: scratch headers
 	srcA      Array
+	red       *exprReducer // reduce
 }
 
 // An exprMachine runs one program over one op's input chunks.
@@ -55,8 +56,8 @@ type exprMachine struct {
 	views [][]byte // each register's current block
 	bufs  []*[]byte
 	lay   *segLayout
-	red   *exprReducer
-	gens  int // gen instructions prepared so far
+	reds  []*exprReducer // of the reduce instructions, in order
+	gens  int            // gen instructions prepared so far
 }
 
 func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
@@ -134,7 +135,9 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 	last := args.Code[len(args.Code)-1]
 	switch {
 	case last.Op == exprReduce:
-		// checked by prepare
+		if err := m.checkPartials(op); err != nil {
+			return nil, err
+		}
 	case last.Op == exprElem && last.Dst == -1:
 		if last.DType != op.DType || !slices.Equal(op.Shape, args.Shape) {
 			return nil, fmt.Errorf("program makes %v%v, op says %v%v", last.DType, args.Shape, op.DType, op.Shape)
@@ -142,15 +145,37 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 	default:
 		return nil, fmt.Errorf("program ends in %s, not in an elementwise op writing the output or a reduction", last.Op)
 	}
-	if m.red != nil {
-		strides = append(strides, m.red.strides)
+	for _, r := range m.reds {
+		r.seg = len(strides)
+		strides = append(strides, r.strides)
 		bases = append(bases, 0)
 	}
 	m.lay = newSegLayout(args.Shape, strides, bases, min(args.Block, m.n)) // no block is longer
-	if m.red != nil {
-		m.red.seg = len(strides) - 1
-	}
 	return m, nil
+}
+
+// checkPartials checks the partials the reduce instructions make against
+// op's chunk: one reduction makes it, several make it packed, a 1-D
+// chunk of their elements one after the other, all of op's dtype.
+func (m *exprMachine) checkPartials(op *ChunkOp) error {
+	if len(m.reds) == 1 {
+		r := m.reds[0]
+		if r.pdt != op.DType || !slices.Equal(r.keep, op.Shape) {
+			return fmt.Errorf("%v values make a partial of %v%v, op says %v%v", r.src, r.pdt, r.keep, op.DType, op.Shape)
+		}
+		return nil
+	}
+	n := 0
+	for i, r := range m.reds {
+		if r.pdt != op.DType {
+			return fmt.Errorf("reduction %d makes a partial of %v, op says %v", i, r.pdt, op.DType)
+		}
+		n += NumElements(r.keep)
+	}
+	if len(op.Shape) != 1 || op.Shape[0] != n {
+		return fmt.Errorf("%d reductions make %d elements, op says %v", len(m.reds), n, op.Shape)
+	}
+	return nil
 }
 
 func checkExprShape(shape []int) error {
@@ -179,11 +204,11 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 	if !ins.DType.Valid() {
 		return fmt.Errorf("invalid dtype %v", ins.DType)
 	}
-	if ins.Dst < -1 || ins.Dst >= args.Regs || ins.Dst == -1 && !(i == len(args.Code)-1 && (ins.Op == exprElem || ins.Op == exprReduce)) {
+	if ins.Dst < -1 || ins.Dst >= args.Regs || ins.Dst == -1 && !(i == len(args.Code)-1 && ins.Op == exprElem || ins.Op == exprReduce) {
 		return fmt.Errorf("bad destination register %d", ins.Dst)
 	}
-	if ins.Op == exprReduce && (ins.Dst != -1 || i != len(args.Code)-1) {
-		return fmt.Errorf("a reduction must end the program")
+	if ins.Op == exprReduce && ins.Dst != -1 || ins.Op != exprReduce && len(m.reds) > 0 {
+		return fmt.Errorf("reductions must end the program")
 	}
 	if ins.Op == exprElem && ins.Dst == -1 && (ins.DType != op.DType) {
 		return fmt.Errorf("writes %v to an output of %v", ins.DType, op.DType)
@@ -272,11 +297,12 @@ func (m *exprMachine) prepare(op *ChunkOp, in []*Array, i int, st *exprStep, wri
 		}
 		st.srcs = make([][]byte, len(ins.Src))
 	case exprReduce:
-		red, err := newExprReducer(op, ins, srcDT, args.Shape)
+		red, err := newExprReducer(op.DType, ins, srcDT, args.Shape)
 		if err != nil {
 			return err
 		}
-		m.red = red
+		st.red = red
+		m.reds = append(m.reds, red)
 	default:
 		return fmt.Errorf("unknown instruction")
 	}
@@ -325,8 +351,14 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 			m.exec(st, out, 0, min(B, m.n)) // no block is longer
 		}
 	}
-	if m.red != nil {
-		if err := m.red.start(out); err != nil {
+	// Each reduction's partial is its own part of out.
+	parts := make([]Array, len(m.reds))
+	off := 0
+	for i, r := range m.reds {
+		n := NumElements(r.keep) * r.pdt.Size()
+		parts[i] = Array{DType: r.pdt, Shape: r.keep, Data: out.Data[off : off+n]}
+		off += n
+		if err := r.start(&parts[i]); err != nil {
 			return err
 		}
 	}
@@ -344,8 +376,8 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 			}
 		}
 	}
-	if m.red != nil {
-		m.red.finish(out)
+	for i, r := range m.reds {
+		r.finish(&parts[i])
 	}
 	return nil
 }
@@ -422,7 +454,7 @@ func (m *exprMachine) exec(st *exprStep, out *Array, lo, hi int) {
 		if len(ins.Src) > 1 {
 			orig = m.views[ins.Src[1]]
 		}
-		m.red.add(m.lay, m.views[ins.Src[0]], orig)
+		st.red.add(m.lay, m.views[ins.Src[0]], orig)
 	}
 }
 

@@ -113,6 +113,14 @@ var fuseSpecs = []struct {
 	{"x = rand(3000, 4, chunks=(1000, 4), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=0)", false},
 	{"x = rand(9000, chunks=5000, seed=4)\ny = nanmean(where(x > 0.3, x * 2, nan))", false},
 	{"x = rand(30, 40, chunks=(16, 40), seed=4)\ny = nanmean(where(x > 0.3, x, nan), axis=1)", false},
+	// Sibling reductions of one value, made in one pass.
+	{"x = rand(200, 50, chunks=(20, 10), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m", false},
+	{"x = randn(60, 40, chunks=(16, 20), seed=2)\ny = abs(x) + 1\na = y.var(axis=0)\nb = y.max(axis=1)\nc = y.sum()\nfetch a, b, c", false},
+	{"x = rand(300, 40, chunks=(100, 16), seed=4)\ny = where(x > 0.3, x, nan)\na = nanmean(y, axis=0)\nb = nansum(y, axis=1)\nfetch a, b", false},
+	{"x = arange(1000, chunks=300)\na = x.min()\nb = x.max()\nfetch a, b", true},
+	// Means of booleans add their bytes.
+	{"x = rand(10000, chunks=3000, seed=1)\ny = rand(10000, chunks=3000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()", true},
+	{"x = rand(300, 70, chunks=(128, 30), seed=5)\na = (x > 0.2).mean(axis=0)\nb = (x < 0.7).mean(axis=1)\nfetch a, b", true},
 }
 
 func TestFuseExprMatchesUnfused(t *testing.T) {
@@ -251,9 +259,19 @@ func TestFuseExprSharing(t *testing.T) {
 		want       map[string]int // ops by Members() that must be present
 		absent     []string       // kinds that must not be
 	}{
-		// A random chunk read by two groups is made once.
+		// A rand chunk read by several groups is drawn again in each ...
 		{"shared rand", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x * 2\nfetch y, z",
-			map[string]int{"rand": 2, "expr(full+add)": 2, "expr(full+multiply)": 2}, nil},
+			map[string]int{"expr(rand+full+add)": 2, "expr(rand+full+multiply)": 2}, []string{"rand"}},
+		{"shared rand, reduced", "x = rand(10, chunks=5, seed=1)\ny = (x * 2).max()\nz = x.min()\nfetch y, z",
+			map[string]int{"expr(rand+full+multiply+max.map)": 2, "expr(rand+min.map)": 2}, []string{"rand"}},
+		// ... but for an output, which exists anyway, one read by many ...
+		{"rand read by many", "x = rand(10, chunks=5, seed=1)\na = x + 1\nb = x + 2\nc = x + 3\nd = x + 4\ne = x + 5\nfetch a, b, c, d, e",
+			map[string]int{"rand": 2, "expr(full+add)": 10}, nil},
+		{"rand output", "x = rand(10, chunks=5, seed=1)\ny = x + 1\nz = x.min()\nfetch x, y, z",
+			map[string]int{"rand": 2, "expr(full+add)": 2, "min.map": 2}, nil},
+		// ... and a normal one, which costs more to draw than to read.
+		{"shared randn", "x = randn(10, chunks=5, seed=1)\ny = x + 1\nz = x * 2\nfetch y, z",
+			map[string]int{"randn": 2, "expr(full+add)": 2, "expr(full+multiply)": 2}, nil},
 		// An arange is copied into each group that reads it and dropped.
 		{"copied arange", "x = arange(10, chunks=5)\ny = x + 1\nz = x * 2\nfetch y, z",
 			map[string]int{"expr(arange+full+add)": 2, "expr(arange+full+multiply)": 2}, []string{"arange", "full"}},
@@ -453,6 +471,18 @@ func TestExprBadPrograms(t *testing.T) {
 		{"nanmean without its values", func(_ *ChunkOp, a *ExprArgs) []*Array { last(a).Kind = OpNanmean; return in }},
 		{"reduction not last", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, a.Code[0]); return in }},
 		{"partial shape", func(op *ChunkOp, _ *ExprArgs) []*Array { op.Shape = []int{2}; return in }},
+		{"two partials, room for one", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = append(a.Code, *last(a)); return in }},
+		{"two partials, packed shape", func(op *ChunkOp, a *ExprArgs) []*Array {
+			a.Code = append(a.Code, *last(a))
+			op.Shape = []int{1, 2}
+			return in
+		}},
+		{"two partials, of two dtypes", func(op *ChunkOp, a *ExprArgs) []*Array {
+			a.Code = append(a.Code, *last(a))
+			last(a).Kind = OpCountNonzero
+			op.Shape = []int{2}
+			return in
+		}},
 		{"partial dtype", func(op *ChunkOp, _ *ExprArgs) []*Array { op.DType = Int64; return in }},
 		{"no result", func(_ *ChunkOp, a *ExprArgs) []*Array { a.Code = a.Code[:len(a.Code)-1]; return in }},
 	}
@@ -549,9 +579,11 @@ func TestVecLoops(t *testing.T) {
 	for _, v := range vecVariants() {
 		t.Run(v.name, func(t *testing.T) { testVecSet(t, v, special) })
 	}
-	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil {
+	if vecRow(OpAdd, Float32, Float32) != nil || vecRow(OpPower, Float64, Float64) != nil ||
+		vecRow(OpLess, Float32, Bool) != nil || vecRow(OpAdd, Float64, Bool) != nil {
 		t.Error("packed loops offered for other ops or dtypes")
 	}
+	testVecCmp(t, special)
 }
 
 func testVecSet(t *testing.T, v vecSet, special []float64) {

@@ -11,6 +11,9 @@ type vecSet struct {
 // program, or nil when kind has none; ops on other dtypes, and other ops,
 // run the elementwise kernels' loops.
 func vecRow(kind string, ct, out DType) rowFn {
+	if ct == Float64 && out == Bool {
+		return cmpRow(kind)
+	}
 	if ct != Float64 || out != Float64 {
 		return nil
 	}
@@ -31,6 +34,37 @@ func vecRow(kind string, ct, out DType) rowFn {
 		d := view[float64](dst)
 		// Slicing checks the lengths the loops rely on.
 		loop(d, view[float64](in[0])[:len(d)], view[float64](in[1])[:len(d)])
+		return nil
+	}
+}
+
+// cmpRow returns the packed loop for float64 comparison kind, or nil;
+// the elements past the last multiple of 8 are compared one by one.
+func cmpRow(kind string) rowFn {
+	loop, swap := cmpWide(kind)
+	if loop == nil {
+		return nil
+	}
+	var f func(a, b float64) bool
+	switch kind {
+	case OpLess, OpGreater:
+		f = func(a, b float64) bool { return a < b }
+	case OpLessEq, OpGreaterEq:
+		f = func(a, b float64) bool { return a <= b }
+	case OpEqual:
+		f = func(a, b float64) bool { return a == b }
+	case OpNotEqual:
+		f = func(a, b float64) bool { return a != b }
+	}
+	return func(dst []byte, in [][]byte) error {
+		a, b := view[float64](in[0])[:len(dst)], view[float64](in[1])[:len(dst)]
+		if swap {
+			a, b = b, a
+		}
+		loop(dst, a, b)
+		for i := len(dst) &^ 7; i < len(dst); i++ {
+			dst[i] = b2u(f(a[i], b[i]))
+		}
 		return nil
 	}
 }

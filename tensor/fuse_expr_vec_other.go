@@ -55,3 +55,9 @@ func uniformWide(d []float64, s randStream, c uint64) int { return 0 }
 
 // useAVX2 is never set here.
 var useAVX2 = false
+
+// cmpWide has no packed loops here.
+func cmpWide(kind string) (loop func(d []uint8, a, b []float64), swap bool) { return nil, false }
+
+// useCmpAVX is never set here.
+var useCmpAVX = false

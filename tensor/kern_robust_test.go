@@ -17,6 +17,7 @@ func TestKernelsNeverPanic(t *testing.T) {
 	for _, op := range []string{OpCumsum, OpCumprod} {
 		kinds = append(kinds, op+".local", op+".carry", op+".offset")
 	}
+	kinds = append(kinds, exprPart)
 	f := arrayOf(Float64, []int{2, 3}, 1, 2, 3, 4, 5, 6)
 	inputs := [][]*Array{
 		nil,
@@ -44,6 +45,9 @@ func TestKernelsNeverPanic(t *testing.T) {
 		ScanArgs{},
 		ScanArgs{Op: OpCumsum, Axis: 1},
 		ScanArgs{Op: OpCumprod, Axis: -1},
+		PartArgs{Offset: -1},
+		PartArgs{Offset: 3},
+		PartArgs{Offset: 1 << 62},
 	}
 	shapes := [][]int{{}, {2, 3}, {2, 1}, {1, 3, 2}, {-1, 3}}
 	dtypes := []DType{0, Bool, Int64, Float64}

@@ -12,10 +12,22 @@ import (
 // a neighbour. So a tensor is the same under any chunking and worker count,
 // and a lost chunk recomputes to the same values.
 //
-// The hash is two rounds of the SplitMix64 finalizer: the first over the
-// counter stepped by the golden-ratio increment and offset by a key derived
-// from the seed (SplitMix64's own stream), the second keyed again by the seed,
-// so that nearby seeds give unrelated streams.
+// The hash is one round of the SplitMix64 finalizer (Stafford's mix13)
+// over the counter times the golden-ratio increment, offset by a key drawn
+// from the seed: value i of a seed is output i of a SplitMix64 sequence
+// started at a seed-dependent state. SplitMix64 passes BigCrush and
+// PractRand on exactly this input (a counter stepped by the golden
+// increment), and the finalizer is a bijection that spreads every counter
+// bit over the whole word, so it stays a proper hash of the counter.
+//
+// The choice is one of cost: one round is two 64-bit multiplies a value,
+// six 32-bit ones on AVX2 (which has no 64-bit multiply), where two rounds
+// took twice that, and Philox4x32-10, the design built for 32-bit
+// multipliers, ten 32-bit multiplies and as many shuffles a 64-bit value.
+// On a 2-vCPU EPYC a value takes about 0.8 ns with AVX2 and 1.5 ns in Go
+// (two rounds: 2.3 and 2.7 ns). Two seeds give windows of one 2^64-long
+// sequence at a random distance apart: tensors of up to 2^40 values
+// overlap with a chance below 2^-23.
 
 func init() {
 	for _, op := range []string{OpRand, OpRandn, OpRandint, OpUniform, OpNormal} {
@@ -32,22 +44,26 @@ func mix64(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// A randStream is the keyed generator of one seed.
-type randStream struct{ k0, k1 uint64 }
+// A randStream is the keyed generator of one seed: k is the SplitMix64
+// state of counter 0.
+type randStream struct{ k uint64 }
 
+// newRandStream returns stream sub of seed. The key is a hash of both, so
+// that nearby seeds (and a seed's sub-streams) start far apart.
 func newRandStream(seed, sub uint64) randStream {
 	s := mix64(seed ^ mix64(sub+0x632BE59BD9B4E019))
-	return randStream{k0: mix64(s + golden), k1: mix64(s ^ 0xD1B54A32D192ED03)}
+	return randStream{k: mix64(s ^ 0xD1B54A32D192ED03)}
 }
 
 // bits returns the 64 random bits of counter ctr.
 func (s randStream) bits(ctr uint64) uint64 {
-	return mix64(mix64(ctr*golden+s.k0) ^ s.k1)
+	return mix64(ctr*golden + s.k)
 }
 
-// uniform returns a float64 in [0, 1) with 53 random bits.
+// uniform returns a float64 in [0, 1) with 53 random bits. (They convert
+// exactly through int64, which spares the unsigned conversion's branch.)
 func (s randStream) uniform(ctr uint64) float64 {
-	return float64(s.bits(ctr)>>11) * (1.0 / (1 << 53))
+	return float64(int64(s.bits(ctr)>>11)) * (1.0 / (1 << 53))
 }
 
 // normal returns a standard normal value by Box–Muller from the two counters
@@ -167,8 +183,12 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 				}
 				return
 			}
-			for j := range row {
-				row[j] = loc + scale*s.uniform(uint64(flat+j))
+			// uniformFill's values are s.uniform's, bit for bit.
+			uniformFill(row, s, uint64(flat))
+			if op.Kind != OpRand {
+				for j, v := range row {
+					row[j] = loc + scale*v
+				}
 			}
 		})
 	}

@@ -181,3 +181,110 @@ func TestRandintWide(t *testing.T) {
 		t.Errorf("%d of 1000 negative", neg)
 	}
 }
+
+// TestRandomQuality runs a few statistical tests over four million values
+// of the hash: the uniform's histogram and moments, the histogram of
+// consecutive pairs, each bit's frequency, and the correlation of values
+// at a lag, of two seeds (W1's a and b) and of two sub-streams (randint's
+// redraws). The bounds are five or six standard deviations of each
+// statistic, so a sound generator fails with a chance below 1e-6.
+func TestRandomQuality(t *testing.T) {
+	const n = 1 << 22
+	fill := func(seed, sub uint64) []float64 {
+		d := make([]float64, n)
+		uniformFill(d, newRandStream(seed, sub), 0)
+		return d
+	}
+	u := fill(1, 0)
+
+	// Histogram of 1024 bins: chi-square with 1023 degrees of freedom.
+	chi := func(counts []int, total int) float64 {
+		e := float64(total) / float64(len(counts))
+		x := 0.0
+		for _, c := range counts {
+			d := float64(c) - e
+			x += d * d / e
+		}
+		return x
+	}
+	checkChi := func(name string, x float64, df int) {
+		t.Helper()
+		if sd := math.Sqrt(2 * float64(df)); math.Abs(x-float64(df)) > 6*sd {
+			t.Errorf("%s: chi-square %.1f with %d degrees of freedom", name, x, df)
+		}
+	}
+	bins := make([]int, 1024)
+	for _, v := range u {
+		bins[int(v*1024)]++
+	}
+	checkChi("histogram", chi(bins, n), 1023)
+	pairs := make([]int, 64*64)
+	for i := 0; i+1 < n; i += 2 {
+		pairs[int(u[i]*64)*64+int(u[i+1]*64)]++
+	}
+	checkChi("pairs", chi(pairs, n/2), 64*64-1)
+
+	// The moments of d = u - 1/2: E d^k is 0 for odd k and 2^-k/(k+1) for
+	// even k; the bound is six standard errors, sqrt((E d^2k - (E d^k)^2)/n).
+	moment := func(k int) float64 {
+		if k%2 == 1 {
+			return 0
+		}
+		return math.Pow(0.5, float64(k)) / float64(k+1)
+	}
+	var m [5]float64
+	for _, v := range u {
+		d := v - 0.5
+		m[1] += d
+		m[2] += d * d
+		m[3] += d * d * d
+		m[4] += d * d * d * d
+	}
+	for k := 1; k <= 4; k++ {
+		want := moment(k)
+		se := math.Sqrt((moment(2*k) - want*want) / n)
+		if got := m[k] / n; math.Abs(got-want) > 6*se {
+			t.Errorf("moment %d: %v, want %v ± %v", k, got, want, 6*se)
+		}
+	}
+
+	// Every one of the 64 bits of the hash is set half of the time.
+	s := newRandStream(3, 0)
+	var ones [64]int
+	for i := range uint64(n) {
+		x := s.bits(i)
+		for b := range ones {
+			ones[b] += int(x >> b & 1)
+		}
+	}
+	for b, c := range ones {
+		if math.Abs(float64(c)-n/2) > 6*math.Sqrt(n)/2 {
+			t.Errorf("bit %d set %d times of %d", b, c, n)
+		}
+	}
+
+	// Correlations: of values 1, 2 and a block apart, of seeds 1 and 2,
+	// and of sub-streams 0 and 1 of one seed.
+	corr := func(x, y []float64) float64 {
+		var c float64
+		for i := range x {
+			c += (x[i] - 0.5) * (y[i] - 0.5)
+		}
+		return c / float64(len(x)) * 12
+	}
+	other, sub := fill(2, 0), fill(1, 1)
+	for _, c := range []struct {
+		name string
+		x, y []float64
+	}{
+		{"lag 1", u[1:], u[:n-1]},
+		{"lag 2", u[2:], u[:n-2]},
+		{"lag 4096", u[4096:], u[:n-4096]},
+		{"seeds 1 and 2", u, other},
+		{"sub-streams 0 and 1", u, sub},
+	} {
+		if r := corr(c.x, c.y); math.Abs(r) > 5/math.Sqrt(float64(len(c.x))) {
+			t.Errorf("%s: correlation %v", c.name, r)
+		}
+	}
+}
