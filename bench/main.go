@@ -38,6 +38,7 @@ type options struct {
 	timeout    time.Duration
 	budget     time.Duration
 	cpuprofile string
+	store      string // marsfs up's --store, when set
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "stop a Dask or NumPy configuration after this long")
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "start no further run of a configuration after this long of runs")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE.Wn for up, FILE.Wn.worker-N for its workers")
+	flag.StringVar(&o.store, "store", "", "where marsfs' workers keep chunks, mem or shm (default marsfs up's)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bench/run [flags]   (go run ./bench [flags])\n")
 		flag.PrintDefaults()
@@ -223,7 +225,7 @@ func (rw *row) add(log io.Writer, r result) {
 // budget), each in a fresh session, and stops it.
 func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o options) result {
 	res := result{engine: "marsfs"}
-	up, err := startUp(bin, tmp, cpuprofile)
+	up, err := startUp(bin, tmp, cpuprofile, o.store)
 	if err != nil {
 		res.err = err
 		return res

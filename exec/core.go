@@ -144,6 +144,7 @@ type Core struct {
 	liveChunks int
 	liveBytes  int64
 	transfer   int64
+	spilled    int64
 	pending    []int                 // entered READY since the last dispatch
 	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared     readyHeap             // other READY ops waiting for any worker
@@ -217,6 +218,10 @@ func (c *Core) Stats() (liveChunks int, liveBytes, transfer int64) {
 	return c.liveChunks, c.liveBytes, c.transfer
 }
 
+// Spilled adds n bytes spilled to disk by a worker of the job, reported
+// with the end of one of its ops: the events that follow carry the total.
+func (c *Core) Spilled(n int64) { c.spilled += n }
+
 func (c *Core) chunkID(k int) uint64 {
 	if s := c.g.Ops[k].Stored; s != 0 {
 		return s
@@ -247,7 +252,7 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 		c.pending = append(c.pending, k)
 	}
 	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
-		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer}
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer, SpilledBytes: c.spilled}
 	if c.opts.Observe != nil {
 		c.opts.Observe(ev)
 		return

@@ -185,6 +185,7 @@ func (e *ctlEncoder) encode(m *ctlMsg) error {
 		e.int(int64(m.Attempt))
 		e.uint(m.ID)
 		e.int(m.NBytes)
+		e.int(m.Spilled)
 		e.str(m.Err)
 		e.bool(m.Final)
 	case msgStatusReply:
@@ -476,7 +477,7 @@ func (d *ctlDecoder) body(m *ctlMsg) error {
 	case msgStatus:
 		m.Seq = u()
 	case msgStarted, msgDone, msgFailed, msgCancelled:
-		m.Job, m.Key, m.Attempt, m.ID, m.NBytes = u(), int(i()), int(i()), u(), i()
+		m.Job, m.Key, m.Attempt, m.ID, m.NBytes, m.Spilled = u(), int(i()), int(i()), u(), i(), i()
 		if err == nil {
 			var b []byte
 			if b, err = d.bytes(); err == nil {

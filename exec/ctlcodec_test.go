@@ -29,7 +29,7 @@ func codecMessages() []*ctlMsg {
 		{Kind: msgFree, IDs: []uint64{1, 1 << 63, 5}},
 		{Kind: msgStatus, Seq: 99},
 		{Kind: msgStarted, Job: 1, Key: 7, Attempt: 1},
-		{Kind: msgDone, Job: 1, Key: 7, Attempt: 1, ID: 1007, NBytes: 1600},
+		{Kind: msgDone, Job: 1, Key: 7, Attempt: 1, ID: 1007, NBytes: 1600, Spilled: 1 << 20},
 		{Kind: msgFailed, Job: 1, Key: 7, Attempt: 1, ID: 1007, Err: "kernel rejected it", Final: true},
 		{Kind: msgCancelled, Job: 1, Key: 8, Attempt: 2, ID: 1008},
 		{Kind: msgStatusReply, Seq: 99, Text: "name w1\nslots 2\n"},

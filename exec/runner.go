@@ -18,7 +18,9 @@ type Runner interface {
 	// and on failure or cancellation all chunks the job made are freed.
 	Run(ctx context.Context, job *Job) error
 	// Fetch returns the chunk with the given global ID; callers must not
-	// modify it.
+	// modify it. Its data may be a worker's shared memory mapped read-only,
+	// unmapped once the array is unreachable: a caller keeps the array, not
+	// only its Data, while it reads them.
 	Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
 	// Where names the worker holding the chunk ("" if none does).
 	Where(id uint64) string

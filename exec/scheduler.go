@@ -43,6 +43,9 @@ type SchedulerConfig struct {
 	UnitOps int
 	// UnitCost bounds a unit's estimated bytes (see CoreOptions.UnitCost).
 	UnitCost int64
+	// NoMap reads every chunk over TCP, also from workers on this host
+	// whose chunks are in shared memory and could be mapped.
+	NoMap bool
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -59,12 +62,13 @@ type WorkerInfo struct {
 // A Scheduler runs jobs on the worker processes of a cluster. It implements
 // Runner and is safe for concurrent use.
 type Scheduler struct {
-	cfg  SchedulerConfig
-	node *cluster.Node
-	pool *dataPool
-	ctx  context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	cfg    SchedulerConfig
+	node   *cluster.Node
+	pool   *dataPool
+	remote sync.Map // names of workers found on other hosts: their chunks are not mapped
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -466,6 +470,7 @@ func (s *Scheduler) step(core *Core, in input) Output {
 	case msgStarted:
 		return core.Started(m.Key, in.worker, m.Attempt)
 	case msgDone:
+		core.Spilled(m.Spilled)
 		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
 	case msgFailed:
 		if m.Final {
@@ -577,6 +582,9 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
 	_, addr := s.conn(loc.Worker)
 	if addr == "" {
 		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
+	}
+	if a, ok := s.fetchLocal(ctx, loc, addr); ok {
+		return a, nil
 	}
 	a, err := s.pool.fetch(ctx, addr, id)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 		}
 		stores = append(stores, st)
 		w, err := StartWorker(ctx, WorkerConfig{Name: name, Join: []string{s.GossipAddr()}, Slots: 2, Fast: true,
-			Store: shm.NewArrays(st)})
+			Store: smallInShm(shm.NewArrays(st))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,4 +105,11 @@ func mustDir[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// smallInShm makes a keep even its small chunks in shared memory, so that
+// tests of small chunks exercise segments and spilling.
+func smallInShm(a *shm.Arrays) *shm.Arrays {
+	a.SetSmall(0)
+	return a
 }

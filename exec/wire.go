@@ -19,6 +19,8 @@ import (
 //	    answers with a chunk frame.
 //	'P' put: the client sends a chunk ID and a chunk frame; the worker
 //	    stores the chunk and answers with a status byte (and error text).
+//	'L' locate: the client sends a chunk ID; the worker answers where the
+//	    chunk's file is, for a process on its host to map (see shmread.go).
 //
 // A chunk frame is a status byte (0 ok, 1 error followed by a 4-byte length
 // and the error text) then the dtype (1 byte), the number of dimensions
@@ -29,6 +31,7 @@ const (
 	connControl = 'C'
 	connFetch   = 'F'
 	connPut     = 'P'
+	connLocate  = 'L'
 )
 
 // Kinds of control messages.
@@ -56,18 +59,19 @@ type ctlMsg struct {
 	// Unit, on a submit, is the number of submits, this one and those right
 	// after it, that form one dispatch unit: the worker runs them one after
 	// the other in one slot (see Core). 0 and 1 mean the op alone.
-	Unit   int
-	Flush  bool            // submit: report this op of a unit at once (see RunOp)
-	Op     *tensor.ChunkOp // submit
-	ID     uint64          // submit, done: the chunk the op makes
-	Inputs []Location      // submit: where each input is
-	Addrs  []string        // submit: data address of each input's worker
-	IDs    []uint64        // free
-	NBytes int64           // done
-	Err    string          // failed
-	Final  bool            // failed: the kernel rejected the op; retrying cannot help
-	Seq    uint64          // status, status reply
-	Text   string          // status reply
+	Unit    int
+	Flush   bool            // submit: report this op of a unit at once (see RunOp)
+	Op      *tensor.ChunkOp // submit
+	ID      uint64          // submit, done: the chunk the op makes
+	Inputs  []Location      // submit: where each input is
+	Addrs   []string        // submit: data address of each input's worker
+	IDs     []uint64        // free
+	NBytes  int64           // done
+	Spilled int64           // done: bytes the worker spilled since its last report
+	Err     string          // failed
+	Final   bool            // failed: the kernel rejected the op; retrying cannot help
+	Seq     uint64          // status, status reply
+	Text    string          // status reply
 }
 
 const maxDims = 32

@@ -29,9 +29,11 @@ type WorkerConfig struct {
 	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
 	Join   []string // gossip addresses to join through (the scheduler's)
 	Slots  int      // kernels run at once; GOMAXPROCS when <= 0
-	// Mem bounds the bytes of the chunks held plus those being made: an op
-	// waits in the queue while its output would not fit, unless the worker
-	// runs nothing else. 0 means no bound.
+	// Mem is the memory quota: an op is admitted to run only when its
+	// inputs and output fit beside those of the ops running (and, with a
+	// heap store, the chunks held); the others wait in priority order. An
+	// op that could never fit fails for good with an error naming the
+	// sizes. 0 means no bound.
 	Mem int64
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
 	// authenticates every connection to the worker's service. Without it
@@ -42,6 +44,9 @@ type WorkerConfig struct {
 	Store     Store     // where chunks live; a MemStore when nil
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
+	// NoMap fetches every input chunk over TCP, also from workers on this
+	// host whose chunks are in shared memory and could be mapped.
+	NoMap bool
 }
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the
@@ -59,12 +64,16 @@ type Worker struct {
 	wg    sync.WaitGroup
 
 	sending atomic.Int64 // chunk frames being sent
+	spilled atomic.Int64 // the store's spilled bytes last reported
+	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
+	remote  sync.Map     // names of workers found on other hosts
 
 	mu      sync.Mutex
 	queue   taskQueue
 	running map[taskKey]*task
 	runq    chan *task         // started tasks, for the runners
 	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
+	uses    map[uint64][]int   // ranks of the tasks reading each chunk held (see noteUses)
 	conns   map[net.Conn]bool
 	closed  bool
 }
@@ -86,7 +95,8 @@ type task struct {
 	ctx       context.Context // of the run, once started
 	cancel    context.CancelFunc
 	cancelled bool
-	index     int // in the queue, -1 when not queued
+	index     int      // in the queue, -1 when not queued
+	pins      []func() // release the inputs read from the store
 	// rest holds the ops of t's dispatch unit that run after t, in order,
 	// in the slot that runs t.
 	rest []*task
@@ -243,11 +253,12 @@ func (w *Worker) Close() error {
 // Status describes the worker as "key value" lines.
 func (w *Worker) Status() string {
 	w.mu.Lock()
-	running, queued := len(w.running), len(w.queue)
+	running, queued, quota := len(w.running), len(w.queue), w.quotaUsed()
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
+	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -310,6 +321,8 @@ func (w *Worker) serve(c net.Conn) {
 				return
 			}
 		}
+	case connLocate:
+		w.serveLocate(c, br)
 	case connPut:
 		bw := bufio.NewWriter(c)
 		var id [8]byte
@@ -367,10 +380,28 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 				if unit = append(unit, t); len(unit) < want {
 					continue
 				}
-				for i := range unit {
-					unit[i].rest = unit[i+1:]
+				ops := unit
+				unit, want = nil, 0
+				// An op the quota can never admit fails alone; the unit's
+				// ops that read it fail when they find no input.
+				kept := ops[:0]
+				for _, u := range ops {
+					if err := w.refuse(u); err != nil {
+						cc.send(&ctlMsg{Kind: msgFailed, Job: u.job, Key: u.key, Attempt: u.attempt, ID: u.id, Err: err.Error(), Final: true})
+						continue
+					}
+					kept = append(kept, u)
 				}
-				t, unit, want = unit[0], nil, 0
+				if len(kept) == 0 {
+					continue
+				}
+				for i := range kept {
+					kept[i].rest = kept[i+1:]
+				}
+				t = kept[0]
+			} else if err := w.refuse(t); err != nil {
+				cc.send(&ctlMsg{Kind: msgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, ID: m.ID, Err: err.Error(), Final: true})
+				continue
 			}
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
@@ -378,6 +409,10 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 				w.owner[r.id] = r.taskKey
 			}
 			heap.Push(&w.queue, t)
+			w.noteUses(t, true)
+			for _, r := range t.rest {
+				w.noteUses(r, true)
+			}
 			w.pump()
 			w.mu.Unlock()
 		case msgCancel:
@@ -417,7 +452,10 @@ func (w *Worker) dropConn(cc *ctlConn) {
 			t.cancelled = true
 			t.cancel()
 			for _, r := range t.rest {
-				r.cancelled = true
+				if !r.cancelled {
+					r.cancelled = true
+					w.disown(r)
+				}
 			}
 		}
 	}
@@ -481,6 +519,7 @@ func unitMember(t *task, k taskKey) *task {
 // disown ends the claim of task t, dropped from the queue, on its chunk: a
 // chunk an earlier run left under its ID is stale. w.mu is held.
 func (w *Worker) disown(t *task) {
+	w.noteUses(t, false)
 	if w.owner[t.id] == t.taskKey {
 		delete(w.owner, t.id)
 		w.store.Delete(t.id)
@@ -491,14 +530,8 @@ func (w *Worker) disown(t *task) {
 func (w *Worker) pump() {
 	for len(w.queue) > 0 && len(w.running) < w.cfg.Slots && !w.closed {
 		t := w.queue[0]
-		if w.cfg.Mem > 0 && len(w.running) > 0 {
-			need := int64(t.op.NBytes()) + w.store.Bytes()
-			for _, r := range w.running {
-				need += int64(r.op.NBytes())
-			}
-			if need > w.cfg.Mem {
-				return
-			}
+		if !w.admit(t) {
+			return
 		}
 		heap.Pop(&w.queue)
 		t.ctx, t.cancel = context.WithCancel(w.ctx)
@@ -572,9 +605,12 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 	if first {
 		t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	}
+	ctx, buf := withOutBuf(ctx, w.store, t.op)
+	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
 	w.mu.Lock()
 	delete(w.running, t.taskKey)
+	w.noteUses(t, false)
 	cancelled := t.cancelled
 	// Only the latest run of an op here may touch its chunk: an earlier
 	// one, cancelled but still running, must not replace or drop it.
@@ -582,7 +618,7 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 	if mine {
 		delete(w.owner, t.id)
 		if err == nil && !cancelled {
-			err = w.store.Put(t.id, out)
+			err = buf.store(w.store, t.id, out)
 		} else {
 			w.store.Delete(t.id) // what an earlier run left is stale
 		}
@@ -617,6 +653,9 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 		w.pump()
 	}
 	w.mu.Unlock()
+	for _, release := range t.pins {
+		release()
+	}
 	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
 	case cancelled || !mine:
@@ -624,7 +663,7 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 	case err != nil:
 		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
 	default:
-		m.Kind, m.NBytes = msgDone, int64(out.NBytes())
+		m.Kind, m.NBytes, m.Spilled = msgDone, int64(out.NBytes()), w.newSpill()
 	}
 	return m, next, rest
 }
@@ -635,14 +674,14 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.inputs))
 	for i, loc := range t.inputs {
 		if loc.Worker == w.name {
-			a, ok := w.store.Get(loc.ID)
+			a, ok := w.localInput(t, loc.ID)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}
 			in[i] = a
 			continue
 		}
-		a, err := w.pool.fetch(ctx, t.addrs[i], loc.ID)
+		a, err := w.fetchInput(ctx, loc, t.addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

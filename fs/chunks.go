@@ -79,7 +79,7 @@ func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []in
 					if err != nil {
 						return nil, linux.EIO
 					}
-					return &snapshot{r: bytes.NewReader(a.Data)}, nil
+					return &snapshot{r: bytes.NewReader(a.Data), keep: a}, nil
 				}},
 		}, nil
 	})

@@ -90,6 +90,7 @@ type stream struct {
 	mu   sync.Mutex
 	cur  int // slab held in data, -1 for none
 	data []byte
+	arr  *tensor.Array // the chunk data aliases, kept: its pages may be mapped
 }
 
 func newStream(c *conn, run exec.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
@@ -150,7 +151,7 @@ func (st *stream) load(i int) error {
 		parts[k] = a
 	}
 	if len(parts) == 1 {
-		st.cur, st.data = i, parts[0].Data
+		st.cur, st.data, st.arr = i, parts[0].Data, parts[0]
 		return nil
 	}
 	slab := tensor.TiledTensor{Name: st.tt.Name, DType: st.tt.DType, Keys: keys,
@@ -160,7 +161,7 @@ func (st *stream) load(i int) error {
 	if err != nil {
 		return linux.EIO
 	}
-	st.cur, st.data = i, a.Data
+	st.cur, st.data, st.arr = i, a.Data, a
 	return nil
 }
 

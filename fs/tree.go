@@ -104,7 +104,8 @@ func textFile(parent, name string, render func() (string, error)) *node {
 // snapshot serves reads of content rendered at open.
 type snapshot struct {
 	readOnly
-	r io.ReaderAt
+	r    io.ReaderAt
+	keep any // what r's bytes need alive: a chunk mapped from a worker's shared memory
 }
 
 func (s *snapshot) ReadAt(p []byte, off int64) (int, error) { return s.r.ReadAt(p, off) }

@@ -25,8 +25,11 @@
 // Arrow's bit-packed form is made only when rendering Arrow IPC.
 //
 // Kernels write their output in place: Create returns a Buffer holding the
-// chunk's zeroed, writable data; its Seal makes them read-only (a write then
-// faults) and visible, its Abort drops them. The writer holds a pin until
+// chunk's zeroed, writable data; its Seal makes them visible, its Abort drops
+// them. A segment is mapped twice, writable for its writer and read-only for
+// its readers (a write through a View faults), so that neither sealing nor
+// reusing a segment changes the protection of pages, which costs here about
+// as much as writing them. The writer holds a pin until
 // then, so a chunk deleted or replaced while being written never has its
 // memory taken from under the kernel. Get pins a chunk and returns a View of
 // it; Release unpins it.

@@ -139,10 +139,6 @@ func unmap(addr unsafe.Pointer, size int64) error {
 	return unix.MunmapPtr(addr, uintptr(size))
 }
 
-func protect(addr unsafe.Pointer, size int64, prot int) error {
-	return unix.Mprotect(unsafe.Slice((*byte)(addr), size), prot)
-}
-
 // A Mapping is a chunk mapped read-only by a process that does not own it:
 // the 9P server reading a result, or another worker on the host. Its Data are
 // the owner's pages, not a copy.

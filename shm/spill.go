@@ -28,8 +28,9 @@ func (s *Store) tempPath(kind string) string {
 // allocLocked returns a writable segment of at least size bytes under a
 // temporary name: a freed one of at most maxSize bytes, or a fresh one of
 // size bytes once reserveLocked made room. what names the allocation in
-// errors. s.mu may be released meanwhile (see reserveLocked).
-func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
+// errors. A reused segment is cleared when zero is set; a fresh one is
+// always zero. s.mu may be released meanwhile (see reserveLocked).
+func (s *Store) allocLocked(size, maxSize int64, what string, zero bool) (segment, error) {
 	best := -1
 	for i, f := range s.free {
 		if f.size >= size && f.size <= maxSize && (best < 0 || f.size < s.free[best].size) {
@@ -39,11 +40,11 @@ func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
 	if best >= 0 {
 		f := s.free[best]
 		s.free = slices.Delete(s.free, best, best+1)
-		if err := protect(f.addr, f.size, unix.PROT_READ|unix.PROT_WRITE); err != nil {
-			s.dropSegmentLocked(f)
-			return segment{}, fmt.Errorf("shm: reuse segment: %w", err)
+		if zero {
+			clear(unsafe.Slice((*byte)(f.rw), f.size))
+		} else {
+			clear(unsafe.Slice((*byte)(f.rw), min(f.size, pageSize))) // the header's page
 		}
-		clear(unsafe.Slice((*byte)(f.addr), f.size))
 		return f, nil
 	}
 	if err := s.reserveLocked(size, what); err != nil {
@@ -59,18 +60,24 @@ func (s *Store) allocLocked(size, maxSize int64, what string) (segment, error) {
 		os.Remove(path)
 		return segment{}, fmt.Errorf("shm: %w", err)
 	}
-	p, err := mapFile(f, nil, size, unix.PROT_READ|unix.PROT_WRITE)
+	rw, err := mapFile(f, nil, size, unix.PROT_READ|unix.PROT_WRITE)
 	if err != nil {
 		os.Remove(path)
 		return segment{}, fmt.Errorf("shm: %w", err)
 	}
+	ro, err := mapFile(f, nil, size, unix.PROT_READ)
+	if err != nil {
+		unmap(rw, size)
+		os.Remove(path)
+		return segment{}, fmt.Errorf("shm: %w", err)
+	}
 	s.used += size
-	return segment{path: path, addr: p, size: size}, nil
+	return segment{path: path, addr: ro, rw: rw, size: size}, nil
 }
 
 // dropSegmentLocked unmaps and removes a segment no chunk uses.
 func (s *Store) dropSegmentLocked(f segment) {
-	unmap(f.addr, f.size)
+	unmapSegment(f.addr, f.rw, f.size)
 	os.Remove(f.path)
 	s.used -= f.size
 }
@@ -180,6 +187,13 @@ func (s *Store) unpinLocked(c *chunk) {
 	if c.pins == 0 && c.deleted && !s.closed {
 		delete(s.zombies, c)
 		s.finishLocked(c)
+		return
+	}
+	if c.pins == 0 && !c.resident && !c.busy && !s.closed {
+		// The spill file's pages read through the mapping count in the
+		// process's resident set until unmapped: drop them from the
+		// mapping (they stay in the page cache for the next reader).
+		unix.Madvise(unsafe.Slice((*byte)(c.addr), c.size), unix.MADV_DONTNEED)
 	}
 }
 
@@ -220,6 +234,9 @@ func (s *Store) spillLocked(c *chunk) error {
 	if _, err := mapFile(f, c.addr, c.size, unix.PROT_READ); err != nil {
 		return fmt.Errorf("shm: spill chunk %d: %w", c.id, err)
 	}
+	// The segment's pages go with its last mapping and its name.
+	unmap(c.rw, c.size)
+	c.rw = nil
 	os.Remove(s.segPath(c.id))
 	c.resident = false
 	s.used -= c.size
@@ -243,7 +260,7 @@ func writeFile(path string, b []byte) error {
 // spilling c again costs no write.
 func (s *Store) reloadLocked(c *chunk) error {
 	// The new segment must fit c's address range: at most c.size bytes.
-	seg, err := s.allocLocked(roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id))
+	seg, err := s.allocLocked(roundPage(c.off+c.n), c.size, fmt.Sprintf("reloading chunk %d", c.id), false)
 	if err != nil {
 		return err
 	}
@@ -254,7 +271,7 @@ func (s *Store) reloadLocked(c *chunk) error {
 	}
 	s.beginLocked(c)
 	s.mu.Unlock()
-	copy(unsafe.Slice((*byte)(seg.addr), seg.size), c.bytes())
+	copy(unsafe.Slice((*byte)(seg.rw), seg.size), c.bytes())
 	s.mu.Lock()
 	if !s.endLocked(c) {
 		s.dropSegmentLocked(seg)
@@ -265,9 +282,8 @@ func (s *Store) reloadLocked(c *chunk) error {
 	var f *os.File
 	if err == nil {
 		seg.path = path
-		// Opened for writing, though mapped read-only, so that the
-		// segment can be made writable again when it is freed and reused.
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
+		f, err = os.Open(path) // seg.rw stays its writable mapping
+
 	}
 	if err == nil {
 		_, err = mapFile(f, c.addr, seg.size, unix.PROT_READ)
@@ -277,7 +293,8 @@ func (s *Store) reloadLocked(c *chunk) error {
 		s.dropSegmentLocked(seg)
 		return fmt.Errorf("shm: reload chunk %d: %w", c.id, err)
 	}
-	unmap(seg.addr, seg.size)
+	unmap(seg.addr, seg.size) // c.addr maps it read-only now
+	c.rw = seg.rw
 	if seg.size < c.size {
 		// The tail mapped the spill file past its data.
 		unmap(unsafe.Add(c.addr, seg.size), c.size-seg.size)

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"marsfs/tensor"
 )
 
@@ -26,7 +24,7 @@ type Options struct {
 	Name  string // the worker's name, part of every file name
 	// KeepFree bounds the bytes of freed segments kept mapped for reuse
 	// (fresh pages cost a fault and a clear each; reused ones only a clear):
-	// Limit/8 when 0, none when negative. They count in the store's use and
+	// Limit/2 when 0, none when negative. They count in the store's use and
 	// are the first thing given up when it runs short.
 	KeepFree int64
 }
@@ -67,7 +65,8 @@ type chunk struct {
 	dtype    tensor.DType
 	shape    []int
 	n, off   int64          // data length and offset in the file
-	addr     unsafe.Pointer // the mapping
+	addr     unsafe.Pointer // the mapping, read-only
+	rw       unsafe.Pointer // a writable mapping of the segment while resident
 	size     int64          // mapping length; the segment's size when resident
 	resident bool           // mapped from a segment in shared memory
 	spill    string         // the complete spill file, if any
@@ -76,17 +75,33 @@ type chunk struct {
 	pins     int
 	deleted  bool
 	unlinked bool // deleted while pinned: its files are already gone
+	exported bool // its path was given out: others may map its segment
 	nextUse  int64
 	lastUse  uint64
 }
 
 func (c *chunk) bytes() []byte { return unsafe.Slice((*byte)(c.addr), c.off+c.n) }
 
-// segment is a mapped file in shared memory.
+// wbytes are c's bytes through its writable mapping; c is resident.
+func (c *chunk) wbytes() []byte { return unsafe.Slice((*byte)(c.rw), c.off+c.n) }
+
+// segment is a file in shared memory mapped twice: read-only at addr, for
+// readers, and writable at rw, for writers. Sealing a chunk then costs no
+// change of protection, nor does reusing its segment: on this machine an
+// mprotect of a few megabytes costs as much as writing them.
 type segment struct {
 	path string
 	addr unsafe.Pointer
+	rw   unsafe.Pointer
 	size int64
+}
+
+// unmapSegment unmaps both mappings of a segment; rw may be nil.
+func unmapSegment(addr, rw unsafe.Pointer, size int64) {
+	unmap(addr, size)
+	if rw != nil {
+		unmap(rw, size)
+	}
 }
 
 // Open creates a store. It first removes what stores of dead processes left
@@ -110,7 +125,9 @@ func Open(opt Options) (*Store, error) {
 	}
 	switch {
 	case opt.KeepFree == 0:
-		opt.KeepFree = opt.Limit / 8
+		// Enough for the chunks of a stage freed together to make the
+		// next one's without fresh pages; given up first when short.
+		opt.KeepFree = opt.Limit / 2
 	case opt.KeepFree < 0:
 		opt.KeepFree = 0
 	}
@@ -184,6 +201,16 @@ type Buffer struct {
 // fails only when the chunks being written leave no room, with an error
 // naming the sizes.
 func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error) {
+	return s.create(id, dt, shape, true)
+}
+
+// CreateUnzeroed is Create for a writer that sets every byte of Data: a
+// reused segment is not cleared first, so Data hold stale bytes until then.
+func (s *Store) CreateUnzeroed(id uint64, dt tensor.DType, shape []int) (*Buffer, error) {
+	return s.create(id, dt, shape, false)
+}
+
+func (s *Store) create(id uint64, dt tensor.DType, shape []int, zero bool) (*Buffer, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("shm: chunk %d: invalid dtype %v", id, dt)
 	}
@@ -210,7 +237,7 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error)
 	if old, ok := s.chunks[id]; ok {
 		s.deleteLocked(old)
 	}
-	seg, err := s.allocLocked(roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id))
+	seg, err := s.allocLocked(roundPage(off+n), 2*roundPage(off+n), fmt.Sprintf("chunk %d", id), zero)
 	if err != nil {
 		return nil, err
 	}
@@ -224,11 +251,11 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error)
 	}
 	// The writer holds a pin: the segment stays mapped and writable until
 	// Seal or Abort, even if the chunk is deleted or replaced meanwhile.
-	c := &chunk{id: id, dtype: dt, shape: slices.Clone(shape), n: n, off: off, addr: seg.addr, size: seg.size,
+	c := &chunk{id: id, dtype: dt, shape: slices.Clone(shape), n: n, off: off, addr: seg.addr, rw: seg.rw, size: seg.size,
 		resident: true, nextUse: NoNextUse, pins: 1}
 	s.clock++
 	c.lastUse = s.clock
-	b := c.bytes()
+	b := c.wbytes()
 	putHeader(b, id, dt, shape, n, false)
 	s.chunks[id] = c
 	return &Buffer{ID: id, Data: b[off:len(b):len(b)], s: s, c: c}, nil
@@ -238,7 +265,13 @@ func (s *Store) Create(id uint64, dt tensor.DType, shape []int) (*Buffer, error)
 // and readable by Get and by co-located readers. Data must not be written
 // afterwards. Sealing a chunk deleted or replaced since Create fails, and
 // frees it.
-func (b *Buffer) Seal() error {
+func (b *Buffer) Seal() error { return b.SealAs(b.ID) }
+
+// SealAs seals the chunk like Seal, storing it under id instead of the ID
+// it was created under and replacing any chunk stored under id. A worker
+// writes an output under a temporary ID, so that a run found stale when it
+// ends never touches the chunk stored under the real one.
+func (b *Buffer) SealAs(id uint64) error {
 	s, c := b.s, b.c
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,12 +286,21 @@ func (b *Buffer) Seal() error {
 		s.unpinLocked(c)
 		return fmt.Errorf("shm: seal chunk %d: deleted while being written", b.ID)
 	}
-	setSealed(c.bytes(), true)
-	if err := protect(c.addr, c.size, unix.PROT_READ); err != nil {
-		s.deleteLocked(c)
-		s.unpinLocked(c)
-		return fmt.Errorf("shm: seal chunk %d: %w", b.ID, err)
+	if id != c.id {
+		if old, ok := s.chunks[id]; ok {
+			s.deleteLocked(old)
+		}
+		if err := os.Rename(s.segPath(c.id), s.segPath(id)); err != nil {
+			s.deleteLocked(c)
+			s.unpinLocked(c)
+			return fmt.Errorf("shm: seal chunk %d as %d: %w", b.ID, id, err)
+		}
+		delete(s.chunks, c.id)
+		c.id, b.ID = id, id
+		putHeader(c.wbytes(), id, c.dtype, c.shape, c.n, false)
+		s.chunks[id] = c
 	}
+	setSealed(c.wbytes(), true)
 	c.sealed = true
 	c.pins--
 	return nil
@@ -436,7 +478,7 @@ func (s *Store) deleteLocked(c *chunk) {
 // free list or is unmapped and removed, and its spill file is removed.
 func (s *Store) finishLocked(c *chunk) {
 	if c.unlinked {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 		if c.resident {
 			s.used -= c.size
 		}
@@ -445,14 +487,16 @@ func (s *Store) finishLocked(c *chunk) {
 	if c.spill != "" {
 		os.Remove(c.spill)
 	}
-	if c.resident && s.freeBytes()+c.size <= s.keepFree {
+	// A segment others may have mapped is never reused: they would see
+	// the next chunk written over this one.
+	if c.resident && !c.exported && s.freeBytes()+c.size <= s.keepFree {
 		p := s.tempPath("free")
 		if os.Rename(s.segPath(c.id), p) == nil {
-			s.free = append(s.free, segment{path: p, addr: c.addr, size: c.size})
+			s.free = append(s.free, segment{path: p, addr: c.addr, rw: c.rw, size: c.size})
 			return
 		}
 	}
-	unmap(c.addr, c.size)
+	unmapSegment(c.addr, c.rw, c.size)
 	if c.resident {
 		os.Remove(s.segPath(c.id))
 		s.used -= c.size
@@ -470,6 +514,8 @@ func (s *Store) freeBytes() int64 {
 // Path returns the file that holds chunk id now, for a co-located reader to
 // map with MapChunk: its segment, or its spill file while spilled. The
 // chunk may move before the reader opens it; the reader then asks again.
+// A segment whose path was given out is not reused once freed, so that
+// what a reader mapped stays the chunk's.
 func (s *Store) Path(id uint64) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -477,6 +523,7 @@ func (s *Store) Path(id uint64) (string, bool) {
 	if !ok || !c.sealed {
 		return "", false
 	}
+	c.exported = true
 	if c.resident || c.spill == "" {
 		return s.segPath(id), true
 	}
@@ -513,6 +560,13 @@ type Stats struct {
 	Pinned        int   // chunks being read or written, deleted ones included
 	Spilled       int64 // bytes written to spill files since Open
 	Reloaded      int64 // bytes brought back into shared memory since Open
+}
+
+// SpilledBytes is the number of bytes written to spill files since Open.
+func (s *Store) SpilledBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spilled
 }
 
 // Stats returns the store's current state.
@@ -568,13 +622,13 @@ func (s *Store) Close() error {
 		s.cond.Wait()
 	}
 	for _, c := range s.chunks {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 	}
 	for c := range s.zombies {
-		unmap(c.addr, c.size)
+		unmapSegment(c.addr, c.rw, c.size)
 	}
 	for _, f := range s.free {
-		unmap(f.addr, f.size)
+		unmapSegment(f.addr, f.rw, f.size)
 	}
 	s.chunks, s.zombies, s.free, s.used = nil, nil, nil, 0
 	err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.spillDir))

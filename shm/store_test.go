@@ -309,12 +309,14 @@ func TestViewSurvivesSpillAndDelete(t *testing.T) {
 // chunk of fitting size, and given up when memory runs short.
 func TestFreeListReuse(t *testing.T) {
 	s := openTest(t, 4*65536, 65536)
-	if err := s.Put(1, pattern(1, 60000/8)); err != nil {
+	p := pattern(1, 60000/8)
+	w1, err := s.Create(1, p.DType, p.Shape)
+	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := s.Get(1)
-	addr := unsafe.SliceData(v.Data)
-	v.Release()
+	copy(w1.Data, p.Data)
+	addr := unsafe.SliceData(w1.Data) // the writable mapping's
+	w1.Seal()
 	s.Delete(1)
 	if st := s.Stats(); st.Free != 61440 || st.Used != 61440 {
 		t.Fatalf("after delete: %+v", st)
@@ -529,13 +531,19 @@ func TestReuseReloadedSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if unsafe.SliceData(b.Data) != addr {
-		t.Fatal("reloaded segment not reused")
-	}
 	b.Data[0] = 1
 	if err := b.Seal(); err != nil {
 		t.Fatal(err)
 	}
+	// Readers see the segment at its read-only address.
+	v, err = s.Get(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(v.Data) != addr || v.Data[0] != 1 {
+		t.Fatal("reloaded segment not reused")
+	}
+	v.Release()
 	if e := entries(t, s.Dir()); len(e) != 1 || e[0] != "2" {
 		t.Fatalf("segments: %v", e)
 	}

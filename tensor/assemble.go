@@ -168,7 +168,7 @@ func assembleKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	for _, p := range args.Pieces {
 		if p.In < 0 || p.In >= len(in) {
 			return nil, fmt.Errorf("piece reads input %d of %d", p.In, len(in))

@@ -99,12 +99,12 @@ func genArgs(op *ChunkOp, in []*Array) (GenArgs, error) {
 	return args, nil
 }
 
-func fullKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+func fullKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	args, err := genArgs(op, in)
 	if err != nil {
 		return nil, err
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutputAll(ctx, op)
 	switch op.DType {
 	case Bool:
 		fillSlice(out.Data, b2u(args.IntValue != 0))
@@ -129,7 +129,7 @@ func fillSlice[T any](d []T, v T) {
 // rangeKernel fills a 1-D chunk with Start + i*delta, i the global index.
 // As in NumPy's arange, delta is (Start+Step) - Start, and integer dtypes
 // step in integers.
-func rangeKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
+func rangeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	args, err := genArgs(op, in)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func rangeKernel(_ context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if len(op.Shape) != 1 {
 		return nil, fmt.Errorf("shape %v is not 1-D", op.Shape)
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	off := args.Offset[0]
 	if op.DType.IsInt() && op.Kind == OpArange {
 		start := int64(args.Start)

@@ -70,7 +70,7 @@ func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		return nil, err
 	}
 	defer m.release()
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	if err := m.run(ctx, out); err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 		for j := range streams {
 			streams[j] = newRandStream(args.Seed, uint64(j))
 		}
-		src = NewArray(Int64, op.Shape)
+		src = randOutput(ctx, op, Int64)
 		d := src.Int64s()
 		err = forGlobalRows(ctx, op.Shape, args.Offset, args.Global, func(local, flat, n int) {
 			for j := range n {
@@ -158,7 +158,7 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 			}
 		})
 	} else {
-		src = NewArray(Float64, op.Shape)
+		src = randOutput(ctx, op, Float64)
 		d := src.Float64s()
 		// rand and randn are uniform and normal with (0, 1): 0 + 1*x is x.
 		loc, scale := 0.0, 1.0
@@ -196,4 +196,14 @@ func randomKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 		return nil, err
 	}
 	return castArray(src, op.DType), nil
+}
+
+// randOutput is the array a generator draws into: the op's own output (in
+// the store, when the worker gives one) when the op's dtype is the one the
+// generator draws, else a heap array castArray converts afterwards.
+func randOutput(ctx context.Context, op *ChunkOp, drawn DType) *Array {
+	if op.DType == drawn {
+		return newOutputAll(ctx, op)
+	}
+	return NewArray(drawn, op.Shape)
 }

@@ -147,3 +147,38 @@ func Gather(t *TiledTensor, parts []*Array) (*Array, error) {
 	}
 	return out, nil
 }
+
+// An Alloc makes the array a kernel writes its output into: an array of
+// dtype dt and the given shape, in memory the caller chooses (a worker's
+// shared-memory store, so that the chunk needs no copy once made), zero
+// filled unless zero is false: the kernel then sets every element itself.
+// It returns nil to decline, and the kernel then uses the heap.
+type Alloc func(dt DType, shape []int, zero bool) *Array
+
+type allocKey struct{}
+
+// WithAlloc returns a context under which Run's kernels make their output
+// arrays with alloc. A kernel may still return an array of its own (a view
+// of an input, a scalar): the caller compares what Run returns with what
+// alloc gave.
+func WithAlloc(ctx context.Context, alloc Alloc) context.Context {
+	return context.WithValue(ctx, allocKey{}, alloc)
+}
+
+// newOutput returns the zero-filled array a kernel running op under ctx
+// writes its output into: from ctx's Alloc when it has one that accepts,
+// else from the heap.
+func newOutput(ctx context.Context, op *ChunkOp) *Array { return allocOutput(ctx, op, true) }
+
+// newOutputAll is newOutput for a kernel that sets every element: the
+// array may hold anything beforehand, which spares clearing reused memory.
+func newOutputAll(ctx context.Context, op *ChunkOp) *Array { return allocOutput(ctx, op, false) }
+
+func allocOutput(ctx context.Context, op *ChunkOp, zero bool) *Array {
+	if alloc, ok := ctx.Value(allocKey{}).(Alloc); ok && alloc != nil {
+		if a := alloc(op.DType, op.Shape, zero); a != nil {
+			return a
+		}
+	}
+	return NewArray(op.DType, op.Shape)
+}

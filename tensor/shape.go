@@ -107,7 +107,7 @@ func transposeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 			return nil, fmt.Errorf("input shape %v does not transpose by %v to %v", src.Shape, args.Perm, op.Shape)
 		}
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutputAll(ctx, op) // a permutation of the input sets every element
 	if out.Len() == 0 {
 		return out, nil
 	}

@@ -336,7 +336,7 @@ func reshapeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	es := op.DType.Size()
 	for _, r := range args.Runs {
 		if r.In < 0 || r.In >= len(in) {

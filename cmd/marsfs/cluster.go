@@ -158,11 +158,9 @@ func worker(args []string) error {
 	switch wf.store {
 	case "mem":
 	case "shm":
-		// Chunks live in shared memory and spill to disk; opening the
-		// store removes what crashed workers left. Kernels still write
-		// their outputs to the heap and Put copies them in, which costs a
-		// copy a chunk: until kernels write into the store, mem is the
-		// faster default.
+		// Chunks live in shared memory, where kernels write them, and
+		// spill to disk; opening the store removes what crashed workers
+		// left.
 		st, err := shm.Open(shm.Options{Dir: wf.shmDir, SpillDir: wf.spillDir, Limit: wf.shm, Name: *name})
 		if err != nil {
 			return err

@@ -32,10 +32,14 @@ type upProcess struct {
 	cmd      *osexec.Cmd
 	bin      string
 	tcp, unx string
+	join     string // the scheduler's gossip address, with workers
 	stderr   *bytes.Buffer
 }
 
-var servingRE = regexp.MustCompile(`serving 9P2000.L at (\S+)`)
+var (
+	servingRE = regexp.MustCompile(`serving 9P2000.L at (\S+)`)
+	joinRE    = regexp.MustCompile(`marsfs worker --join (\S+)`)
+)
 
 func startUp(t *testing.T, bin string, args ...string) *upProcess {
 	t.Helper()
@@ -52,9 +56,13 @@ func startUp(t *testing.T, bin string, args ...string) *upProcess {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	found := make(chan string)
+	joined := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if m := joinRE.FindStringSubmatch(sc.Text()); m != nil {
+				joined <- m[1]
+			}
 			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
@@ -76,6 +84,10 @@ func startUp(t *testing.T, bin string, args ...string) *upProcess {
 		case <-timeout:
 			t.Fatalf("marsfs up did not serve in 60s:\n%s", p.stderr)
 		}
+	}
+	select {
+	case p.join = <-joined: // printed before serving, when there are workers
+	default:
 	}
 	return p
 }

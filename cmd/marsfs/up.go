@@ -172,11 +172,11 @@ type workerFlags struct {
 
 func (w *workerFlags) add(f *flag.FlagSet) {
 	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs)")
-	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes (0: a quarter of the machine's memory)")
+	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes: an operand runs only when its inputs and output fit (0: no bound)")
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
-	f.StringVar(&w.store, "store", "mem", "where a worker keeps chunks: mem (its heap) or shm (shared memory with spill)")
+	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
 	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }
