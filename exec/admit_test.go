@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"strings"
 	"testing"
 	"time"
@@ -29,12 +28,12 @@ func TestMemQuotaAdmission(t *testing.T) {
 	}
 	cc := newCtlConn(c)
 	defer cc.close()
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReader(c))
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	recv := func() ctlMsg {
 		t.Helper()
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			t.Fatal(err)
 		}
 		return m

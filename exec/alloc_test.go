@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -52,7 +51,7 @@ func TestKernelWritesStore(t *testing.T) {
 	}
 	cc := newCtlConn(c)
 	defer cc.close()
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReader(c))
 	run := func(key int, op *tensor.ChunkOp, id uint64, inputs ...uint64) {
 		t.Helper()
 		m := &ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: id, Inputs: []Location{}, Addrs: []string{}}
@@ -63,7 +62,7 @@ func TestKernelWritesStore(t *testing.T) {
 		cc.send(m)
 		for {
 			var r ctlMsg
-			if err := dec.Decode(&r); err != nil {
+			if err := dec.next(&r); err != nil {
 				t.Fatal(err)
 			}
 			if r.Kind == msgDone {

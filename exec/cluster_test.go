@@ -350,7 +350,7 @@ func exercise(t *testing.T, tc *testCluster) {
 		mu.Lock()
 		defer mu.Unlock()
 		last = ev
-		if ev.State == Running {
+		if ev.State == Finished {
 			running[ev.Worker] = true
 		}
 	}
@@ -424,7 +424,7 @@ func exercise(t *testing.T, tc *testCluster) {
 	}
 	storedIDs = append(storedIDs, 900)
 	base++
-	long := chainsJob(4, 3000, 900)
+	long := chainsJob(4, 30000, 900) // long enough to be cancelled while small ops go out in units
 	var runningOps sync.WaitGroup
 	runningOps.Add(1)
 	var once sync.Once

@@ -30,6 +30,15 @@ type RunOp struct {
 	Attempt  int
 	Priority int        // lower runs first
 	Inputs   []Location // where each of the op's inputs is, in op.Inputs order
+	// Unit, when above 1, says that this RunOp and the Unit-1 after it form
+	// one dispatch unit: the worker runs them one after the other, in this
+	// order, in one slot. An input made by an earlier op of the unit is
+	// located on the worker before it exists.
+	Unit int
+	// Flush, in a unit, says that ops outside the unit read this op's
+	// chunk (or the job keeps it): the worker reports it, and the unit's
+	// ops before it, as soon as it is made.
+	Flush bool
 }
 
 // A CancelOp instructs Worker to drop or interrupt op Key.
@@ -73,6 +82,17 @@ type CoreOptions struct {
 	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
+	// Observe, if not nil, is given the events as they happen, in order,
+	// instead of Output.Events: a job of many operands then builds no
+	// slices of them.
+	Observe func(Event)
+	// UnitOps, when above 1, groups small ops into dispatch units of at
+	// most UnitOps ops (see units.go); 0 or 1 sends every op alone.
+	UnitOps int
+	// UnitCost bounds the estimated cost of a unit, in bytes read and
+	// written (8 MiB when 0); an op costing more than an eighth of it is
+	// never grouped.
+	UnitCost int64
 }
 
 type opState struct {
@@ -85,6 +105,7 @@ type opState struct {
 	nbytes   int64
 	initial  bool
 	sent     bool // a RunOp for the current attempt is out
+	inUnit   bool // ... as part of its unit
 	lastFail string
 }
 
@@ -128,6 +149,15 @@ type Core struct {
 	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
+	outBuf     Output   // what out points to while a call is under way
+	sorted     []string // the workers' names, sorted; nil when to be sorted again
+
+	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
+	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
+	// together whose reports are still due.
+	unitOf   []int32
+	units    [][]int32
+	unitLeft []int32
 }
 
 // NewCore returns the state machine of the job that computes g, whose op k
@@ -147,6 +177,9 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	}
 	if opts.RootDepth == 0 {
 		opts.RootDepth = 2
+	}
+	if opts.UnitCost <= 0 {
+		opts.UnitCost = 8 << 20
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	c.rank = opts.Order(g)
@@ -197,7 +230,8 @@ func (c *Core) chunkID(k int) uint64 {
 }
 
 func (c *Core) begin() *Output {
-	c.out = &Output{}
+	c.outBuf = Output{}
+	c.out = &c.outBuf
 	return c.out
 }
 
@@ -217,8 +251,13 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	if st == Ready {
 		c.pending = append(c.pending, k)
 	}
-	c.out.Events = append(c.out.Events, Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
-		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer, SpilledBytes: c.spilled})
+	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer, SpilledBytes: c.spilled}
+	if c.opts.Observe != nil {
+		c.opts.Observe(ev)
+		return
+	}
+	c.out.Events = append(c.out.Events, ev)
 }
 
 // WorkerUp adds a worker with the given slots, or updates its slots.
@@ -228,6 +267,7 @@ func (c *Core) WorkerUp(name string, slots int) Output {
 	if !ok {
 		w = &workerState{}
 		c.workers[name] = w
+		c.sorted = nil
 	}
 	w.slots = slots
 	if c.opts.Depth > 0 {
@@ -270,6 +310,7 @@ func (c *Core) Start() Output {
 	if c.opts.Planned != nil {
 		c.opts.Planned(c.placement(ws, assign))
 	}
+	c.formUnits(assign)
 	for _, op := range c.g.Ops {
 		if c.ops[op.Key].initial {
 			c.ops[op.Key].worker = assign[op.Key]
@@ -318,7 +359,7 @@ func (c *Core) dispatch() {
 // worker; it returns -1 when there is none.
 func (c *Core) next() (int, string) {
 	best, bestW := -1, ""
-	for name, h := range c.own {
+	for name, h := range c.own { // a map of few workers, empty once leaves are out
 		w, up := c.workers[name]
 		for h.len() > 0 {
 			k := h.top()
@@ -363,8 +404,11 @@ func (c *Core) next() (int, string) {
 // initial op that waits for another worker, one without room. Initial ops
 // read no input, so they cost nothing to move.
 func (c *Core) steal() (int, string) {
+	if len(c.own) == 0 {
+		return -1, ""
+	}
 	thief := ""
-	for _, name := range sortedKeys(c.workers) {
+	for _, name := range c.names() {
 		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
 			thief = name
 		}
@@ -399,11 +443,51 @@ func (c *Core) place(k int) string {
 	if o.attempt > 0 {
 		avoid = o.worker // retry elsewhere when there is elsewhere
 	}
-	return pickWorker(holders, nb, c.workers, avoid)
+	return pickWorker(holders, nb, c.workers, c.names(), avoid)
 }
 
-// send makes RunOp for op k on worker w.
+// names returns the workers' names, sorted; the slice is the core's.
+func (c *Core) names() []string {
+	if c.sorted == nil {
+		c.sorted = sortedKeys(c.workers)
+	}
+	return c.sorted
+}
+
+// send makes RunOp for op k on worker w, or for k's whole unit when k
+// leads it and none of it has run.
 func (c *Core) send(k int, w string) {
+	c.workers[w].outstanding++
+	if c.ops[k].initial {
+		c.workers[w].roots++
+	}
+	if c.unitOf != nil {
+		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
+			ms := c.units[u]
+			if c.ops[k].initial {
+				c.workers[w].roots += unitRoots - 1
+			}
+			c.unitLeft[u] = int32(len(ms))
+			for i, m := range ms {
+				c.sendOne(int(m), w, true)
+				r := &c.out.Run[len(c.out.Run)-1]
+				if i == 0 {
+					r.Unit = len(ms)
+				}
+				r.Flush = c.keep[c.ids[m]]
+				for _, s := range c.succ[m] {
+					r.Flush = r.Flush || c.unitOf[s] != u
+				}
+			}
+			return
+		}
+	}
+	c.sendOne(k, w, false)
+}
+
+// sendOne makes RunOp for op k on worker w; the caller counts it against
+// the worker's room.
+func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
 	ins := make([]Location, len(op.Inputs))
@@ -413,12 +497,8 @@ func (c *Core) send(k int, w string) {
 			c.transfer += ins[i].NBytes
 		}
 	}
-	o.worker, o.sent = w, true
+	o.worker, o.sent, o.inUnit = w, true, inUnit
 	o.attempt++
-	c.workers[w].outstanding++
-	if o.initial {
-		c.workers[w].roots++
-	}
 	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 
@@ -432,13 +512,27 @@ func (c *Core) current(k int, worker string, attempt int) bool {
 	return o.sent && o.worker == worker && o.attempt == attempt
 }
 
+// settle records that op k's run is no longer out. An op sent in a unit
+// frees the worker's room once the unit's last op is settled.
 func (c *Core) settle(k int) {
 	o := &c.ops[k]
 	o.sent = false
+	lead, unit := k, o.inUnit
+	if unit {
+		o.inUnit = false
+		u := c.unitOf[k]
+		if c.unitLeft[u]--; c.unitLeft[u] > 0 {
+			return
+		}
+		lead = int(c.units[u][0])
+	}
 	if w, ok := c.workers[o.worker]; ok {
 		w.outstanding--
-		if o.initial {
+		if c.ops[lead].initial {
 			w.roots--
+			if unit {
+				w.roots -= unitRoots - 1
+			}
 		}
 	}
 }
@@ -476,6 +570,12 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 	c.liveChunks++
 	c.liveBytes += nbytes
 	switch o.state {
+	case Unscheduled:
+		// An op of a unit cannot finish before its inputs: its chunk is
+		// not one the core can use.
+		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
 	case Ready, Running:
 		c.finish(k, worker)
 		for _, in := range c.g.Ops[k].Inputs {
@@ -579,8 +679,14 @@ func (c *Core) fatal(k int, err error) {
 		if st := c.ops[s].state; st == Fatal || st == Finished || st == Freed || st == Cancelled {
 			continue
 		}
-		if c.ops[s].sent {
-			continue // running: cancelled by stop
+		if so := &c.ops[s]; so.sent {
+			if so.state != Unscheduled {
+				continue // running: cancelled by stop
+			}
+			// An op of a unit waiting at its worker for this input: call
+			// it back; what the worker reports of it is stale from now.
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+			c.settle(s)
 		}
 		c.emit(s, Fatal, "", fmt.Sprintf("input operand %d failed", k))
 		stack = append(stack, c.succ[s]...)
@@ -654,6 +760,7 @@ func (c *Core) WorkerDown(name string) Output {
 		return c.end()
 	}
 	delete(c.workers, name)
+	c.sorted = nil
 	why := "worker " + name + " left"
 	var lost, inflight []int
 	for k := range c.ops {
@@ -662,8 +769,12 @@ func (c *Core) WorkerDown(name string) Output {
 			continue
 		}
 		switch {
+		case o.sent && o.state == Unscheduled:
+			// An op of a unit still waiting for its inputs there: it never
+			// ran, so it is sent again later without counting a failure.
+			o.sent, o.inUnit = false, false
 		case o.sent:
-			o.sent = false
+			o.sent, o.inUnit = false, false
 			inflight = append(inflight, k)
 		case o.state == Finished:
 			if c.g.Ops[k].Stored == 0 {

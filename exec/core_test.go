@@ -48,6 +48,7 @@ func tree(n int) [][]int {
 
 // harness drives a Core and checks its invariants after every input.
 type harness struct {
+	units   int // units sent
 	t       *testing.T
 	c       *Core
 	g       *tensor.ChunkGraph
@@ -102,6 +103,13 @@ func (h *harness) apply(o Output) {
 	for _, r := range o.Run {
 		for i, in := range r.Inputs {
 			k := h.g.Ops[r.Key].Inputs[i]
+			if h.c.ops[r.Key].inUnit && h.c.unitOf[k] == h.c.unitOf[r.Key] {
+				// Made earlier in the same unit, on the same worker.
+				if in.Worker != r.Worker || in.ID != h.ids[k] {
+					h.t.Fatalf("op %d input %d of its unit at %+v, not on %s", r.Key, k, in, r.Worker)
+				}
+				continue
+			}
 			if st := h.c.State(k); st != Finished {
 				h.t.Fatalf("op %d runs while input %d is %v", r.Key, k, st)
 			}
@@ -110,13 +118,17 @@ func (h *harness) apply(o Output) {
 			}
 		}
 		h.runs[r.Key] = r
+		if r.Unit > 1 {
+			h.units++
+		}
 	}
 	h.events = append(h.events, o.Events...)
 	if o.Done {
 		h.done, h.err = true, o.Err
 	}
 	// Invariants: live chunks are the FINISHED ops made by the job; the
-	// outstanding count of each worker is its sent ops.
+	// outstanding count of each worker is its sent ops, an op sent within a
+	// unit counting with its unit.
 	live, bytes, _ := h.c.Stats()
 	n := 0
 	for k := range h.g.Ops {
@@ -129,11 +141,18 @@ func (h *harness) apply(o Output) {
 	}
 	for name, w := range h.c.workers {
 		sent := 0
+		units := map[int32]bool{}
 		for k := range h.c.ops {
-			if h.c.ops[k].sent && h.c.ops[k].worker == name {
+			o := &h.c.ops[k]
+			switch {
+			case !o.sent || o.worker != name:
+			case o.inUnit:
+				units[h.c.unitOf[k]] = true
+			default:
 				sent++
 			}
 		}
+		sent += len(units)
 		if sent != w.outstanding {
 			h.t.Fatalf("worker %s: outstanding %d, sent %d", name, w.outstanding, sent)
 		}
@@ -365,8 +384,18 @@ func TestCoreScenarios(t *testing.T) {
 // finishes, failures, worker departures and cancels, checking the invariants
 // and that every job ends with only its kept chunks alive (or none).
 func TestCoreRandom(t *testing.T) {
+	for _, unitOps := range []int{0, 3} {
+		t.Run(fmt.Sprintf("units of %d", unitOps), func(t *testing.T) { coreRandom(t, unitOps) })
+	}
+}
+
+// coreRandom drives jobs of random graphs through random reports, worker
+// losses and joins and cancels, with ops grouped into units of unitOps.
+// A unit's op whose inputs are not there yet fails, as on a worker.
+func coreRandom(t *testing.T, unitOps int) {
 	rng := rand.New(rand.NewSource(1))
 	outcomes := map[string]int{}
+	units := 0
 	for iter := 0; iter < 400; iter++ {
 		n := 1 + rng.Intn(25)
 		ops := make([][]int, n)
@@ -386,7 +415,7 @@ func TestCoreRandom(t *testing.T) {
 				keep = append(keep, k)
 			}
 		}
-		h := newHarness(t, graph(ops), keep, CoreOptions{MaxAttempts: 5}, "w1", "w2", "w3")
+		h := newHarness(t, graph(ops), keep, CoreOptions{MaxAttempts: 5, UnitOps: unitOps}, "w1", "w2", "w3")
 		h.apply(h.c.Start())
 		cancelled := false
 		nextWorker := 4
@@ -418,6 +447,10 @@ func TestCoreRandom(t *testing.T) {
 			}
 			k := sent[rng.Intn(len(sent))]
 			r := h.run(k)
+			if h.c.State(k) == Unscheduled {
+				h.fail(k) // a unit's op without its inputs
+				continue
+			}
 			switch x := rng.Intn(100); {
 			case x < 3 && !cancelled:
 				cancelled = true
@@ -459,6 +492,7 @@ func TestCoreRandom(t *testing.T) {
 		if len(h.chunks) != want {
 			t.Fatalf("iter %d (err %v): workers hold %v, want %d chunks", iter, h.err, h.chunks, want)
 		}
+		units += h.units
 		outcome := "failed"
 		if h.err == nil {
 			outcome = "succeeded"
@@ -471,7 +505,10 @@ func TestCoreRandom(t *testing.T) {
 		}
 		outcomes[outcome]++
 	}
-	t.Logf("outcomes %v", outcomes)
+	t.Logf("outcomes %v, %d units sent", outcomes, units)
+	if unitOps > 1 && units == 0 {
+		t.Error("no unit was sent")
+	}
 	if outcomes["succeeded after recomputing"] == 0 {
 		t.Error("no job recomputed lost chunks and succeeded")
 	}
@@ -515,7 +552,7 @@ func TestPickWorker(t *testing.T) {
 		{[]string{"c"}, []int64{1}, "c", "a"},
 		{[]string{"gone"}, []int64{100}, "", "c"},
 	} {
-		if got := pickWorker(tc.holders, tc.nbytes, ws, tc.avoid); got != tc.want {
+		if got := pickWorker(tc.holders, tc.nbytes, ws, sortedKeys(ws), tc.avoid); got != tc.want {
 			t.Errorf("pickWorker(%v, %v) = %s, want %s", tc.holders, tc.nbytes, got, tc.want)
 		}
 	}

@@ -1,18 +1,17 @@
 package exec
 
 import (
-	"bufio"
-	"encoding/gob"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 )
 
 // ctlConn is one end of a control connection. send queues messages; a
 // goroutine of the connection's own encodes and writes them, so that the
-// messages queued while a write is under way go out together in the next:
-// under load many reports and submissions share one system call, and the
-// sender never waits on the network or on gob. A task's "started" report
+// messages queued while a write is under way go out together in the next
+// frame: under load many reports and submissions share one system call,
+// and the sender never waits on the network or on encoding. A task's "started" report
 // queued together with the report of its end is dropped: the op went by
 // too fast for anyone to see it run. send is safe for concurrent use.
 type ctlConn struct {
@@ -56,8 +55,7 @@ func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 
 // writer writes what is queued until the connection fails or closes.
 func (cc *ctlConn) writer() {
-	bw := bufio.NewWriterSize(cc.c, 64<<10)
-	enc := gob.NewEncoder(bw)
+	enc := newCtlEncoder()
 	var batch []*ctlMsg
 	for {
 		select {
@@ -68,14 +66,9 @@ func (cc *ctlConn) writer() {
 		cc.mu.Lock()
 		batch, cc.pend = cc.pend, batch[:0]
 		cc.mu.Unlock()
-		var err error
-		for _, m := range dropStarted(batch) {
-			if err = enc.Encode(m); err != nil {
-				break
-			}
-		}
+		frame, err := enc.frame(dropStarted(batch))
 		if err == nil {
-			err = bw.Flush()
+			_, err = cc.c.Write(frame)
 		}
 		clear(batch)
 		if err != nil {
@@ -89,6 +82,9 @@ func (cc *ctlConn) writer() {
 // dropStarted removes from batch the "started" reports of the tasks whose
 // end it reports too.
 func dropStarted(batch []*ctlMsg) []*ctlMsg {
+	if !slices.ContainsFunc(batch, func(m *ctlMsg) bool { return m.Kind == msgStarted }) {
+		return batch
+	}
 	var ended map[taskKey]bool
 	for _, m := range batch {
 		if m.Kind == msgDone || m.Kind == msgFailed || m.Kind == msgCancelled {

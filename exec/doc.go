@@ -15,7 +15,8 @@
 //
 // Ops are bound to a worker late. The Core sends a worker at most Depth
 // ops per slot that it has not yet reported on (CoreOptions.Depth; 32 in a
-// Scheduler); the other READY ops wait at the Core in rank order. Each
+// Scheduler), and at most RootDepth initial ops (2); the other READY ops
+// wait at the Core in rank order. Each
 // report frees room, and the next READY op goes to a worker with room: an
 // initial op to the worker the assignment gave it, any other op to the
 // worker where it would start soonest, weighing the bytes of its inputs
@@ -29,10 +30,17 @@
 // confirmation round trip and no duplicate to take back. Within its room a
 // worker runs its queue in priority order.
 //
+// Small ops go out in dispatch units (units.go), Mars' subtasks: runs of
+// connected ops, consecutive in rank order and bound for one worker, that
+// the worker runs one after the other in one slot and reports together.
+// A unit counts once against a worker's room; the Core still tracks each
+// of its ops.
+//
 // A Worker (RunWorker, in its own process) serves one TCP port. The
-// scheduler's control connection carries gob-encoded messages both ways:
-// submissions (the ChunkOp and where its inputs are), cancels, frees and
-// status requests; started, done, failed and cancelled reports. Chunks move
+// scheduler's control connection carries messages both ways, many to a
+// frame in a compact binary encoding (ctlcodec.go): submissions (the
+// ChunkOp and where its inputs are), cancels, frees and status requests;
+// started, done, failed and cancelled reports. Chunks move
 // on separate connections as raw bytes behind a small dtype and shape
 // header: a worker fetches the inputs it lacks from the workers holding
 // them, the scheduler fetches results and puts chunks. A worker runs at most

@@ -81,7 +81,7 @@ func TestEngineOnScheduler(t *testing.T) {
 	tc.waitHeld(len(cg.Outputs[0].Keys))
 
 	// A long graph cancelled through the session layer.
-	long := chainsJob(4, 3000, 0)
+	long := chainsJob(4, 30000, 0) // long enough to be cancelled while small ops go out in units
 	long.Graph.Outputs = []tensor.TiledTensor{{Name: "long", Shape: []int{4}, DType: tensor.Float64, Chunks: [][]int{{4}}, Keys: []uint64{uint64(len(long.Graph.Ops) - 1)}}}
 	gl, err := sess.start("# long", nil, long.Graph, stages{})
 	if err != nil {

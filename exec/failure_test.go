@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"runtime"
 	"strings"
@@ -279,7 +278,7 @@ func TestCancelRunningTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := newCtlConn(c)
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReader(c))
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	submit := func(key int) {
 		err := cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: uint64(10 + key),
@@ -293,7 +292,7 @@ func TestCancelRunningTask(t *testing.T) {
 	expect := func(kind uint8, key int) {
 		t.Helper()
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			t.Fatal(err)
 		}
 		if m.Kind != kind || m.Key != key {
@@ -367,19 +366,19 @@ func TestMemBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := newCtlConn(c)
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReader(c))
 	big := func(inputs []int) *tensor.ChunkOp {
 		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: tensor.AssembleArgs{}} // 600 bytes
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: big([]int{0}), ID: 10,
 		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr()}})
 	var m ctlMsg
-	if err := dec.Decode(&m); err != nil || m.Kind != msgStarted {
+	if err := dec.next(&m); err != nil || m.Kind != msgStarted {
 		t.Fatalf("first op: %v %+v", err, m)
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 1, Attempt: 1, Op: big(nil), ID: 11})
 	cc.send(&ctlMsg{Kind: msgStatus, Seq: 1})
-	if err := dec.Decode(&m); err != nil || m.Kind != msgStatusReply {
+	if err := dec.next(&m); err != nil || m.Kind != msgStatusReply {
 		t.Fatalf("status: %v %+v", err, m)
 	}
 	if !strings.Contains(m.Text, "running 1\nqueued 1\n") {
@@ -395,7 +394,7 @@ func TestMemBound(t *testing.T) {
 			break
 		}
 		m := ctlMsg{} // gob leaves fields absent from the stream (zero values) alone
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			t.Fatal(err)
 		}
 		got[m.Kind] = m.Key

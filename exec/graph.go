@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -113,6 +114,7 @@ func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64,
 		done: make(chan struct{}), start: time.Now(),
 		states: make([]OpState, len(cg.Ops)),
 	}
+	g.events.start = g.start
 	g.status.State = RunningGraph
 	g.status.Operands = len(cg.Ops)
 	for _, op := range cg.Ops {
@@ -293,7 +295,8 @@ func (g *Graph) Progress() string {
 
 // Events returns the graph's events from index from on, and a channel that
 // is closed when more arrive; ended reports whether the graph has ended (no
-// more will come).
+// more will come). The events carry their key, state, worker, attempt,
+// error and time; the cluster counters are in Status.
 func (g *Graph) Events(from int) (evs []Event, more <-chan struct{}, ended bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -313,24 +316,66 @@ func (g *Graph) wake() {
 }
 
 // eventLog is an append-only list of events kept in fixed-size blocks, so
-// that a graph of a million operands grows it without copying it over.
+// that a graph of a million operands grows it without copying it over. An
+// event is kept in 24 bytes: its worker and error stand for strings of
+// tables of the log's own, its time is counted from the log's start, and
+// the cluster counters it carried are folded into the graph's status as
+// they come. Events are made whole again when read.
 type eventLog struct {
-	blocks [][]Event
-	n      int
+	start   time.Time
+	blocks  [][]eventRec
+	n       int
+	workers []string
+	errs    []string
+}
+
+type eventRec struct {
+	at      int64 // nanoseconds after start
+	key     int32
+	attempt int32
+	err     int32  // 1 + index in errs; 0 for none
+	worker  uint16 // 1 + index in workers; 0 for none
+	state   OpState
 }
 
 const eventBlock = 4096
 
 func (l *eventLog) add(ev Event) {
 	if l.n%eventBlock == 0 {
-		l.blocks = append(l.blocks, make([]Event, 0, eventBlock))
+		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
+	}
+	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State}
+	if ev.At.IsZero() {
+		r.at = math.MinInt64
+	}
+	if ev.Worker != "" {
+		r.worker = uint16(l.worker(ev.Worker) + 1)
+	}
+	if ev.Err != "" {
+		l.errs = append(l.errs, ev.Err)
+		r.err = int32(len(l.errs))
 	}
 	b := &l.blocks[len(l.blocks)-1]
-	*b = append(*b, ev)
+	*b = append(*b, r)
 	l.n++
 }
 
-// from returns a copy of the events from index i on.
+// worker returns the index of name in the table of workers, adding it.
+func (l *eventLog) worker(name string) int {
+	for i, w := range l.workers {
+		if w == name {
+			return i
+		}
+	}
+	if len(l.workers) == math.MaxUint16-1 {
+		l.workers[len(l.workers)-1] = name // a cluster of 65,000 names: keep the log going
+		return len(l.workers) - 1
+	}
+	l.workers = append(l.workers, name)
+	return len(l.workers) - 1
+}
+
+// from returns the events from index i on.
 func (l *eventLog) from(i int) []Event {
 	if i < 0 {
 		i = 0
@@ -344,7 +389,19 @@ func (l *eventLog) from(i int) []Event {
 		if b == i/eventBlock {
 			blk = blk[i%eventBlock:]
 		}
-		out = append(out, blk...)
+		for _, r := range blk {
+			ev := Event{Key: int(r.key), State: r.state, Attempt: int(r.attempt)}
+			if r.at != math.MinInt64 {
+				ev.At = l.start.Add(time.Duration(r.at))
+			}
+			if r.worker > 0 {
+				ev.Worker = l.workers[r.worker-1]
+			}
+			if r.err > 0 {
+				ev.Err = l.errs[r.err-1]
+			}
+			out = append(out, ev)
+		}
 	}
 	return out
 }

@@ -73,9 +73,10 @@ const (
 // the one where it would start soonest, counting the bytes of its inputs
 // held elsewhere and the ops ahead of it when the worker's slots are all
 // busy; ties go to the most free slots, then the name. It avoids avoid
-// unless that is the only worker. holder[i] and nbytes[i] describe input i.
-// It returns "" when no worker has room.
-func pickWorker(holders []string, nbytes []int64, workers map[string]*workerState, avoid string) string {
+// unless that is the only worker. holder[i] and nbytes[i] describe input i;
+// names are the workers' names, sorted. It returns "" when no worker has
+// room.
+func pickWorker(holders []string, nbytes []int64, workers map[string]*workerState, names []string, avoid string) string {
 	var all int64
 	for _, b := range nbytes {
 		all += b
@@ -83,7 +84,7 @@ func pickWorker(holders []string, nbytes []int64, workers map[string]*workerStat
 	best := ""
 	var bestCost int64
 	bestFree := 0
-	for _, name := range sortedKeys(workers) {
+	for _, name := range names {
 		w := workers[name]
 		if !w.room() || name == avoid && len(workers) > 1 {
 			continue

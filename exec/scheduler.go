@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +38,11 @@ type SchedulerConfig struct {
 	// (see CoreOptions.Depth); 32 when 0: deep enough that reports and
 	// submissions travel in batches.
 	Depth int
+	// UnitOps bounds the ops of a dispatch unit (see CoreOptions.UnitOps);
+	// 64 when 0, and no units when negative.
+	UnitOps int
+	// UnitCost bounds a unit's estimated bytes (see CoreOptions.UnitCost).
+	UnitCost int64
 	// NoMap reads every chunk over TCP, also from workers on this host
 	// whose chunks are in shared memory and could be mapped.
 	NoMap bool
@@ -97,14 +101,17 @@ type input struct {
 type mailbox struct {
 	mu    sync.Mutex
 	items []input
+	spare []input // the slice take returned last, to fill next
 	wake  chan struct{}
 }
 
 func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
 
-func (m *mailbox) put(in input) {
+func (m *mailbox) put(in input) { m.putAll([]input{in}) }
+
+func (m *mailbox) putAll(ins []input) {
 	m.mu.Lock()
-	m.items = append(m.items, in)
+	m.items = append(m.items, ins...)
 	m.mu.Unlock()
 	select {
 	case m.wake <- struct{}{}:
@@ -112,11 +119,14 @@ func (m *mailbox) put(in input) {
 	}
 }
 
+// take returns the inputs queued so far. The slice it returns is valid
+// until the next call.
 func (m *mailbox) take() []input {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	items := m.items
-	m.items = nil
+	clear(m.spare)
+	m.items, m.spare = m.spare[:0], items
 	return items
 }
 
@@ -134,6 +144,9 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 	}
 	if cfg.Depth == 0 {
 		cfg.Depth = 32
+	}
+	if cfg.UnitOps == 0 {
+		cfg.UnitOps = 64
 	}
 	if cfg.Gossip != "" {
 		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
@@ -262,30 +275,47 @@ func (s *Scheduler) connect(w *remoteWorker) {
 		mb.put(input{up: true, worker: w.name, slots: w.slots})
 	}
 	s.mu.Unlock()
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReaderSize(c, 64<<10))
+	// The reports of one frame go to their jobs together, so that a job
+	// takes them in one go.
+	var mb *mailbox
+	var batch []input
 	for {
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			break
 		}
-		s.mu.Lock()
 		if m.Kind == msgStatusReply {
+			s.mu.Lock()
 			if ch, ok := s.status[m.Seq]; ok {
 				ch <- m.Text
 				delete(s.status, m.Seq)
 			}
 			s.mu.Unlock()
-			continue
+		} else {
+			s.mu.Lock()
+			to, ok := s.jobs[m.Job]
+			s.mu.Unlock()
+			switch {
+			case ok:
+				if to != mb && len(batch) > 0 {
+					mb.putAll(batch)
+					batch = batch[:0]
+				}
+				mb = to
+				batch = append(batch, input{worker: w.name, msg: m})
+			case m.Kind == msgDone:
+				// The job is over: nobody will use or free this chunk.
+				cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{m.ID}})
+			}
 		}
-		mb, ok := s.jobs[m.Job]
-		s.mu.Unlock()
-		switch {
-		case ok:
-			mb.put(input{worker: w.name, msg: m})
-		case m.Kind == msgDone:
-			// The job is over: nobody will use or free this chunk.
-			cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{m.ID}})
+		if !dec.buffered() && len(batch) > 0 {
+			mb.putAll(batch)
+			batch = batch[:0]
 		}
+	}
+	if len(batch) > 0 {
+		mb.putAll(batch) // what came before a malformed message
 	}
 	s.drop(w)
 }
@@ -346,7 +376,18 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}()
 
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order})
+	// Events are stamped with the time their input was taken.
+	var now time.Time
+	var observe func(Event)
+	if job.Observe != nil {
+		observe = func(ev Event) {
+			ev.At = now
+			job.Observe(ev)
+		}
+	}
+	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
+		UnitOps: s.cfg.UnitOps, UnitCost: s.cfg.UnitCost, Observe: observe})
+	now = time.Now()
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
 		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
@@ -354,12 +395,14 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 	s.apply(jobID, job, mb, core.Start())
 
 	var abandon <-chan time.Time
+	var outs []Output
 	cancelled := false
 	for {
 		if done, _ := core.Done(); done {
 			break
 		}
 		var stop <-chan struct{}
+		now = time.Now()
 		if !cancelled {
 			stop = ctx.Done()
 			if s.ctx.Err() != nil {
@@ -371,16 +414,24 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 		select {
 		case <-mb.wake:
+			now = time.Now()
+			// What the core answers to all the inputs taken goes out
+			// together: a message a worker, not one an input.
+			outs = outs[:0]
 			for _, in := range mb.take() {
-				s.apply(jobID, job, mb, s.step(core, in))
+				outs = append(outs, s.step(core, in))
 			}
+			s.apply(jobID, job, mb, outs...)
+			clear(outs)
 		case <-stop:
+			now = time.Now()
 			cancelled = true
 			s.apply(jobID, job, mb, core.Cancel())
 			abandon = time.After(s.cfg.CancelWait)
 		case <-s.ctx.Done():
 			// The scheduler closes: handled at the top of the loop.
 		case <-abandon:
+			now = time.Now()
 			s.apply(jobID, job, mb, core.Abandon())
 		}
 	}
@@ -432,53 +483,73 @@ func (s *Scheduler) step(core *Core, in input) Output {
 	return Output{}
 }
 
-// apply carries out the core's instructions for job jobID.
-func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, out Output) {
-	if job.Observe != nil {
-		now := time.Now()
-		for _, ev := range out.Events {
-			ev.At = now
-			job.Observe(ev)
+// apply carries out the core's instructions for job jobID, the outputs in
+// order. Each worker gets what is for it in one batch, in the order the
+// core gave it: frees and cancels before the runs of each output.
+func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
+	type batch struct {
+		worker string
+		cc     *ctlConn
+		ms     []*ctlMsg
+	}
+	var batches []*batch // in the order the workers first appear
+	of := func(name string) *batch {
+		for _, b := range batches {
+			if b.worker == name {
+				return b
+			}
+		}
+		b := &batch{worker: name}
+		b.cc, _ = s.conn(name)
+		batches = append(batches, b)
+		return b
+	}
+	addrs := map[string]string{}
+	addr := func(name string) string {
+		a, ok := addrs[name]
+		if !ok {
+			_, a = s.conn(name)
+			addrs[name] = a
+		}
+		return a
+	}
+	for _, out := range outs {
+		for _, f := range out.Free {
+			b := of(f.Worker)
+			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == msgFree {
+				b.ms[n-1].IDs = append(b.ms[n-1].IDs, f.ID)
+			} else {
+				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: []uint64{f.ID}})
+			}
+		}
+		for _, c := range out.Cancel {
+			b := of(c.Worker)
+			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
+		}
+		subs := make([]ctlMsg, len(out.Run)) // one allocation for the lot
+		for i, r := range out.Run {
+			m := &subs[i]
+			*m = ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
+				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
+			for i, in := range r.Inputs {
+				m.Addrs[i] = addr(in.Worker)
+			}
+			b := of(r.Worker)
+			b.ms = append(b.ms, m)
 		}
 	}
-	frees := map[string][]uint64{}
-	for _, f := range out.Free {
-		frees[f.Worker] = append(frees[f.Worker], f.ID)
-	}
-	for name, ids := range frees {
-		if cc, _ := s.conn(name); cc != nil {
-			cc.send(&ctlMsg{Kind: msgFree, IDs: ids})
-		}
-	}
-	for _, c := range out.Cancel {
-		if cc, _ := s.conn(c.Worker); cc != nil {
-			cc.send(&ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
-		}
-	}
-	submits := map[string][]*ctlMsg{}
-	var order []string
-	for _, r := range out.Run {
-		m := &ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority,
-			Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
-		for i, in := range r.Inputs {
-			_, m.Addrs[i] = s.conn(in.Worker)
-		}
-		if submits[r.Worker] == nil {
-			order = append(order, r.Worker)
-		}
-		submits[r.Worker] = append(submits[r.Worker], m)
-	}
-	for _, name := range order {
-		ms := submits[name]
-		cc, _ := s.conn(name)
+	for _, b := range batches {
 		err := errors.New("no connection")
-		if cc != nil {
-			err = cc.sendAll(ms)
+		if b.cc != nil {
+			err = b.cc.sendAll(b.ms)
 		}
-		if err != nil {
-			for _, m := range ms {
-				mb.put(input{worker: name, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: m.Key, Attempt: m.Attempt,
-					Err: fmt.Sprintf("submit to %s: %v", name, err)}})
+		if err == nil {
+			continue
+		}
+		for _, m := range b.ms {
+			if m.Kind == msgSubmit {
+				mb.put(input{worker: b.worker, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: m.Key, Attempt: m.Attempt,
+					Err: fmt.Sprintf("submit to %s: %v", b.worker, err)}})
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"os"
 	"runtime"
@@ -160,11 +159,11 @@ func TestWorkerMapsPeerInput(t *testing.T) {
 			loc := Location{ID: 1, Worker: "w1", NBytes: n * 8}
 			cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: add, ID: 2,
 				Inputs: []Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})
-			dec := gob.NewDecoder(bufio.NewReader(c))
+			dec := newCtlDecoder(bufio.NewReader(c))
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			for {
 				var m ctlMsg
-				if err := dec.Decode(&m); err != nil {
+				if err := dec.next(&m); err != nil {
 					t.Fatal(err)
 				}
 				if m.Kind == msgDone {

@@ -12,8 +12,9 @@ import (
 
 // The worker's TCP service. A connection opens with one byte naming its use:
 //
-//	'C' control: the scheduler and the worker exchange gob-encoded ctlMsg
-//	    values in both directions until one side closes.
+//	'C' control: the scheduler and the worker exchange ctlMsg values in
+//	    both directions until one side closes, in frames of many messages
+//	    each (see ctlcodec.go).
 //	'F' fetch: the client sends a chunk ID (8 bytes, big-endian); the worker
 //	    answers with a chunk frame.
 //	'P' put: the client sends a chunk ID and a chunk frame; the worker
@@ -24,7 +25,8 @@ import (
 // A chunk frame is a status byte (0 ok, 1 error followed by a 4-byte length
 // and the error text) then the dtype (1 byte), the number of dimensions
 // (1 byte), each dimension (8 bytes) and the raw C-order little-endian data.
-// Bulk data never goes through gob.
+// Bulk data never goes through gob, and control messages only for the
+// kernel arguments of ops.
 const (
 	connControl = 'C'
 	connFetch   = 'F'
@@ -54,17 +56,22 @@ type ctlMsg struct {
 	Key      int
 	Attempt  int
 	Priority int
-	Op       *tensor.ChunkOp // submit
-	ID       uint64          // submit, done: the chunk the op makes
-	Inputs   []Location      // submit: where each input is
-	Addrs    []string        // submit: data address of each input's worker
-	IDs      []uint64        // free
-	NBytes   int64           // done
-	Spilled  int64           // done: bytes the worker spilled since its last report
-	Err      string          // failed
-	Final    bool            // failed: the kernel rejected the op; retrying cannot help
-	Seq      uint64          // status, status reply
-	Text     string          // status reply
+	// Unit, on a submit, is the number of submits, this one and those right
+	// after it, that form one dispatch unit: the worker runs them one after
+	// the other in one slot (see Core). 0 and 1 mean the op alone.
+	Unit    int
+	Flush   bool            // submit: report this op of a unit at once (see RunOp)
+	Op      *tensor.ChunkOp // submit
+	ID      uint64          // submit, done: the chunk the op makes
+	Inputs  []Location      // submit: where each input is
+	Addrs   []string        // submit: data address of each input's worker
+	IDs     []uint64        // free
+	NBytes  int64           // done
+	Spilled int64           // done: bytes the worker spilled since its last report
+	Err     string          // failed
+	Final   bool            // failed: the kernel rejected the op; retrying cannot help
+	Seq     uint64          // status, status reply
+	Text    string          // status reply
 }
 
 const maxDims = 32

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -98,17 +97,25 @@ type task struct {
 	cancelled bool
 	index     int      // in the queue, -1 when not queued
 	pins      []func() // release the inputs read from the store
+	// rest holds the ops of t's dispatch unit that run after t, in order,
+	// in the slot that runs t.
+	rest []*task
+	// flush: others wait for t's chunk, so its report goes out at once.
+	flush bool
 }
 
 // taskQueue is a heap of tasks, lowest priority value first.
 type taskQueue []*task
 
-func (q taskQueue) Len() int { return len(q) }
-func (q taskQueue) Less(i, j int) bool {
-	if q[i].prio != q[j].prio {
-		return q[i].prio < q[j].prio
+func (q taskQueue) Len() int           { return len(q) }
+func (q taskQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
+
+// less orders tasks by priority, then by submission.
+func (taskQueue) less(a, b *task) bool {
+	if a.prio != b.prio {
+		return a.prio < b.prio
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
 func (q taskQueue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
@@ -343,14 +350,19 @@ func (w *Worker) serve(c net.Conn) {
 
 func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := newCtlConn(c)
-	dec := gob.NewDecoder(br)
+	dec := newCtlDecoder(br)
 	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
+	var unit []*task // a dispatch unit being received
+	want := 0        // its size
 	for {
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			return
+		}
+		if len(unit) > 0 && m.Kind != msgSubmit {
+			return // a unit cut short: the scheduler is out of step
 		}
 		switch m.Kind {
 		case msgSubmit:
@@ -360,15 +372,47 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			}
 			seq++
 			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
-				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1}
-			if err := w.refuse(t); err != nil {
+				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1, flush: m.Flush}
+			if len(unit) == 0 && m.Unit > 1 {
+				want = m.Unit
+			}
+			if want > 0 {
+				if unit = append(unit, t); len(unit) < want {
+					continue
+				}
+				ops := unit
+				unit, want = nil, 0
+				// An op the quota can never admit fails alone; the unit's
+				// ops that read it fail when they find no input.
+				kept := ops[:0]
+				for _, u := range ops {
+					if err := w.refuse(u); err != nil {
+						cc.send(&ctlMsg{Kind: msgFailed, Job: u.job, Key: u.key, Attempt: u.attempt, ID: u.id, Err: err.Error(), Final: true})
+						continue
+					}
+					kept = append(kept, u)
+				}
+				if len(kept) == 0 {
+					continue
+				}
+				for i := range kept {
+					kept[i].rest = kept[i+1:]
+				}
+				t = kept[0]
+			} else if err := w.refuse(t); err != nil {
 				cc.send(&ctlMsg{Kind: msgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, ID: m.ID, Err: err.Error(), Final: true})
 				continue
 			}
 			w.mu.Lock()
 			w.owner[t.id] = t.taskKey
+			for _, r := range t.rest {
+				w.owner[r.id] = r.taskKey
+			}
 			heap.Push(&w.queue, t)
 			w.noteUses(t, true)
+			for _, r := range t.rest {
+				w.noteUses(r, true)
+			}
 			w.pump()
 			w.mu.Unlock()
 		case msgCancel:
@@ -395,6 +439,9 @@ func (w *Worker) dropConn(cc *ctlConn) {
 			kept = append(kept, t)
 		} else {
 			w.disown(t)
+			for _, r := range t.rest {
+				w.disown(r)
+			}
 		}
 	}
 	clear(w.queue[len(kept):])
@@ -404,6 +451,12 @@ func (w *Worker) dropConn(cc *ctlConn) {
 		if t.ctl == cc {
 			t.cancelled = true
 			t.cancel()
+			for _, r := range t.rest {
+				if !r.cancelled {
+					r.cancelled = true
+					w.disown(r)
+				}
+			}
 		}
 	}
 }
@@ -414,13 +467,13 @@ func (w *Worker) cancel(k taskKey) {
 	if t, ok := w.running[k]; ok {
 		t.cancelled = true
 		t.cancel()
-	} else {
-		for _, t := range w.queue {
-			if t.taskKey == k {
-				heap.Remove(&w.queue, t.index)
-				w.disown(t)
-				dropped = t
-				break
+	} else if dropped = w.dropQueued(k); dropped == nil {
+		// An op of a unit waiting behind another: its slot skips it.
+		for _, t := range w.running {
+			if r := unitMember(t, k); r != nil && !r.cancelled {
+				r.cancelled = true
+				w.disown(r)
+				dropped = r
 			}
 		}
 	}
@@ -428,6 +481,39 @@ func (w *Worker) cancel(k taskKey) {
 	if dropped != nil {
 		dropped.ctl.send(&ctlMsg{Kind: msgCancelled, Job: k.job, Key: k.key, Attempt: k.attempt, ID: dropped.id})
 	}
+}
+
+// dropQueued removes the op k waits in the queue, alone, leading its unit
+// (the unit's next op then leads it) or within it, and returns its task.
+// w.mu is held.
+func (w *Worker) dropQueued(k taskKey) *task {
+	for _, t := range w.queue {
+		if t.taskKey == k {
+			heap.Remove(&w.queue, t.index)
+			w.disown(t)
+			if len(t.rest) > 0 {
+				next := t.rest[0]
+				heap.Push(&w.queue, next)
+			}
+			return t
+		}
+		if r := unitMember(t, k); r != nil && !r.cancelled {
+			r.cancelled = true
+			w.disown(r)
+			return r
+		}
+	}
+	return nil
+}
+
+// unitMember returns the op k among those of t's unit after t, or nil.
+func unitMember(t *task, k taskKey) *task {
+	for _, r := range t.rest {
+		if r.taskKey == k {
+			return r
+		}
+	}
+	return nil
 }
 
 // disown ends the claim of task t, dropped from the queue, on its chunk: a
@@ -457,16 +543,68 @@ func (w *Worker) pump() {
 // runner runs the tasks pump starts until the worker closes. Slots runners
 // live as long as the worker, so that a task does not pay for a goroutine
 // and the growth of its stack.
+//
+// The ops of a dispatch unit run one after the other in the slot, and their
+// reports go out together when the unit ends, or every reportEvery while it
+// runs: one message to the scheduler for many ops. Only the first op of a
+// run of a unit reports its start.
 func (w *Worker) runner() {
 	defer w.wg.Done()
+	var reports []*ctlMsg
 	for t := range w.runq {
-		w.run(t.ctx, t)
+		ctl, since := t.ctl, time.Now()
+		for first := true; t != nil; first = false {
+			ran := t
+			m, next, rest := w.run(ran.ctx, ran, first)
+			reports = append(reports, m)
+			if next == nil || ran.flush || time.Since(since) >= reportEvery {
+				w.report(ctl, reports)
+				clear(reports)
+				reports, since = reports[:0], time.Now()
+			}
+			if rest != nil {
+				// The unit yields its slot: it goes back to the queue
+				// only now, so that no other slot reports its next op
+				// before the ops before it.
+				w.mu.Lock()
+				heap.Push(&w.queue, rest)
+				w.pump()
+				w.mu.Unlock()
+			}
+			t = next
+		}
 	}
 }
 
-func (w *Worker) run(ctx context.Context, t *task) {
-	defer t.cancel()
-	t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+// reportEvery bounds how long the reports of a unit's ops wait to go out.
+const reportEvery = time.Millisecond
+
+// report sends the reports of a slot's ops. If the scheduler is gone, it
+// will never free the chunks they made: they go.
+func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
+	if cc.sendAll(ms) == nil {
+		return
+	}
+	w.mu.Lock()
+	for _, m := range ms {
+		if m.Kind != msgDone {
+			continue
+		}
+		if _, again := w.owner[m.ID]; !again {
+			w.store.Delete(m.ID)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// run runs task t and returns the report of how it ended. When t's unit has
+// more ops to run, it returns the next too: already counted as running in
+// t's slot, or, when a more urgent op waits, as rest, for the queue. first
+// says whether t starts the slot's run.
+func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, next, rest *task) {
+	if first {
+		t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+	}
 	ctx, buf := withOutBuf(ctx, w.store, t.op)
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
@@ -485,7 +623,35 @@ func (w *Worker) run(ctx context.Context, t *task) {
 			w.store.Delete(t.id) // what an earlier run left is stale
 		}
 	}
-	w.pump()
+	for i, r := range t.rest {
+		if !r.cancelled && !w.closed {
+			next = r
+			next.rest = t.rest[i+1:]
+			break
+		}
+	}
+	if next != nil && len(w.queue) > 0 && w.queue.less(w.queue[0], next) {
+		// A more urgent op arrived (one that frees the chunks waiting for
+		// it): the rest of the unit queues behind it, once the reports of
+		// the ops before it are out (see runner).
+		rest = next
+		next = nil
+	}
+	if next != nil && ctx.Err() == nil {
+		// The unit's next op runs in the same context: cancelling the op
+		// that runs cancels it, and the op after gets a new one.
+		next.ctx, next.cancel = t.ctx, t.cancel
+	} else {
+		t.cancel()
+		if next != nil {
+			next.ctx, next.cancel = context.WithCancel(w.ctx)
+		}
+	}
+	if next != nil {
+		w.running[next.taskKey] = next
+	} else {
+		w.pump()
+	}
 	w.mu.Unlock()
 	for _, release := range t.pins {
 		release()
@@ -499,14 +665,7 @@ func (w *Worker) run(ctx context.Context, t *task) {
 	default:
 		m.Kind, m.NBytes, m.Spilled = msgDone, int64(out.NBytes()), w.newSpill()
 	}
-	if t.ctl.send(m) != nil && m.Kind == msgDone {
-		// The scheduler is gone and will never free the chunk.
-		w.mu.Lock()
-		if _, again := w.owner[t.id]; !again {
-			w.store.Delete(t.id)
-		}
-		w.mu.Unlock()
-	}
+	return m, next, rest
 }
 
 // compute loads the task's inputs, from the store or from their workers,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
-	"encoding/gob"
 	"math/rand"
 	"runtime"
 	"strings"
@@ -61,11 +60,11 @@ func TestChunkOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := newCtlConn(c)
-	dec := gob.NewDecoder(bufio.NewReader(c))
+	dec := newCtlDecoder(bufio.NewReader(c))
 	recv := func() ctlMsg {
 		t.Helper()
 		var m ctlMsg
-		if err := dec.Decode(&m); err != nil {
+		if err := dec.next(&m); err != nil {
 			t.Fatal(err)
 		}
 		return m

@@ -150,7 +150,7 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 		strides = append(strides, r.strides)
 		bases = append(bases, 0)
 	}
-	m.lay = newSegLayout(args.Shape, strides, bases, args.Block)
+	m.lay = newSegLayout(args.Shape, strides, bases, min(args.Block, m.n)) // no block is longer
 	return m, nil
 }
 
@@ -348,7 +348,7 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 	B := m.args.Block
 	for i := range m.steps {
 		if st := &m.steps[i]; st.invariant {
-			m.exec(st, out, 0, B)
+			m.exec(st, out, 0, min(B, m.n)) // no block is longer
 		}
 	}
 	// Each reduction's partial is its own part of out.
@@ -383,7 +383,7 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 }
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
-// invariant instructions fill a whole register once (lo 0, hi Block).
+// invariant instructions fill a register once, as far as any block goes.
 func (m *exprMachine) exec(st *exprStep, out *Array, lo, hi int) {
 	ins := st.in
 	n := hi - lo

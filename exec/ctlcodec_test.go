@@ -1,0 +1,154 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"marsfs/tensor"
+)
+
+// codecMessages is one message of every kind, with the fields each carries.
+func codecMessages() []*ctlMsg {
+	args := tensor.GenArgs{Offset: []int{0, 10}, Global: []int{100, 20}, Value: 2.5, Seed: 7}
+	op := &tensor.ChunkOp{Key: 7, Kind: "add", Inputs: []int{3, 4}, Shape: []int{10, 20}, DType: tensor.Float64, Args: args, Node: 2}
+	op2 := &tensor.ChunkOp{Key: 8, Kind: "add", Inputs: []int{5}, Shape: []int{10}, DType: tensor.Int64, Args: args, Node: 2}
+	leaf := &tensor.ChunkOp{Key: 9, Kind: "ones", DType: tensor.Bool} // a scalar: no shape
+	return []*ctlMsg{
+		{Kind: msgSubmit, Job: 1, Key: 7, Attempt: 1, Priority: 42, ID: 1007, Unit: 2, Op: op,
+			Inputs: []Location{{ID: 1003, Worker: "w1", NBytes: 1600}, {ID: 1004, Worker: "w2", NBytes: -1}},
+			Addrs:  []string{"127.0.0.1:1", "127.0.0.1:2"}},
+		{Kind: msgSubmit, Job: 1, Key: 8, Attempt: 1, Priority: 43, ID: 1008, Op: op2,
+			Inputs: []Location{{ID: 1005, Worker: "w1", NBytes: 80}}, Addrs: []string{"127.0.0.1:1"}},
+		{Kind: msgSubmit, Job: 2, Key: 9, Attempt: 3, Priority: -1, ID: 9, Op: leaf},
+		{Kind: msgCancel, Job: 1, Key: 7, Attempt: 2},
+		{Kind: msgFree, IDs: []uint64{1, 1 << 63, 5}},
+		{Kind: msgStatus, Seq: 99},
+		{Kind: msgStarted, Job: 1, Key: 7, Attempt: 1},
+		{Kind: msgDone, Job: 1, Key: 7, Attempt: 1, ID: 1007, NBytes: 1600, Spilled: 1 << 20},
+		{Kind: msgFailed, Job: 1, Key: 7, Attempt: 1, ID: 1007, Err: "kernel rejected it", Final: true},
+		{Kind: msgCancelled, Job: 1, Key: 8, Attempt: 2, ID: 1008},
+		{Kind: msgStatusReply, Seq: 99, Text: "name w1\nslots 2\n"},
+	}
+}
+
+func encodeFrames(t *testing.T, e *ctlEncoder, batches ...[]*ctlMsg) []byte {
+	t.Helper()
+	var out []byte
+	for _, ms := range batches {
+		f, err := e.frame(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f...)
+	}
+	return out
+}
+
+func decodeAll(data []byte) ([]*ctlMsg, error) {
+	d := newCtlDecoder(bufio.NewReader(bytes.NewReader(data)))
+	var ms []*ctlMsg
+	for {
+		m := new(ctlMsg)
+		if err := d.next(m); err != nil {
+			if err == io.EOF {
+				return ms, nil
+			}
+			return ms, err
+		}
+		ms = append(ms, m)
+	}
+}
+
+func TestCtlCodecRoundTrip(t *testing.T) {
+	want := codecMessages()
+	e := newCtlEncoder()
+	// Two frames, the second sending the same arguments again.
+	data := encodeFrames(t, e, want[:5], want[5:], want[:2])
+	got, err := decodeAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append(append([]*ctlMsg(nil), want[:5]...), want[5:]...), want[:2]...)
+	if len(got) != len(all) {
+		t.Fatalf("decoded %d messages, want %d", len(got), len(all))
+	}
+	for i := range all {
+		if !reflect.DeepEqual(got[i], all[i]) {
+			t.Errorf("message %d:\n got %+v\nwant %+v", i, got[i], all[i])
+		}
+	}
+	// Arguments are encoded once while ops keep sharing them.
+	if e.next != 1 {
+		t.Errorf("%d argument slots filled, want 1", e.next)
+	}
+}
+
+func TestCtlCodecArgSlotsRecycle(t *testing.T) {
+	// More distinct arguments than slots: each op must still decode with
+	// its own.
+	e := newCtlEncoder()
+	var batch []*ctlMsg
+	for k := range argSlots + 50 {
+		op := &tensor.ChunkOp{Key: k, Kind: "full" + string(rune('a'+k%3)), Shape: []int{1}, DType: tensor.Float64, Args: tensor.GenArgs{Value: float64(k)}}
+		batch = append(batch, &ctlMsg{Kind: msgSubmit, Key: k, Op: op})
+	}
+	got, err := decodeAll(encodeFrames(t, e, batch[:100], batch[100:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, m := range got {
+		if v := m.Op.Args.(tensor.GenArgs).Value; v != float64(k) {
+			t.Fatalf("op %d decoded with the arguments of %v", k, v)
+		}
+	}
+}
+
+// TestCtlCodecMalformed cuts a valid stream at every length and flips bytes
+// at random: the decoder must return an error (or, for a cut between
+// frames, stop cleanly), never panic.
+func TestCtlCodecMalformed(t *testing.T) {
+	data := encodeFrames(t, newCtlEncoder(), codecMessages())
+	for n := 0; n < len(data); n++ {
+		ms, err := decodeAll(data[:n])
+		if n > 0 && err == nil {
+			t.Fatalf("a stream cut at %d of %d bytes decoded without error (%d messages)", n, len(data), len(ms))
+		}
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && n > 4 && len(ms) == len(codecMessages()) {
+			t.Fatalf("cut at %d: %v after every message", n, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		bad := bytes.Clone(data)
+		for range 1 + rng.IntN(4) {
+			i := 4 + rng.IntN(len(bad)-4) // keep the frame length: reach the fields
+			bad[i] = byte(rng.Uint32())
+		}
+		decodeAll(bad) // must not panic
+	}
+	huge := []byte{0xff, 0xff, 0xff, 0x7f}
+	if _, err := decodeAll(huge); err == nil {
+		t.Error("a frame longer than the limit was accepted")
+	}
+	// A length that claims more items than the frame holds.
+	bogus := []byte{5, 0, 0, 0, msgFree, 0xff, 0xff, 0xff, 0x0f}
+	if _, err := decodeAll(bogus); err == nil {
+		t.Error("a free of 2^32 IDs in a 5-byte frame was accepted")
+	}
+	if _, err := decodeAll([]byte{1, 0, 0, 0, 200}); err == nil {
+		t.Error("an unknown kind was accepted")
+	}
+}
+
+func FuzzCtlDecode(f *testing.F) {
+	data, _ := newCtlEncoder().frame(codecMessages())
+	f.Add(bytes.Clone(data))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeAll(b)
+	})
+}

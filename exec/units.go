@@ -1,0 +1,190 @@
+package exec
+
+import (
+	"slices"
+
+	"marsfs/tensor"
+)
+
+// Dispatch units. An op that computes next to nothing (a sum of ten
+// numbers) costs the cluster far more in messages and bookkeeping than in
+// running: a submission, a report and a round trip each. Like Mars'
+// subtasks, the Core therefore sends runs of small ops that belong together
+// as one unit: the worker runs them one after the other in one slot and
+// reports each as it ends, many reports to a message. The Core still tracks
+// every op (its states, its chunk, its retries); only the dispatch is
+// shared.
+//
+// Units are formed once, when the job starts, walking the ops in rank
+// order:
+//
+//   - an initial op joins the open unit of the worker it is assigned to, or
+//     opens one;
+//   - any other op joins the unit that makes all its inputs but shared
+//     leaves (initial ops read by several ops, which join no unit, like a
+//     broadcast scalar) and stored chunks, or opens a unit of its own: such a
+//     unit leads with it. So only its first op reads chunks made by other
+//     units or by large ops: the unit is READY when its first op is and the
+//     shared leaves it reads exist;
+//   - a unit holds at most UnitOps ops of at most UnitCost estimated bytes
+//     in all, and an op estimated above UnitCost/8, or a stored one, joins
+//     none.
+//
+// In a tree reduction over thousands of tiny chunks this sends a worker
+// whole subtrees at once: the leaves and the combines above them, so the
+// chunks inside a unit live only until the unit's reports come back and a
+// unit costs about one round trip. Large ops stay alone, so jobs of big
+// chunks are dispatched and balanced as before. A unit goes out whole only
+// while none of its ops has run; ops retried after a failure or a lost
+// worker go alone.
+
+// opCost estimates the bytes an op touches: its inputs, its output, and for
+// a fused expression the values it generates on the way.
+func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) int64 {
+	cost := int64(op.NBytes())
+	for _, in := range op.Inputs {
+		cost += int64(g.Ops[in].NBytes())
+	}
+	if a, ok := op.Args.(tensor.ExprArgs); ok {
+		cost += int64(tensor.NumElements(a.Shape)) * 8
+	}
+	return cost
+}
+
+// formUnits groups the job's small ops into units; assign maps initial ops
+// to their workers.
+func (c *Core) formUnits(assign map[int]string) {
+	if c.opts.UnitOps <= 1 {
+		return
+	}
+	n := len(c.g.Ops)
+	byRank := make([]int, n)
+	for k := range byRank {
+		byRank[k] = -1
+	}
+	perm := true // rank is a permutation of the keys, as orders make it
+	for k, r := range c.rank {
+		if r < 0 || r >= n || byRank[r] >= 0 {
+			perm = false
+			break
+		}
+		byRank[r] = k
+	}
+	if !perm {
+		for k := range byRank {
+			byRank[k] = k
+		}
+		slices.SortStableFunc(byRank, func(a, b int) int { return c.rank[a] - c.rank[b] })
+	}
+	c.unitOf = make([]int32, n)
+	for k := range c.unitOf {
+		c.unitOf[k] = -1
+	}
+	var cost []int64
+	open := make(map[string]int32) // the open unit of each worker's initial ops
+	small := c.opts.UnitCost / 8
+	fits := func(u int32, oc int64) bool {
+		return len(c.units[u]) < c.opts.UnitOps && cost[u]+oc <= c.opts.UnitCost
+	}
+	add := func(u int32, k int, oc int64) {
+		c.units[u] = append(c.units[u], int32(k))
+		cost[u] += oc
+		c.unitOf[k] = u
+	}
+	fresh := func(k int, oc int64) int32 {
+		u := int32(len(c.units))
+		c.units = append(c.units, nil)
+		cost = append(cost, 0)
+		add(u, k, oc)
+		return u
+	}
+	for _, k := range byRank {
+		op := c.g.Ops[k]
+		if op.Stored != 0 {
+			continue
+		}
+		oc := opCost(c.g, op)
+		if oc > small {
+			continue
+		}
+		if c.ops[k].initial {
+			if len(c.succ[k]) > 1 {
+				continue // a leaf shared by many, like a broadcast scalar
+			}
+			w := assign[k]
+			if u, ok := open[w]; ok && fits(u, oc) {
+				add(u, k, oc)
+			} else {
+				open[w] = fresh(k, oc)
+			}
+			continue
+		}
+		u := int32(-1)
+		for _, in := range op.Inputs {
+			v := c.unitOf[in]
+			if v < 0 && c.external(in) {
+				continue
+			}
+			if v < 0 || u >= 0 && v != u {
+				u = -2 // inputs from several units, or from a large op
+				break
+			}
+			u = v
+		}
+		if u >= 0 && fits(u, oc) {
+			add(u, k, oc)
+		} else {
+			fresh(k, oc)
+		}
+	}
+	// Units of one op are no units.
+	kept := c.units[:0]
+	for _, ms := range c.units {
+		if len(ms) == 1 {
+			c.unitOf[ms[0]] = -1
+			continue
+		}
+		for _, m := range ms {
+			c.unitOf[m] = int32(len(kept))
+		}
+		kept = append(kept, ms)
+	}
+	c.units = kept
+	c.unitLeft = make([]int32, len(kept))
+}
+
+// external reports whether op k is a shared leaf or a stored chunk, which
+// the ops of a unit may read besides the chunks the unit makes.
+func (c *Core) external(k int) bool {
+	return c.g.Ops[k].Stored != 0 || c.ops[k].initial && len(c.succ[k]) > 1
+}
+
+// intact reports whether none of unit u's ops has been sent or run, and
+// the chunks its ops read from outside it exist, so that the unit can go
+// out whole.
+func (c *Core) intact(u int32) bool {
+	if c.stopping {
+		return false
+	}
+	for i, m := range c.units[u] {
+		o := &c.ops[m]
+		if o.attempt != 0 || o.sent || (o.state != Unscheduled && o.state != Ready) {
+			return false
+		}
+		if i == 0 {
+			continue // READY: its inputs exist
+		}
+		for _, in := range c.g.Ops[m].Inputs {
+			if c.unitOf[in] != u && c.ops[in].state != Finished {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// unitRoots is how many initial ops a unit of initial ops counts for
+// against a worker's RootDepth: a unit carries tens of leaves, so fewer of
+// them wait at a worker at once, and a tree reduction over them keeps about
+// as few chunks alive as when leaves go out one by one.
+const unitRoots = 2

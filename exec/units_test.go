@@ -1,0 +1,322 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"marsfs/tensor"
+)
+
+// TestUnitsFormed checks the units of a tree reduction over small chunks:
+// each op in one unit at most, a unit's ops in rank order and within the
+// bounds, only its first op reading chunks made outside it, and the leaves
+// of a unit all assigned to one worker.
+func TestUnitsFormed(t *testing.T) {
+	g := graph(tree(64))
+	h := newHarness(t, g, nil, CoreOptions{UnitOps: 8}, "w1", "w2")
+	assign := map[int]string{}
+	h.apply(h.c.Start())
+	for k := range g.Ops {
+		if h.c.ops[k].initial {
+			assign[k] = h.c.ops[k].worker
+		}
+	}
+	if len(h.c.units) == 0 {
+		t.Fatal("no units")
+	}
+	seen := map[int32]bool{}
+	grouped := 0
+	for u, ms := range h.c.units {
+		if len(ms) < 2 || len(ms) > 8 {
+			t.Errorf("unit %d has %d ops", u, len(ms))
+		}
+		leafWorker := ""
+		for i, m := range ms {
+			if seen[m] {
+				t.Errorf("op %d in two units", m)
+			}
+			seen[m] = true
+			grouped++
+			if h.c.unitOf[m] != int32(u) {
+				t.Errorf("op %d of unit %d says unit %d", m, u, h.c.unitOf[m])
+			}
+			if i > 0 && h.c.rank[m] <= h.c.rank[ms[i-1]] {
+				t.Errorf("unit %d not in rank order", u)
+			}
+			if h.c.ops[m].initial {
+				if leafWorker != "" && assign[int(m)] != leafWorker {
+					t.Errorf("unit %d has leaves of %s and %s", u, leafWorker, assign[int(m)])
+				}
+				leafWorker = assign[int(m)]
+			}
+			if i == 0 {
+				continue
+			}
+			for _, in := range g.Ops[m].Inputs {
+				if h.c.unitOf[in] != int32(u) {
+					t.Errorf("op %d, not first in unit %d, reads op %d of unit %d", m, u, in, h.c.unitOf[in])
+				}
+			}
+		}
+	}
+	if grouped < len(g.Ops)/2 {
+		t.Errorf("only %d of %d ops in units", grouped, len(g.Ops))
+	}
+	h.finishAll()
+	if !h.done || h.err != nil {
+		t.Fatalf("done %v, %v: %s", h.done, h.err, h.states())
+	}
+	if h.units == 0 {
+		t.Error("no unit was sent")
+	}
+}
+
+// TestUnitDispatch follows one unit: it goes out whole to one worker, the
+// inputs its ops make located there, counts once against the worker's room,
+// and frees it when its last op is reported.
+func TestUnitDispatch(t *testing.T) {
+	// A chain of four ops and a second chain: each one unit.
+	g := graph([][]int{nil, {0}, {1}, {2}, nil, {4}})
+	h := newHarness(t, g, []int{3, 5}, CoreOptions{UnitOps: 4, Depth: 1, RootDepth: 1}, "w1")
+	h.apply(h.c.WorkerUp("w1", 1))
+	out := h.c.Start()
+	h.apply(out)
+	if len(out.Run) != 4 {
+		t.Fatalf("%d ops sent, want the first unit's 4: %+v", len(out.Run), out.Run)
+	}
+	for i, r := range out.Run {
+		if r.Key != i || r.Worker != "w1" || r.Attempt != 1 {
+			t.Errorf("run %d: %+v", i, r)
+		}
+		if want := map[bool]int{true: 4, false: 0}[i == 0]; r.Unit != want {
+			t.Errorf("run %d: unit %d, want %d", i, r.Unit, want)
+		}
+		if !r.Flush != (i < 3) {
+			t.Errorf("run %d: flush %v (only the kept op's report is awaited)", i, r.Flush)
+		}
+	}
+	if w := h.c.workers["w1"]; w.outstanding != 1 {
+		t.Errorf("outstanding %d, want 1 unit", w.outstanding)
+	}
+	for k := 0; k < 3; k++ {
+		h.finish(k)
+		if len(h.runs) != 4 {
+			t.Fatalf("op %d reported: more sent before the unit ended", k)
+		}
+	}
+	h.finish(3)
+	r, ok := h.runs[4]
+	if !ok || r.Unit != 2 {
+		t.Fatalf("second unit not sent once the first ended: %+v", h.runs)
+	}
+	h.finishAll()
+	if !h.done || h.err != nil {
+		t.Fatalf("done %v, %v: %s", h.done, h.err, h.states())
+	}
+}
+
+// TestUnitFailure fails a unit's first op for good: the ops of the unit
+// waiting for it are FATAL and called back from the worker, and the job
+// ends without waiting for their reports.
+func TestUnitFailure(t *testing.T) {
+	g := graph([][]int{nil, {0}, {1}})
+	h := newHarness(t, g, []int{2}, CoreOptions{UnitOps: 4}, "w1")
+	h.apply(h.c.Start())
+	if h.units != 1 {
+		t.Fatalf("%d units sent", h.units)
+	}
+	r := h.run(0)
+	h.apply(h.c.FailedFinal(0, r.Worker, r.Attempt, "bad arguments"))
+	if !h.done || h.err == nil || !strings.Contains(h.err.Error(), "bad arguments") {
+		t.Fatalf("done %v, %v", h.done, h.err)
+	}
+	if got := h.states(); got != "FATAL FATAL FATAL" {
+		t.Errorf("states %s", got)
+	}
+	if !slices.Equal(h.cancels, []string{"1@w1", "2@w1"}) {
+		t.Errorf("cancels %v", h.cancels)
+	}
+	// What the worker reports of them afterwards is stale.
+	r1 := h.run(1)
+	if o := h.c.Failed(1, r1.Worker, r1.Attempt, "input chunk missing"); len(o.Events) != 0 || o.Done {
+		t.Errorf("stale report changed the core: %+v", o)
+	}
+}
+
+// TestLargeOpsAlone checks that ops estimated above an eighth of UnitCost
+// join no unit.
+func TestLargeOpsAlone(t *testing.T) {
+	g := graph([][]int{nil, {0}, {1}})
+	for _, op := range g.Ops {
+		op.Shape = []int{1 << 18} // 2 MiB of float64
+	}
+	h := newHarness(t, g, []int{2}, CoreOptions{UnitOps: 4, UnitCost: 8 << 20}, "w1")
+	h.apply(h.c.Start())
+	if len(h.c.units) != 0 {
+		t.Errorf("%d units of large ops", len(h.c.units))
+	}
+	// A fused expression counts the values it generates.
+	e := &tensor.ChunkOp{Kind: "expr", Shape: []int{1}, DType: tensor.Float64, Args: tensor.ExprArgs{Shape: []int{1 << 20}}}
+	if c := opCost(g, e); c < 8<<20 {
+		t.Errorf("expr over 2^20 values costs %d", c)
+	}
+}
+
+// TestWorkerRunsUnit submits units over a control connection: the worker
+// runs a unit's ops in order in one slot, the later ones reading what the
+// earlier made, and reports the ends of all in order (the first's start start only if its end did not go out with it); when
+// the first fails, the others, missing their input, fail too.
+func TestWorkerRunsUnit(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 2, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	dec := newCtlDecoder(bufio.NewReader(c))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	recv := func() ctlMsg {
+		t.Helper()
+		var m ctlMsg
+		if err := dec.next(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	copyArgs := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	unit := func(job uint64, first any) []*ctlMsg {
+		ms := []*ctlMsg{{Kind: msgSubmit, Job: job, Key: 0, Attempt: 1, Unit: 3, ID: job*10 + 0,
+			Op: &tensor.ChunkOp{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: first}}}
+		for k := 1; k < 3; k++ {
+			ms = append(ms, &ctlMsg{Kind: msgSubmit, Job: job, Key: k, Attempt: 1, ID: job*10 + uint64(k),
+				Op:     &tensor.ChunkOp{Kind: "assemble", Inputs: []int{k - 1}, Shape: []int{3}, DType: tensor.Int64, Args: copyArgs},
+				Inputs: []Location{{ID: job*10 + uint64(k-1), Worker: "w", NBytes: 24}}, Addrs: []string{w.Addr()}})
+		}
+		return ms
+	}
+	if err := cc.sendAll(unit(1, tensor.AssembleArgs{})); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 3 || got[len(got)-1] != "done 2" {
+		m := recv()
+		got = append(got, map[uint8]string{msgStarted: "started", msgDone: "done", msgFailed: "failed", msgCancelled: "cancelled"}[m.Kind]+" "+string(rune('0'+m.Key)))
+	}
+	if got[0] == "started 0" {
+		got = got[1:] // sent unless the end of op 0 went out with it
+	}
+	if want := "done 0 | done 1 | done 2"; strings.Join(got, " | ") != want {
+		t.Errorf("reports %s, want %s", strings.Join(got, " | "), want)
+	}
+	if w.Store().Len() != 3 {
+		t.Errorf("worker holds %d chunks, want 3", w.Store().Len())
+	}
+	bad := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	cc.sendAll(unit(2, bad))
+	failed := 0
+	for failed < 3 {
+		switch m := recv(); m.Kind {
+		case msgFailed:
+			if m.Key != failed {
+				t.Errorf("op %d failed before op %d", m.Key, failed)
+			}
+			if m.Final != (m.Key == 0) {
+				t.Errorf("op %d failed, final %v: %s", m.Key, m.Final, m.Err)
+			}
+			failed++
+		case msgDone:
+			t.Errorf("op %d of the failed unit done", m.Key)
+		}
+	}
+	cc.close()
+	w.Close()
+	checkGoroutines(t, g0)
+}
+
+// TestUnitWorkerLost loses the worker of a unit halfway: the op it was
+// running is retried, the ops waiting behind it are sent again without a
+// failure counted against them, alone this time, and the job succeeds.
+func TestUnitWorkerLost(t *testing.T) {
+	g := graph([][]int{nil, {0}, {1}, {2}})
+	h := newHarness(t, g, []int{3}, CoreOptions{UnitOps: 4, MaxAttempts: 2}, "w1", "w2")
+	h.apply(h.c.Start())
+	w := h.run(0).Worker
+	h.finish(0)
+	for k := range h.chunks {
+		if strings.HasSuffix(k, "@"+w) {
+			delete(h.chunks, k)
+		}
+	}
+	h.apply(h.c.WorkerDown(w))
+	for k, want := range []int{0, 1, 0, 0} {
+		if f := h.c.ops[k].failures; f != want {
+			t.Errorf("op %d has %d failures, want %d (only op 1 could have run)", k, f, want)
+		}
+	}
+	h.finishAll()
+	if !h.done || h.err != nil {
+		t.Fatalf("done %v, %v: %s", h.done, h.err, h.states())
+	}
+	if r := h.run(3); r.Unit != 0 || r.Attempt != 2 {
+		t.Errorf("op 3 resent as %+v, want alone, attempt 2", r)
+	}
+}
+
+// TestUnitsWorkerKilled kills a worker process while it runs units of tiny
+// ops: the units' ops that were out on it go again, alone, on the
+// survivors, the chunks it held are recomputed, and the sum is exact.
+func TestUnitsWorkerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	const spec = "s = (ones(200000, chunks=10) + 1).sum()"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tc := newTestCluster(t, 3, true)
+	e := NewEngine(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g.Status().Finished < g.Status().Operands/3 {
+		if g.Status().State.Ended() {
+			t.Fatal("graph ended before the kill")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	tc.killed[1] = true
+	if err := tc.procs[1].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.Wait(ctx); st.State != Succeeded {
+		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
+	}
+	if v := fetch(t, s, "s").Float64s()[0]; v != 400000 {
+		t.Errorf("sum %v, want 400000", v)
+	}
+	evs, _, _ := g.Events(0)
+	lost := 0
+	for _, ev := range evs {
+		if strings.Contains(ev.Err, "w2 left") {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Error("no event tells of the loss")
+	}
+	t.Logf("%d operands, %d events tell of the loss", g.Status().Operands, lost)
+}
