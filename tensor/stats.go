@@ -309,19 +309,9 @@ func bincountKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, erro
 	counts := out.Int64s()
 	a := in[0]
 	for i := range a.Len() {
-		var v int64
-		switch a.DType {
-		case Bool:
-			v = int64(a.Data[i])
-		case Int32:
-			v = int64(a.Int32s()[i])
-		case Int64:
-			v = a.Int64s()[i]
-		default:
-			return nil, fmt.Errorf("input of dtype %v is not integer", a.DType)
-		}
-		if v < 0 {
-			return nil, fmt.Errorf("the input has a negative value (%d)", v)
+		v, err := binAt(a, i)
+		if err != nil {
+			return nil, err
 		}
 		if v >= int64(len(counts)) {
 			return nil, fmt.Errorf("value %d is not below the length %d of the counts", v, len(counts))
@@ -525,4 +515,23 @@ func lerp(a *Array, i int, b *Array, j int, g float64) float64 {
 		return y - diff*(1-g)
 	}
 	return x + diff*g
+}
+
+// binAt returns element i of bincount's input a: a non-negative integer.
+func binAt(a *Array, i int) (int64, error) {
+	var v int64
+	switch a.DType {
+	case Bool:
+		v = int64(a.Data[i])
+	case Int32:
+		v = int64(a.Int32s()[i])
+	case Int64:
+		v = a.Int64s()[i]
+	default:
+		return 0, fmt.Errorf("input of dtype %v is not integer", a.DType)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("the input has a negative value (%d)", v)
+	}
+	return v, nil
 }

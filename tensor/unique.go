@@ -358,19 +358,9 @@ func bincountLenKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, e
 			continue
 		}
 		for i := range a.Len() {
-			var v int64
-			switch a.DType {
-			case Bool:
-				v = int64(a.Data[i])
-			case Int32:
-				v = int64(a.Int32s()[i])
-			case Int64:
-				v = a.Int64s()[i]
-			default:
-				return nil, fmt.Errorf("input of dtype %v is not integer", a.DType)
-			}
-			if v < 0 {
-				return nil, fmt.Errorf("the input has a negative value (%d)", v)
+			v, err := binAt(a, i)
+			if err != nil {
+				return nil, err
 			}
 			l = max(l, v+1)
 		}
