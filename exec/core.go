@@ -135,6 +135,7 @@ type Core struct {
 	succ    [][]int
 	ops     []opState
 	workers map[string]*workerState
+	locSlab []Location // what the next RunOps' inputs are cut from
 
 	started    bool
 	stopping   bool  // cancelled or failed: no new runs
@@ -490,7 +491,13 @@ func (c *Core) send(k int, w string) {
 func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
-	ins := make([]Location, len(op.Inputs))
+	n := len(op.Inputs)
+	if len(c.locSlab) < n {
+		// Locations are taken from slabs: one allocation for many ops.
+		c.locSlab = make([]Location, max(n, 256))
+	}
+	ins := c.locSlab[:n:n]
+	c.locSlab = c.locSlab[n:]
 	for i, in := range op.Inputs {
 		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
 		if ins[i].Worker != w {

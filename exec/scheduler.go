@@ -527,10 +527,17 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
 		subs := make([]ctlMsg, len(out.Run)) // one allocation for the lot
+		nin := 0
+		for _, r := range out.Run {
+			nin += len(r.Inputs)
+		}
+		addrSlab := make([]string, nin) // and one for their addresses
 		for i, r := range out.Run {
 			m := &subs[i]
+			n := len(r.Inputs)
 			*m = ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
-				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
+				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: addrSlab[:n:n]}
+			addrSlab = addrSlab[n:]
 			for i, in := range r.Inputs {
 				m.Addrs[i] = addr(in.Worker)
 			}
