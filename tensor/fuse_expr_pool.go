@@ -13,7 +13,10 @@ import (
 // layout would cost more than running it. So a machine, once run, waits in
 // a pool by its program, and the next op of that program whose shapes,
 // dtypes and inputs' shapes are the same takes it over, re-binding only
-// its inputs and its generators' offsets.
+// its inputs and its generators' offsets. A program is known by its first
+// instruction's address, and its code is never changed once built (a
+// worker decodes one and runs it as is; the optimizer makes new code): an
+// idle machine holds the code, so no other program can take its address.
 
 // maxIdleMachines bounds the machines waiting in the pool; each holds its
 // registers' blocks.
