@@ -491,6 +491,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		worker string
 		cc     *ctlConn
 		ms     []*ctlMsg
+		frees  int // of the output at hand, to make room for
 	}
 	var batches []*batch // in the order the workers first appear
 	of := func(name string) *batch {
@@ -514,13 +515,24 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		return a
 	}
 	for _, out := range outs {
+		// A worker's frees go in one message, its IDs cut from one slab
+		// for all the workers.
+		for _, f := range out.Free {
+			of(f.Worker).frees++
+		}
+		idSlab := make([]uint64, 0, len(out.Free))
 		for _, f := range out.Free {
 			b := of(f.Worker)
 			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == msgFree {
 				b.ms[n-1].IDs = append(b.ms[n-1].IDs, f.ID)
 			} else {
-				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: []uint64{f.ID}})
+				ids := idSlab[:0:b.frees]
+				idSlab = idSlab[b.frees:b.frees]
+				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: append(ids, f.ID)})
 			}
+		}
+		for _, b := range batches {
+			b.frees = 0
 		}
 		for _, c := range out.Cancel {
 			b := of(c.Worker)
