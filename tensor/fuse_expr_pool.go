@@ -18,9 +18,15 @@ import (
 // worker decodes one and runs it as is; the optimizer makes new code): an
 // idle machine holds the code, so no other program can take its address.
 
-// maxIdleMachines bounds the machines waiting in the pool; each holds its
-// registers' blocks.
-const maxIdleMachines = 64
+// maxIdleMachines bounds the machines waiting in the pool. One keeps its
+// registers' blocks while they hold at most maxIdleRegBytes, so that the
+// pool holds at most a few MiB: a machine of larger blocks gives them back
+// to blockPools, which a collection may empty, and takes them again when
+// it runs; for such blocks that costs little beside their work.
+const (
+	maxIdleMachines = 64
+	maxIdleRegBytes = 64 << 10
+)
 
 var machinePool struct {
 	sync.Mutex
@@ -151,6 +157,15 @@ func releaseMachine(m *exprMachine) {
 	if len(m.own.Code) == 0 {
 		m.release()
 		return
+	}
+	held := 0
+	for _, b := range m.bufs {
+		if b != nil {
+			held += len(*b)
+		}
+	}
+	if held > maxIdleRegBytes {
+		m.release()
 	}
 	key := &m.own.Code[0]
 	var evicted []*exprMachine
