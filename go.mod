@@ -9,6 +9,7 @@ require (
 	github.com/hugelgupf/p9 v0.4.1
 	golang.org/x/sys v0.47.0
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
 )
 
 require (

@@ -47,7 +47,7 @@ func TestQuick(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rep.print(&out)
-	for _, want := range []string{"| W4 | ", "| W6 | ", "| W4 | marsfs | 2 |", "Machine: "} {
+	for _, want := range []string{"| W4 | ", "| W6 | ", "| W4 | marsfs | 2 |", "Machine: ", "marsfs BLAS: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -172,5 +172,30 @@ func TestMemSampler(t *testing.T) {
 	// tail -c N keeps the last N bytes in memory.
 	if got := m.peakBytes() - idle; got < 48<<20 || got > 256<<20 {
 		t.Errorf("peak above idle %d MiB, want about 64", got>>20)
+	}
+}
+
+// TestBuildBLAS checks that --blas takes only the BLAS marsfs can be built
+// with, and that asking for pure Go says so.
+func TestBuildBLAS(t *testing.T) {
+	if _, _, err := buildMarsfs(t.TempDir(), t.TempDir(), "mkl"); err == nil || !strings.Contains(err.Error(), "mkl") {
+		t.Errorf("--blas mkl: error %v, want one naming mkl", err)
+	}
+	if testing.Short() {
+		t.Skip("builds marsfs")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, used, err := buildMarsfs(root, t.TempDir(), "gonum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(used, "gonum") {
+		t.Errorf("--blas gonum built %q", used)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Error(err)
 	}
 }

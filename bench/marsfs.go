@@ -17,15 +17,52 @@ import (
 	"marsfs/fs"
 )
 
-// buildMarsfs builds cmd/marsfs of the module at root into dir.
-func buildMarsfs(root, dir string) (string, error) {
-	bin := filepath.Join(dir, "marsfs")
-	cmd := osexec.Command("go", "build", "-o", bin, "./cmd/marsfs")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/marsfs: %v\n%s", err, out)
+// buildMarsfs builds cmd/marsfs of the module at root into dir, with the
+// BLAS blas asks for: "openblas" (the openblas build tag, which needs
+// libopenblas), "gonum" (pure Go), or "auto" or "": OpenBLAS when
+// libopenblas is present, else gonum. It returns the binary and a phrase
+// naming the BLAS it calls.
+func buildMarsfs(root, dir, blas string) (bin, used string, err error) {
+	bin = filepath.Join(dir, "marsfs")
+	build := func(tags ...string) error {
+		args := append([]string{"build", "-o", bin}, tags...)
+		cmd := osexec.Command("go", append(args, "./cmd/marsfs")...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
+		}
+		return nil
 	}
-	return bin, nil
+	switch blas {
+	case "openblas":
+		return bin, "OpenBLAS (-tags openblas)", build("-tags", "openblas")
+	case "gonum":
+		return bin, "gonum, pure Go", build()
+	case "", "auto":
+		if !openblasPresent() {
+			return bin, "gonum, pure Go (no libopenblas found)", build()
+		}
+		if err := build("-tags", "openblas"); err != nil {
+			first := strings.SplitN(err.Error(), "\n", 2)[0]
+			return bin, "gonum, pure Go (the OpenBLAS build failed: " + first + ")", build()
+		}
+		return bin, "OpenBLAS (-tags openblas)", nil
+	}
+	return "", "", fmt.Errorf("--blas %q: want auto, openblas or gonum", blas)
+}
+
+// openblasPresent reports whether libopenblas looks linkable: pkg-config
+// knows it, or its shared library is in one of the usual directories.
+func openblasPresent() bool {
+	if osexec.Command("pkg-config", "--exists", "openblas").Run() == nil {
+		return true
+	}
+	for _, pattern := range []string{"/usr/lib/*/libopenblas.so", "/usr/lib/libopenblas.so", "/usr/lib64/libopenblas.so", "/usr/local/lib/libopenblas.so"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // upProc is a running `marsfs up`: the scheduler, the 9P server and its

@@ -12,6 +12,7 @@ import (
 // Markdown tables.
 func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %v\n", rep.machine)
+	fmt.Fprintf(w, "marsfs BLAS: %s.\n", rep.blas)
 	fmt.Fprintf(w, "Load average at the end: %s.\n", describeMachine().loadavg)
 	fmt.Fprintf(w, "Scale %g of the full sizes; up to %d runs each, medians.\n\n", rep.scale, rep.runs)
 	fmt.Fprintln(w, "| id | marsfs s | best Dask s | Dask ÷ marsfs | NumPy s | peak MiB marsfs | peak MiB Dask | peak MiB NumPy | goal | met |")

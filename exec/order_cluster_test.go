@@ -71,10 +71,15 @@ func TestTreeReductionPeakChunks(t *testing.T) {
 	}
 	t.Logf("sum over 1000 chunks (%d ops, tree depth %d) on 2 workers: peak %d chunks planned, %d breadth-first",
 		len(cg.Ops), depth, peaks["planned"], peaks["breadth-first"])
-	if limit := 4 * 2 * depth * 2; peaks["planned"] > limit {
+	// On an idle machine the planned order peaks at 54–70 chunks. The bound
+	// is twice that, 8 × workers × depth × 2, because when one worker
+	// process is starved of CPU (a loaded CI runner) the other's finished
+	// map chunks wait longer for the combines that free them: 82–110 was
+	// seen at load averages near 10. Breadth first stays near 1000 either way.
+	if limit := 8 * 2 * depth * 2; peaks["planned"] > limit {
 		t.Errorf("planned order keeps %d chunks alive, want at most %d", peaks["planned"], limit)
 	}
-	if peaks["breadth-first"] < 200 {
+	if peaks["breadth-first"] < 500 {
 		t.Errorf("breadth-first keeps only %d chunks alive: the test no longer shows the difference", peaks["breadth-first"])
 	}
 }

@@ -5,20 +5,24 @@ import (
 	"fmt"
 	"slices"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Matmul of A (m x k) by B (k x n) tiles by blocks: with A cut into chunks
 // (i, l) and B into chunks (l, j) along a common chunking of k, output chunk
-// (i, j) is the sum over l of the block products A(i, l) B(l, j). Each block
-// product is one "matmul" op, and the partial products are added in a tree
-// of "matmul.sum" ops.
+// (i, j) is the sum over l of the block products A(i, l) B(l, j). One
+// "matmul" op computes a group of up to matmulCombine consecutive terms of
+// that sum, accumulating each block product into its output in place (a
+// DGEMM with beta 1), so that no partial product of the group is stored,
+// sent or added on its own. When k has more chunks than one group takes,
+// the groups' sums are added in a tree of "matmul.sum" ops.
 
-// matmulCombine is how many partial products one "matmul.sum" op adds. A
-// tree of fan-in 4 keeps few partial products alive at once and still has a
-// short depth (log4 of the number of chunks along k).
+// matmulCombine is how many block products one "matmul" op accumulates and
+// how many partial sums one "matmul.sum" op adds. Four keeps the inputs an
+// op holds at once few (eight blocks) and the tree short (log4 of the
+// number of chunks along k); a common chunking of a square product, four
+// chunks along each axis, needs no sum op at all.
 const matmulCombine = 4
 
 func init() {
@@ -49,20 +53,34 @@ func tileMatmul(t *tiler, n *Node) (*TiledTensor, error) {
 	b = t.rechunk(b, [][]int{kc, b.Chunks[1]})
 	rows, cols := a.Chunks[0], b.Chunks[1]
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
+	groups := matmulGroups(len(kc))
 	for i, m := range rows {
 		for j, c := range cols {
 			shape := []int{m, c}
-			parts := make([]uint64, len(kc))
-			for l := range kc {
-				parts[l] = t.emit(&ChunkOp{
-					Kind: "matmul", Inputs: []int{int(a.Keys[i*len(kc)+l]), int(b.Keys[l*len(cols)+j])},
-					Shape: shape, DType: n.DType,
-				})
+			var parts []uint64
+			for g := range groups[:len(groups)-1] {
+				var inputs []int
+				for l := groups[g]; l < groups[g+1]; l++ {
+					inputs = append(inputs, int(a.Keys[i*len(kc)+l]), int(b.Keys[l*len(cols)+j]))
+				}
+				parts = append(parts, t.emit(&ChunkOp{Kind: "matmul", Inputs: inputs, Shape: shape, DType: n.DType}))
 			}
 			out.Keys = append(out.Keys, t.sumTree(parts, shape, n.DType))
 		}
 	}
 	return out, nil
+}
+
+// matmulGroups cuts k block products into groups of at most matmulCombine,
+// as even as can be, and returns their bounds: group g is [b[g], b[g+1]).
+// No chunk along k (an empty sum) is one empty group.
+func matmulGroups(k int) []int {
+	n := max(1, (k+matmulCombine-1)/matmulCombine)
+	bounds := make([]int, n+1)
+	for g := range bounds {
+		bounds[g] = g * k / n
+	}
+	return bounds
 }
 
 // sumTree adds the chunks parts (of one shape and dtype) in a tree of
@@ -87,41 +105,74 @@ func (t *tiler) sumTree(parts []uint64, shape []int, dt DType) uint64 {
 	return parts[0]
 }
 
-// matmulKernel multiplies two blocks, first converting them to the output
-// dtype. Bool blocks multiply as NumPy does: the logical or of ands.
+// matmulKernel adds up block products: its inputs are pairs of blocks
+// (a, b), each a (m x k_l) and b (k_l x n), and its output the sum of the
+// products a b, each block first converted to the output dtype. Bool blocks
+// multiply as NumPy does: the logical or of ands. With no pairs, or empty
+// blocks, the output is zero.
 func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	if len(in) != 2 {
-		return nil, fmt.Errorf("%d inputs, want 2", len(in))
+	if len(in)%2 != 0 {
+		return nil, fmt.Errorf("%d inputs, want pairs of blocks", len(in))
 	}
-	a, b := in[0], in[1]
-	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || !slices.Equal(op.Shape, []int{a.Shape[0], b.Shape[1]}) {
-		return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)
+	if len(op.Shape) != 2 {
+		return nil, fmt.Errorf("product of shape %v is not 2-D", op.Shape)
 	}
-	a, b = convertChunk(a, op.DType), convertChunk(b, op.DType)
-	out := NewArray(op.DType, op.Shape)
-	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
-	if m == 0 || n == 0 || k == 0 {
-		return out, nil // an empty sum is zero
+	m, n := op.Shape[0], op.Shape[1]
+	for p := 0; p < len(in); p += 2 {
+		a, b := in[p], in[p+1]
+		if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || a.Shape[0] != m || b.Shape[1] != n {
+			return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)
+		}
 	}
-	switch op.DType {
-	case Float64:
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			blas64.General{Rows: m, Cols: k, Stride: k, Data: a.Float64s()},
-			blas64.General{Rows: k, Cols: n, Stride: n, Data: b.Float64s()},
-			0, blas64.General{Rows: m, Cols: n, Stride: n, Data: out.Float64s()})
-	case Float32:
-		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			blas32.General{Rows: m, Cols: k, Stride: k, Data: a.Float32s()},
-			blas32.General{Rows: k, Cols: n, Stride: n, Data: b.Float32s()},
-			0, blas32.General{Rows: m, Cols: n, Stride: n, Data: out.Float32s()})
-	case Int32:
-		return out, matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32])
-	case Int64:
-		return out, matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64])
-	case Bool:
-		return out, matmulLoop(ctx, view[uint8](out.Data), view[uint8](a.Data), view[uint8](b.Data), m, k, n, matmulAxpyBool)
-	default:
+	if !op.DType.Valid() {
 		return nil, fmt.Errorf("invalid dtype %v", op.DType)
+	}
+	// A float product with a pair to multiply overwrites its output (beta
+	// 0 at first), which therefore need not be cleared; other dtypes
+	// accumulate into zeros.
+	overwrite := false
+	if op.DType == Float64 || op.DType == Float32 {
+		for p := 0; p < len(in); p += 2 {
+			overwrite = overwrite || in[p].Len() > 0 && in[p+1].Len() > 0
+		}
+	}
+	var out *Array
+	if overwrite {
+		out = newOutputAll(ctx, op)
+	} else {
+		out = newOutput(ctx, op)
+	}
+	// beta is 0 until a product has been written: the first one overwrites
+	// the output, the others add to it.
+	var beta float64 // 0 or 1, exact in float32 too
+	for p := 0; p < len(in); p += 2 {
+		a, b := convertChunk(in[p], op.DType), convertChunk(in[p+1], op.DType)
+		k := a.Shape[1]
+		if m == 0 || n == 0 || k == 0 {
+			continue // adds zero
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch op.DType {
+		case Float64:
+			gemm(blas64.Implementation().Dgemm, m, k, n, a.Float64s(), b.Float64s(), beta, out.Float64s())
+		case Float32:
+			gemm(blas32.Implementation().Sgemm, m, k, n, a.Float32s(), b.Float32s(), float32(beta), out.Float32s())
+		case Int32:
+			if err := matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32]); err != nil {
+				return nil, err
+			}
+		case Int64:
+			if err := matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64]); err != nil {
+				return nil, err
+			}
+		case Bool:
+			if err := matmulLoop(ctx, view[uint8](out.Data), view[uint8](a.Data), view[uint8](b.Data), m, k, n, matmulAxpyBool); err != nil {
+				return nil, err
+			}
+		}
+		beta = 1
 	}
 	return out, nil
 }
@@ -180,7 +231,7 @@ func matmulAxpyBool(c []uint8, x uint8, b []uint8) {
 // matmulSumKernel adds its inputs, partial products of one output block;
 // bools are or-ed.
 func matmulSumKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	out := NewArray(op.DType, op.Shape)
+	out := newOutput(ctx, op)
 	for i, a := range in {
 		if a.DType != op.DType || !slices.Equal(a.Shape, op.Shape) {
 			return nil, fmt.Errorf("input %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)

@@ -138,7 +138,8 @@ func TestMatmulLarge(t *testing.T) {
 }
 
 // TestMatmulTree checks the ops of a product whose contracted axis has nine
-// chunks: nine block products a block, summed by a tree of fan-in 4.
+// chunks: three "matmul" ops of three block products an output block, their
+// sums added by one "matmul.sum".
 func TestMatmulTree(t *testing.T) {
 	a := randomArray(Float64, []int{4, 9}, 3)
 	b := randomArray(Float64, []int{9, 2}, 4)
@@ -154,11 +155,13 @@ func TestMatmulTree(t *testing.T) {
 		if op.Kind == "matmul.sum" && len(op.Inputs) > matmulCombine {
 			t.Errorf("sum op %d adds %d chunks", op.Key, len(op.Inputs))
 		}
+		if op.Kind == "matmul" && len(op.Inputs) != 6 {
+			t.Errorf("matmul op %d has %d inputs, want 3 pairs", op.Key, len(op.Inputs))
+		}
 	}
 	// B's k chunks {4, 5} are cut to A's nine: 9 assemble ops (B has one
-	// column chunk). Each of the 2 output blocks: 9 products, sums of 4, 4
-	// and then of 2 sums and the ninth product.
-	want := map[string]int{"stored": 18 + 2, "assemble": 9, "matmul": 18, "matmul.sum": 6}
+	// column chunk).
+	want := map[string]int{"stored": 18 + 2, "assemble": 9, "matmul": 6, "matmul.sum": 2}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %q ops, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -167,8 +170,8 @@ func TestMatmulTree(t *testing.T) {
 }
 
 // TestMatmulOpCount counts the ops of a 4000x4000 @ 4000x4000 product in
-// chunks of 1000: 16 + 16 stored chunks, 4*4*4 block products and one sum
-// of 4 for each of the 16 output blocks.
+// chunks of 1000: 16 + 16 stored chunks and one op for each of the 16
+// output blocks, which accumulates its four block products.
 func TestMatmulOpCount(t *testing.T) {
 	c := newShapeCase()
 	var ins []*Node
@@ -190,9 +193,123 @@ func TestMatmulOpCount(t *testing.T) {
 	for _, op := range cg.Ops {
 		kinds[op.Kind]++
 	}
-	if len(cg.Ops) != 112 || kinds["stored"] != 32 || kinds["matmul"] != 64 || kinds["matmul.sum"] != 16 {
-		t.Errorf("%d ops %v, want 112: 32 stored, 64 matmul, 16 matmul.sum", len(cg.Ops), kinds)
+	if len(cg.Ops) != 48 || kinds["stored"] != 32 || kinds["matmul"] != 16 {
+		t.Errorf("%d ops %v, want 48: 32 stored, 16 matmul", len(cg.Ops), kinds)
 	}
+}
+
+func TestMatmulGroups(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want []int
+	}{
+		{0, []int{0, 0}},
+		{1, []int{0, 1}},
+		{4, []int{0, 4}},
+		{5, []int{0, 2, 5}},
+		{9, []int{0, 3, 6, 9}},
+		{17, []int{0, 3, 6, 10, 13, 17}},
+	} {
+		if got := matmulGroups(tc.k); !slices.Equal(got, tc.want) {
+			t.Errorf("matmulGroups(%d) = %v, want %v", tc.k, got, tc.want)
+		}
+	}
+}
+
+// TestMatmulKernelPairs runs one "matmul" op on pairs of blocks of mixed
+// dtypes and contracted lengths, an empty one included, against the
+// product of the blocks laid side by side.
+func TestMatmulKernelPairs(t *testing.T) {
+	ks := []int{3, 0, 5, 2}
+	for _, dt := range allDTypes {
+		var in []*Array
+		var whole [2]*Array // A's blocks side by side, B's stacked, in dt
+		for p, k := range ks {
+			// The first block of each pair is in the output dtype, the
+			// second in another one, which the kernel converts.
+			a := randomArray(dt, []int{4, k}, uint64(10*p))
+			b := randomArray(allDTypes[(p+1)%len(allDTypes)], []int{k, 6}, uint64(10*p+1))
+			in = append(in, a, b)
+			whole[0] = concatArrays(t, whole[0], convertChunk(a, dt), 1)
+			whole[1] = concatArrays(t, whole[1], convertChunk(b, dt), 0)
+		}
+		op := &ChunkOp{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{4, 6}, DType: dt}
+		got, err := Run(t.Context(), op, in)
+		if err != nil {
+			t.Fatalf("%v: %v", dt, err)
+		}
+		tol := 1e-12
+		if dt == Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, dt.String(), got, whole[0], whole[1], dt, tol)
+	}
+	// Under an allocator that hands out uncleared memory when the kernel
+	// says it sets every element, the products must still be exact: a
+	// float product of only empty pairs is zero, and an empty first pair
+	// does not make the second one add to garbage.
+	dirty := WithAlloc(t.Context(), func(dt DType, shape []int, zero bool) *Array {
+		a := NewArray(dt, shape)
+		if !zero {
+			for i := range a.Data {
+				a.Data[i] = 0x7f
+			}
+		}
+		return a
+	})
+	for _, ks := range [][]int{{0, 0}, {0, 3}, {2, 0, 3}} {
+		for _, dt := range []DType{Float64, Float32, Int64} {
+			var in []*Array
+			var whole [2]*Array
+			for p, k := range ks {
+				a, b := randomArray(dt, []int{2, k}, uint64(p)), randomArray(dt, []int{k, 3}, uint64(p+5))
+				in = append(in, a, b)
+				whole[0], whole[1] = concatArrays(t, whole[0], a, 1), concatArrays(t, whole[1], b, 0)
+			}
+			op := &ChunkOp{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{2, 3}, DType: dt}
+			got, err := Run(dirty, op, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMatmul(t, fmt.Sprintf("%v k %v, dirty output", dt, ks), got, whole[0], whole[1], dt, 1e-5)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []*Array
+	}{
+		{"odd inputs", []*Array{NewArray(Float64, []int{4, 3})}},
+		{"misaligned", []*Array{NewArray(Float64, []int{4, 3}), NewArray(Float64, []int{2, 6})}},
+		{"wrong rows", []*Array{NewArray(Float64, []int{4, 3}), NewArray(Float64, []int{3, 6}), NewArray(Float64, []int{5, 3}), NewArray(Float64, []int{3, 6})}},
+	} {
+		op := &ChunkOp{Kind: "matmul", Inputs: make([]int, len(tc.in)), Shape: []int{4, 6}, DType: Float64}
+		if _, err := Run(t.Context(), op, tc.in); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// concatArrays joins 2-D arrays x (nil: none yet) and y along axis.
+func concatArrays(t *testing.T, x, y *Array, axis int) *Array {
+	t.Helper()
+	if x == nil {
+		return y
+	}
+	shape := slices.Clone(x.Shape)
+	shape[axis] += y.Shape[axis]
+	out := NewArray(x.DType, shape)
+	for i := range shape[0] {
+		for j := range shape[1] {
+			src, si, sj := x, i, j
+			if axis == 0 && i >= x.Shape[0] {
+				src, si = y, i-x.Shape[0]
+			} else if axis == 1 && j >= x.Shape[1] {
+				src, sj = y, j-x.Shape[1]
+			}
+			copy(out.Data[(i*shape[1]+j)*x.DType.Size():], src.Data[(si*src.Shape[1]+sj)*x.DType.Size():][:x.DType.Size()])
+		}
+	}
+	return out
 }
 
 func TestMatmulErrors(t *testing.T) {

@@ -13,7 +13,10 @@ import (
 // decoded graph computes the same results.
 func TestShapeOpsGob(t *testing.T) {
 	c := newShapeCase()
-	x := c.input(randomArray(Float64, []int{6, 4}, 1), [][]int{{2, 4}, {3, 1}})
+	// x's three row chunks give the product five chunks along its
+	// contracted axis: more than one "matmul" op takes, so a "matmul.sum"
+	// adds their sums.
+	x := c.input(randomArray(Float64, []int{6, 4}, 1), [][]int{{2, 2, 2}, {3, 1}})
 	y := c.input(randomArray(Int32, []int{6, 4}, 2), [][]int{{3, 3}, {4}})
 	xt := c.add(&Node{Op: OpTranspose, Inputs: []*Node{x}, Shape: []int{4, 6}, DType: Float64, Attrs: Attrs{Perm: []int{1, 0}}})
 	s := c.add(&Node{Op: OpSlice, Inputs: []*Node{xt}, Shape: []int{4, 3}, DType: Float64, Attrs: Attrs{Slices: []Slice{{3, -1, 4}, {0, 2, 3}}}})
