@@ -109,6 +109,10 @@ func (e *ctlEncoder) argSlot(kind string, args any) (uint64, error) {
 		return 0, nil
 	}
 	if s, ok := e.byKind[kind]; ok && sameArgs(e.slots[s], args) {
+		// Keep the newest of equal arguments: the next ops' are likely to
+		// share its parts (a later graph's program), which compare by
+		// reference.
+		e.slots[s] = args
 		return uint64(s) + 1, nil
 	}
 	s := e.next

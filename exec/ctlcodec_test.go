@@ -184,3 +184,30 @@ func TestSameArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestArgSlotKeepsNewest checks that arguments equal to a slot's but apart
+// (a later graph's program) take the slot without a new msgArgs, and stay
+// there, so that the next comparisons are by reference.
+func TestArgSlotKeepsNewest(t *testing.T) {
+	mk := func() tensor.ExprArgs {
+		return tensor.ExprArgs{Shape: []int{10}, Block: 64, Regs: 1,
+			Code: []tensor.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}}
+	}
+	e := newCtlEncoder()
+	first, second := mk(), mk()
+	s1, err := e.argSlot("expr", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.buf)
+	s2, err := e.argSlot("expr", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 != s2 || len(e.buf) != n {
+		t.Fatalf("equal arguments took slot %d after %d, wrote %d bytes", s2, s1, len(e.buf)-n)
+	}
+	if got := e.slots[s2-1].(tensor.ExprArgs); &got.Code[0] != &second.Code[0] {
+		t.Errorf("the slot keeps the older arguments")
+	}
+}
