@@ -528,3 +528,15 @@ func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
 	}
 	return tensor.Gather(&t.tiled, parts)
 }
+
+// FetchIndex gathers the elements at the cross product of per-axis indices
+// sel (see tensor.GatherIndex), fetching only the chunks that hold them.
+func (t *Tensor) FetchIndex(ctx context.Context, sel [][]int) (*tensor.Array, error) {
+	return tensor.GatherIndex(&t.tiled, sel, func(i int) (*tensor.Array, error) {
+		a, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+		}
+		return a, nil
+	})
+}

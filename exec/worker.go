@@ -74,8 +74,13 @@ type Worker struct {
 	runq    chan *task         // started tasks, for the runners
 	owner   map[uint64]taskKey // the latest run submitted for each chunk ID
 	uses    map[uint64][]int   // ranks of the tasks reading each chunk held (see noteUses)
-	conns   map[net.Conn]bool
-	closed  bool
+	// made names the control connection each chunk held was made for (nil
+	// for an upload). The scheduler forgets a worker's chunks when their
+	// connection breaks, so dropConn frees them: nobody else can name them.
+	made   map[uint64]*ctlConn
+	nctl   int // control connections open
+	conns  map[net.Conn]bool
+	closed bool
 }
 
 type taskKey struct {
@@ -164,7 +169,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
 	}
 	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: newDataPool(cfg.MaxChunk, cfg.SecretKey),
-		running: make(map[taskKey]*task), owner: make(map[uint64]taskKey), conns: make(map[net.Conn]bool)}
+		running: make(map[taskKey]*task), owner: make(map[uint64]taskKey), made: make(map[uint64]*ctlConn), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -339,6 +344,9 @@ func (w *Worker) serve(c net.Conn) {
 			if err := w.store.Put(getID(id[:]), a); err != nil {
 				err = writeErr(bw, err.Error())
 			} else {
+				w.mu.Lock()
+				w.made[getID(id[:])] = nil
+				w.mu.Unlock()
 				err = bw.WriteByte(0)
 			}
 			if err != nil || bw.Flush() != nil {
@@ -351,6 +359,9 @@ func (w *Worker) serve(c net.Conn) {
 func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := newCtlConn(c)
 	dec := newCtlDecoder(br)
+	w.mu.Lock()
+	w.nctl++
+	w.mu.Unlock()
 	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
@@ -418,9 +429,11 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 		case msgCancel:
 			w.cancel(taskKey{m.Job, m.Key, m.Attempt})
 		case msgFree:
+			w.mu.Lock()
 			for _, id := range m.IDs {
-				w.store.Delete(id)
+				w.forget(id)
 			}
+			w.mu.Unlock()
 		case msgStatus:
 			cc.send(&ctlMsg{Kind: msgStatusReply, Seq: m.Seq, Text: w.Status()})
 		}
@@ -428,10 +441,19 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 }
 
 // dropConn cancels the tasks submitted over a control connection that closed:
-// nobody is left to hear of their results.
+// nobody is left to hear of their results. It frees the chunks made for it,
+// and once no control connection is left, every chunk held: a scheduler
+// whose connection broke has forgotten them (it recomputes what it still
+// needs), and a scheduler that died cannot free them.
 func (w *Worker) dropConn(cc *ctlConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.nctl--
+	for id, by := range w.made {
+		if by == cc || w.nctl == 0 {
+			w.forget(id)
+		}
+	}
 	kept := w.queue[:0]
 	for _, t := range w.queue {
 		if t.ctl != cc {
@@ -459,6 +481,12 @@ func (w *Worker) dropConn(cc *ctlConn) {
 			}
 		}
 	}
+}
+
+// forget drops the chunk held under id. w.mu is held.
+func (w *Worker) forget(id uint64) {
+	delete(w.made, id)
+	w.store.Delete(id)
 }
 
 func (w *Worker) cancel(k taskKey) {
@@ -522,7 +550,7 @@ func (w *Worker) disown(t *task) {
 	w.noteUses(t, false)
 	if w.owner[t.id] == t.taskKey {
 		delete(w.owner, t.id)
-		w.store.Delete(t.id)
+		w.forget(t.id)
 	}
 }
 
@@ -591,7 +619,7 @@ func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
 			continue
 		}
 		if _, again := w.owner[m.ID]; !again {
-			w.store.Delete(m.ID)
+			w.forget(m.ID)
 		}
 	}
 	w.mu.Unlock()
@@ -618,9 +646,11 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 	if mine {
 		delete(w.owner, t.id)
 		if err == nil && !cancelled {
-			err = buf.store(w.store, t.id, out)
+			if err = buf.store(w.store, t.id, out); err == nil {
+				w.made[t.id] = t.ctl
+			}
 		} else {
-			w.store.Delete(t.id) // what an earlier run left is stale
+			w.forget(t.id) // what an earlier run left is stale
 		}
 	}
 	for i, r := range t.rest {

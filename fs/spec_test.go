@@ -528,3 +528,27 @@ func TestSubmitChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizedText reads the text of a tensor too large to print whole:
+// NumPy's summarized print, made from the chunks at its corners.
+func TestSummarizedText(t *testing.T) {
+	needParser(t)
+	ts := startServer(t, Config{})
+	c := dial(t, ts.sock)
+	s := clone(t, c)
+	submit(t, c, s, "x = (arange(3000.0, chunks=70) * 0.5).reshape(30, 100)\nfetch x\n")
+	if st := read(t, c, s+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
+		t.Fatalf("wait = %q; error: %q", st, read(t, c, s+"/graphs/1/error"))
+	}
+	// print(np.arange(3000.0).reshape(30, 100) * 0.5) in NumPy 1.24.
+	want := "[[0.0000e+00 5.0000e-01 1.0000e+00 ... 4.8500e+01 4.9000e+01 4.9500e+01]\n" +
+		" [5.0000e+01 5.0500e+01 5.1000e+01 ... 9.8500e+01 9.9000e+01 9.9500e+01]\n" +
+		" [1.0000e+02 1.0050e+02 1.0100e+02 ... 1.4850e+02 1.4900e+02 1.4950e+02]\n" +
+		" ...\n" +
+		" [1.3500e+03 1.3505e+03 1.3510e+03 ... 1.3985e+03 1.3990e+03 1.3995e+03]\n" +
+		" [1.4000e+03 1.4005e+03 1.4010e+03 ... 1.4485e+03 1.4490e+03 1.4495e+03]\n" +
+		" [1.4500e+03 1.4505e+03 1.4510e+03 ... 1.4985e+03 1.4990e+03 1.4995e+03]]\n"
+	if got := read(t, c, s+"/tensors/x/text"); got != want {
+		t.Errorf("text =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -11,17 +11,20 @@ import (
 )
 
 // textTensorFile is a tensor's text file: NumPy's print of it, rendered at
-// open.
+// open from the elements the print shows.
 func textTensorFile(parent string, t *exec.Tensor) *node {
 	return &node{name: "text", path: join(parent, "text"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			a, err := t.Fetch(c.ctx)
+			// A tensor of over 1000 elements prints summarized, so only the
+			// chunks holding the elements shown are fetched.
+			shape := t.Tiled().Shape
+			a, err := t.FetchIndex(c.ctx, tensor.TextIndex(shape))
 			if err != nil {
 				return nil, linux.EIO
 			}
-			return &snapshot{r: strings.NewReader(line(tensor.FormatText(a)))}, nil
+			return &snapshot{r: strings.NewReader(line(tensor.FormatTextShown(shape, a)))}, nil
 		}}
 }

@@ -30,10 +30,80 @@ func FormatText(a *Array) string {
 	if a.Len() == 0 {
 		return "[]"
 	}
-	summarize := a.Len() > textThreshold
-	p := &printer{a: a, strides: elemStrides(a.Shape), summarize: summarize}
-	p.format = newElemFormat(a, p.shown())
+	sel := TextIndex(a.Shape)
+	shown := a
+	if a.Len() > textThreshold {
+		whole := &TiledTensor{Shape: a.Shape, DType: a.DType, Chunks: make([][]int, len(a.Shape)), Keys: []uint64{0}}
+		for ax, n := range a.Shape {
+			whole.Chunks[ax] = []int{n}
+		}
+		var err error
+		if shown, err = GatherIndex(whole, sel, func(int) (*Array, error) { return a, nil }); err != nil {
+			return "<" + err.Error() + ">"
+		}
+	}
+	return FormatTextShown(a.Shape, shown)
+}
+
+// TextIndex returns, for each axis of an array of the given shape, the
+// indices its text shows: all of them, or when the array has more than 1000
+// elements the first 3 and the last 3 of each axis longer than 6. Gathering
+// just those (GatherIndex) and rendering them with FormatTextShown prints a
+// tensor of any size without fetching it whole.
+func TextIndex(shape []int) [][]int {
+	summarize := NumElements(shape) > textThreshold
+	sel := make([][]int, len(shape))
+	for ax, n := range shape {
+		if summarize && n > 2*textEdgeItems {
+			for i := range textEdgeItems {
+				sel[ax] = append(sel[ax], i)
+			}
+			for i := n - textEdgeItems; i < n; i++ {
+				sel[ax] = append(sel[ax], i)
+			}
+			continue
+		}
+		sel[ax] = make([]int, n)
+		for i := range n {
+			sel[ax][i] = i
+		}
+	}
+	return sel
+}
+
+// FormatTextShown is FormatText of an array of the given shape of which only
+// the elements TextIndex(shape) selects are at hand, gathered in shown.
+func FormatTextShown(shape []int, shown *Array) string {
+	if err := shown.Check(); err != nil {
+		return "<" + err.Error() + ">"
+	}
+	if len(shape) == 0 {
+		return formatScalar(shown)
+	}
+	if NumElements(shape) == 0 {
+		return "[]"
+	}
+	sel := TextIndex(shape)
+	for ax := range shape {
+		if len(shown.Shape) != len(shape) || shown.Shape[ax] != len(sel[ax]) {
+			return fmt.Sprintf("<text of shape %v needs the shown elements in shape %v, not %v>", shape, selShape(sel), shown.Shape)
+		}
+	}
+	p := &printer{a: shown, shape: shape, strides: elemStrides(shown.Shape), summarize: NumElements(shape) > textThreshold}
+	all := make([]int, shown.Len())
+	for i := range all {
+		all[i] = i
+	}
+	p.format = newElemFormat(shown, all)
 	return p.recurse(nil, " ", textLineWidth)
+}
+
+func selShape(sel [][]int) []int {
+	sh := make([]int, len(sel))
+	for ax, s := range sel {
+		sh[ax] = len(s)
+	}
+	return sh
 }
 
 // formatScalar renders a 0-d array as NumPy renders the scalar it holds:
@@ -86,11 +156,14 @@ func elemStrides(shape []int) []int {
 	return st
 }
 
+// A printer renders an array of shape from the elements of it that the text
+// shows, gathered in a (see TextIndex).
 type printer struct {
 	a         *Array
-	strides   []int
+	shape     []int
+	strides   []int // a's
 	summarize bool
-	format    func(i int) string
+	format    func(i int) string // renders a's element i
 }
 
 // items returns the indices shown along an axis of length n.
@@ -101,58 +174,33 @@ func (p *printer) items(n int) (lead, trail int, summary bool) {
 	return 0, n, false
 }
 
-// shown returns the flat indices of the elements the text shows, which alone
-// decide the column width and notation, as in NumPy.
-func (p *printer) shown() []int {
-	idx := []int{0}
-	for ax, n := range p.a.Shape {
-		lead, trail, summary := p.items(n)
-		var sel []int
-		if summary {
-			for i := 0; i < lead; i++ {
-				sel = append(sel, i)
-			}
-			for i := n - trail; i < n; i++ {
-				sel = append(sel, i)
-			}
-		} else {
-			for i := 0; i < n; i++ {
-				sel = append(sel, i)
-			}
-		}
-		next := make([]int, 0, len(idx)*len(sel))
-		for _, base := range idx {
-			for _, i := range sel {
-				next = append(next, base+i*p.strides[ax])
-			}
-		}
-		idx = next
-	}
-	return idx
-}
-
 // recurse renders the sub-array that index selects (one index for each of
 // the leading axes) with NumPy's layout: elements of the last axis separated
 // by a space and wrapped to width, other axes separated by newlines (one more
 // for each further axis), each line but the first indented by hang.
 func (p *printer) recurse(index []int, hang string, width int) string {
 	axis := len(index)
-	if axis == len(p.a.Shape) {
+	if axis == len(p.shape) {
 		off := 0
 		for ax, i := range index {
+			// Index i of the axis is element i of a's axis, or, past an
+			// ellipsis, i less the elements left out.
+			if n := p.shape[ax]; p.a.Shape[ax] < n && i >= textEdgeItems {
+				i -= n - p.a.Shape[ax]
+			}
 			off += i * p.strides[ax]
 		}
 		return p.format(off)
 	}
 	nextHang := hang + " "
 	nextWidth := width - 1 // room for the closing bracket
-	n := p.a.Shape[axis]
+	n := p.shape[axis]
 	lead, trail, summary := p.items(n)
 	sub := func(i int) string {
 		return p.recurse(append(index[:axis:axis], i), nextHang, nextWidth)
 	}
 	var s strings.Builder
-	if axis == len(p.a.Shape)-1 {
+	if axis == len(p.shape)-1 {
 		elemWidth := width - 1 // the separator " " has no visible part; "]" has one
 		line := hang
 		add := func(word string) {
@@ -179,7 +227,7 @@ func (p *printer) recurse(index []int, hang string, width int) string {
 		add(sub(n - 1))
 		s.WriteString(line)
 	} else {
-		sep := strings.Repeat("\n", len(p.a.Shape)-axis-1)
+		sep := strings.Repeat("\n", len(p.shape)-axis-1)
 		for i := 0; i < lead; i++ {
 			s.WriteString(hang + sub(i) + sep)
 		}

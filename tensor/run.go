@@ -59,59 +59,15 @@ func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 // each chunk once its last consumer has run. It is the reference executor for
 // tests and single-process use; the cluster runs the same kernels.
 func Compute(ctx context.Context, g *ChunkGraph, stored func(id uint64) (*Array, error)) ([]*Array, error) {
-	uses := make([]int, len(g.Ops))
-	for _, op := range g.Ops {
-		for _, in := range op.Inputs {
-			uses[in]++
-		}
-	}
-	for _, o := range g.Outputs {
-		for _, k := range o.Keys {
-			uses[k]++
-		}
-	}
-	chunks := make([]*Array, len(g.Ops))
-	for _, op := range g.Ops {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if op.Stored != 0 {
-			if stored == nil {
-				return nil, fmt.Errorf("compute: op %d needs stored chunk %d", op.Key, op.Stored)
-			}
-			a, err := stored(op.Stored)
-			if err != nil {
-				return nil, err
-			}
-			chunks[op.Key] = a
-			continue
-		}
-		in := make([]*Array, len(op.Inputs))
-		for i, k := range op.Inputs {
-			in[i] = chunks[k]
-		}
-		out, err := Run(ctx, op, in)
-		if err != nil {
-			return nil, err
-		}
-		chunks[op.Key] = out
-		for _, k := range op.Inputs {
-			if uses[k]--; uses[k] == 0 {
-				chunks[k] = nil
-			}
-		}
+	chunks, err := computeChunks(ctx, g, stored)
+	if err != nil {
+		return nil, err
 	}
 	outs := make([]*Array, len(g.Outputs))
-	for i, o := range g.Outputs {
-		parts := make([]*Array, len(o.Keys))
-		for j, k := range o.Keys {
-			parts[j] = chunks[k]
-		}
-		a, err := Gather(&o, parts)
-		if err != nil {
+	for i := range g.Outputs {
+		if outs[i], err = Gather(&g.Outputs[i], chunks[i]); err != nil {
 			return nil, err
 		}
-		outs[i] = a
 	}
 	return outs, nil
 }

@@ -92,6 +92,9 @@ func computeChunks(ctx context.Context, g *ChunkGraph, stored func(id uint64) (*
 			return nil, err
 		}
 		if op.Stored != 0 {
+			if stored == nil {
+				return nil, fmt.Errorf("compute: op %d needs stored chunk %d", op.Key, op.Stored)
+			}
 			a, err := stored(op.Stored)
 			if err != nil {
 				return nil, err
