@@ -127,14 +127,16 @@ func (w *workerState) rootRoom() bool {
 
 // A Core is the operand state machine of one job.
 type Core struct {
-	g       *tensor.ChunkGraph
-	ids     []uint64
-	keep    map[uint64]bool
-	opts    CoreOptions
-	rank    []int
-	succ    [][]int
-	ops     []opState
-	workers map[string]*workerState
+	g        *tensor.ChunkGraph
+	ids      []uint64
+	keep     map[uint64]bool
+	opts     CoreOptions
+	rank     []int
+	succ     [][]int
+	ops      []opState
+	workers  map[string]*workerState
+	locSlab  []Location // what the next RunOps' inputs are cut from
+	freeSlab []Location // what the next outputs' frees are cut from
 
 	started    bool
 	stopping   bool  // cancelled or failed: no new runs
@@ -190,11 +192,30 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 		c.ops[op.Key].waiting = len(op.Inputs)
 		c.ops[op.Key].initial = len(op.Inputs) == 0 && op.Stored == 0
 		for _, in := range op.Inputs {
-			c.succ[in] = append(c.succ[in], op.Key)
 			c.ops[in].users++
 		}
 	}
+	// The successor lists are cut from one slab, each as long as its op
+	// has users: one allocation, not one an op.
+	slab := make([]int, 0, countInputs(g))
+	for k := range c.succ {
+		n := c.ops[k].users
+		c.succ[k], slab = slab[:0:n], slab[n:n]
+	}
+	for _, op := range g.Ops {
+		for _, in := range op.Inputs {
+			c.succ[in] = append(c.succ[in], op.Key)
+		}
+	}
 	return c
+}
+
+func countInputs(g *tensor.ChunkGraph) int {
+	n := 0
+	for _, op := range g.Ops {
+		n += len(op.Inputs)
+	}
+	return n
 }
 
 // State returns op k's state.
@@ -241,8 +262,23 @@ func (c *Core) end() Output {
 		c.checkDone()
 	}
 	out := *c.out
+	if n := len(out.Free); n > 0 && n <= len(c.freeSlab) && &out.Free[0] == &c.freeSlab[0] {
+		c.freeSlab = c.freeSlab[n:]
+	}
+	out.Free = out.Free[:len(out.Free):len(out.Free)] // its own: an append must not run into the slab
 	c.out = nil
 	return out
+}
+
+// addFree adds l to the output's frees, which are cut from a slab (see end).
+func (c *Core) addFree(l Location) {
+	if c.out.Free == nil {
+		if len(c.freeSlab) < 64 {
+			c.freeSlab = make([]Location, 1024)
+		}
+		c.out.Free = c.freeSlab[:0:len(c.freeSlab)]
+	}
+	c.out.Free = append(c.out.Free, l)
 }
 
 func (c *Core) emit(k int, st OpState, worker string, errText string) {
@@ -490,7 +526,13 @@ func (c *Core) send(k int, w string) {
 func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
-	ins := make([]Location, len(op.Inputs))
+	n := len(op.Inputs)
+	if len(c.locSlab) < n {
+		// Locations are taken from slabs: one allocation for many ops.
+		c.locSlab = make([]Location, max(n, 256))
+	}
+	ins := c.locSlab[:n:n]
+	c.locSlab = c.locSlab[n:]
 	for i, in := range op.Inputs {
 		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
 		if ins[i].Worker != w {
@@ -559,7 +601,7 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 			known := o.state == Finished && o.worker == worker
 			later := o.sent && o.worker == worker
 			if !known && !later {
-				c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+				c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 			}
 		}
 		return c.end()
@@ -573,7 +615,7 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 	case Unscheduled:
 		// An op of a unit cannot finish before its inputs: its chunk is
 		// not one the core can use.
-		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 		c.liveChunks--
 		c.liveBytes -= nbytes
 	case Ready, Running:
@@ -588,7 +630,7 @@ func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output 
 		}
 	case Cancelling:
 		// It finished before the cancel reached it: its chunk goes too.
-		c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 		c.liveChunks--
 		c.liveBytes -= nbytes
 		c.emit(k, Cancelled, worker, "")
@@ -622,7 +664,7 @@ func (c *Core) free(k int) {
 	if o.state != Finished || c.g.Ops[k].Stored != 0 {
 		return
 	}
-	c.out.Free = append(c.out.Free, Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
+	c.addFree(Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
 	c.liveChunks--
 	c.liveBytes -= o.nbytes
 	c.emit(k, Freed, o.worker, "")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"marsfs/tensor"
 )
@@ -107,7 +108,11 @@ func (e *ctlEncoder) argSlot(kind string, args any) (uint64, error) {
 	if args == nil {
 		return 0, nil
 	}
-	if s, ok := e.byKind[kind]; ok && reflect.DeepEqual(e.slots[s], args) {
+	if s, ok := e.byKind[kind]; ok && sameArgs(e.slots[s], args) {
+		// Keep the newest of equal arguments: the next ops' are likely to
+		// share its parts (a later graph's program), which compare by
+		// reference.
+		e.slots[s] = args
 		return uint64(s) + 1, nil
 	}
 	s := e.next
@@ -129,6 +134,34 @@ func (e *ctlEncoder) argSlot(kind string, args any) (uint64, error) {
 	e.slots[s] = args
 	e.byKind[kind] = s
 	return uint64(s) + 1, nil
+}
+
+// sameArgs reports whether kernel arguments a and b are equal. The chunks
+// of one tensor mostly carry arguments equal but apart (each its own
+// shape slice), sharing their large parts (an expr program's code): the
+// common types are compared field by field, shared slices by reference,
+// which costs a fraction of reflect.DeepEqual. (Like gob, which carries
+// the arguments, it does not tell a nil slice from an empty one.)
+func sameArgs(a, b any) bool {
+	switch x := a.(type) {
+	case tensor.ExprArgs:
+		y, ok := b.(tensor.ExprArgs)
+		return ok && x.Regs == y.Regs && x.Block == y.Block &&
+			slices.Equal(x.Shape, y.Shape) && slices.Equal(x.Offsets, y.Offsets) &&
+			(sameBacking(x.Code, y.Code) || reflect.DeepEqual(x.Code, y.Code)) &&
+			(sameBacking(x.Members, y.Members) || slices.Equal(x.Members, y.Members))
+	case tensor.ReduceArgs:
+		y, ok := b.(tensor.ReduceArgs)
+		return ok && x.Op == y.Op && x.In == y.In && x.Flat == y.Flat && x.Keepdims == y.Keepdims &&
+			x.Ddof == y.Ddof && slices.Equal(x.Axes, y.Axes) && slices.Equal(x.Offset, y.Offset) &&
+			slices.Equal(x.Global, y.Global)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// sameBacking reports whether a and b are one slice.
+func sameBacking[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func (e *ctlEncoder) encode(m *ctlMsg) error {

@@ -152,3 +152,62 @@ func FuzzCtlDecode(f *testing.F) {
 		decodeAll(b)
 	})
 }
+
+// TestSameArgs checks the codec's comparison of kernel arguments against
+// reflect.DeepEqual, for the types it compares field by field and others.
+func TestSameArgs(t *testing.T) {
+	code := []tensor.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}
+	codeCopy := append([]tensor.ExprInstr(nil), code...)
+	codeOther := append([]tensor.ExprInstr(nil), code...)
+	codeOther[1].Kind = "multiply"
+	expr := func(c []tensor.ExprInstr, shape, offs []int) tensor.ExprArgs {
+		return tensor.ExprArgs{Shape: shape, Block: 64, Regs: 1, Code: c, Members: []string{"add"}, Offsets: offs}
+	}
+	red := tensor.ReduceArgs{Op: "sum", In: tensor.Float64, Axes: []int{0}, Offset: []int{10}, Global: []int{100}}
+	redOther := red
+	redOther.Offset = []int{20}
+	for i, tc := range []struct{ a, b any }{
+		{expr(code, []int{10}, nil), expr(code, []int{10}, nil)},
+		{expr(code, []int{10}, nil), expr(codeCopy, []int{10}, nil)},
+		{expr(code, []int{10}, nil), expr(codeOther, []int{10}, nil)},
+		{expr(code, []int{10}, nil), expr(code, []int{9}, nil)},
+		{expr(code, []int{10}, []int{0}), expr(code, []int{10}, []int{10})},
+		{expr(code, []int{10}, nil), red},
+		{red, red},
+		{red, redOther},
+		{red, tensor.ElemArgs{}},
+		{tensor.ElemArgs{Compute: tensor.Float64}, tensor.ElemArgs{Compute: tensor.Float64}},
+		{tensor.ElemArgs{Compute: tensor.Float64}, tensor.ElemArgs{Compute: tensor.Int64}},
+	} {
+		if got, want := sameArgs(tc.a, tc.b), reflect.DeepEqual(tc.a, tc.b); got != want {
+			t.Errorf("%d: sameArgs %v, DeepEqual %v", i, got, want)
+		}
+	}
+}
+
+// TestArgSlotKeepsNewest checks that arguments equal to a slot's but apart
+// (a later graph's program) take the slot without a new msgArgs, and stay
+// there, so that the next comparisons are by reference.
+func TestArgSlotKeepsNewest(t *testing.T) {
+	mk := func() tensor.ExprArgs {
+		return tensor.ExprArgs{Shape: []int{10}, Block: 64, Regs: 1,
+			Code: []tensor.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}}
+	}
+	e := newCtlEncoder()
+	first, second := mk(), mk()
+	s1, err := e.argSlot("expr", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.buf)
+	s2, err := e.argSlot("expr", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 != s2 || len(e.buf) != n {
+		t.Fatalf("equal arguments took slot %d after %d, wrote %d bytes", s2, s1, len(e.buf)-n)
+	}
+	if got := e.slots[s2-1].(tensor.ExprArgs); &got.Code[0] != &second.Code[0] {
+		t.Errorf("the slot keeps the older arguments")
+	}
+}

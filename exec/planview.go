@@ -182,13 +182,16 @@ func makePlan(cg *tensor.ChunkGraph, pl Placement) *Plan {
 // placement is the Core's plan of its job: its rank, its workers, the
 // assignment of the initial operands, and where the stored chunks are.
 func (c *Core) placement(ws []WorkerLoad, assign map[int]string) Placement {
-	p := Placement{Rank: c.rank, Workers: ws, Worker: make(map[int]string)}
+	p := Placement{Rank: c.rank, Workers: ws, Worker: make(map[int]string, len(assign))}
+	for k, w := range assign {
+		if w != "" && k >= 0 && k < len(c.ops) && c.ops[k].initial {
+			p.Worker[k] = w
+		}
+	}
 	for _, op := range c.g.Ops {
-		switch o := c.ops[op.Key]; {
-		case o.initial && assign[op.Key] != "":
-			p.Worker[op.Key] = assign[op.Key]
-		case op.Stored != 0 && o.worker != "":
-			p.Worker[op.Key] = o.worker
+		// A stored op is never initial: it computes nothing.
+		if w := c.ops[op.Key].worker; op.Stored != 0 && w != "" {
+			p.Worker[op.Key] = w
 		}
 	}
 	return p

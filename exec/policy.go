@@ -36,7 +36,13 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]
 		r[k] = int32(v)
 	}
 	worker, _ := plan.Assign(g, r, ws, nil)
-	out := make(map[int]string)
+	n := 0
+	for _, op := range g.Ops {
+		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
+			n++
+		}
+	}
+	out := make(map[int]string, n) // sized once: a graph may start with 100,000 ops
 	for _, op := range g.Ops {
 		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
 			out[op.Key] = workers[worker[op.Key]].Name

@@ -491,6 +491,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		worker string
 		cc     *ctlConn
 		ms     []*ctlMsg
+		frees  int // of the output at hand, to make room for
 	}
 	var batches []*batch // in the order the workers first appear
 	of := func(name string) *batch {
@@ -514,23 +515,41 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		return a
 	}
 	for _, out := range outs {
+		// A worker's frees go in one message, its IDs cut from one slab
+		// for all the workers.
+		for _, f := range out.Free {
+			of(f.Worker).frees++
+		}
+		idSlab := make([]uint64, 0, len(out.Free))
 		for _, f := range out.Free {
 			b := of(f.Worker)
 			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == msgFree {
 				b.ms[n-1].IDs = append(b.ms[n-1].IDs, f.ID)
 			} else {
-				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: []uint64{f.ID}})
+				ids := idSlab[:0:b.frees]
+				idSlab = idSlab[b.frees:b.frees]
+				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: append(ids, f.ID)})
 			}
+		}
+		for _, b := range batches {
+			b.frees = 0
 		}
 		for _, c := range out.Cancel {
 			b := of(c.Worker)
 			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
 		subs := make([]ctlMsg, len(out.Run)) // one allocation for the lot
+		nin := 0
+		for _, r := range out.Run {
+			nin += len(r.Inputs)
+		}
+		addrSlab := make([]string, nin) // and one for their addresses
 		for i, r := range out.Run {
 			m := &subs[i]
+			n := len(r.Inputs)
 			*m = ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
-				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: make([]string, len(r.Inputs))}
+				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: addrSlab[:n:n]}
+			addrSlab = addrSlab[n:]
 			for i, in := range r.Inputs {
 				m.Addrs[i] = addr(in.Worker)
 			}

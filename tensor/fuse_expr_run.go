@@ -50,14 +50,20 @@ type exprStep struct {
 
 // An exprMachine runs one program over one op's input chunks.
 type exprMachine struct {
-	args  *ExprArgs
-	n     int // elements in the value shape
-	steps []exprStep
-	views [][]byte // each register's current block
-	bufs  []*[]byte
-	lay   *segLayout
-	reds  []*exprReducer // of the reduce instructions, in order
-	gens  int            // gen instructions prepared so far
+	args    *ExprArgs
+	own     ExprArgs   // what args points to: the op's arguments, copied
+	n       int        // elements in the value shape
+	blk     int        // elements a register holds: Block, or less for a short value
+	parts   []Array    // the reductions' partials, parts of the output
+	ins     []inputSig // the inputs' dtypes and shapes the steps were checked against
+	opDT    DType
+	opShape []int
+	steps   []exprStep
+	views   [][]byte // each register's current block
+	bufs    []*[]byte
+	lay     *segLayout
+	reds    []*exprReducer // of the reduce instructions, in order
+	gens    int            // gen instructions prepared so far
 }
 
 func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
@@ -65,11 +71,11 @@ func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	m, err := newExprMachine(op, &args, in)
+	m, err := acquireMachine(op, &args, in)
 	if err != nil {
 		return nil, err
 	}
-	defer m.release()
+	defer releaseMachine(m)
 	out := newOutput(ctx, op)
 	if err := m.run(ctx, out); err != nil {
 		return nil, err
@@ -100,8 +106,16 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
 	}
-	m := &exprMachine{args: args, n: NumElements(args.Shape), steps: make([]exprStep, len(args.Code)),
+	m := &exprMachine{own: *args, n: NumElements(args.Shape), steps: make([]exprStep, len(args.Code)),
 		views: make([][]byte, args.Regs), bufs: make([]*[]byte, args.Regs)}
+	m.args = &m.own
+	args = m.args
+	m.blk = registerLen(args.Block, m.n)
+	m.opDT, m.opShape = op.DType, slices.Clone(op.Shape)
+	m.ins = make([]inputSig, len(in))
+	for i, a := range in {
+		m.ins[i] = inputSig{a.DType, slices.Clone(a.Shape)}
+	}
 	written := make([]DType, args.Regs) // 0: not yet written
 	fixed := make([]bool, args.Regs)    // holds an invariant value
 	var strides [][]int
@@ -151,6 +165,7 @@ func newExprMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 		bases = append(bases, 0)
 	}
 	m.lay = newSegLayout(args.Shape, strides, bases, min(args.Block, m.n)) // no block is longer
+	m.parts = make([]Array, len(m.reds))
 	return m, nil
 }
 
@@ -327,7 +342,7 @@ func bcastStrides(shape, out []int) []int {
 func (m *exprMachine) release() {
 	for i, b := range m.bufs {
 		if b != nil {
-			putBlock(m.args.Block, b)
+			putBlock(m.blk, b)
 			m.bufs[i] = nil
 		}
 	}
@@ -337,7 +352,7 @@ func (m *exprMachine) release() {
 // makes it the register's current view.
 func (m *exprMachine) reg(r int, dt DType, n int) []byte {
 	if m.bufs[r] == nil {
-		m.bufs[r] = getBlock(m.args.Block)
+		m.bufs[r] = getBlock(m.blk)
 	}
 	v := (*m.bufs[r])[:n*dt.Size()]
 	m.views[r] = v
@@ -352,7 +367,7 @@ func (m *exprMachine) run(ctx context.Context, out *Array) error {
 		}
 	}
 	// Each reduction's partial is its own part of out.
-	parts := make([]Array, len(m.reds))
+	parts := m.parts
 	off := 0
 	for i, r := range m.reds {
 		n := NumElements(r.keep) * r.pdt.Size()
