@@ -139,6 +139,8 @@ func secs(r result) string {
 		return "failed"
 	case len(r.times) == 0:
 		return "-"
+	case r.timedOut:
+		return fmt.Sprintf("%.3f (of the runs in time)", r.median())
 	case r.err != nil:
 		return fmt.Sprintf("%.3f (wrong)", r.median())
 	}
