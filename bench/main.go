@@ -40,6 +40,7 @@ type options struct {
 	cpuprofile string
 	blas       string // auto, openblas or gonum
 	store      string // marsfs up's --store, when set
+	upArgs     string // more arguments for marsfs up, space-separated
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&o.blas, "blas", "auto", "BLAS marsfs is built with: openblas (-tags openblas), gonum (pure Go), or auto (OpenBLAS when libopenblas is present)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE.Wn for up, FILE.Wn.worker-N for its workers")
 	flag.StringVar(&o.store, "store", "", "where marsfs' workers keep chunks, mem or shm (default marsfs up's)")
+	flag.StringVar(&o.upArgs, "up-args", "", "more arguments for marsfs up, space-separated (e.g. \"--slots 1\")")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bench/run [flags]   (go run ./bench [flags])\n")
 		flag.PrintDefaults()
@@ -233,7 +235,7 @@ func (rw *row) add(log io.Writer, r result) {
 // budget), each in a fresh session, and stops it.
 func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o options) result {
 	res := result{engine: "marsfs"}
-	up, err := startUp(bin, tmp, cpuprofile, o.store)
+	up, err := startUp(bin, tmp, cpuprofile, o.store, strings.Fields(o.upArgs))
 	if err != nil {
 		res.err = err
 		return res

@@ -81,8 +81,9 @@ var servingRE = regexp.MustCompile(`serving 9P2000.L at (unix:\S+)`)
 
 // startUp starts `marsfs up` on a free loopback port and a socket in tmp,
 // with its chunk files in a fresh directory under /dev/shm, and returns
-// once its workers have joined. cpuprofile and store, if set, are passed on.
-func startUp(bin, tmp, cpuprofile, store string) (*upProc, error) {
+// once its workers have joined. cpuprofile and store, if set, are passed on,
+// and extra after them.
+func startUp(bin, tmp, cpuprofile, store string, extra []string) (*upProc, error) {
 	shm, err := os.MkdirTemp("/dev/shm", "marsfs-bench-")
 	if err != nil {
 		shm = "" // no /dev/shm: marsfs' default applies
@@ -97,6 +98,7 @@ func startUp(bin, tmp, cpuprofile, store string) (*upProc, error) {
 	if store != "" {
 		args = append(args, "--store", store)
 	}
+	args = append(args, extra...)
 	logf, err := os.Create(filepath.Join(tmp, "marsfs-up.log"))
 	if err != nil {
 		return nil, err
