@@ -9,11 +9,12 @@ import (
 
 // BenchmarkTSQR factors a 2,000,000 x 50 float64 matrix stored in row
 // chunks of 100,000 (20 leaves under one tree node), computing both Q and R
-// through Tile and Compute; run it with -benchtime=1x: one run holds a few
-// GB. On the 2-core development machine it took 10-11 CPU seconds (11-24 s
-// elapsed, the machine shared), where NumPy 1.24's np.linalg.qr of the same
-// matrix, on Debian's reference BLAS and LAPACK, took 16-18 CPU seconds
-// (18-31 s elapsed).
+// through Tile and Compute, on one goroutine; run it with -benchtime=1x: one
+// run holds a few GB, most of it fresh pages. On the 2-core development
+// machine at load 1.2 it took 13.2 s (17.0 CPU-s) on gonum's BLAS and 15.2 s
+// (15.7 CPU-s) with -tags openblas, where NumPy 1.24's np.linalg.qr of the
+// same size, on Debian's OpenBLAS with two threads, took 12.3-14.2 s
+// (16.6-18.4 CPU-s).
 func BenchmarkTSQR(b *testing.B) {
 	const m, n, rows = 2_000_000, 50, 100_000
 	c := newShapeCase()
