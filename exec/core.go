@@ -99,6 +99,7 @@ type opState struct {
 	state    OpState
 	attempt  int    // of the current or last run; 0 before the first
 	failures int    // runs that failed or were lost with their worker
+	fetches  int    // runs that failed fetching an input from a live peer
 	worker   string // where it is sent or was run; "" if nowhere
 	waiting  int    // inputs not yet finished
 	users    int    // successors not yet finished
@@ -678,6 +679,34 @@ func (c *Core) Failed(k int, worker string, attempt int, errText string) Output 
 		return c.end()
 	}
 	c.settle(k)
+	c.fail(k, worker, errText, false)
+	return c.end()
+}
+
+// maxFetchFailures bounds the runs of an op that fail fetching an input from
+// a worker still in the cluster. Such a failure is not counted against
+// MaxAttempts: it is most often the peer dying, which the scheduler learns a
+// moment later (and then recomputes the input), not the op's fault. The
+// bound keeps a peer that is alive but cannot serve from looping forever.
+const maxFetchFailures = 16
+
+// FailedFetch records that op k failed on worker because an input could not
+// be fetched from worker peer. While peer is still in the cluster the op is
+// retried without counting a failure, up to maxFetchFailures times; once peer
+// has left, its loss has been handled and the op waits for its inputs.
+func (c *Core) FailedFetch(k int, worker string, attempt int, peer, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	o := &c.ops[k]
+	if _, alive := c.workers[peer]; (!alive || o.fetches < maxFetchFailures) && !c.stopping && (o.state == Ready || o.state == Running) {
+		o.fetches++
+		o.lastFail = errText
+		c.emit(k, Ready, worker, errText)
+		return c.end()
+	}
 	c.fail(k, worker, errText, false)
 	return c.end()
 }

@@ -233,6 +233,17 @@ func TestCoreScenarios(t *testing.T) {
 		return func(h *harness) { r := h.run(k); h.apply(h.c.Started(k, r.Worker, r.Attempt)) }
 	}
 	cancel := func(h *harness) { h.apply(h.c.Cancel()) }
+	// failFetch fails op k's current run for want of its first input, from
+	// the worker holding it, n times.
+	failFetch := func(k, n int) step {
+		return func(h *harness) {
+			for range n {
+				r := h.run(k)
+				loc, _ := h.c.Holder(h.g.Ops[k].Inputs[0])
+				h.apply(h.c.FailedFetch(k, r.Worker, r.Attempt, loc.Worker, "fetch failed"))
+			}
+		}
+	}
 	ackCancel := func(k int) step {
 		return func(h *harness) { r := h.run(k); h.apply(h.c.CancelDone(k, r.Worker, r.Attempt)) }
 	}
@@ -287,6 +298,22 @@ func TestCoreScenarios(t *testing.T) {
 			name: "retry then succeed", ops: [][]int{nil, {0}}, keep: []int{1}, workers: []string{"w1", "w2"},
 			steps:  []step{start, fail(0), checkStates("READY UNSCHEDULED"), fail(0), all},
 			states: "FREED FINISHED", freed: []string{"1@w2"},
+		},
+		{
+			name: "fetch failures from a live peer are not counted", ops: [][]int{nil, {0}}, keep: []int{1}, workers: []string{"w1", "w2"},
+			steps:  []step{start, fin(0), failFetch(1, 5), checkStates("FINISHED READY"), all},
+			states: "FREED FINISHED", freed: []string{"1@w2"},
+		},
+		{
+			name: "fetch failures from a live peer are bounded", ops: [][]int{nil, {0}}, keep: []int{1}, workers: []string{"w1"},
+			steps:  []step{start, fin(0), failFetch(1, maxFetchFailures+3)},
+			states: "FREED FATAL", err: "after 3 attempts: fetch failed", freed: []string{"1@w1"},
+		},
+		{
+			name: "fetch failure, then the peer is down: the input is made again", ops: [][]int{nil, {0}}, keep: []int{1}, workers: []string{"w1", "w2"},
+			steps: []step{start, fin(0), failFetch(1, 2), func(h *harness) { delete(h.chunks, "1@w2") }, down("w2"),
+				checkStates("READY UNSCHEDULED"), all},
+			states: "FREED FINISHED", freed: []string{"1@w1"},
 		},
 		{
 			name: "fatal after max attempts propagates", ops: [][]int{nil, nil, {0}, {2}, {1}}, keep: []int{3, 4}, workers: []string{"w1"},

@@ -221,6 +221,7 @@ func (e *ctlEncoder) encode(m *ctlMsg) error {
 		e.int(m.Spilled)
 		e.str(m.Err)
 		e.bool(m.Final)
+		e.str(m.Peer)
 	case msgStatusReply:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Seq)
@@ -524,6 +525,12 @@ func (d *ctlDecoder) body(m *ctlMsg) error {
 		m.Final = f == 1
 		if f > 1 {
 			return errMalformed
+		}
+		if err == nil {
+			var b []byte
+			if b, err = d.bytes(); err == nil {
+				m.Peer = string(b)
+			}
 		}
 	case msgStatusReply:
 		m.Seq = u()

@@ -31,6 +31,7 @@ func codecMessages() []*ctlMsg {
 		{Kind: msgStarted, Job: 1, Key: 7, Attempt: 1},
 		{Kind: msgDone, Job: 1, Key: 7, Attempt: 1, ID: 1007, NBytes: 1600, Spilled: 1 << 20},
 		{Kind: msgFailed, Job: 1, Key: 7, Attempt: 1, ID: 1007, Err: "kernel rejected it", Final: true},
+		{Kind: msgFailed, Job: 1, Key: 9, Attempt: 2, ID: 1009, Err: "fetch chunk 5 from w2: connection refused", Peer: "w2"},
 		{Kind: msgCancelled, Job: 1, Key: 8, Attempt: 2, ID: 1008},
 		{Kind: msgStatusReply, Seq: 99, Text: "name w1\nslots 2\n"},
 	}

@@ -476,6 +476,9 @@ func (s *Scheduler) step(core *Core, in input) Output {
 		if m.Final {
 			return core.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
 		}
+		if m.Peer != "" {
+			return core.FailedFetch(m.Key, in.worker, m.Attempt, m.Peer, m.Err)
+		}
 		return core.Failed(m.Key, in.worker, m.Attempt, m.Err)
 	case msgCancelled:
 		return core.CancelDone(m.Key, in.worker, m.Attempt)

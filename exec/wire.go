@@ -70,6 +70,7 @@ type ctlMsg struct {
 	Spilled int64           // done: bytes the worker spilled since its last report
 	Err     string          // failed
 	Final   bool            // failed: the kernel rejected the op; retrying cannot help
+	Peer    string          // failed: the worker an input could not be fetched from
 	Seq     uint64          // status, status reply
 	Text    string          // status reply
 }

@@ -692,6 +692,10 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 		m.Kind = msgCancelled
 	case err != nil:
 		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
+		var fe *fetchError
+		if errors.As(err, &fe) {
+			m.Peer = fe.peer
+		}
 	default:
 		m.Kind, m.NBytes, m.Spilled = msgDone, int64(out.NBytes()), w.newSpill()
 	}
@@ -716,12 +720,22 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)
+			return nil, &fetchError{peer: loc.Worker, err: fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)}
 		}
 		in[i] = a
 	}
 	return runKernel(ctx, t.op, in)
 }
+
+// A fetchError is an input that could not be fetched from the worker peer:
+// most often a peer that just died, which the scheduler has not yet heard.
+type fetchError struct {
+	peer string
+	err  error
+}
+
+func (e *fetchError) Error() string { return e.err.Error() }
+func (e *fetchError) Unwrap() error { return e.err }
 
 // sendPause, when set (by tests, in worker processes), is called halfway
 // through sending a chunk of 1 MiB or more, the first half flushed.

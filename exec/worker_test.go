@@ -129,3 +129,41 @@ func TestFetchesBounded(t *testing.T) {
 	w.Close()
 	checkGoroutines(t, g0)
 }
+
+// TestFetchFailureNamesPeer submits an op whose input lives on a worker that
+// is gone (nothing listens at its address): the failure the worker reports
+// names that peer, so that the scheduler does not count it against the op.
+func TestFetchFailureNamesPeer(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := newMutePeer(t)
+	addr := gone.Addr()
+	gone.Close() // its address now refuses connections
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := newCtlConn(c)
+	dec := newCtlDecoder(bufio.NewReader(c))
+	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103,
+		Inputs: []Location{{ID: 7, Worker: "w-gone", NBytes: 8}}, Addrs: []string{addr}})
+	var m ctlMsg
+	for m.Kind != msgFailed {
+		if err := dec.next(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind != msgStarted && m.Kind != msgFailed {
+			t.Fatalf("got %+v", m)
+		}
+	}
+	if m.Peer != "w-gone" || m.Final || !strings.Contains(m.Err, "fetch chunk 7 from w-gone") {
+		t.Errorf("failure %+v: want a retryable fetch failure naming peer w-gone", m)
+	}
+	cc.close()
+	w.Close()
+	checkGoroutines(t, g0)
+}
