@@ -41,6 +41,16 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
+	if wf.shm == 0 && n > 0 {
+		// The workers share this host's memory: half of it between them,
+		// as the seeds give one worker a host half.
+		ram, err := shm.TotalRAM()
+		if err != nil {
+			closeAll()
+			return err
+		}
+		wf.shm = ram / 2 / int64(n)
+	}
 	kids := &children{}
 	defer kids.stop(5 * time.Second)
 	for i := range n {
