@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bufio"
 	"context"
 	"strings"
 	"testing"
@@ -22,22 +21,8 @@ func TestMemQuotaAdmission(t *testing.T) {
 	defer w.Close()
 	mute := newMutePeer(t) // accepts connections, never answers
 	defer mute.Close()
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
+	cc, recv := dialControl(t, w)
 	defer cc.close()
-	dec := newCtlDecoder(bufio.NewReader(c))
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	recv := func() ctlMsg {
-		t.Helper()
-		var m ctlMsg
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
 	op := func(n int, inputs ...int) *tensor.ChunkOp {
 		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{n}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	}

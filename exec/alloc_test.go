@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"runtime"
@@ -45,13 +44,8 @@ func TestKernelWritesStore(t *testing.T) {
 	if err := st.Put(1, in); err != nil {
 		t.Fatal(err)
 	}
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
+	cc, recv := dialControl(t, w)
 	defer cc.close()
-	dec := newCtlDecoder(bufio.NewReader(c))
 	run := func(key int, op *tensor.ChunkOp, id uint64, inputs ...uint64) {
 		t.Helper()
 		m := &ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: id, Inputs: []Location{}, Addrs: []string{}}
@@ -61,10 +55,7 @@ func TestKernelWritesStore(t *testing.T) {
 		}
 		cc.send(m)
 		for {
-			var r ctlMsg
-			if err := dec.next(&r); err != nil {
-				t.Fatal(err)
-			}
+			r := recv()
 			if r.Kind == msgDone {
 				return
 			}

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -273,12 +272,7 @@ func TestCancelRunningTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
-	dec := newCtlDecoder(bufio.NewReader(c))
+	cc, recv := dialControl(t, w)
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	submit := func(key int) {
 		err := cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: uint64(10 + key),
@@ -291,11 +285,7 @@ func TestCancelRunningTask(t *testing.T) {
 	submit(1) // queued behind it: one slot
 	expect := func(kind uint8, key int) {
 		t.Helper()
-		var m ctlMsg
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
-		if m.Kind != kind || m.Key != key {
+		if m := recv(); m.Kind != kind || m.Key != key {
 			t.Fatalf("got message %d for op %d, want %d for %d", m.Kind, m.Key, kind, key)
 		}
 	}
@@ -361,42 +351,33 @@ func TestMemBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
-	dec := newCtlDecoder(bufio.NewReader(c))
+	cc, recv := dialControl(t, w)
 	big := func(inputs []int) *tensor.ChunkOp {
 		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: tensor.AssembleArgs{}} // 600 bytes
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: big([]int{0}), ID: 10,
 		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr()}})
-	var m ctlMsg
-	if err := dec.next(&m); err != nil || m.Kind != msgStarted {
-		t.Fatalf("first op: %v %+v", err, m)
+	if m := recv(); m.Kind != msgStarted {
+		t.Fatalf("first op: %+v", m)
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 1, Attempt: 1, Op: big(nil), ID: 11})
 	cc.send(&ctlMsg{Kind: msgStatus, Seq: 1})
-	if err := dec.next(&m); err != nil || m.Kind != msgStatusReply {
-		t.Fatalf("status: %v %+v", err, m)
+	m := recv()
+	if m.Kind != msgStatusReply {
+		t.Fatalf("status: %+v", m)
 	}
 	if !strings.Contains(m.Text, "running 1\nqueued 1\n") {
 		t.Errorf("second op not held back by the memory bound:\n%s", m.Text)
 	}
 	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
 	got := map[uint8]int{}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
 		_, cancelled := got[msgCancelled]
 		_, done := got[msgDone]
 		if cancelled && done {
 			break
 		}
-		m := ctlMsg{} // gob leaves fields absent from the stream (zero values) alone
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
+		m := recv()
 		got[m.Kind] = m.Key
 	}
 	if k, ok := got[msgCancelled]; !ok || k != 0 {

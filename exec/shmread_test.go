@@ -148,24 +148,15 @@ func TestWorkerMapsPeerInput(t *testing.T) {
 			if err := stores[0].Put(1, x); err != nil {
 				t.Fatal(err)
 			}
-			c, err := dialData(context.Background(), ws[1].Addr(), connControl, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cc := newCtlConn(c)
+			cc, recv := dialControl(t, ws[1])
 			defer cc.close()
 			add := &tensor.ChunkOp{Kind: tensor.OpAdd, Inputs: []int{0, 0}, Shape: []int{n}, DType: tensor.Float64,
 				Args: tensor.ElemArgs{Compute: tensor.Float64}}
 			loc := Location{ID: 1, Worker: "w1", NBytes: n * 8}
 			cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: add, ID: 2,
 				Inputs: []Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})
-			dec := newCtlDecoder(bufio.NewReader(c))
-			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			for {
-				var m ctlMsg
-				if err := dec.next(&m); err != nil {
-					t.Fatal(err)
-				}
+				m := recv()
 				if m.Kind == msgDone {
 					break
 				}

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bufio"
 	"context"
 	"runtime"
 	"slices"
@@ -177,21 +176,7 @@ func TestWorkerRunsUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
-	dec := newCtlDecoder(bufio.NewReader(c))
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	recv := func() ctlMsg {
-		t.Helper()
-		var m ctlMsg
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	cc, recv := dialControl(t, w)
 	copyArgs := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
 	unit := func(job uint64, first any) []*ctlMsg {
 		ms := []*ctlMsg{{Kind: msgSubmit, Job: job, Key: 0, Attempt: 1, Unit: 3, ID: job*10 + 0,

@@ -33,11 +33,7 @@ func TestSpillFollowsQueuedUses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
+	cc, _ := dialControl(t, w)
 	defer cc.close()
 	op := func(inputs ...int) *tensor.ChunkOp {
 		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}

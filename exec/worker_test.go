@@ -55,20 +55,7 @@ func TestChunkOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
-	dec := newCtlDecoder(bufio.NewReader(c))
-	recv := func() ctlMsg {
-		t.Helper()
-		var m ctlMsg
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	cc, recv := dialControl(t, w)
 	blocked := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: blocked, ID: 42,
 		Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
@@ -106,11 +93,7 @@ func TestFetchesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
+	cc, _ := dialControl(t, w)
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	for k := 0; k < 6; k++ {
 		cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
@@ -142,21 +125,13 @@ func TestFetchFailureNamesPeer(t *testing.T) {
 	gone := newMutePeer(t)
 	addr := gone.Addr()
 	gone.Close() // its address now refuses connections
-	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := newCtlConn(c)
-	dec := newCtlDecoder(bufio.NewReader(c))
+	cc, recv := dialControl(t, w)
 	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103,
 		Inputs: []Location{{ID: 7, Worker: "w-gone", NBytes: 8}}, Addrs: []string{addr}})
 	var m ctlMsg
 	for m.Kind != msgFailed {
-		if err := dec.next(&m); err != nil {
-			t.Fatal(err)
-		}
-		if m.Kind != msgStarted && m.Kind != msgFailed {
+		if m = recv(); m.Kind != msgStarted && m.Kind != msgFailed {
 			t.Fatalf("got %+v", m)
 		}
 	}
@@ -166,4 +141,25 @@ func TestFetchFailureNamesPeer(t *testing.T) {
 	cc.close()
 	w.Close()
 	checkGoroutines(t, g0)
+}
+
+// dialControl opens a control connection to w, as a scheduler does. recv
+// reads the next message the worker sends, failing the test on an error or
+// after 10 s without one.
+func dialControl(t testing.TB, w *Worker) (cc *ctlConn, recv func() ctlMsg) {
+	t.Helper()
+	c, err := dialData(context.Background(), w.Addr(), connControl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	dec := newCtlDecoder(bufio.NewReader(c))
+	return newCtlConn(c), func() ctlMsg {
+		t.Helper()
+		var m ctlMsg
+		if err := dec.next(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
 }
