@@ -496,15 +496,24 @@ func TestClusterProcesses(t *testing.T) {
 // TestWorkerProcessCrash kills a worker process in the middle of a spec: the
 // lost chunks are recomputed on the survivor, the result is bit-identical to
 // the LocalRunner's, the survivor keeps only the result, and the member
-// table declares the dead worker failed.
+// table declares the dead worker failed. It does so for large ops sent one by
+// one and for units of tiny ops, whose ops out on the dead worker go again.
 func TestWorkerProcessCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	const spec = "x = rand(8000000, chunks=250000, seed=1)\ny = rand(8000000, chunks=250000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()"
+	for _, tc := range []struct{ name, spec, out string }{
+		{"large ops", "x = rand(8000000, chunks=250000, seed=1)\ny = rand(8000000, chunks=250000, seed=2)\npi = 4 * ((x*x + y*y) < 1).mean()", "pi"},
+		{"units of tiny ops", "s = (ones(200000, chunks=10) + 1).sum()", "s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { workerProcessCrash(t, tc.spec, tc.out) })
+	}
+}
+
+func workerProcessCrash(t *testing.T, spec, out string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	want := localResult(t, spec, "pi")
+	want := localResult(t, spec, out)
 
 	tc := newTestCluster(t, 3, true)
 	e := NewEngine(tc.s)
@@ -533,9 +542,9 @@ func TestWorkerProcessCrash(t *testing.T) {
 		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
 	}
 	t.Logf("graph done %v after the kill (status: %d finished events for %d operands)", time.Since(begin), st.Finished, st.Operands)
-	got := fetch(t, s, "pi")
+	got := fetch(t, s, out)
 	if !bytes.Equal(got.Data, want) {
-		t.Errorf("pi = %v on the cluster, %x locally", got.Float64s(), want)
+		t.Errorf("%s = %v on the cluster, %x locally", out, got.Float64s(), want)
 	}
 	// Every op whose chunk was lost, or which was running on w2, runs
 	// again: a later event shows it FINISHED on a survivor.

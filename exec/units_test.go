@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"marsfs/tensor"
 )
@@ -254,54 +253,4 @@ func TestUnitWorkerLost(t *testing.T) {
 	if r := h.run(3); r.Unit != 0 || r.Attempt != 2 {
 		t.Errorf("op 3 resent as %+v, want alone, attempt 2", r)
 	}
-}
-
-// TestUnitsWorkerKilled kills a worker process while it runs units of tiny
-// ops: the units' ops that were out on it go again, alone, on the
-// survivors, the chunks it held are recomputed, and the sum is exact.
-func TestUnitsWorkerKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts worker processes")
-	}
-	const spec = "s = (ones(200000, chunks=10) + 1).sum()"
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tc := newTestCluster(t, 3, true)
-	e := NewEngine(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := s.Submit(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for g.Status().Finished < g.Status().Operands/3 {
-		if g.Status().State.Ended() {
-			t.Fatal("graph ended before the kill")
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	tc.killed[1] = true
-	if err := tc.procs[1].Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if st := g.Wait(ctx); st.State != Succeeded {
-		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
-	}
-	if v := fetch(t, s, "s").Float64s()[0]; v != 400000 {
-		t.Errorf("sum %v, want 400000", v)
-	}
-	evs, _, _ := g.Events(0)
-	lost := 0
-	for _, ev := range evs {
-		if strings.Contains(ev.Err, "w2 left") {
-			lost++
-		}
-	}
-	if lost == 0 {
-		t.Error("no event tells of the loss")
-	}
-	t.Logf("%d operands, %d events tell of the loss", g.Status().Operands, lost)
 }
