@@ -90,20 +90,8 @@ func TestMemQuotaAdmission(t *testing.T) {
 func TestMemQuotaFailsGraph(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	w, err := StartWorker(ctx, WorkerConfig{Name: "w1", Join: []string{s.GossipAddr()}, Slots: 2, Mem: 3 << 19, Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := s.WaitWorkers(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	e := NewEngine(s)
+	tc := startTestCluster(t, WorkerConfig{Name: "w1", Slots: 2, Mem: 3 << 19})
+	e := NewEngine(tc.s)
 	defer e.Close()
 	sess, err := e.NewSession("test")
 	if err != nil {

@@ -98,6 +98,13 @@ type testCluster struct {
 
 func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 	t.Helper()
+	if !processes {
+		cfgs := make([]WorkerConfig, nworkers)
+		for i := range cfgs {
+			cfgs[i] = WorkerConfig{Name: fmt.Sprintf("w%d", i+1), Slots: 2}
+		}
+		return startTestCluster(t, cfgs...)
+	}
 	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -107,19 +114,38 @@ func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 	}
 	tc.s = s
 	for i := 0; i < nworkers; i++ {
-		name := fmt.Sprintf("w%d", i+1)
-		if processes {
-			tc.spawn(nil, name)
-			continue
-		}
-		w, err := StartWorker(ctx, WorkerConfig{Name: name, Join: []string{s.GossipAddr()}, Slots: 2, Fast: true})
+		tc.spawn(nil, fmt.Sprintf("w%d", i+1))
+	}
+	t.Cleanup(tc.close)
+	if err := s.WaitWorkers(ctx, nworkers); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// startTestCluster starts a scheduler and a worker in this process for each
+// of cfgs (joined to the scheduler, with fast failure detection), waits for
+// them, and closes them all when the test ends.
+func startTestCluster(t testing.TB, cfgs ...WorkerConfig) *testCluster {
+	t.Helper()
+	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.s = s
+	t.Cleanup(tc.close)
+	for _, cfg := range cfgs {
+		cfg.Join, cfg.Fast = []string{s.GossipAddr()}, true
+		w, err := StartWorker(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tc.workers = append(tc.workers, w)
 	}
-	t.Cleanup(tc.close)
-	if err := s.WaitWorkers(ctx, nworkers); err != nil {
+	if err := s.WaitWorkers(ctx, len(cfgs)); err != nil {
 		t.Fatal(err)
 	}
 	return tc

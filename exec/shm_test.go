@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -24,15 +23,8 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 		defer os.RemoveAll(dir)
 	}
 	spill := t.TempDir()
-	tc := &testCluster{t: t, killed: map[int]bool{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.s = s
 	var stores []*shm.Store
+	var cfgs []WorkerConfig
 	for i := range 2 {
 		name := fmt.Sprintf("w%d", i+1)
 		st, err := shm.Open(shm.Options{Dir: dir, SpillDir: spill, Limit: 64 << 10, Name: name})
@@ -40,16 +32,9 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		stores = append(stores, st)
-		w, err := StartWorker(ctx, WorkerConfig{Name: name, Join: []string{s.GossipAddr()}, Slots: 2, Fast: true,
-			Store: smallInShm(shm.NewArrays(st))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.workers = append(tc.workers, w)
+		cfgs = append(cfgs, WorkerConfig{Name: name, Slots: 2, Store: smallInShm(shm.NewArrays(st))})
 	}
-	if err := s.WaitWorkers(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	tc := startTestCluster(t, cfgs...)
 	runSpecs(t, tc) // ends with the session closed and its chunks freed
 	// The workers' status files tell of the store.
 	for _, w := range tc.workers {
@@ -84,10 +69,7 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 	if spilled == 0 {
 		t.Error("the specs ran without spilling: the test does not cover spill")
 	}
-	for _, w := range tc.workers {
-		w.Close()
-	}
-	s.Close()
+	tc.close()
 	for _, st := range stores {
 		if err := st.Close(); err != nil {
 			t.Error(err)

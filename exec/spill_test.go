@@ -16,25 +16,13 @@ import (
 func TestGraphStatusSpill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	st, err := shm.Open(shm.Options{Dir: t.TempDir(), SpillDir: t.TempDir(), Limit: 2 << 20, Name: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	w, err := StartWorker(ctx, WorkerConfig{Name: "w1", Join: []string{s.GossipAddr()}, Slots: 2, Fast: true, Store: shm.NewArrays(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := s.WaitWorkers(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	e := NewEngine(s)
+	t.Cleanup(func() { st.Close() }) // after the worker's close, registered later
+	tc := startTestCluster(t, WorkerConfig{Name: "w1", Slots: 2, Store: shm.NewArrays(st)})
+	e := NewEngine(tc.s)
 	defer e.Close()
 	sess, err := e.NewSession("test")
 	if err != nil {
