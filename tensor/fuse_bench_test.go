@@ -39,14 +39,26 @@ func BenchmarkW1(b *testing.B) {
 	n := w1Elems()
 	spec := fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%d, chunks=%d, seed=2)\ny = %s\n",
 		n, w1Chunk(n), n, w1Chunk(n), w1Expr)
-	for _, m := range []struct {
-		name string
-		opt  Options
-	}{
-		{"unfused", Options{}},
-		{"chain", Options{Fuse: true}},
-		{"fused", Options{Fuse: true, FuseExpr: true}},
-	} {
+	benchSpec(b, spec, n, benchUnfused, benchChain, benchFused)
+}
+
+// A benchMode is a fusion setting the spec benchmarks compare.
+type benchMode struct {
+	name string
+	opt  Options
+}
+
+var (
+	benchUnfused = benchMode{"unfused", Options{}}
+	benchChain   = benchMode{"chain", Options{Fuse: true}}
+	benchFused   = benchMode{"fused", Options{Fuse: true, FuseExpr: true}}
+)
+
+// benchSpec runs spec under each mode, parsing, tiling, optimizing and
+// computing it on benchWorkers goroutines, and reports the elems it reads
+// a second and the CPU seconds a run.
+func benchSpec(b *testing.B, spec string, elems int, modes ...benchMode) {
+	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
@@ -62,7 +74,7 @@ func BenchmarkW1(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			b.ReportMetric(float64(elems)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
@@ -134,13 +146,7 @@ func BenchmarkW1Materialized(b *testing.B) {
 	env := materialize(b, fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%d, chunks=%d, seed=2)\nfetch a, b\n",
 		n, w1Chunk(n), n, w1Chunk(n)))
 	spec := "y = " + w1Expr + "\n"
-	for _, m := range []struct {
-		name string
-		opt  Options
-	}{
-		{"unfused", Options{}},
-		{"fused", Options{Fuse: true, FuseExpr: true}},
-	} {
+	for _, m := range []benchMode{benchUnfused, benchFused} {
 		for _, workers := range []int{1, benchWorkers} {
 			b.Run(fmt.Sprintf("%s/workers=%d", m.name, workers), func(b *testing.B) {
 				b.SetBytes(int64(2 * 8 * n))
@@ -426,30 +432,5 @@ func BenchmarkOptimizeGraph(b *testing.B) {
 // both partials.
 func BenchmarkW6(b *testing.B) {
 	spec := "x = rand(20000, 5000, chunks=(2000, 1000), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n"
-	for _, m := range []struct {
-		name string
-		opt  Options
-	}{
-		{"chain", Options{Fuse: true}},
-		{"fused", Options{Fuse: true, FuseExpr: true}},
-	} {
-		b.Run(m.name, func(b *testing.B) {
-			cpu0 := cpuTime()
-			for b.Loop() {
-				g, err := ParseSpec(spec, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cg, err := Tile(g, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := computeParallel(context.Background(), Optimize(cg, m.opt), nil, benchWorkers); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(1e8*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-		})
-	}
+	benchSpec(b, spec, 1e8, benchChain, benchFused)
 }
