@@ -88,9 +88,7 @@ p = arange(7, chunks=3) > 2
 z = arange(5).sum()
 fetch a, b, m, p, z
 `)
-	if st := read(t, c, s+"/graphs/last/wait"); state(st) != "SUCCEEDED" {
-		t.Fatal(st)
-	}
+	waitSucceeded(t, c, s, "last")
 	for _, tc := range []struct {
 		name, shape, dtype string
 		nrows              int64 // the first axis, 1 for 0-d

@@ -14,9 +14,7 @@ func TestPlanFile(t *testing.T) {
 	c := dial(t, ts.sock)
 	s := clone(t, c)
 	submit(t, c, s, "y = sqrt(arange(12, chunks=4)).sum()\n")
-	if st := read(t, c, s+"/graphs/last/wait"); state(st) != "SUCCEEDED" {
-		t.Fatal(st)
-	}
+	waitSucceeded(t, c, s, "last")
 	text := read(t, c, s+"/graphs/1/plan")
 	head, body, ok := strings.Cut(text, "\n\n")
 	if !ok {

@@ -40,6 +40,15 @@ func submit(t testing.TB, c *Client, sess, spec string) {
 	}
 }
 
+// waitSucceeded waits for graph g of session sess to end, failing the test
+// with the graph's error unless it SUCCEEDED.
+func waitSucceeded(t testing.TB, c *Client, sess, g string) {
+	t.Helper()
+	if st := read(t, c, sess+"/graphs/"+g+"/wait"); state(st) != "SUCCEEDED" {
+		t.Fatalf("graph %s: %q; error: %q", g, st, read(t, c, sess+"/graphs/"+g+"/error"))
+	}
+}
+
 func state(status string) string {
 	first, _, _ := strings.Cut(status, "\n")
 	return first
@@ -182,9 +191,7 @@ func TestSubmitInPieces(t *testing.T) {
 		}
 	}
 	f.Close()
-	if st := read(t, c, s+"/graphs/last/wait"); state(st) != "SUCCEEDED" {
-		t.Fatalf("wait: %q; error %q", st, read(t, c, s+"/graphs/last/error"))
-	}
+	waitSucceeded(t, c, s, "last")
 	data, err := c.ReadFile(s + "/tensors/y/data")
 	if err != nil {
 		t.Fatal(err)
@@ -342,9 +349,7 @@ func TestUpload(t *testing.T) {
 		t.Errorf("npy of an uploaded tensor differs from what was uploaded")
 	}
 	submit(t, c, s, "t = m.sum()\n")
-	if st := read(t, c, s+"/graphs/last/wait"); state(st) != "SUCCEEDED" {
-		t.Fatalf("graph on an upload: %q; %q", st, read(t, c, s+"/graphs/last/error"))
-	}
+	waitSucceeded(t, c, s, "last")
 	data, _ := c.ReadFile(s + "/tensors/t/data")
 	if len(data) != 8 || math.Float64frombits(binary.LittleEndian.Uint64(data)) != 10 {
 		t.Errorf("sum of the upload = %x, want 10.0", data)
@@ -404,9 +409,7 @@ func TestChunks(t *testing.T) {
 	c := dial(t, ts.tcp)
 	s := clone(t, c)
 	submit(t, c, s, "m = full((4, 6), 7, chunks=(3, 4))\n")
-	if st := read(t, c, s+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
-		t.Fatalf("%q: %s", st, read(t, c, s+"/graphs/1/error"))
-	}
+	waitSucceeded(t, c, s, "1")
 	if got := names(t, c, s+"/tensors/m/chunks"); strings.Join(got, " ") != "0_0 0_1 1_0 1_1" {
 		t.Fatalf("ls chunks = %v", got)
 	}
@@ -471,9 +474,7 @@ func TestSubmitJSON(t *testing.T) {
 		t.Fatalf("spec.json = %q", doc)
 	}
 	submit(t, c, s2, doc)
-	if st := read(t, c, s2+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
-		t.Fatalf("JSON submission: %q %s", st, read(t, c, s2+"/graphs/1/error"))
-	}
+	waitSucceeded(t, c, s2, "1")
 	want := read(t, c, s1+"/tensors/b/data")
 	if got := read(t, c, s2+"/tensors/b/data"); got != want || len(got) != 8 {
 		t.Errorf("b from the JSON form = %x, want %x", got, want)
@@ -537,9 +538,7 @@ func TestSummarizedText(t *testing.T) {
 	c := dial(t, ts.sock)
 	s := clone(t, c)
 	submit(t, c, s, "x = (arange(3000.0, chunks=70) * 0.5).reshape(30, 100)\nfetch x\n")
-	if st := read(t, c, s+"/graphs/1/wait"); state(st) != "SUCCEEDED" {
-		t.Fatalf("wait = %q; error: %q", st, read(t, c, s+"/graphs/1/error"))
-	}
+	waitSucceeded(t, c, s, "1")
 	// print(np.arange(3000.0).reshape(30, 100) * 0.5) in NumPy 1.24.
 	want := "[[0.0000e+00 5.0000e-01 1.0000e+00 ... 4.8500e+01 4.9000e+01 4.9500e+01]\n" +
 		" [5.0000e+01 5.0500e+01 5.1000e+01 ... 9.8500e+01 9.9000e+01 9.9500e+01]\n" +
