@@ -30,7 +30,6 @@ func FormatText(a *Array) string {
 	if a.Len() == 0 {
 		return "[]"
 	}
-	sel := TextIndex(a.Shape)
 	shown := a
 	if a.Len() > textThreshold {
 		whole := &TiledTensor{Shape: a.Shape, DType: a.DType, Chunks: make([][]int, len(a.Shape)), Keys: []uint64{0}}
@@ -38,7 +37,7 @@ func FormatText(a *Array) string {
 			whole.Chunks[ax] = []int{n}
 		}
 		var err error
-		if shown, err = GatherIndex(whole, sel, func(int) (*Array, error) { return a, nil }); err != nil {
+		if shown, err = GatherIndex(whole, TextIndex(a.Shape), func(int) (*Array, error) { return a, nil }); err != nil {
 			return "<" + err.Error() + ">"
 		}
 	}
