@@ -13,6 +13,7 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/fs"
+	"marsfs/shm"
 	"marsfs/tensor"
 )
 
@@ -35,6 +36,9 @@ func TestEndToEnd(t *testing.T) {
 					endToEnd(t, c)
 				})
 			}
+			if store == "shm" {
+				checkShmSplit(t, p.unx, 2)
+			}
 			p.stop(t)
 			// Nothing of the workers' stores is left behind.
 			for _, dir := range []string{shmDir, spillDir} {
@@ -43,6 +47,31 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkShmSplit checks that the n workers of up share half the RAM as their
+// shared-memory limit, as their status files say.
+func checkShmSplit(t *testing.T, addr string, n int) {
+	t.Helper()
+	c, err := fs.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ram, err := shm.TotalRAM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := c.ReadDir("/cluster/workers")
+	if err != nil || len(ents) != n {
+		t.Fatalf("/cluster/workers: %d entries, %v", len(ents), err)
+	}
+	for _, e := range ents {
+		st := readText(t, c, "/cluster/workers/"+e.Name+"/status")
+		if want := fmt.Sprintf("\nshm_limit %d\n", ram/2/int64(n)); !strings.Contains(st, want) {
+			t.Errorf("worker %s: want %q in its status:\n%s", e.Name, strings.TrimSpace(want), st)
+		}
 	}
 }
 
