@@ -66,21 +66,25 @@ func TestMemQuotaAdmission(t *testing.T) {
 			t.Errorf("error %q does not say %q", failed.Err, s)
 		}
 	}
-	// Once op 0 ends, op 2 runs before op 1.
+	// Once op 0 ends, op 2 runs before op 1. The starts tell the order:
+	// an op's start goes out before it runs, so before the op after it is
+	// admitted, while two slots' ends may go out in either order.
 	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
-	var done []int
-	for len(done) < 2 {
+	var started []int
+	for done := 0; done < 2; {
 		m := recv()
 		switch m.Kind {
 		case msgDone:
-			done = append(done, m.Key)
-		case msgStarted, msgCancelled:
+			done++
+		case msgStarted:
+			started = append(started, m.Key)
+		case msgCancelled:
 		default:
 			t.Fatalf("got %+v", m)
 		}
 	}
-	if done[0] != 2 || done[1] != 1 {
-		t.Errorf("ops done in order %v, want [2 1]", done)
+	if len(started) != 2 || started[0] != 2 || started[1] != 1 {
+		t.Errorf("ops started in order %v, want [2 1]", started)
 	}
 }
 
