@@ -35,7 +35,8 @@ func TestMemQuotaAdmission(t *testing.T) {
 	// Ops 1 and 2 need 600 bytes each: neither fits beside op 0, nor
 	// beside each other. Op 2 is the more urgent.
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 1, Attempt: 1, Priority: 7, Op: op(75), ID: 11})
-	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 2, Attempt: 1, Priority: 3, Op: op(75), ID: 12})
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 2, Attempt: 1, Priority: 3, Op: op(75, 0), ID: 12,
+		Inputs: []Location{{ID: 6, Worker: "peer"}}, Addrs: []string{mute.Addr()}})
 	// Op 3 needs 8000 bytes: it can never run.
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Priority: 9, Op: op(1000), ID: 13})
 	cc.send(&ctlMsg{Kind: msgStatus, Seq: 1})
@@ -66,25 +67,45 @@ func TestMemQuotaAdmission(t *testing.T) {
 			t.Errorf("error %q does not say %q", failed.Err, s)
 		}
 	}
-	// Once op 0 ends, op 2 runs before op 1. The starts tell the order:
-	// an op's start goes out before it runs, so before the op after it is
-	// admitted, while two slots' ends may go out in either order.
+	// Once op 0 ends, op 2 runs before op 1 and, blocked on the peer too,
+	// keeps op 1 queued: had op 1 been admitted first it would have run
+	// (it reads nothing) and left op 2 queued.
 	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 0, Attempt: 1})
-	var started []int
-	for done := 0; done < 2; {
+	for seq := uint64(2); ; seq++ {
+		cc.send(&ctlMsg{Kind: msgStatus, Seq: seq})
 		m := recv()
-		switch m.Kind {
-		case msgDone:
-			done++
-		case msgStarted:
-			started = append(started, m.Key)
-		case msgCancelled:
-		default:
+		for m.Kind != msgStatusReply {
+			if m.Kind == msgDone {
+				t.Fatalf("op %d ran before op 2 ended", m.Key)
+			}
+			m = recv()
+		}
+		if strings.Contains(m.Text, "running 1\nqueued 1\n") {
+			break
+		}
+		if seq > 1000 {
+			t.Fatalf("status after op 0's cancel:\n%s", m.Text)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Still so a moment later: what runs is blocked, so it is op 2.
+	time.Sleep(20 * time.Millisecond)
+	cc.send(&ctlMsg{Kind: msgStatus, Seq: 9999})
+	if m := recv(); m.Kind != msgStatusReply || !strings.Contains(m.Text, "running 1\nqueued 1\n") {
+		t.Fatalf("op 1 did not wait behind op 2: %+v", m)
+	}
+	cc.send(&ctlMsg{Kind: msgCancel, Job: 1, Key: 2, Attempt: 1})
+	for {
+		m := recv()
+		if m.Kind == msgDone {
+			if m.Key != 1 {
+				t.Errorf("op %d done, want op 1", m.Key)
+			}
+			break
+		}
+		if m.Kind != msgStarted && m.Kind != msgCancelled {
 			t.Fatalf("got %+v", m)
 		}
-	}
-	if len(started) != 2 || started[0] != 2 || started[1] != 1 {
-		t.Errorf("ops started in order %v, want [2 1]", started)
 	}
 }
 
