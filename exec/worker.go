@@ -631,7 +631,9 @@ func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
 // says whether t starts the slot's run.
 func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, next, rest *task) {
 	if first {
-		t.ctl.send(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
+		// It waits for the reports of the unit's first ops, to share their
+		// frame or be dropped with its end.
+		t.ctl.sendSoon(&ctlMsg{Kind: msgStarted, Job: t.job, Key: t.key, Attempt: t.attempt})
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.op)
 	defer buf.drop() // unless stored
