@@ -16,10 +16,11 @@ import (
 // the op went by too fast for anyone to see it run. send is safe for
 // concurrent use.
 //
-// sendSoon queues a message that may wait up to soonWait for a frame to
-// share: a "started" report, which then most often goes out with the
-// reports of the op's unit, or is dropped with its end, rather than cost a
-// system call on each side of its own. On loopback the writer of a frame
+// sendSoon queues messages that may wait up to soonWait for a frame to
+// share: a unit's "started" report, which then most often goes out with the
+// reports of its ops, or is dropped with the end of the op, and the reports
+// of ops that others wait for, which then most often go out with the end of
+// their unit, rather than cost a system call on each side of their own. On loopback the writer of a frame
 // pays the receiver's TCP path too, so a frame saved is some tens of
 // microseconds of CPU.
 type ctlConn struct {
@@ -82,16 +83,16 @@ func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 	return nil
 }
 
-// sendSoon queues m to go out in the next frame written, at the latest
+// sendSoon queues ms to go out in the next frame written, at the latest
 // soonWait from now, before the messages queued by send and sendAll. It
 // fails like sendAll.
-func (cc *ctlConn) sendSoon(m *ctlMsg) error {
+func (cc *ctlConn) sendSoon(ms ...*ctlMsg) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.err != nil {
 		return cc.err
 	}
-	cc.soon = append(cc.soon, m)
+	cc.soon = append(cc.soon, ms...)
 	if !cc.armed {
 		cc.armed = true
 		cc.timer.Reset(soonWait)

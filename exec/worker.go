@@ -574,8 +574,10 @@ func (w *Worker) pump() {
 //
 // The ops of a dispatch unit run one after the other in the slot, and their
 // reports go out together when the unit ends, or every reportEvery while it
-// runs: one message to the scheduler for many ops. Only the first op of a
-// run of a unit reports its start.
+// runs: one message to the scheduler for many ops. The report of an op whose
+// chunk others wait for (and those before it) goes out within soonWait,
+// most often with the unit's end (see ctlConn.sendSoon). Only the first op
+// of a run of a unit reports its start.
 func (w *Worker) runner() {
 	defer w.wg.Done()
 	var reports []*ctlMsg
@@ -585,8 +587,9 @@ func (w *Worker) runner() {
 			ran := t
 			m, next, rest := w.run(ran.ctx, ran, first)
 			reports = append(reports, m)
-			if next == nil || ran.flush || time.Since(since) >= reportEvery {
-				w.report(ctl, reports)
+			now := next == nil || time.Since(since) >= reportEvery
+			if now || ran.flush {
+				w.report(ctl, reports, !now)
 				clear(reports)
 				reports, since = reports[:0], time.Now()
 			}
@@ -607,10 +610,16 @@ func (w *Worker) runner() {
 // reportEvery bounds how long the reports of a unit's ops wait to go out.
 const reportEvery = time.Millisecond
 
-// report sends the reports of a slot's ops. If the scheduler is gone, it
-// will never free the chunks they made: they go.
-func (w *Worker) report(cc *ctlConn, ms []*ctlMsg) {
-	if cc.sendAll(ms) == nil {
+// report sends the reports of a slot's ops, now or soon. If the scheduler
+// is gone, it will never free the chunks they made: they go.
+func (w *Worker) report(cc *ctlConn, ms []*ctlMsg, soon bool) {
+	var err error
+	if soon {
+		err = cc.sendSoon(ms...)
+	} else {
+		err = cc.sendAll(ms)
+	}
+	if err == nil {
 		return
 	}
 	w.mu.Lock()
