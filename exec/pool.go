@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"net"
 	"sync"
 
@@ -89,6 +90,42 @@ func (p *dataPool) exchange(c *dataConn, id uint64) (*tensor.Array, error) {
 		return nil, err
 	}
 	return readChunk(c.br, p.limit)
+}
+
+// fetchAll reads chunks ids from the worker serving at addr into out, in
+// order, in one exchange: the IDs go out in one write, and the worker
+// answers them one after the other, flushing once it has answered all it
+// read. Small chunks read from one peer then cost one round trip, not one
+// each. On error, out holds the chunks read before it.
+func (p *dataPool) fetchAll(ctx context.Context, addr string, ids []uint64, out []*tensor.Array) error {
+	c, err := p.get(ctx, addr)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	req := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
+		req = binary.BigEndian.AppendUint64(req, id)
+	}
+	_, err = c.Write(req)
+	i := 0
+	for ; err == nil && i < len(ids); i++ {
+		out[i], err = readChunk(c.br, p.limit)
+	}
+	if !stop() {
+		if err == nil {
+			err = ctx.Err()
+		}
+		return err
+	}
+	if err != nil {
+		// An error reply leaves the connection in step only once every
+		// reply has been read.
+		c.Close()
+		return err
+	}
+	p.put(addr, c)
+	return nil
 }
 
 // close closes the idle connections; later puts close theirs.

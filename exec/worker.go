@@ -322,7 +322,9 @@ func (w *Worker) serve(c net.Conn) {
 			} else {
 				err = writeErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, getID(id[:])))
 			}
-			if err != nil || bw.Flush() != nil {
+			// A client may ask for several chunks at once: they are
+			// answered together.
+			if err != nil || br.Buffered() < len(id) && bw.Flush() != nil {
 				return
 			}
 		}
@@ -717,7 +719,13 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 // and runs its kernel.
 func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.inputs))
+	if err := w.fetchSmall(ctx, t, in); err != nil {
+		return nil, err
+	}
 	for i, loc := range t.inputs {
+		if in[i] != nil {
+			continue
+		}
 		if loc.Worker == w.name {
 			a, ok := w.localInput(t, loc.ID)
 			if !ok {
@@ -736,6 +744,48 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 		in[i] = a
 	}
 	return runKernel(ctx, t.op, in)
+}
+
+// fetchSmall fetches into in the task's inputs that are too small to map
+// and that it reads from a peer along with others: those of each peer in
+// one exchange (see dataPool.fetchAll). A combine of a tree reduction reads
+// several scalars from one peer.
+func (w *Worker) fetchSmall(ctx context.Context, t *task, in []*tensor.Array) error {
+	if len(t.inputs) < 2 {
+		return nil
+	}
+	small := func(loc Location) bool {
+		return loc.Worker != w.name && (loc.NBytes < mapMin || w.cfg.NoMap)
+	}
+	for i, loc := range t.inputs {
+		if !small(loc) || in[i] != nil {
+			continue
+		}
+		var idx []int
+		for j := i; j < len(t.inputs); j++ {
+			if l := t.inputs[j]; small(l) && l.Worker == loc.Worker && in[j] == nil {
+				idx = append(idx, j)
+			}
+		}
+		if len(idx) < 2 {
+			continue
+		}
+		ids := make([]uint64, len(idx))
+		for k, j := range idx {
+			ids[k] = t.inputs[j].ID
+		}
+		got := make([]*tensor.Array, len(idx))
+		if err := w.pool.fetchAll(ctx, t.addrs[i], ids, got); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &fetchError{peer: loc.Worker, err: fmt.Errorf("fetch chunks %v from %s: %w", ids, loc.Worker, err)}
+		}
+		for k, j := range idx {
+			in[j] = got[k]
+		}
+	}
+	return nil
 }
 
 // A fetchError is an input that could not be fetched from the worker peer:

@@ -163,3 +163,71 @@ func dialControl(t testing.TB, w *Worker) (cc *ctlConn, recv func() ctlMsg) {
 		return m
 	}
 }
+
+// TestFetchAll reads several chunks from one worker in one exchange, in
+// the order asked, twice on one pooled connection; a chunk it does not hold
+// fails the exchange with an error naming it.
+func TestFetchAll(t *testing.T) {
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want := map[uint64]*tensor.Array{}
+	for id := uint64(1); id <= 3; id++ {
+		want[id] = ramp(tensor.Float64, []int{int(id)}, float64(id))
+		w.Store().Put(id, want[id])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p := newDataPool(1<<20, nil)
+	defer p.close()
+	for _, ids := range [][]uint64{{3, 1, 2}, {2, 2}} {
+		got := make([]*tensor.Array, len(ids))
+		if err := p.fetchAll(ctx, w.Addr(), ids, got); err != nil {
+			t.Fatalf("fetchAll %v: %v", ids, err)
+		}
+		for i, id := range ids {
+			if got[i] == nil || string(got[i].Data) != string(want[id].Data) {
+				t.Errorf("fetchAll %v: chunk %d wrong", ids, id)
+			}
+		}
+	}
+	got := make([]*tensor.Array, 2)
+	if err := p.fetchAll(ctx, w.Addr(), []uint64{1, 9}, got); err == nil || !strings.Contains(err.Error(), "chunk 9") {
+		t.Errorf("fetchAll of a missing chunk: %v", err)
+	}
+	if a, err := p.fetch(ctx, w.Addr(), 3); err != nil || string(a.Data) != string(want[3].Data) {
+		t.Errorf("fetch after a failed fetchAll: %v", err)
+	}
+}
+
+// TestFetchAllFailureNamesPeer submits an op reading two inputs from a
+// worker that is gone: they are fetched together, and the failure names
+// the peer, like that of a single fetch.
+func TestFetchAllFailureNamesPeer(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := newMutePeer(t)
+	addr := gone.Addr()
+	gone.Close()
+	cc, recv := dialControl(t, w)
+	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0, 1}, Shape: []int{2}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103,
+		Inputs: []Location{{ID: 7, Worker: "w-gone", NBytes: 8}, {ID: 8, Worker: "w-gone", NBytes: 8}}, Addrs: []string{addr, addr}})
+	var m ctlMsg
+	for m.Kind != msgFailed {
+		if m = recv(); m.Kind != msgStarted && m.Kind != msgFailed {
+			t.Fatalf("got %+v", m)
+		}
+	}
+	if m.Peer != "w-gone" || m.Final || !strings.Contains(m.Err, "fetch chunks [7 8] from w-gone") {
+		t.Errorf("failure %+v: want a retryable fetch failure naming peer w-gone", m)
+	}
+	cc.close()
+	w.Close()
+	checkGoroutines(t, g0)
+}
