@@ -30,6 +30,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
+	tuneGC()
 	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip, SecretKey: key})
 	if err != nil {
 		closeAll()
@@ -126,6 +127,7 @@ func scheduler(args []string) error {
 	}
 	ctx, stop := signals()
 	defer stop()
+	tuneGC()
 	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join), SecretKey: key})
 	if err != nil {
 		for _, l := range ls {
@@ -180,6 +182,7 @@ func worker(args []string) error {
 	default:
 		return fmt.Errorf("--store %q: want mem or shm", wf.store)
 	}
+	tuneGC()
 	ctx, stop := signals()
 	defer stop()
 	err = exec.RunWorker(ctx, cfg)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// gcHeadroom is the least garbage a marsfs process lets its heap gather
+// before the collector runs: the heap's goal is the live heap plus the
+// larger of itself (GOGC=100) and gcHeadroom.
+//
+// A worker whose chunks live in shared memory keeps little in its heap
+// (control state and chunks under 64 KiB), yet allocates for every op it
+// runs: with the default goal of twice a live heap of a megabyte, a stream
+// of tiny ops pays a collection every few milliseconds, a tenth of its CPU.
+// The headroom bounds what a process may hold beyond the default, 32 MiB,
+// while a process with a large live heap (a scheduler holding big graphs, a
+// worker with a heap store) collects as by default.
+const gcHeadroom = 32 << 20
+
+// tuneGC sets the collector's goal to keep at least gcHeadroom of garbage
+// (see gcHeadroom), re-reading the live heap after every collection. A GOGC
+// set in the environment is left alone.
+func tuneGC() {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	tune := func() {
+		metrics.Read(sample)
+		pct := 100
+		if live := sample[0].Value.Uint64(); live < gcHeadroom {
+			pct = int(gcHeadroom * 100 / max(live, 1<<20))
+		}
+		debug.SetGCPercent(pct)
+	}
+	var after func(*gcCycle)
+	after = func(c *gcCycle) {
+		tune()
+		runtime.SetFinalizer(c, after) // again after the next collection
+	}
+	tune()
+	runtime.SetFinalizer(&gcCycle{}, after)
+}
+
+// A gcCycle is unreachable as soon as it is made: its finalizer runs after
+// each collection.
+type gcCycle struct{ _ [16]byte }
