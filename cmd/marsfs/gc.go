@@ -15,10 +15,10 @@ import (
 // (control state and chunks under 64 KiB), yet allocates for every op it
 // runs: with the default goal of twice a live heap of a megabyte, a stream
 // of tiny ops pays a collection every few milliseconds, a tenth of its CPU.
-// The headroom bounds what a process may hold beyond the default, 32 MiB,
+// The headroom bounds what a process may hold beyond the default, 16 MiB,
 // while a process with a large live heap (a scheduler holding big graphs, a
 // worker with a heap store) collects as by default.
-const gcHeadroom = 32 << 20
+const gcHeadroom = 16 << 20
 
 // tuneGC sets the collector's goal to keep at least gcHeadroom of garbage
 // (see gcHeadroom), re-reading the live heap after every collection. A GOGC
@@ -32,7 +32,10 @@ func tuneGC() {
 		metrics.Read(sample)
 		pct := 100
 		if live := sample[0].Value.Uint64(); live < gcHeadroom {
-			pct = int(gcHeadroom * 100 / max(live, 1<<20))
+			// The runtime's least heap goal is 4 MiB scaled by GOGC:
+			// a live heap counted as 4 MiB or more keeps it within
+			// the headroom.
+			pct = int(gcHeadroom * 100 / max(live, 4<<20))
 		}
 		debug.SetGCPercent(pct)
 	}
