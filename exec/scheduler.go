@@ -39,7 +39,10 @@ type SchedulerConfig struct {
 	// submissions travel in batches.
 	Depth int
 	// UnitOps bounds the ops of a dispatch unit (see CoreOptions.UnitOps);
-	// 64 when 0, and no units when negative.
+	// 256 when 0, and no units when negative. Every unit costs a frame
+	// each way on the control connection, some tens of microseconds of
+	// CPU on each side on loopback: a unit of 256 tiny ops spreads them
+	// thin, and UnitCost still bounds a unit of larger ones.
 	UnitOps int
 	// UnitCost bounds a unit's estimated bytes (see CoreOptions.UnitCost).
 	UnitCost int64
@@ -146,7 +149,7 @@ func NewScheduler(ctx context.Context, cfg SchedulerConfig) (*Scheduler, error) 
 		cfg.Depth = 32
 	}
 	if cfg.UnitOps == 0 {
-		cfg.UnitOps = 64
+		cfg.UnitOps = 256
 	}
 	if cfg.Gossip != "" {
 		if err := checkListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
