@@ -153,6 +153,7 @@ type Core struct {
 	shared     readyHeap             // other READY ops waiting for any worker
 	out        *Output
 	outBuf     Output   // what out points to while a call is under way
+	holding    bool     // dispatch waits for Dispatch (see Hold)
 	sorted     []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
@@ -259,7 +260,9 @@ func (c *Core) begin() *Output {
 
 func (c *Core) end() Output {
 	if !c.done {
-		c.dispatch()
+		if !c.holding {
+			c.dispatch()
+		}
 		c.checkDone()
 	}
 	out := *c.out
@@ -354,6 +357,19 @@ func (c *Core) Start() Output {
 			c.emit(op.Key, Ready, "", "")
 		}
 	}
+	return c.end()
+}
+
+// Hold makes the calls that follow leave the dispatch of READY ops to the
+// next call to Dispatch. A caller that feeds the core many inputs at once
+// (the reports of a frame) so dispatches once for them all, in rank order,
+// rather than once an input.
+func (c *Core) Hold() { c.holding = true }
+
+// Dispatch ends Hold: it sends the READY ops to workers with room.
+func (c *Core) Dispatch() Output {
+	c.holding = false
+	c.begin()
 	return c.end()
 }
 

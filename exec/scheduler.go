@@ -421,9 +421,11 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			// What the core answers to all the inputs taken goes out
 			// together: a message a worker, not one an input.
 			outs = outs[:0]
+			core.Hold()
 			for _, in := range mb.take() {
 				outs = append(outs, s.step(core, in))
 			}
+			outs = append(outs, core.Dispatch())
 			s.apply(jobID, job, mb, outs...)
 			clear(outs)
 		case <-stop:

@@ -254,3 +254,47 @@ func TestUnitWorkerLost(t *testing.T) {
 		t.Errorf("op 3 resent as %+v, want alone, attempt 2", r)
 	}
 }
+
+// TestHoldDispatch finishes the leaves of a tree reduction under Hold: no
+// op is sent until Dispatch, which sends the READY ops in rank order, and
+// the job ends as it does without Hold.
+func TestHoldDispatch(t *testing.T) {
+	g := graph(tree(16))
+	h := newHarness(t, g, []int{len(g.Ops) - 1}, CoreOptions{Depth: -1}, "w1")
+	h.apply(h.c.Start())
+	for !h.done {
+		var sent []int
+		for k := range g.Ops {
+			if h.c.ops[k].sent {
+				sent = append(sent, k)
+			}
+		}
+		if len(sent) == 0 {
+			t.Fatalf("nothing sent, states %s", h.states())
+		}
+		h.c.Hold()
+		for _, k := range sent {
+			before := len(h.runs)
+			h.finish(k)
+			if len(h.runs) != before {
+				t.Fatalf("op %d's end sent ops under Hold", k)
+			}
+		}
+		if h.done {
+			break
+		}
+		out := h.c.Dispatch()
+		if len(out.Run) == 0 {
+			t.Fatalf("Dispatch sent nothing, states %s", h.states())
+		}
+		for i := 1; i < len(out.Run); i++ {
+			if h.c.rank[out.Run[i].Key] < h.c.rank[out.Run[i-1].Key] {
+				t.Errorf("Dispatch sent op %d before op %d, which ranks first", out.Run[i-1].Key, out.Run[i].Key)
+			}
+		}
+		h.apply(out)
+	}
+	if h.err != nil || h.c.State(len(g.Ops)-1) != Finished {
+		t.Fatalf("job ended with %v, states %s", h.err, h.states())
+	}
+}
