@@ -29,22 +29,39 @@ type pinStore interface {
 	PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool)
 }
 
+// A smallStore is a Store that keeps small chunks in the heap (see
+// shm.Arrays.Small): it has no buffer to give a kernel for them, and never
+// spills them. A worker skips the bookkeeping of buffers and of next uses
+// for them, which otherwise costs an op of a few numbers more than its
+// kernel.
+type smallStore interface {
+	Small(nbytes int64) bool
+}
+
+// small reports whether the worker's store keeps chunks of nbytes in the
+// heap.
+func (w *Worker) small(nbytes int64) bool {
+	ss, ok := w.store.(smallStore)
+	return ok && ss.Small(nbytes)
+}
+
 // localInput returns chunk id of the worker's store for task t's kernel to
 // read, adding to t.pins what releases it. When t is the last op queued
 // here to read it, a spilled chunk is not brought back into shared memory,
 // where it would evict chunks still to be read, but read from its spill
 // file (the seeds' loading into private memory).
-func (w *Worker) localInput(t *task, id uint64) (*tensor.Array, bool) {
+func (w *Worker) localInput(t *task, id uint64, nbytes int64) (*tensor.Array, bool) {
 	ps, ok := w.store.(pinStore)
 	if !ok {
 		return w.store.Get(id)
 	}
-	w.mu.Lock()
-	last := w.lastUse(t, id)
-	w.mu.Unlock()
 	pin := ps.Pin
-	if last {
-		pin = ps.PinPrivate
+	if !w.small(nbytes) {
+		w.mu.Lock()
+		if w.lastUse(t, id) {
+			pin = ps.PinPrivate
+		}
+		w.mu.Unlock()
 	}
 	x, release, ok := pin(id)
 	if ok {
@@ -68,6 +85,9 @@ type outBuf struct {
 func withOutBuf(ctx context.Context, st Store, op *tensor.ChunkOp) (context.Context, *outBuf) {
 	as, ok := st.(allocStore)
 	if !ok {
+		return ctx, nil
+	}
+	if ss, ok := st.(smallStore); ok && ss.Small(int64(op.NBytes())) {
 		return ctx, nil
 	}
 	b := &outBuf{}

@@ -21,7 +21,8 @@ func (w *Worker) lastUse(t *task, id uint64) bool {
 // noteUses records that task t, queued (add) or ended or dropped (!add),
 // reads its inputs held here, and tells the store the rank of the next op
 // to read each: the lowest priority value among the tasks reading it, or
-// none. w.mu is held.
+// none. Chunks the store keeps in the heap are never spilled: they are
+// left out. w.mu is held.
 func (w *Worker) noteUses(t *task, add bool) {
 	st, ok := w.store.(nextUseStore)
 	if !ok {
@@ -31,7 +32,7 @@ func (w *Worker) noteUses(t *task, add bool) {
 		w.uses = make(map[uint64][]int)
 	}
 	for _, in := range t.inputs {
-		if in.Worker != w.name {
+		if in.Worker != w.name || w.small(in.NBytes) {
 			continue
 		}
 		ranks := w.uses[in.ID]

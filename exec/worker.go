@@ -727,7 +727,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 			continue
 		}
 		if loc.Worker == w.name {
-			a, ok := w.localInput(t, loc.ID)
+			a, ok := w.localInput(t, loc.ID, loc.NBytes)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}

@@ -58,6 +58,10 @@ func (a *Arrays) Store() *Store { return a.s }
 
 func (a *Arrays) isSmall(nbytes int64) bool { return nbytes < a.small.Load() }
 
+// Small reports whether a chunk of nbytes stays in the heap: Alloc gives no
+// array for it, and it is never spilled, so its next use does not matter.
+func (a *Arrays) Small(nbytes int64) bool { return a.isSmall(nbytes) }
+
 // putHeap stores x under id in the heap, or, with x nil, drops what the
 // heap holds under id; it reports whether the heap held id before.
 func (a *Arrays) putHeap(id uint64, x *tensor.Array) bool {

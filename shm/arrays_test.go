@@ -113,6 +113,9 @@ func TestArraysSmallInHeap(t *testing.T) {
 	if x, _, _ := a.Alloc(tensor.Float64, []int{10}, true); x != nil {
 		t.Error("Alloc gave a segment to a small chunk")
 	}
+	if !a.Small(80) || !a.Small(4095) || a.Small(4096) {
+		t.Error("Small does not say which chunks stay in the heap")
+	}
 	var status bytes.Buffer
 	a.WriteStatus(&status)
 	if !strings.Contains(status.String(), "heap_chunks 1\nheap_bytes 80\n") {
