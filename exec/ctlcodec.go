@@ -242,6 +242,25 @@ type ctlDecoder struct {
 	gobIn  byteStream
 	gobDec *gob.Decoder
 	intern map[string]string
+	// Submissions are cut from slabs: one allocation for many ops, not
+	// five an op.
+	ops     []tensor.ChunkOp
+	intSlab []int
+	locs    []Location
+	strs    []string
+}
+
+// slabSize is the number of items of a decoder's slabs.
+const slabSize = 256
+
+// take returns n items cut from *slab, refilling it when short.
+func take[T any](slab *[]T, n int) []T {
+	if len(*slab) < n {
+		*slab = make([]T, max(n, slabSize))
+	}
+	v := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return v
 }
 
 func newCtlDecoder(r *bufio.Reader) *ctlDecoder {
@@ -393,7 +412,7 @@ func (d *ctlDecoder) ints() ([]int, error) {
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	v := make([]int, n)
+	v := take(&d.intSlab, n)
 	for i := range v {
 		x, err := d.int()
 		if err != nil {
@@ -461,7 +480,8 @@ func (d *ctlDecoder) body(m *ctlMsg) error {
 			f, err = d.byte()
 			m.Flush = f == 1
 		}
-		op := &tensor.ChunkOp{Key: int(i()), Kind: s()}
+		op := &take(&d.ops, 1)[0]
+		op.Key, op.Kind = int(i()), s()
 		if err == nil {
 			op.Inputs, err = d.ints()
 		}
@@ -491,8 +511,8 @@ func (d *ctlDecoder) body(m *ctlMsg) error {
 			return errMalformed
 		}
 		if len(op.Inputs) > 0 {
-			m.Inputs = make([]Location, len(op.Inputs))
-			m.Addrs = make([]string, len(op.Inputs))
+			m.Inputs = take(&d.locs, len(op.Inputs))
+			m.Addrs = take(&d.strs, len(op.Inputs))
 		}
 		for k := range m.Inputs {
 			m.Inputs[k] = Location{ID: u(), Worker: s(), NBytes: i()}

@@ -367,6 +367,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	defer cc.close()
 	defer w.dropConn(cc)
 	var seq uint64
+	var tasks []task
 	var unit []*task // a dispatch unit being received
 	want := 0        // its size
 	for {
@@ -384,7 +385,8 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 				continue
 			}
 			seq++
-			t := &task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
+			t := &take(&tasks, 1)[0] // cut from a slab, like the decoder's
+			*t = task{taskKey: taskKey{m.Job, m.Key, m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1, flush: m.Flush}
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
@@ -583,11 +585,14 @@ func (w *Worker) pump() {
 func (w *Worker) runner() {
 	defer w.wg.Done()
 	var reports []*ctlMsg
+	var slab []ctlMsg // what reports are cut from: one allocation for many
 	for t := range w.runq {
 		ctl, since := t.ctl, time.Now()
 		for first := true; t != nil; first = false {
 			ran := t
-			m, next, rest := w.run(ran.ctx, ran, first)
+			m := &take(&slab, 1)[0]
+			var next, rest *task
+			*m, next, rest = w.run(ran.ctx, ran, first)
 			reports = append(reports, m)
 			now := next == nil || time.Since(since) >= reportEvery
 			if now || ran.flush {
@@ -640,7 +645,7 @@ func (w *Worker) report(cc *ctlConn, ms []*ctlMsg, soon bool) {
 // more ops to run, it returns the next too: already counted as running in
 // t's slot, or, when a more urgent op waits, as rest, for the queue. first
 // says whether t starts the slot's run.
-func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, next, rest *task) {
+func (w *Worker) run(ctx context.Context, t *task, first bool) (report ctlMsg, next, rest *task) {
 	if first {
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
@@ -699,7 +704,7 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report *ctlMsg, 
 	for _, release := range t.pins {
 		release()
 	}
-	m := &ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
+	m := ctlMsg{Job: t.job, Key: t.key, Attempt: t.attempt, ID: t.id}
 	switch {
 	case cancelled || !mine:
 		m.Kind = msgCancelled
