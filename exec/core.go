@@ -138,6 +138,7 @@ type Core struct {
 	workers  map[string]*workerState
 	locSlab  []Location // what the next RunOps' inputs are cut from
 	freeSlab []Location // what the next outputs' frees are cut from
+	runSlab  []RunOp    // and their runs
 
 	started    bool
 	stopping   bool  // cancelled or failed: no new runs
@@ -270,6 +271,10 @@ func (c *Core) end() Output {
 		c.freeSlab = c.freeSlab[n:]
 	}
 	out.Free = out.Free[:len(out.Free):len(out.Free)] // its own: an append must not run into the slab
+	if n := len(out.Run); n > 0 && n <= len(c.runSlab) && &out.Run[0] == &c.runSlab[0] {
+		c.runSlab = c.runSlab[n:]
+	}
+	out.Run = out.Run[:len(out.Run):len(out.Run)]
 	c.out = nil
 	return out
 }
@@ -558,6 +563,13 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	}
 	o.worker, o.sent, o.inUnit = w, true, inUnit
 	o.attempt++
+	if c.out.Run == nil {
+		// Like frees, runs are cut from a slab (see end).
+		if len(c.runSlab) < 64 {
+			c.runSlab = make([]RunOp, 1024)
+		}
+		c.out.Run = c.runSlab[:0:len(c.runSlab)]
+	}
 	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
 }
 

@@ -164,39 +164,74 @@ func sameBacking[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
+// A runBatch is the submits of a job's runs to one worker, which the
+// scheduler queues as one message: the encoder writes a submit for each
+// run of runs that goes to worker, in order, so that no message is built
+// an op. The runs and maps must not change once queued.
+type runBatch struct {
+	job    uint64
+	worker string
+	runs   []RunOp
+	g      *tensor.ChunkGraph
+	ids    []uint64
+	addrs  map[string]string // the workers' data addresses
+}
+
+// submit encodes the submit of op, made as chunk id, reading inputs from
+// the workers at the data addresses addr gives.
+func (e *ctlEncoder) submit(job uint64, key, attempt, prio int, id uint64, unit int, flush bool, op *tensor.ChunkOp,
+	inputs []Location, addr func(i int) string) error {
+	if op == nil || len(inputs) != len(op.Inputs) {
+		return errors.New("encode: malformed submit")
+	}
+	slot, err := e.argSlot(op.Kind, op.Args)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, msgSubmit)
+	e.uint(job)
+	e.int(int64(key))
+	e.int(int64(attempt))
+	e.int(int64(prio))
+	e.uint(id)
+	e.uint(uint64(unit))
+	e.bool(flush)
+	e.int(int64(op.Key))
+	e.str(op.Kind)
+	e.ints(op.Inputs)
+	e.ints(op.Shape)
+	e.buf = append(e.buf, byte(op.DType))
+	e.uint(op.Stored)
+	e.int(int64(op.Node))
+	e.uint(slot)
+	for i, in := range inputs {
+		e.uint(in.ID)
+		e.str(in.Worker)
+		e.int(in.NBytes)
+		e.str(addr(i))
+	}
+	return nil
+}
+
 func (e *ctlEncoder) encode(m *ctlMsg) error {
 	switch m.Kind {
 	case msgSubmit:
-		op := m.Op
-		if op == nil || len(m.Inputs) != len(op.Inputs) || len(m.Addrs) != len(m.Inputs) {
+		if b := m.runs; b != nil {
+			for _, r := range b.runs {
+				if r.Worker != b.worker {
+					continue
+				}
+				addr := func(i int) string { return b.addrs[r.Inputs[i].Worker] }
+				if err := e.submit(b.job, r.Key, r.Attempt, r.Priority, b.ids[r.Key], r.Unit, r.Flush, b.g.Ops[r.Key], r.Inputs, addr); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if len(m.Addrs) != len(m.Inputs) {
 			return errors.New("encode: malformed submit")
 		}
-		slot, err := e.argSlot(op.Kind, op.Args)
-		if err != nil {
-			return err
-		}
-		e.buf = append(e.buf, m.Kind)
-		e.uint(m.Job)
-		e.int(int64(m.Key))
-		e.int(int64(m.Attempt))
-		e.int(int64(m.Priority))
-		e.uint(m.ID)
-		e.uint(uint64(m.Unit))
-		e.bool(m.Flush)
-		e.int(int64(op.Key))
-		e.str(op.Kind)
-		e.ints(op.Inputs)
-		e.ints(op.Shape)
-		e.buf = append(e.buf, byte(op.DType))
-		e.uint(op.Stored)
-		e.int(int64(op.Node))
-		e.uint(slot)
-		for i, in := range m.Inputs {
-			e.uint(in.ID)
-			e.str(in.Worker)
-			e.int(in.NBytes)
-			e.str(m.Addrs[i])
-		}
+		return e.submit(m.Job, m.Key, m.Attempt, m.Priority, m.ID, m.Unit, m.Flush, m.Op, m.Inputs, func(i int) string { return m.Addrs[i] })
 	case msgCancel:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Job)

@@ -212,3 +212,37 @@ func TestArgSlotKeepsNewest(t *testing.T) {
 		t.Errorf("the slot keeps the older arguments")
 	}
 }
+
+// TestCtlCodecRunBatch encodes a batch of runs for two workers as the
+// scheduler queues it: a worker's connection gets the submits of its runs
+// alone, in order, equal to those of one message a run.
+func TestCtlCodecRunBatch(t *testing.T) {
+	ms := codecMessages()
+	g := &tensor.ChunkGraph{Ops: make([]*tensor.ChunkOp, 10)}
+	ids := make([]uint64, 10)
+	for _, m := range ms[:3] {
+		g.Ops[m.Key], ids[m.Key] = m.Op, m.ID
+	}
+	runs := []RunOp{
+		{Key: 7, Worker: "w1", Attempt: 1, Priority: 42, Unit: 2, Inputs: ms[0].Inputs},
+		{Key: 9, Worker: "w2", Attempt: 3, Priority: -1},
+		{Key: 8, Worker: "w1", Attempt: 1, Priority: 43, Inputs: ms[1].Inputs},
+	}
+	addrs := map[string]string{"w1": "127.0.0.1:1", "w2": "127.0.0.1:2"}
+	batch := &ctlMsg{Kind: msgSubmit, runs: &runBatch{job: 1, worker: "w1", runs: runs, g: g, ids: ids, addrs: addrs}}
+	got, err := decodeAll(encodeFrames(t, newCtlEncoder(), []*ctlMsg{batch}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The one-message form, with the addresses the batch looks up.
+	w := []*ctlMsg{ms[0], ms[1]}
+	w[1].Addrs = []string{"127.0.0.1:1"}
+	if len(got) != len(w) {
+		t.Fatalf("decoded %d submits, want %d", len(got), len(w))
+	}
+	for i := range w {
+		if !reflect.DeepEqual(got[i], w[i]) {
+			t.Errorf("submit %d:\n got %+v\nwant %+v", i, got[i], w[i])
+		}
+	}
+}

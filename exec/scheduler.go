@@ -500,6 +500,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		cc     *ctlConn
 		ms     []*ctlMsg
 		frees  int // of the output at hand, to make room for
+		runsOf int // 1 + the index of the output whose runs ms has last
 	}
 	var batches []*batch // in the order the workers first appear
 	of := func(name string) *batch {
@@ -522,7 +523,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		}
 		return a
 	}
-	for _, out := range outs {
+	for oi, out := range outs {
 		// A worker's frees go in one message, its IDs cut from one slab
 		// for all the workers.
 		for _, f := range out.Free {
@@ -546,23 +547,17 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 			b := of(c.Worker)
 			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
-		subs := make([]ctlMsg, len(out.Run)) // one allocation for the lot
-		nin := 0
+		// A worker's runs go as one message, which the encoder expands.
 		for _, r := range out.Run {
-			nin += len(r.Inputs)
-		}
-		addrSlab := make([]string, nin) // and one for their addresses
-		for i, r := range out.Run {
-			m := &subs[i]
-			n := len(r.Inputs)
-			*m = ctlMsg{Kind: msgSubmit, Job: jobID, Key: r.Key, Attempt: r.Attempt, Priority: r.Priority, Unit: r.Unit, Flush: r.Flush,
-				Op: job.Graph.Ops[r.Key], ID: job.IDs[r.Key], Inputs: r.Inputs, Addrs: addrSlab[:n:n]}
-			addrSlab = addrSlab[n:]
-			for i, in := range r.Inputs {
-				m.Addrs[i] = addr(in.Worker)
-			}
 			b := of(r.Worker)
-			b.ms = append(b.ms, m)
+			if b.runsOf != oi+1 {
+				b.runsOf = oi + 1
+				b.ms = append(b.ms, &ctlMsg{Kind: msgSubmit, runs: &runBatch{job: jobID, worker: r.Worker, runs: out.Run,
+					g: job.Graph, ids: job.IDs, addrs: addrs}})
+			}
+			for _, in := range r.Inputs {
+				addr(in.Worker)
+			}
 		}
 	}
 	for _, b := range batches {
@@ -574,9 +569,14 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 			continue
 		}
 		for _, m := range b.ms {
-			if m.Kind == msgSubmit {
-				mb.put(input{worker: b.worker, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: m.Key, Attempt: m.Attempt,
-					Err: fmt.Sprintf("submit to %s: %v", b.worker, err)}})
+			if m.runs == nil {
+				continue
+			}
+			for _, r := range m.runs.runs {
+				if r.Worker == b.worker {
+					mb.put(input{worker: b.worker, msg: ctlMsg{Kind: msgFailed, Job: jobID, Key: r.Key, Attempt: r.Attempt,
+						Err: fmt.Sprintf("submit to %s: %v", b.worker, err)}})
+				}
 			}
 		}
 	}

@@ -73,6 +73,9 @@ type ctlMsg struct {
 	Peer    string          // failed: the worker an input could not be fetched from
 	Seq     uint64          // status, status reply
 	Text    string          // status reply
+	// runs, on a submit a scheduler sends, stands for a submit of each of
+	// its runs (see runBatch); the other fields are then unused.
+	runs *runBatch
 }
 
 const maxDims = 32
