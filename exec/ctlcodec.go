@@ -277,6 +277,10 @@ type ctlDecoder struct {
 	gobIn  byteStream
 	gobDec *gob.Decoder
 	intern map[string]string
+	// recent holds the strings str returned last, nextRecent the one to
+	// replace next.
+	recent     [8]string
+	nextRecent int
 	// Submissions are cut from slabs: one allocation for many ops, not
 	// five an op.
 	ops     []tensor.ChunkOp
@@ -431,14 +435,24 @@ func (d *ctlDecoder) str() (string, error) {
 	if len(b) > 64 {
 		return string(b), nil
 	}
-	if s, ok := d.intern[string(b)]; ok {
-		return s, nil
+	// The strings of a submit come in the same few shapes: its kind, and
+	// a worker and an address an input. Comparing with the last ones is
+	// cheaper than hashing.
+	for _, s := range d.recent {
+		if s == string(b) {
+			return s, nil
+		}
 	}
-	if len(d.intern) >= 4096 {
-		clear(d.intern)
+	s, ok := d.intern[string(b)]
+	if !ok {
+		if len(d.intern) >= 4096 {
+			clear(d.intern)
+		}
+		s = string(b)
+		d.intern[s] = s
 	}
-	s := string(b)
-	d.intern[s] = s
+	d.recent[d.nextRecent] = s
+	d.nextRecent = (d.nextRecent + 1) % len(d.recent)
 	return s, nil
 }
 
