@@ -564,9 +564,10 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o.worker, o.sent, o.inUnit = w, true, inUnit
 	o.attempt++
 	if c.out.Run == nil {
-		// Like frees, runs are cut from a slab (see end).
-		if len(c.runSlab) < 64 {
-			c.runSlab = make([]RunOp, 1024)
+		// Like frees, runs are cut from a slab (see end), large enough
+		// for the units of a whole dispatch.
+		if len(c.runSlab) < 4096 {
+			c.runSlab = make([]RunOp, 16384)
 		}
 		c.out.Run = c.runSlab[:0:len(c.runSlab)]
 	}

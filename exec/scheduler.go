@@ -499,8 +499,10 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		worker string
 		cc     *ctlConn
 		ms     []*ctlMsg
-		frees  int // of the output at hand, to make room for
-		runsOf int // 1 + the index of the output whose runs ms has last
+		frees  int      // IDs to free
+		ids    []uint64 // the IDs to free so far
+		first  int      // the first of ids in the last free message
+		runsOf int      // 1 + the index of the output whose runs ms has last
 	}
 	var batches []*batch // in the order the workers first appear
 	of := func(name string) *batch {
@@ -523,25 +525,26 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		}
 		return a
 	}
-	for oi, out := range outs {
-		// A worker's frees go in one message, its IDs cut from one slab
-		// for all the workers.
+	// The IDs a worker is to free are cut from one slab a worker: its
+	// frees in a row go in one message.
+	for _, out := range outs {
 		for _, f := range out.Free {
 			of(f.Worker).frees++
 		}
-		idSlab := make([]uint64, 0, len(out.Free))
+	}
+	for _, b := range batches {
+		b.ids = make([]uint64, 0, b.frees)
+	}
+	for oi, out := range outs {
 		for _, f := range out.Free {
 			b := of(f.Worker)
+			b.ids = append(b.ids, f.ID) // within its capacity
 			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == msgFree {
-				b.ms[n-1].IDs = append(b.ms[n-1].IDs, f.ID)
+				b.ms[n-1].IDs = b.ids[b.first:len(b.ids):len(b.ids)]
 			} else {
-				ids := idSlab[:0:b.frees]
-				idSlab = idSlab[b.frees:b.frees]
-				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: append(ids, f.ID)})
+				b.first = len(b.ids) - 1
+				b.ms = append(b.ms, &ctlMsg{Kind: msgFree, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
 			}
-		}
-		for _, b := range batches {
-			b.frees = 0
 		}
 		for _, c := range out.Cancel {
 			b := of(c.Worker)
