@@ -153,10 +153,11 @@ func (a *Arrays) PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool
 	return &tensor.Array{DType: v.DType, Shape: slices.Clone(v.Shape), Data: v.Data}, v.Release, true
 }
 
-// Delete drops chunk id, reporting whether the store held it.
+// Delete drops chunk id, reporting whether the store held it. A chunk is in
+// the heap or in shared memory, never both (Put and Alloc's seal drop the
+// other): one in the heap is not looked for in the store.
 func (a *Arrays) Delete(id uint64) bool {
-	inHeap := a.putHeap(id, nil)
-	return a.s.Delete(id) || inHeap
+	return a.putHeap(id, nil) || a.s.Delete(id)
 }
 
 // Len is the number of chunks held.
