@@ -389,19 +389,10 @@ func (c *Core) dispatch() {
 	}
 	for _, k := range c.pending {
 		o := &c.ops[k]
-		if o.state != Ready || o.sent {
+		if o.state != Ready || o.sent || c.follows(k) {
 			continue
 		}
-		if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
-			h := c.own[o.worker]
-			if h == nil {
-				h = &readyHeap{rank: c.rank}
-				c.own[o.worker] = h
-			}
-			h.push(k)
-		} else {
-			c.shared.push(k)
-		}
+		c.enqueue(k)
 	}
 	c.pending = c.pending[:0]
 	for {
@@ -411,6 +402,40 @@ func (c *Core) dispatch() {
 		}
 		c.send(k, w)
 	}
+}
+
+// enqueue makes the READY op k wait for a worker: its assigned worker's, if
+// it is an initial op on its first run and that worker is up, else any.
+func (c *Core) enqueue(k int) {
+	o := &c.ops[k]
+	if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
+		h := c.own[o.worker]
+		if h == nil {
+			h = &readyHeap{rank: c.rank}
+			c.own[o.worker] = h
+		}
+		h.push(k)
+	} else {
+		c.shared.push(k)
+	}
+}
+
+// follows reports whether the READY op k, an initial op of a unit but not
+// its first, is to go with its unit: it has not run, and neither has the
+// unit's first op, which waits for a worker. It then waits for no worker of
+// its own, and send enqueues it should the first op go alone. So the tens
+// of thousands of leaves of a reduction are not queued but their units'
+// first ones.
+func (c *Core) follows(k int) bool {
+	if c.unitOf == nil || !c.ops[k].initial || c.ops[k].attempt != 0 {
+		return false
+	}
+	u := c.unitOf[k]
+	if u < 0 {
+		return false
+	}
+	lead := &c.ops[c.units[u][0]]
+	return int(c.units[u][0]) != k && lead.attempt == 0 && !lead.sent
 }
 
 // next takes the best-ranked READY op some worker has room for, and that
@@ -538,6 +563,17 @@ func (c *Core) send(k int, w string) {
 				}
 			}
 			return
+		}
+	}
+	if c.unitOf != nil {
+		// k goes alone: the initial ops that were to go with it wait for
+		// workers of their own.
+		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.ops[k].attempt == 0 {
+			for _, m := range c.units[u][1:] {
+				if o := &c.ops[m]; o.initial && o.attempt == 0 && o.state == Ready && !o.sent {
+					c.enqueue(int(m))
+				}
+			}
 		}
 	}
 	c.sendOne(k, w, false)

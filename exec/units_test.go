@@ -298,3 +298,35 @@ func TestHoldDispatch(t *testing.T) {
 		t.Fatalf("job ended with %v, states %s", h.err, h.states())
 	}
 }
+
+// TestUnitLeavesNotQueued starts a reduction over many leaves with little
+// room at the workers: only the first op of each unit of leaves waits in a
+// queue, the others go with it, and the job still runs to the end.
+func TestUnitLeavesNotQueued(t *testing.T) {
+	g := graph(tree(256))
+	h := newHarness(t, g, []int{len(g.Ops) - 1}, CoreOptions{UnitOps: 16, Depth: 1, RootDepth: 1}, "w1", "w2")
+	h.apply(h.c.Start())
+	queued := h.c.shared.len()
+	for _, q := range h.c.own {
+		queued += q.len()
+	}
+	leaders, loose := 0, 0
+	for k := range g.Ops {
+		o := &h.c.ops[k]
+		if !o.initial || o.sent {
+			continue
+		}
+		if u := h.c.unitOf[k]; u < 0 {
+			loose++
+		} else if int(h.c.units[u][0]) == k {
+			leaders++
+		}
+	}
+	if queued != leaders+loose {
+		t.Errorf("%d ops queued, want the %d unit leaders and %d leaves of no unit waiting", queued, leaders, loose)
+	}
+	h.finishAll()
+	if !h.done || h.err != nil {
+		t.Fatalf("job not done (%v): %s", h.err, h.states())
+	}
+}
