@@ -100,6 +100,20 @@ func (cc *ctlConn) sendSoon(ms ...*ctlMsg) error {
 	return nil
 }
 
+// flush writes what sendSoon queued now, without waiting.
+func (cc *ctlConn) flush() {
+	cc.mu.Lock()
+	due := len(cc.soon) > 0
+	if due && cc.armed {
+		cc.armed = false
+		cc.timer.Stop()
+	}
+	cc.mu.Unlock()
+	if due {
+		cc.poke()
+	}
+}
+
 // writer writes what is queued until the connection fails or closes.
 func (cc *ctlConn) writer() {
 	enc := newCtlEncoder()

@@ -440,6 +440,15 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			s.apply(jobID, job, mb, core.Abandon())
 		}
 	}
+	// The job's last frees go now: whoever ran it may look at the
+	// workers next.
+	s.mu.Lock()
+	for _, w := range s.workers {
+		if w.cc != nil {
+			w.cc.flush()
+		}
+	}
+	s.mu.Unlock()
 	_, err := core.Done()
 	if err == nil {
 		s.mu.Lock()
@@ -503,6 +512,7 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		ids    []uint64 // the IDs to free so far
 		first  int      // the first of ids in the last free message
 		runsOf int      // 1 + the index of the output whose runs ms has last
+		urgent bool     // ms has more than frees
 	}
 	var batches []*batch // in the order the workers first appear
 	of := func(name string) *batch {
@@ -548,13 +558,14 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 		}
 		for _, c := range out.Cancel {
 			b := of(c.Worker)
+			b.urgent = true
 			b.ms = append(b.ms, &ctlMsg{Kind: msgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
 		}
 		// A worker's runs go as one message, which the encoder expands.
 		for _, r := range out.Run {
 			b := of(r.Worker)
 			if b.runsOf != oi+1 {
-				b.runsOf = oi + 1
+				b.runsOf, b.urgent = oi+1, true
 				b.ms = append(b.ms, &ctlMsg{Kind: msgSubmit, runs: &runBatch{job: jobID, worker: r.Worker, runs: out.Run,
 					g: job.Graph, ids: job.IDs, addrs: addrs}})
 			}
@@ -566,7 +577,13 @@ func (s *Scheduler) apply(jobID uint64, job *Job, mb *mailbox, outs ...Output) {
 	for _, b := range batches {
 		err := errors.New("no connection")
 		if b.cc != nil {
-			err = b.cc.sendAll(b.ms)
+			// Frees alone are not urgent: they wait for the worker's
+			// next frame, or a millisecond (see ctlConn.sendSoon).
+			if !b.urgent {
+				err = b.cc.sendSoon(b.ms...)
+			} else {
+				err = b.cc.sendAll(b.ms)
+			}
 		}
 		if err == nil {
 			continue
