@@ -283,6 +283,9 @@ func (s *Scheduler) connect(w *remoteWorker) {
 	// takes them in one go.
 	var mb *mailbox
 	var batch []input
+	var job uint64 // the job of the last report, if known
+	var known, ok bool
+	var to *mailbox // job's mailbox, if ok
 	for {
 		var m ctlMsg
 		if err := dec.next(&m); err != nil {
@@ -296,9 +299,13 @@ func (s *Scheduler) connect(w *remoteWorker) {
 			}
 			s.mu.Unlock()
 		} else {
-			s.mu.Lock()
-			to, ok := s.jobs[m.Job]
-			s.mu.Unlock()
+			// The job of the frame's last report is looked up once a frame.
+			if !known || m.Job != job {
+				s.mu.Lock()
+				to, ok = s.jobs[m.Job]
+				s.mu.Unlock()
+				job, known = m.Job, true
+			}
 			switch {
 			case ok:
 				if to != mb && len(batch) > 0 {
@@ -312,9 +319,12 @@ func (s *Scheduler) connect(w *remoteWorker) {
 				cc.send(&ctlMsg{Kind: msgFree, IDs: []uint64{m.ID}})
 			}
 		}
-		if !dec.buffered() && len(batch) > 0 {
-			mb.putAll(batch)
-			batch = batch[:0]
+		if !dec.buffered() {
+			known = false
+			if len(batch) > 0 {
+				mb.putAll(batch)
+				batch = batch[:0]
+			}
 		}
 	}
 	if len(batch) > 0 {
@@ -422,8 +432,9 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			// together: a message a worker, not one an input.
 			outs = outs[:0]
 			core.Hold()
-			for _, in := range mb.take() {
-				outs = append(outs, s.step(core, in))
+			ins := mb.take()
+			for i := range ins {
+				outs = append(outs, s.step(core, &ins[i]))
 			}
 			outs = append(outs, core.Dispatch())
 			s.apply(jobID, job, mb, outs...)
@@ -472,7 +483,7 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 }
 
 // step feeds one input to the core.
-func (s *Scheduler) step(core *Core, in input) Output {
+func (s *Scheduler) step(core *Core, in *input) Output {
 	switch {
 	case in.up:
 		return core.WorkerUp(in.worker, in.slots)
