@@ -16,7 +16,9 @@ import (
 //	    both directions until one side closes, in frames of many messages
 //	    each (see ctlcodec.go).
 //	'F' fetch: the client sends a chunk ID (8 bytes, big-endian); the worker
-//	    answers with a chunk frame.
+//	    answers with a chunk frame. A client may send several IDs at once:
+//	    the worker answers them in order, flushing its answers once it has
+//	    read no further ID.
 //	'P' put: the client sends a chunk ID and a chunk frame; the worker
 //	    stores the chunk and answers with a status byte (and error text).
 //	'L' locate: the client sends a chunk ID; the worker answers where the
