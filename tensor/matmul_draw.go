@@ -260,3 +260,30 @@ func (p *scratchPool) put(a *Array) {
 	p.free = append(p.free, b)
 	p.bytes += cap(b)
 }
+
+// ScratchBytes is the memory op's kernel holds besides its inputs and its
+// output: for a matmul op that draws blocks (alone or in a fused chain),
+// the largest pair it draws, which it holds while multiplying them.
+func ScratchBytes(op *ChunkOp) int64 {
+	switch a := op.Args.(type) {
+	case FuseArgs:
+		var most int64
+		for i := range a.Members {
+			most = max(most, ScratchBytes(&a.Members[i]))
+		}
+		return most
+	case MatmulArgs:
+		var most int64
+		for p := 0; p+1 < len(a.Blocks); p += 2 {
+			var pair int64
+			for _, b := range a.Blocks[p : p+2] {
+				if b.Kind != "" {
+					pair += int64(b.NBytes())
+				}
+			}
+			most = max(most, pair)
+		}
+		return most
+	}
+	return 0
+}

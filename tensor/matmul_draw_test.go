@@ -116,3 +116,25 @@ func TestScratchPoolReuses(t *testing.T) {
 		t.Fatalf("empty product: %v", err)
 	}
 }
+
+// A product that draws its blocks holds one drawn pair at a time, fused in
+// a chain or not.
+func TestScratchBytes(t *testing.T) {
+	cg := tileSpec(t, "A = rand(40, 30, chunks=(10, 30), seed=1)\nB = rand(30, 20, chunks=(30, 20), seed=2)\nC = zeros((40, 20), chunks=(10, 20))\nr = (A @ B).sum()\ns = (C @ ones((20, 5))).sum()\nfetch r, s")
+	for _, opt := range []Options{{FuseExpr: true}, {FuseExpr: true, Fuse: true}} {
+		var drawn, plain int
+		for _, op := range Optimize(cg, opt).Ops {
+			switch b := ScratchBytes(op); {
+			case b == 8*(10*30+30*20):
+				drawn++
+			case b == 0:
+				plain++
+			default:
+				t.Errorf("%+v: %s holds %d bytes of scratch", opt, op.Name(), b)
+			}
+		}
+		if drawn != 4 {
+			t.Errorf("%+v: %d ops hold a drawn pair, want the 4 products", opt, drawn)
+		}
+	}
+}
