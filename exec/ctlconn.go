@@ -29,12 +29,12 @@ type ctlConn struct {
 	done chan struct{} // closed by close
 	once sync.Once
 
-	mu    sync.Mutex
-	pend  []*ctlMsg
-	soon  []*ctlMsg   // queued by sendSoon, to go out before pend
-	timer *time.Timer // wakes the writer for soon; armed while soon is not empty
-	armed bool
-	err   error // the first write error
+	mu     sync.Mutex
+	pend   []*ctlMsg   // in the order queued
+	urgent bool        // pend holds messages of send or sendAll
+	timer  *time.Timer // wakes the writer for the messages of sendSoon
+	armed  bool        // the timer is set
+	err    error       // the first write error
 }
 
 // soonWait bounds how long a message queued by sendSoon waits for a frame.
@@ -78,21 +78,22 @@ func (cc *ctlConn) sendAll(ms []*ctlMsg) error {
 		return cc.err
 	}
 	cc.pend = append(cc.pend, ms...)
+	cc.urgent = true
 	cc.mu.Unlock()
 	cc.poke()
 	return nil
 }
 
 // sendSoon queues ms to go out in the next frame written, at the latest
-// soonWait from now, before the messages queued by send and sendAll. It
-// fails like sendAll.
+// soonWait from now. Messages go out in the order queued, by send or
+// sendSoon alike. It fails like sendAll.
 func (cc *ctlConn) sendSoon(ms ...*ctlMsg) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.err != nil {
 		return cc.err
 	}
-	cc.soon = append(cc.soon, ms...)
+	cc.pend = append(cc.pend, ms...)
 	if !cc.armed {
 		cc.armed = true
 		cc.timer.Reset(soonWait)
@@ -103,7 +104,7 @@ func (cc *ctlConn) sendSoon(ms ...*ctlMsg) error {
 // flush writes what sendSoon queued now, without waiting.
 func (cc *ctlConn) flush() {
 	cc.mu.Lock()
-	due := len(cc.soon) > 0
+	due := len(cc.pend) > 0
 	if due && cc.armed {
 		cc.armed = false
 		cc.timer.Stop()
@@ -126,19 +127,12 @@ func (cc *ctlConn) writer() {
 			return
 		}
 		cc.mu.Lock()
-		if len(cc.pend) == 0 && cc.armed {
+		if !cc.urgent && cc.armed {
 			cc.mu.Unlock()
-			continue // only soon messages, not yet due
+			continue // only messages of sendSoon, not yet due
 		}
-		if len(cc.soon) > 0 {
-			batch = append(append(batch[:0], cc.soon...), cc.pend...)
-			clear(cc.soon)
-			cc.soon = cc.soon[:0]
-			clear(cc.pend)
-			cc.pend = cc.pend[:0]
-		} else {
-			batch, cc.pend = cc.pend, batch[:0]
-		}
+		batch, cc.pend = cc.pend, batch[:0]
+		cc.urgent = false
 		if cc.armed {
 			cc.armed = false
 			cc.timer.Stop()

@@ -594,8 +594,10 @@ func (w *Worker) runner() {
 			var next, rest *task
 			*m, next, rest = w.run(ran.ctx, ran, first)
 			reports = append(reports, m)
-			now := next == nil || time.Since(since) >= reportEvery
-			if now || ran.flush {
+			// The unit's end goes out now; when it yields its slot, or
+			// others wait for ran's chunk, soon (see ctlConn.sendSoon).
+			now := next == nil && rest == nil || time.Since(since) >= reportEvery
+			if now || ran.flush || rest != nil {
 				w.report(ctl, reports, !now)
 				clear(reports)
 				reports, since = reports[:0], time.Now()
