@@ -53,7 +53,7 @@ func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) int64 {
 
 // formUnits groups the job's small ops into units; assign maps initial ops
 // to their workers.
-func (c *Core) formUnits(assign map[int]string) {
+func (c *Core) formUnits(assign []string) {
 	if c.opts.UnitOps <= 1 {
 		return
 	}
@@ -111,7 +111,7 @@ func (c *Core) formUnits(assign map[int]string) {
 			if len(c.succ[k]) > 1 {
 				continue // a leaf shared by many, like a broadcast scalar
 			}
-			w := assign[k]
+			w := assignedTo(assign, k)
 			if u, ok := open[w]; ok && fits(u, oc) {
 				add(u, k, oc)
 			} else {
