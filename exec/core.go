@@ -134,10 +134,6 @@ type Core struct {
 	keep     map[uint64]bool
 	opts     CoreOptions
 	rank     []int
-	// With the default order and assignment, the plan graph and rank the
-	// order made, which the assignment reads in Start.
-	plan     *plan.Graph
-	rank32   []int32
 	succ     [][]int
 	ops      []opState
 	workers  map[string]*workerState
@@ -166,6 +162,11 @@ type Core struct {
 	unitOf   []int32
 	units    [][]int32
 	unitLeft []int32
+
+	// With the default order and assignment, the plan graph and the rank
+	// the order made, which the assignment reads in Start.
+	plan   *plan.Graph
+	rank32 []int32
 }
 
 // NewCore returns the state machine of the job that computes g, whose op k
