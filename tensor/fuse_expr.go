@@ -159,15 +159,8 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	// absorb an op is grown before the op itself is visited; each is
 	// compiled at once, and its op stacked for the renumbering pass.
 	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
-		class: make([]uint8, n)}
-	for k, op := range cg.Ops {
-		switch {
-		case isElemOp(op):
-			gr.class[k] = classElem
-		case isGenOp(op):
-			gr.class[k] = classGen
-		}
-	}
+		class: make([]uint8, n), isMap: make([]bool, n)}
+	classify(cg.Ops, gr.class, gr.isMap)
 	comp := newExprCompiler(cg, gr.class)
 	comp.reuse = reuse
 	var made opStack
@@ -215,7 +208,7 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			continue
 		}
 		// Copied generators stay only when something still reads them.
-		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && (copiedGens[op.Kind] || redrawnGens[op.Kind]) && uses[k] > 0 {
+		if refs[k] == 0 && !isOutput[k] && gr.class[k] == classGen && uses[k] > 0 && (copiedGens[op.Kind] || redrawnGens[op.Kind]) {
 			continue // every reader copied it
 		}
 		var c *ChunkOp
@@ -255,6 +248,39 @@ const (
 	classGen             // isGenOp
 )
 
+// classify sets class[k] to op k's class (0 for an op no group absorbs)
+// and isMap[k] to whether it is a map op an expr program can end in, as
+// isElemOp, isGenOp and exprMapOp tell. The ops of one node come one
+// after the other and share their kind: a kind is looked up once a run
+// of them.
+func classify(ops []*ChunkOp, class []uint8, isMap []bool) {
+	var kind string
+	var elem, gen, red bool
+	for k, op := range ops {
+		if k == 0 || op.Kind != kind {
+			kind = op.Kind
+			elem, gen = elemKinds[kind], genKinds[kind]
+			base, ok := strings.CutSuffix(kind, ".map")
+			red = ok && exprReductions[base]
+		}
+		if op.Stored != 0 {
+			continue
+		}
+		switch {
+		case elem:
+			if _, ok := op.Args.(ElemArgs); ok {
+				class[k] = classElem
+			}
+		case gen:
+			if _, ok := op.Args.(GenArgs); ok && len(op.Inputs) == 0 {
+				class[k] = classGen
+			}
+		case red:
+			_, isMap[k] = exprMapOp(op)
+		}
+	}
+}
+
 // An exprCand is an op that a member of a growing group reads, with the
 // number of members that read it.
 type exprCand struct{ key, inner int }
@@ -267,6 +293,7 @@ type exprGrower struct {
 	owner    []int32
 	g        exprGroup
 	class    []uint8 // of each op: classElem, classGen or 0
+	isMap    []bool  // of each op: whether exprMapOp takes it
 	cands    []exprCand
 	inputs   []int
 	ints     intSlab
@@ -313,7 +340,7 @@ func (gr *exprGrower) siblings(g *exprGroup, x int, dt DType) bool {
 	}
 	for _, r := range rs {
 		op := gr.cg.Ops[r]
-		if _, ok := exprMapOp(op); !ok || gr.owner[r] >= 0 || op.DType != dt {
+		if !gr.isMap[r] || gr.owner[r] >= 0 || op.DType != dt {
 			return false
 		}
 	}
@@ -351,7 +378,7 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	g := &gr.g
 	*g = exprGroup{root: root, value: root, members: g.members[:0], roots: g.roots[:0]}
 	multi := false
-	if _, ok := exprMapOp(op); ok {
+	if gr.isMap[root] {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
 		if gr.class[x] == 0 || isOutput[x] || owner[x] >= 0 {

@@ -115,6 +115,8 @@ type exprCompiler struct {
 	lastProgram exprProgram            // the program interned last
 	prev        prevGroup              // the group compiled last
 	reuse       bool                   // a group alike prev takes its program
+	lastArgs    ExprArgs               // of the op made last with no offsets
+	lastBox     any                    // lastArgs boxed
 	ints        intSlab
 }
 
@@ -349,7 +351,30 @@ func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
 			}
 		}
 	}
-	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: shape, DType: root.DType, Args: args, Node: root.Node}
+	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: shape, DType: root.DType, Args: c.box(args), Node: root.Node}
+}
+
+// box returns args as an op's Args: the box of the op made before when
+// that op's args are the same program over the same shape with no
+// offsets, as the expr ops of constants mostly are, so that they share
+// one.
+func (c *exprCompiler) box(args ExprArgs) any {
+	l := &c.lastArgs
+	if args.Offsets == nil && c.lastBox != nil && l.Block == args.Block && l.Regs == args.Regs &&
+		sameSlice(l.Code, args.Code) && sameSlice(l.Members, args.Members) && slices.Equal(l.Shape, args.Shape) {
+		return c.lastBox
+	}
+	var box any = args
+	if args.Offsets == nil {
+		c.lastArgs, c.lastBox = args, box
+	}
+	return box
+}
+
+// sameSlice reports whether a and b are the same slice: the same elements
+// of one array.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // A prevGroup is the group compiled last, and its program.
@@ -414,6 +439,9 @@ func relKey(members, inputs []int, k int) int {
 // sameOpButOffset reports whether a and b are alike in kind, dtype, shape,
 // number of inputs and arguments, a generator's offset aside.
 func sameOpButOffset(a, b *ChunkOp) bool {
+	if a == b {
+		return true // a constant every group copies
+	}
 	if a.Kind != b.Kind || a.DType != b.DType || len(a.Inputs) != len(b.Inputs) || a.Stored != b.Stored ||
 		!slices.Equal(a.Shape, b.Shape) {
 		return false
