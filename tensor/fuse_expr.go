@@ -196,6 +196,9 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
 	var slab opSlab
+	// Whether groups copy the generators of a kind, looked up once a run
+	// of ops of one kind.
+	copiedKind, copied := "", false
 	// An op's readers are counted no more once it is visited, and the new
 	// keys of the ops before it are what is read: one table holds both.
 	newKey := refs
@@ -208,8 +211,13 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			continue
 		}
 		// Copied generators stay only when something still reads them.
-		if refs[k] == 0 && !isOutput[k] && gr.class[k] == classGen && uses[k] > 0 && (copiedGens[op.Kind] || redrawnGens[op.Kind]) {
-			continue // every reader copied it
+		if refs[k] == 0 && !isOutput[k] && gr.class[k] == classGen && uses[k] > 0 {
+			if op.Kind != copiedKind {
+				copiedKind, copied = op.Kind, copiedGens[op.Kind] || redrawnGens[op.Kind]
+			}
+			if copied {
+				continue // every reader copied it
+			}
 		}
 		var c *ChunkOp
 		if g, ok := siblings[k]; ok && int(owner[k]) == k {

@@ -276,6 +276,12 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	c.prev.roots = append(c.prev.roots[:0], g.roots...)
 	c.prev.multi = g.roots != nil
 	c.prev.value, c.prev.root, c.prev.shape = g.value, g.root, g.shape
+	c.prev.rels = c.prev.rels[:0]
+	for _, k := range g.members {
+		for _, in := range cg.Ops[k].Inputs {
+			c.prev.rels = append(c.prev.rels, relKey(g.members, g.inputs, in))
+		}
+	}
 	return c.makeOp(g, p)
 }
 
@@ -384,6 +390,7 @@ type prevGroup struct {
 	multi                  bool // roots are siblings
 	value, root            int
 	shape                  []int
+	rels                   []int // relKey of each input of each member, in order
 }
 
 // sameAsLast reports whether g compiles to the program of the group
@@ -405,6 +412,7 @@ func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
 		lg.roots = nil
 	}
 	cg := c.cg
+	rels := l.rels
 	for i, k := range g.members {
 		lk := l.members[i]
 		a, b := cg.Ops[lk], cg.Ops[k]
@@ -412,11 +420,13 @@ func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
 			c.class[lk] != c.class[k] || !sameOpButOffset(a, b) {
 			return false
 		}
+		// sameOpButOffset compared the numbers of inputs.
 		for j, in := range b.Inputs {
-			if relKey(l.members, l.inputs, a.Inputs[j]) != relKey(g.members, g.inputs, in) {
+			if rels[j] != relKey(g.members, g.inputs, in) {
 				return false
 			}
 		}
+		rels = rels[len(b.Inputs):]
 	}
 	for i, k := range g.inputs {
 		a, b := cg.Ops[l.inputs[i]], cg.Ops[k]
