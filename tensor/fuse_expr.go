@@ -494,10 +494,25 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	for _, r := range g.roots {
 		owner[r] = at
 	}
-	slices.Sort(g.members)
+	sortSmall(g.members)
 	g.inputs = gr.ints.clone(inputs)
-	slices.Sort(g.inputs)
+	sortSmall(g.inputs)
 	return g
+}
+
+// sortSmall sorts s, as slices.Sort does, by insertion when s is short, as
+// a group's members and inputs are: they come largest first, and a few
+// are reversed faster than sorted.
+func sortSmall(s []int) {
+	if len(s) > 12 {
+		slices.Sort(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }
 
 // broadcasts reports whether shape broadcasts to out (NumPy's rule).
