@@ -158,6 +158,14 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 				}
 				args = a
 			}
+			if cf := t.columns[n.ID]; cf != nil {
+				key, err := cf.emit(t, ravel(full, inGrid), ChunkOp{Kind: mapKind, Shape: pshape, DType: pdt, Args: args})
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, int(key))
+				continue
+			}
 			ins := t.ints.take(1)
 			ins[0] = int(in.Keys[ravel(full, inGrid)])
 			parts = append(parts, int(t.emitOp(ChunkOp{Kind: mapKind, Inputs: ins, Shape: pshape, DType: pdt, Args: args})))
