@@ -131,7 +131,8 @@ type exprGroup struct {
 // ops and generators (optionally ending in a reduction map op) whose
 // intermediate results nothing else reads by one "expr" op computing it in
 // one pass over blocks. It returns a new graph with keys renumbered; cg is
-// not modified. Groups of a single op are left as they are.
+// not modified. The ops that keep their key and inputs are shared by both
+// graphs. Groups of a single op are left as they are.
 func FuseExpr(cg *ChunkGraph) *ChunkGraph { return fuseExpr(cg, true) }
 
 // fuseExpr is FuseExpr; reuse lets a group take the program of the group
@@ -234,6 +235,9 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			for i, in := range c.Inputs {
 				c.Inputs[i] = int(newKey[in]) // the group's own inputs
 			}
+			c.Key = len(out.Ops)
+		} else if keepsKeys(op, len(out.Ops), newKey) {
+			c = op // the same key and inputs: shared, as Fuse shares them
 		} else {
 			c = slab.take()
 			*c = *op
@@ -241,13 +245,27 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			for i, in := range op.Inputs {
 				c.Inputs[i] = int(newKey[in])
 			}
+			c.Key = len(out.Ops)
 		}
-		c.Key = len(out.Ops)
 		newKey[k] = int32(c.Key)
 		out.Ops = append(out.Ops, c)
 	}
 	out.Outputs = remapOutputs(cg.Outputs, newKey)
 	return out
+}
+
+// keepsKeys reports whether op keeps its key, key, and its inputs' keys in the
+// graph FuseExpr makes, as newKey has them so far.
+func keepsKeys(op *ChunkOp, key int, newKey []int32) bool {
+	if op.Key != key {
+		return false
+	}
+	for _, in := range op.Inputs {
+		if int(newKey[in]) != in {
+			return false
+		}
+	}
+	return true
 }
 
 // The classes of ops an expr group may absorb.
