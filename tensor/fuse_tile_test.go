@@ -31,6 +31,13 @@ var columnSpecs = []struct {
 	{"s = (eye(30, 20, k=2, chunks=(8, 8)) + 1).sum(axis=0)", true},
 	{"s = (ones(100, chunks=10) + 1).sum()\nt = (arange(50, chunks=5) * 2).max()\nfetch s, t", true},
 	{"u = unique(arange(20, chunks=5) % 3)\ns = (ones(100, chunks=10) + 1).sum()\nfetch u, s", true},
+	{"s = (arange(100, chunks=7) % 3 - 1).sum()", true},
+	{"s = (ones((6, 8, 10), chunks=(2, 3, 4), dtype=float32) * 1.5).sum(axis=(0, 2), keepdims=True)", true},
+	{"s = (-(arange(60.0, chunks=11) ** 2)).astype(int32).min()", true},
+	{"s = (ones(64, chunks=8) > 0).mean()", true},
+	{"x = rand(90, chunks=16, seed=2)\ny = rand(90, chunks=16, seed=3)\ns = where(x > y, x, y * 2).all()", true},
+	{"x = rand(100, chunks=10, seed=2)\ns = (x * x + x).sum()\nt = x.sum()\nfetch s, t", false}, // x read outside
+	{"s = (ones(100, chunks=10) + 1).sum()\nt = (ones(100, chunks=10) + 1).sum()\nfetch s, t", true},
 	// Columns that are not apart: tiled whole, then fused.
 	{"x = ones(100, chunks=10) + 1\ns = x.sum()\nfetch x, s", false},              // an output inside
 	{"x = ones(100, chunks=10) + 1\ns = x.sum()\nm = x.max()\nfetch s, m", false}, // siblings
