@@ -42,10 +42,10 @@ var columnSpecs = []struct {
 	{"x = ones(100, chunks=10) + 1\ns = x.sum()\nfetch x, s", false},              // an output inside
 	{"x = ones(100, chunks=10) + 1\ns = x.sum()\nm = x.max()\nfetch s, m", false}, // siblings
 	{"o = ones(100, chunks=10)\ns = (o + 1).sum()\nfetch o, s", false},
-	{"s = (ones(100, chunks=10) + ones(100, chunks=20)).sum()", false},               // rechunked
-	{"s = (ones((10, 10), chunks=5) + arange(10, chunks=5)).sum()", false},           // broadcast row
-	{"s = (ones((10, 10), chunks=5) + rand(1, seed=1, chunks=1)).sum()", false},      // broadcast rand
-	{"s = ones(100, chunks=10).sum()", false},                                        // no expression
+	{"s = (ones(100, chunks=10) + ones(100, chunks=20)).sum()", false},          // rechunked
+	{"s = (ones((10, 10), chunks=5) + arange(10, chunks=5)).sum()", false},      // broadcast row
+	{"s = (ones((10, 10), chunks=5) + rand(1, seed=1, chunks=1)).sum()", false}, // broadcast rand
+	{"s = ones(100, chunks=10).sum()", false},                                   // no expression
 	{"x = rand(200, 50, chunks=(20, 10), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m", false},
 	{"s = (arange(100, chunks=10) * 2).argmax()", false},
 }
