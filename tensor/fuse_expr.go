@@ -146,6 +146,16 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			uses[in]++
 		}
 	}
+	class, isMap := make([]uint8, n), make([]bool, n)
+	classify(cg.Ops, class, isMap)
+	if !slices.Contains(class, classElem) && !slices.Contains(isMap, true) {
+		// No op roots a group (as a graph tiled fused mostly is): every
+		// op keeps its key.
+		for k := range uses {
+			uses[k] = int32(k)
+		}
+		return &ChunkGraph{Ops: slices.Clone(cg.Ops), Outputs: remapOutputs(cg.Outputs, uses)}
+	}
 	isOutput := make([]bool, n)
 	for _, o := range cg.Outputs {
 		for _, k := range o.Keys {
@@ -159,9 +169,7 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	// Groups are found from the last op back, so that every group that may
 	// absorb an op is grown before the op itself is visited; each is
 	// compiled at once, and its op stacked for the renumbering pass.
-	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
-		class: make([]uint8, n), isMap: make([]bool, n)}
-	classify(cg.Ops, gr.class, gr.isMap)
+	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner, class: class, isMap: isMap}
 	comp := newExprCompiler(cg, gr.class)
 	comp.reuse = reuse
 	var made opStack
