@@ -6,8 +6,8 @@ import (
 )
 
 // Fusion while tiling. A reduction over an elementwise expression of
-// generators, as (ones(1e6, chunks=10) + 1).sum(), tiles into one map op a
-// chunk of the expression, each reading one chunk of each of the
+// generators (or over a generator), as (ones(1e6, chunks=10) + 1).sum(),
+// tiles into one map op a chunk of the expression, each reading one chunk of each of the
 // expression's nodes: FuseExpr then fuses every such column into one expr
 // op, and the 300,000 ops of 100,000 columns are made only to be dropped.
 //
@@ -103,7 +103,7 @@ func planColumns(g *Graph, consumers [][]int) (map[int]*columnFuser, []*columnFu
 // are not apart.
 func newColumnFuser(r *Node, consumers [][]int, output []bool) *columnFuser {
 	x := r.Inputs[0]
-	if !elemKinds[x.Op] || output[x.ID] || len(consumers[x.ID]) != 1 ||
+	if !elemKinds[x.Op] && !genKinds[createKind(x)] || output[x.ID] || len(consumers[x.ID]) != 1 ||
 		HasUnknown(r.Shape) || HasUnknown(x.Shape) || NumElements(x.Shape) < 2 {
 		return nil
 	}
@@ -289,9 +289,10 @@ func (cf *columnFuser) emit(t *tiler, j int, mapOp ChunkOp) (uint64, error) {
 		cf.shape[ax] = cf.chunks[ax][i]
 	}
 	if cf.made && !cf.offsets && slices.Equal(cf.shape, cf.lastShape) && slices.Equal(mapOp.Shape, cf.last.Shape) {
-		op := cf.last
+		op := t.slab.take()
+		*op = cf.last
 		op.Shape = mapOp.Shape
-		return t.emitOp(op), nil
+		return t.emit(op), nil
 	}
 	nn := len(cf.nodes)
 	m := nn + 1

@@ -45,7 +45,9 @@ var columnSpecs = []struct {
 	{"s = (ones(100, chunks=10) + ones(100, chunks=20)).sum()", false},          // rechunked
 	{"s = (ones((10, 10), chunks=5) + arange(10, chunks=5)).sum()", false},      // broadcast row
 	{"s = (ones((10, 10), chunks=5) + rand(1, seed=1, chunks=1)).sum()", false}, // broadcast rand
-	{"s = ones(100, chunks=10).sum()", false},                                   // no expression
+	{"s = ones(100, chunks=10).sum()", true},
+	{"s = rand(1000, chunks=100, seed=1).mean()", true},
+	{"s = ones((), dtype=int32).sum()\nt = full((1, 1), 2.0).max()\nfetch s, t", false}, // one element
 	{"x = rand(200, 50, chunks=(20, 10), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m", false},
 	{"s = (arange(100, chunks=10) * 2).argmax()", false},
 }
