@@ -2,11 +2,14 @@ package exec
 
 import (
 	"fmt"
+
+	"marsfs/tensor"
 )
 
-// need is the memory task t holds while it runs: its inputs and its output.
+// need is the memory task t holds while it runs: its inputs, its output and
+// the scratch its kernel draws blocks into.
 func (t *task) need() int64 {
-	n := int64(t.op.NBytes())
+	n := int64(t.op.NBytes()) + tensor.ScratchBytes(t.op)
 	for _, in := range t.inputs {
 		n += in.NBytes
 	}
@@ -22,9 +25,9 @@ func (w *Worker) refuse(t *task) error {
 	if w.cfg.Mem <= 0 || need <= w.cfg.Mem {
 		return nil
 	}
-	out := int64(t.op.NBytes())
-	return fmt.Errorf("operand %d (%s) needs %d bytes (inputs %d + output %d), more than the worker's memory quota (--mem %d)",
-		t.key, t.op.Kind, need, need-out, out, w.cfg.Mem)
+	out, scratch := int64(t.op.NBytes()), tensor.ScratchBytes(t.op)
+	return fmt.Errorf("operand %d (%s) needs %d bytes (inputs %d + output %d + scratch %d), more than the worker's memory quota (--mem %d)",
+		t.key, t.op.Kind, need, need-out-scratch, out, scratch, w.cfg.Mem)
 }
 
 // admit reports whether the task at the head of the queue may start under

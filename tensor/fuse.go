@@ -26,6 +26,9 @@ func (op *ChunkOp) Name() string {
 	if s, ok := exprMembers(op); ok {
 		return s
 	}
+	if s, ok := drawnName(op); ok {
+		return s
+	}
 	fa, ok := op.Args.(FuseArgs)
 	if op.Kind != "fuse" || !ok {
 		return op.Kind

@@ -44,15 +44,15 @@ import (
 // Options select the graph optimizations Optimize applies.
 type Options struct {
 	Fuse     bool // chain fusion, as Mars: single-input chains become one "fuse" op
-	FuseExpr bool // expression fusion of elementwise ops, generators and reduction maps
+	FuseExpr bool // expression fusion of elementwise ops, generators and reduction maps; random blocks drawn by their matmul ops
 }
 
 // Optimize applies the optimizations opt selects to cg: expression fusion
-// first, then chain fusion of the chains that remain (an expr op heads a
+// first (with DrawMatmulBlocks), then chain fusion of the chains that remain (an expr op heads a
 // chain like any other op). cg is not modified.
 func Optimize(cg *ChunkGraph, opt Options) *ChunkGraph {
 	if opt.FuseExpr {
-		cg = FuseExpr(cg)
+		cg = DrawMatmulBlocks(FuseExpr(cg))
 	}
 	if opt.Fuse {
 		cg = Fuse(cg)

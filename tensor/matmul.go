@@ -105,23 +105,27 @@ func (t *tiler) sumTree(parts []uint64, shape []int, dt DType) uint64 {
 	return parts[0]
 }
 
-// matmulKernel adds up block products: its inputs are pairs of blocks
-// (a, b), each a (m x k_l) and b (k_l x n), and its output the sum of the
-// products a b, each block first converted to the output dtype. Bool blocks
-// multiply as NumPy does: the logical or of ands. With no pairs, or empty
-// blocks, the output is zero.
+// matmulKernel adds up block products: its blocks are pairs (a, b), each a
+// (m x k_l) and b (k_l x n), read from its inputs or drawn (see
+// MatmulArgs), and its output the sum of the products a b, each block first
+// converted to the output dtype. Bool blocks multiply as NumPy does: the
+// logical or of ands. With no pairs, or empty blocks, the output is zero.
 func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
-	if len(in)%2 != 0 {
-		return nil, fmt.Errorf("%d inputs, want pairs of blocks", len(in))
+	src, nblocks, err := newBlockSource(ctx, op, in)
+	if err != nil {
+		return nil, err
+	}
+	if nblocks%2 != 0 {
+		return nil, fmt.Errorf("%d blocks, want pairs", nblocks)
 	}
 	if len(op.Shape) != 2 {
 		return nil, fmt.Errorf("product of shape %v is not 2-D", op.Shape)
 	}
 	m, n := op.Shape[0], op.Shape[1]
-	for p := 0; p < len(in); p += 2 {
-		a, b := in[p], in[p+1]
-		if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] || a.Shape[0] != m || b.Shape[1] != n {
-			return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", a.Shape, b.Shape, op.Shape)
+	for p := 0; p < nblocks; p += 2 {
+		as, bs := src.shape(p), src.shape(p+1)
+		if len(as) != 2 || len(bs) != 2 || as[1] != bs[0] || as[0] != m || bs[1] != n {
+			return nil, fmt.Errorf("blocks of shapes %v and %v for a product of shape %v", as, bs, op.Shape)
 		}
 	}
 	if !op.DType.Valid() {
@@ -132,8 +136,8 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	// accumulate into zeros.
 	overwrite := false
 	if op.DType == Float64 || op.DType == Float32 {
-		for p := 0; p < len(in); p += 2 {
-			overwrite = overwrite || in[p].Len() > 0 && in[p+1].Len() > 0
+		for p := 0; p < nblocks; p += 2 {
+			overwrite = overwrite || NumElements(src.shape(p)) > 0 && NumElements(src.shape(p+1)) > 0
 		}
 	}
 	var out *Array
@@ -145,36 +149,49 @@ func matmulKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 	// beta is 0 until a product has been written: the first one overwrites
 	// the output, the others add to it.
 	var beta float64 // 0 or 1, exact in float32 too
-	for p := 0; p < len(in); p += 2 {
-		a, b := convertChunk(in[p], op.DType), convertChunk(in[p+1], op.DType)
-		k := a.Shape[1]
-		if m == 0 || n == 0 || k == 0 {
+	for p := 0; p < nblocks; p += 2 {
+		if k := src.shape(p)[1]; m == 0 || n == 0 || k == 0 {
 			continue // adds zero
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		switch op.DType {
-		case Float64:
-			gemm(blas64.Implementation().Dgemm, m, k, n, a.Float64s(), b.Float64s(), beta, out.Float64s())
-		case Float32:
-			gemm(blas32.Implementation().Sgemm, m, k, n, a.Float32s(), b.Float32s(), float32(beta), out.Float32s())
-		case Int32:
-			if err := matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32]); err != nil {
-				return nil, err
-			}
-		case Int64:
-			if err := matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64]); err != nil {
-				return nil, err
-			}
-		case Bool:
-			if err := matmulLoop(ctx, view[uint8](out.Data), view[uint8](a.Data), view[uint8](b.Data), m, k, n, matmulAxpyBool); err != nil {
-				return nil, err
-			}
+		if err := multiplyPair(ctx, src, p, out, beta); err != nil {
+			return nil, err
 		}
 		beta = 1
 	}
 	return out, nil
+}
+
+// multiplyPair adds (beta 1) or writes (beta 0) the product of the blocks
+// p and p+1 of src to out.
+func multiplyPair(ctx context.Context, src *blockSource, p int, out *Array, beta float64) error {
+	ga, releaseA, err := src.get(p)
+	if err != nil {
+		return fmt.Errorf("block %d: %w", p, err)
+	}
+	defer releaseA()
+	gb, releaseB, err := src.get(p + 1)
+	if err != nil {
+		return fmt.Errorf("block %d: %w", p+1, err)
+	}
+	defer releaseB()
+	a, b := convertChunk(ga, out.DType), convertChunk(gb, out.DType)
+	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
+	switch out.DType {
+	case Float64:
+		gemm(blas64.Implementation().Dgemm, m, k, n, a.Float64s(), b.Float64s(), beta, out.Float64s())
+	case Float32:
+		gemm(blas32.Implementation().Sgemm, m, k, n, a.Float32s(), b.Float32s(), float32(beta), out.Float32s())
+	case Int32:
+		return matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32])
+	case Int64:
+		return matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64])
+	case Bool:
+		return matmulLoop(ctx, view[uint8](out.Data), view[uint8](a.Data), view[uint8](b.Data), m, k, n, matmulAxpyBool)
+	}
+	return nil
 }
 
 // The blocks of matmulLoop: a block of B of matmulRowBlock rows by
