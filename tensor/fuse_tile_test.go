@@ -129,3 +129,43 @@ func sameChunkGraph(got, want *ChunkGraph) error {
 	}
 	return nil
 }
+
+// TestFuseExprSharesKeptOps checks that FuseExpr shares with the graph it
+// reads the ops that keep their key and inputs, and copies the others, and
+// that of a graph with nothing to fuse it keeps every op.
+func TestFuseExprSharesKeptOps(t *testing.T) {
+	for _, tc := range []struct {
+		spec   string
+		shared int // ops shared, from the first
+		same   bool
+	}{
+		// The scalar, then rand and add fused: the sum's ops move down.
+		{"x = ones(4, chunks=2)\ny = rand(4, chunks=2, seed=1)\nz = y + 1\nfetch x, z", 2, false},
+		{"x = arange(10, chunks=3)\ny = x.T\nfetch x, y", 4, true},
+	} {
+		g, err := ParseSpec(tc.spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cg, err := Tile(g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := FuseExpr(cg)
+		shared := 0
+		for k, op := range f.Ops {
+			if k < len(cg.Ops) && op == cg.Ops[k] {
+				if op.Key != k {
+					t.Errorf("%q: shared op %d has key %d", tc.spec, k, op.Key)
+				}
+				shared++
+			}
+		}
+		if tc.same && shared != len(cg.Ops) || !tc.same && shared != tc.shared {
+			t.Errorf("%q: %d of %d ops shared, want %d (all: %v)", tc.spec, shared, len(f.Ops), tc.shared, tc.same)
+		}
+		if tc.same && &f.Ops[0] == &cg.Ops[0] {
+			t.Errorf("%q: the graph's op list is shared", tc.spec)
+		}
+	}
+}
