@@ -134,6 +134,7 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 	nkeep, nred := NumElements(keepGrid), NumElements(redGrid)
 	out.Keys = make([]uint64, 0, nkeep)
 	var parts, next []int
+	cf := t.columns[n.ID] // the fuser of the columns of n's input, if any
 	for k := 0; k < nkeep; k++ {
 		unravelInto(idx, k, keepGrid)
 		pshape := chunkShape(keepChunks, keepGrid, k)
@@ -158,7 +159,7 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 				}
 				args = a
 			}
-			if cf := t.columns[n.ID]; cf != nil {
+			if cf != nil {
 				key, err := cf.emit(t, ravel(full, inGrid), ChunkOp{Kind: mapKind, Shape: pshape, DType: pdt, Args: args})
 				if err != nil {
 					return nil, err
