@@ -436,24 +436,29 @@ func BenchmarkW6(b *testing.B) {
 }
 
 // BenchmarkTileOptimizeW4 parses, tiles and optimizes W4's spec, (ones(1e6,
-// chunks=10) + 1).sum(): 333,000 ops tiled, 133,000 once fused. It
-// reports the CPU seconds a run, garbage collection included.
+// chunks=10) + 1).sum(), into 133,336 ops: tiled whole (333,000 ops, then
+// fused), and tiled fused (TileStagesFused, as sessions tile). It reports
+// the CPU seconds a run, garbage collection included.
 func BenchmarkTileOptimizeW4(b *testing.B) {
 	const spec = "s = (ones(1000000, chunks=10) + 1).sum()"
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		g, err := ParseSpec(spec, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cg, err := Tile(g, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if f := Optimize(cg, Options{Fuse: true, FuseExpr: true}); len(f.Ops) != 133336 {
-			b.Fatalf("%d ops fused, want 133336", len(f.Ops))
-		}
+	for _, fused := range []bool{false, true} {
+		b.Run(map[bool]string{false: "whole", true: "fused"}[fused], func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				g, err := ParseSpec(spec, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := tileStages(g, nil, fused)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f := Optimize(st.Graph, Options{Fuse: true, FuseExpr: true}); len(f.Ops) != 133336 {
+					b.Fatalf("%d ops fused, want 133336", len(f.Ops))
+				}
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
