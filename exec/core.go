@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"marsfs/exec/plan"
 	"marsfs/tensor"
 )
 
@@ -163,6 +164,11 @@ type Core struct {
 	unitOf   []int32
 	units    [][]int32
 	unitLeft []int32
+
+	// With the default order and assignment, the plan graph and the rank
+	// the order made, which the assignment reads in Start.
+	plan   *plan.Graph
+	rank32 []int32
 }
 
 // NewCore returns the state machine of the job that computes g, whose op k
@@ -170,12 +176,6 @@ type Core struct {
 func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts CoreOptions) *Core {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 3
-	}
-	if opts.Order == nil {
-		opts.Order = PlanOrder
-	}
-	if opts.Assign == nil {
-		opts.Assign = PlanAssign
 	}
 	if opts.Depth == 0 {
 		opts.Depth = 2
@@ -187,7 +187,18 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 		opts.UnitCost = 8 << 20
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
-	c.rank = opts.Order(g)
+	if opts.Order != nil {
+		c.rank = opts.Order(g)
+	} else {
+		// PlanOrder, on a plan graph that the default assignment reads
+		// again in Start.
+		c.plan = plan.NewGraph(g)
+		c.rank32 = c.plan.Order()
+		c.rank = make([]int, len(c.rank32))
+		for k, r := range c.rank32 {
+			c.rank[k] = int(r)
+		}
+	}
 	c.shared.rank = c.rank
 	c.succ = make([][]int, len(g.Ops))
 	c.ops = make([]opState, len(g.Ops))
@@ -351,15 +362,24 @@ func (c *Core) Start() Output {
 	for _, name := range sortedKeys(c.workers) {
 		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
 	}
-	assign := c.opts.Assign(c.g, c.rank, ws)
+	var assign []string
+	switch {
+	case c.opts.Assign != nil:
+		assign = c.opts.Assign(c.g, c.rank, ws)
+	case c.plan != nil:
+		assign = planAssign(c.plan, c.g, c.rank32, ws)
+	default:
+		assign = PlanAssign(c.g, c.rank, ws)
+	}
+	c.plan, c.rank32 = nil, nil // read no more
 	if c.opts.Planned != nil {
 		c.opts.Planned(c.placement(ws, assign))
 	}
 	c.formUnits(assign)
-	for _, op := range c.g.Ops {
-		if c.ops[op.Key].initial {
-			c.ops[op.Key].worker = assign[op.Key]
-			c.emit(op.Key, Ready, "", "")
+	for k := range c.ops {
+		if o := &c.ops[k]; o.initial {
+			o.worker = assignedTo(assign, k)
+			c.emit(k, Ready, "", "")
 		}
 	}
 	return c.end()
@@ -376,6 +396,14 @@ func (c *Core) Dispatch() Output {
 	c.holding = false
 	c.begin()
 	return c.end()
+}
+
+// assignedTo is the worker an assignment gives op k, "" for none.
+func assignedTo(assign []string, k int) string {
+	if k < len(assign) {
+		return assign[k]
+	}
+	return ""
 }
 
 // dispatch sends READY ops to workers with room, in rank order. An initial

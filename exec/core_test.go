@@ -723,6 +723,9 @@ func TestPlanAdapters(t *testing.T) {
 	a := PlanAssign(g, rank, []WorkerLoad{{Name: "a", Slots: 1}, {Name: "b", Slots: 1}})
 	n := map[string]int{}
 	for k, w := range a {
+		if w == "" {
+			continue
+		}
 		if len(g.Ops[k].Inputs) != 0 {
 			t.Errorf("non-initial op %d assigned", k)
 		}

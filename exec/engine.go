@@ -163,13 +163,18 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := tensor.TileStages(tg, s)
-	if err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	opt := s.opt
 	s.mu.Unlock()
+	tile := tensor.TileStages
+	if opt.FuseExpr {
+		// What FuseExpr would fuse column by column is tiled fused.
+		tile = tensor.TileStagesFused
+	}
+	st, err := tile(tg, s)
+	if err != nil {
+		return nil, err
+	}
 	return s.start(src, tg, tensor.Optimize(st.Graph, opt), stages{st, opt})
 }
 

@@ -15,9 +15,10 @@ type Placement struct {
 	Rank []int
 	// Workers are the workers the job was planned on, by name.
 	Workers []WorkerLoad
-	// Worker maps the initial operands to the workers they start on, and
-	// the stored operands to the workers holding their chunks.
-	Worker map[int]string
+	// Worker holds, by op key, the worker each initial operand starts on
+	// and each stored operand's chunk is on; "" for the other operands,
+	// and for those past its end.
+	Worker []string
 }
 
 // A Plan is a graph's chunk graph as planned: the placement a runner gave
@@ -79,16 +80,12 @@ func (g *Graph) addPlacement(off int) func(Placement) {
 			close(pl.ch)
 		}
 		old := pl.p
-		merged := Placement{Workers: old.Workers, Worker: make(map[int]string, len(old.Worker)+len(p.Worker))}
+		merged := Placement{Workers: old.Workers, Worker: make([]string, off+len(p.Worker))}
 		if len(merged.Workers) == 0 {
 			merged.Workers = p.Workers
 		}
-		for k, w := range old.Worker {
-			merged.Worker[k] = w
-		}
-		for k, w := range p.Worker {
-			merged.Worker[k+off] = w
-		}
+		copy(merged.Worker, old.Worker[:min(len(old.Worker), off)])
+		copy(merged.Worker[off:], p.Worker)
 		if old.Rank != nil || p.Rank != nil {
 			merged.Rank = rankFor(old.Rank, off)
 			for k := range p.Rank {
@@ -147,7 +144,7 @@ func makePlan(cg *tensor.ChunkGraph, pl Placement) *Plan {
 	p.Initial = make([]int, len(p.Workers))
 	for _, op := range cg.Ops {
 		k := op.Key
-		if w, ok := pl.Worker[k]; ok {
+		if w := assignedTo(pl.Worker, k); w != "" {
 			p.Worker[k] = w
 			if i, ok := index[w]; ok && len(op.Inputs) == 0 && op.Stored == 0 {
 				p.Initial[i]++
@@ -181,17 +178,17 @@ func makePlan(cg *tensor.ChunkGraph, pl Placement) *Plan {
 
 // placement is the Core's plan of its job: its rank, its workers, the
 // assignment of the initial operands, and where the stored chunks are.
-func (c *Core) placement(ws []WorkerLoad, assign map[int]string) Placement {
-	p := Placement{Rank: c.rank, Workers: ws, Worker: make(map[int]string, len(assign))}
-	for k, w := range assign {
-		if w != "" && k >= 0 && k < len(c.ops) && c.ops[k].initial {
-			p.Worker[k] = w
+func (c *Core) placement(ws []WorkerLoad, assign []string) Placement {
+	p := Placement{Rank: c.rank, Workers: ws, Worker: make([]string, len(c.ops))}
+	for k := range c.ops {
+		if c.ops[k].initial {
+			p.Worker[k] = assignedTo(assign, k)
 		}
 	}
 	for _, op := range c.g.Ops {
 		// A stored op is never initial: it computes nothing.
-		if w := c.ops[op.Key].worker; op.Stored != 0 && w != "" {
-			p.Worker[op.Key] = w
+		if op.Stored != 0 {
+			p.Worker[op.Key] = c.ops[op.Key].worker
 		}
 	}
 	return p
@@ -201,7 +198,7 @@ func (c *Core) placement(ws []WorkerLoad, assign map[int]string) Placement {
 // "local", holding everything, and no order (ready operands run as they
 // come).
 func localPlacement(job *Job, slots int) Placement {
-	p := Placement{Workers: []WorkerLoad{{Name: "local", Slots: slots}}, Worker: make(map[int]string)}
+	p := Placement{Workers: []WorkerLoad{{Name: "local", Slots: slots}}, Worker: make([]string, len(job.Graph.Ops))}
 	for _, op := range job.Graph.Ops {
 		if len(op.Inputs) == 0 {
 			p.Worker[op.Key] = "local"

@@ -24,7 +24,7 @@ func TestMakePlan(t *testing.T) {
 	cg.Ops[2].Stored = 99
 	pl := Placement{Rank: []int{5, 4, 3, 2, 1, 0},
 		Workers: []WorkerLoad{{Name: "b", Slots: 1}, {Name: "a", Slots: 2}},
-		Worker:  map[int]string{0: "b", 1: "a", 2: "b"}}
+		Worker:  []string{0: "b", 1: "a", 2: "b"}}
 	p := makePlan(cg, pl)
 	if got := p.Workers; len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Errorf("Workers = %v, want [a b]", got)

@@ -23,7 +23,20 @@ func PlanOrder(g *tensor.ChunkGraph) []int {
 // search of the undirected graph from an unassigned initial op fills one
 // worker's share at a time), taking initial ops in the order of rank. It
 // is the Core's default assignment.
-func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string {
+func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) []string {
+	if len(workers) == 0 {
+		return nil
+	}
+	r := make([]int32, len(rank))
+	for k, v := range rank {
+		r[k] = int32(v)
+	}
+	return planAssign(plan.NewGraph(g), g, r, workers)
+}
+
+// planAssign is PlanAssign on g readied for planning as pg, with rank as
+// plan.Order makes it.
+func planAssign(pg *plan.Graph, g *tensor.ChunkGraph, rank []int32, workers []WorkerLoad) []string {
 	if len(workers) == 0 {
 		return nil
 	}
@@ -31,18 +44,8 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]
 	for i, w := range workers {
 		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
 	}
-	r := make([]int32, len(rank))
-	for k, v := range rank {
-		r[k] = int32(v)
-	}
-	worker, _ := plan.Assign(g, r, ws, nil)
-	n := 0
-	for _, op := range g.Ops {
-		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
-			n++
-		}
-	}
-	out := make(map[int]string, n) // sized once: a graph may start with 100,000 ops
+	worker, _ := pg.Assign(rank, ws, nil)
+	out := make([]string, len(g.Ops))
 	for _, op := range g.Ops {
 		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
 			out[op.Key] = workers[worker[op.Key]].Name
@@ -56,8 +59,10 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]
 type OrderFunc func(g *tensor.ChunkGraph) []int
 
 // An AssignFunc places the initial ops (no inputs, not stored) of a graph on
-// workers before the graph starts; the result maps op keys to worker names.
-type AssignFunc func(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) map[int]string
+// workers before the graph starts: the result holds, by op key, the name
+// of the worker an op starts on, "" for none; it is nil or shorter than
+// the graph when the ops past its end have none.
+type AssignFunc func(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) []string
 
 // A WorkerLoad is what the scheduling core knows of a worker's capacity.
 type WorkerLoad struct {

@@ -53,7 +53,7 @@ func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) int64 {
 
 // formUnits groups the job's small ops into units; assign maps initial ops
 // to their workers.
-func (c *Core) formUnits(assign map[int]string) {
+func (c *Core) formUnits(assign []string) {
 	if c.opts.UnitOps <= 1 {
 		return
 	}
@@ -80,20 +80,24 @@ func (c *Core) formUnits(assign map[int]string) {
 	for k := range c.unitOf {
 		c.unitOf[k] = -1
 	}
+	// The walk counts each unit's ops; their lists are cut from one slab
+	// after it.
+	var size []int32
 	var cost []int64
 	open := make(map[string]int32) // the open unit of each worker's initial ops
+	lastW, lastU := "", int32(-1)  // ... of the worker met last, which the next op mostly has
 	small := c.opts.UnitCost / 8
 	fits := func(u int32, oc int64) bool {
-		return len(c.units[u]) < c.opts.UnitOps && cost[u]+oc <= c.opts.UnitCost
+		return int(size[u]) < c.opts.UnitOps && cost[u]+oc <= c.opts.UnitCost
 	}
 	add := func(u int32, k int, oc int64) {
-		c.units[u] = append(c.units[u], int32(k))
+		size[u]++
 		cost[u] += oc
 		c.unitOf[k] = u
 	}
 	fresh := func(k int, oc int64) int32 {
-		u := int32(len(c.units))
-		c.units = append(c.units, nil)
+		u := int32(len(size))
+		size = append(size, 0)
 		cost = append(cost, 0)
 		add(u, k, oc)
 		return u
@@ -111,12 +115,18 @@ func (c *Core) formUnits(assign map[int]string) {
 			if len(c.succ[k]) > 1 {
 				continue // a leaf shared by many, like a broadcast scalar
 			}
-			w := assign[k]
-			if u, ok := open[w]; ok && fits(u, oc) {
+			w := assignedTo(assign, k)
+			u, ok := lastU, lastU >= 0 && w == lastW
+			if !ok {
+				u, ok = open[w]
+			}
+			if ok && fits(u, oc) {
 				add(u, k, oc)
 			} else {
-				open[w] = fresh(k, oc)
+				u = fresh(k, oc)
+				open[w] = u
 			}
+			lastW, lastU = w, u
 			continue
 		}
 		u := int32(-1)
@@ -137,20 +147,35 @@ func (c *Core) formUnits(assign map[int]string) {
 			fresh(k, oc)
 		}
 	}
-	// Units of one op are no units.
-	kept := c.units[:0]
-	for _, ms := range c.units {
-		if len(ms) == 1 {
-			c.unitOf[ms[0]] = -1
-			continue
+	// Units of one op are no units. The others keep their order, and
+	// their ops the rank order.
+	kept := make([]int32, len(size)) // a unit's index among those kept, or -1
+	nkept, total := 0, 0
+	for u, n := range size {
+		kept[u] = -1
+		if n > 1 {
+			kept[u] = int32(nkept)
+			nkept++
+			total += int(n)
 		}
-		for _, m := range ms {
-			c.unitOf[m] = int32(len(kept))
-		}
-		kept = append(kept, ms)
 	}
-	c.units = kept
-	c.unitLeft = make([]int32, len(kept))
+	c.units = make([][]int32, nkept)
+	slab := make([]int32, total)
+	for u, n := range size {
+		if v := kept[u]; v >= 0 {
+			c.units[v], slab = slab[:0:n], slab[n:]
+		}
+	}
+	for _, k := range byRank {
+		if u := c.unitOf[k]; u >= 0 {
+			v := kept[u]
+			c.unitOf[k] = v
+			if v >= 0 {
+				c.units[v] = append(c.units[v], int32(k))
+			}
+		}
+	}
+	c.unitLeft = make([]int32, nkept)
 }
 
 // external reports whether op k is a shared leaf or a stored chunk, which

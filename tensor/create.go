@@ -45,10 +45,7 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 	if len(n.Chunks) != len(n.Shape) {
 		return nil, fmt.Errorf("%d chunk axes for shape %v", len(n.Chunks), n.Shape)
 	}
-	kind := n.Op
-	if kind == OpScalar {
-		kind = OpFull
-	}
+	kind := createKind(n)
 	if kind == OpEye && len(n.Shape) != 2 {
 		return nil, fmt.Errorf("eye needs 2 axes, got shape %v", n.Shape)
 	}
@@ -59,9 +56,7 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 	out.Keys = make([]uint64, 0, nk)
 	idx := make([]int, len(grid))
 	shape := make([]int, len(grid))
-	a := &n.Attrs
-	all := GenArgs{Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
-		Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
+	all := createArgs(n)
 	for k := 0; k < nk; k++ {
 		unravelInto(idx, k, grid)
 		off := t.ints.take(len(idx))
@@ -74,6 +69,22 @@ func tileCreate(t *tiler, n *Node) (*TiledTensor, error) {
 		out.Keys = append(out.Keys, t.emitOp(ChunkOp{Kind: kind, Shape: t.shapes.shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil
+}
+
+// createKind is the kernel of the chunks of generator node n.
+func createKind(n *Node) string {
+	if n.Op == OpScalar {
+		return OpFull
+	}
+	return n.Op
+}
+
+// createArgs are the arguments of the chunks of generator node n, but for
+// their Offset.
+func createArgs(n *Node) GenArgs {
+	a := &n.Attrs
+	return GenArgs{Global: n.Shape, Value: a.Value, IntValue: a.IntValue,
+		Start: a.Start, Step: a.Step, Low: a.Low, High: a.High, K: a.K, Seed: a.Seed}
 }
 
 // genArgs checks op's arguments against its shape.

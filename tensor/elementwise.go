@@ -57,6 +57,11 @@ func isComparison(op string) bool {
 	return false
 }
 
+// elemArgs are the arguments of the chunks of elementwise node n.
+func elemArgs(n *Node) ElemArgs {
+	return ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
+}
+
 // computeDType is the dtype n's kernel casts its inputs to.
 func computeDType(n *Node) DType {
 	switch {
@@ -141,7 +146,7 @@ func tileElementwise(t *tiler, n *Node) (*TiledTensor, error) {
 		aligned[i] = t.rechunk(in, want)
 	}
 	// The args are boxed once: every chunk's op shares them.
-	var args any = ElemArgs{Compute: computeDType(n), Decimals: n.Attrs.Decimals}
+	var args any = elemArgs(n)
 	out := &TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks}
 	grid := GridShape(chunks)
 	nk := NumElements(grid)

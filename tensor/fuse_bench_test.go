@@ -434,3 +434,31 @@ func BenchmarkW6(b *testing.B) {
 	spec := "x = rand(20000, 5000, chunks=(2000, 1000), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n"
 	benchSpec(b, spec, 1e8, benchChain, benchFused)
 }
+
+// BenchmarkTileOptimizeW4 parses, tiles and optimizes W4's spec, (ones(1e6,
+// chunks=10) + 1).sum(), into 133,336 ops: tiled whole (333,000 ops, then
+// fused), and tiled fused (TileStagesFused, as sessions tile). It reports
+// the CPU seconds a run, garbage collection included.
+func BenchmarkTileOptimizeW4(b *testing.B) {
+	const spec = "s = (ones(1000000, chunks=10) + 1).sum()"
+	for _, fused := range []bool{false, true} {
+		b.Run(map[bool]string{false: "whole", true: "fused"}[fused], func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				g, err := ParseSpec(spec, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := tileStages(g, nil, fused)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f := Optimize(st.Graph, Options{Fuse: true, FuseExpr: true}); len(f.Ops) != 133336 {
+					b.Fatalf("%d ops fused, want 133336", len(f.Ops))
+				}
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}

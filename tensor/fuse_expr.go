@@ -131,7 +131,8 @@ type exprGroup struct {
 // ops and generators (optionally ending in a reduction map op) whose
 // intermediate results nothing else reads by one "expr" op computing it in
 // one pass over blocks. It returns a new graph with keys renumbered; cg is
-// not modified. Groups of a single op are left as they are.
+// not modified. The ops that keep their key and inputs are shared by both
+// graphs. Groups of a single op are left as they are.
 func FuseExpr(cg *ChunkGraph) *ChunkGraph { return fuseExpr(cg, true) }
 
 // fuseExpr is FuseExpr; reuse lets a group take the program of the group
@@ -144,6 +145,16 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 		for _, in := range op.Inputs {
 			uses[in]++
 		}
+	}
+	class, isMap := make([]uint8, n), make([]bool, n)
+	classify(cg.Ops, class, isMap)
+	if !slices.Contains(class, classElem) && !slices.Contains(isMap, true) {
+		// No op roots a group (as a graph tiled fused mostly is): every
+		// op keeps its key.
+		for k := range uses {
+			uses[k] = int32(k)
+		}
+		return &ChunkGraph{Ops: slices.Clone(cg.Ops), Outputs: remapOutputs(cg.Outputs, uses)}
 	}
 	isOutput := make([]bool, n)
 	for _, o := range cg.Outputs {
@@ -158,16 +169,7 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	// Groups are found from the last op back, so that every group that may
 	// absorb an op is grown before the op itself is visited; each is
 	// compiled at once, and its op stacked for the renumbering pass.
-	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner,
-		class: make([]uint8, n)}
-	for k, op := range cg.Ops {
-		switch {
-		case isElemOp(op):
-			gr.class[k] = classElem
-		case isGenOp(op):
-			gr.class[k] = classGen
-		}
-	}
+	gr := &exprGrower{cg: cg, uses: uses, isOutput: isOutput, owner: owner, class: class, isMap: isMap}
 	comp := newExprCompiler(cg, gr.class)
 	comp.reuse = reuse
 	var made opStack
@@ -203,6 +205,9 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, kept)}
 	var slab opSlab
+	// Whether groups copy the generators of a kind, looked up once a run
+	// of ops of one kind.
+	copiedKind, copied := "", false
 	// An op's readers are counted no more once it is visited, and the new
 	// keys of the ops before it are what is read: one table holds both.
 	newKey := refs
@@ -215,8 +220,13 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			continue
 		}
 		// Copied generators stay only when something still reads them.
-		if refs[k] == 0 && !isOutput[k] && isGenOp(op) && (copiedGens[op.Kind] || redrawnGens[op.Kind]) && uses[k] > 0 {
-			continue // every reader copied it
+		if refs[k] == 0 && !isOutput[k] && gr.class[k] == classGen && uses[k] > 0 {
+			if op.Kind != copiedKind {
+				copiedKind, copied = op.Kind, copiedGens[op.Kind] || redrawnGens[op.Kind]
+			}
+			if copied {
+				continue // every reader copied it
+			}
 		}
 		var c *ChunkOp
 		if g, ok := siblings[k]; ok && int(owner[k]) == k {
@@ -233,6 +243,9 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			for i, in := range c.Inputs {
 				c.Inputs[i] = int(newKey[in]) // the group's own inputs
 			}
+			c.Key = len(out.Ops)
+		} else if keepsKeys(op, len(out.Ops), newKey) {
+			c = op // the same key and inputs: shared, as Fuse shares them
 		} else {
 			c = slab.take()
 			*c = *op
@@ -240,8 +253,8 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 			for i, in := range op.Inputs {
 				c.Inputs[i] = int(newKey[in])
 			}
+			c.Key = len(out.Ops)
 		}
-		c.Key = len(out.Ops)
 		newKey[k] = int32(c.Key)
 		out.Ops = append(out.Ops, c)
 	}
@@ -249,11 +262,58 @@ func fuseExpr(cg *ChunkGraph, reuse bool) *ChunkGraph {
 	return out
 }
 
+// keepsKeys reports whether op keeps its key, key, and its inputs' keys in the
+// graph FuseExpr makes, as newKey has them so far.
+func keepsKeys(op *ChunkOp, key int, newKey []int32) bool {
+	if op.Key != key {
+		return false
+	}
+	for _, in := range op.Inputs {
+		if int(newKey[in]) != in {
+			return false
+		}
+	}
+	return true
+}
+
 // The classes of ops an expr group may absorb.
 const (
 	classElem = 1 + iota // isElemOp
 	classGen             // isGenOp
 )
+
+// classify sets class[k] to op k's class (0 for an op no group absorbs)
+// and isMap[k] to whether it is a map op an expr program can end in, as
+// isElemOp, isGenOp and exprMapOp tell. The ops of one node come one
+// after the other and share their kind: a kind is looked up once a run
+// of them.
+func classify(ops []*ChunkOp, class []uint8, isMap []bool) {
+	var kind string
+	var elem, gen, red bool
+	for k, op := range ops {
+		if k == 0 || op.Kind != kind {
+			kind = op.Kind
+			elem, gen = elemKinds[kind], genKinds[kind]
+			base, ok := strings.CutSuffix(kind, ".map")
+			red = ok && exprReductions[base]
+		}
+		if op.Stored != 0 {
+			continue
+		}
+		switch {
+		case elem:
+			if _, ok := op.Args.(ElemArgs); ok {
+				class[k] = classElem
+			}
+		case gen:
+			if _, ok := op.Args.(GenArgs); ok && len(op.Inputs) == 0 {
+				class[k] = classGen
+			}
+		case red:
+			_, isMap[k] = exprMapOp(op)
+		}
+	}
+}
 
 // An exprCand is an op that a member of a growing group reads, with the
 // number of members that read it.
@@ -267,6 +327,7 @@ type exprGrower struct {
 	owner    []int32
 	g        exprGroup
 	class    []uint8 // of each op: classElem, classGen or 0
+	isMap    []bool  // of each op: whether exprMapOp takes it
 	cands    []exprCand
 	inputs   []int
 	ints     intSlab
@@ -313,7 +374,7 @@ func (gr *exprGrower) siblings(g *exprGroup, x int, dt DType) bool {
 	}
 	for _, r := range rs {
 		op := gr.cg.Ops[r]
-		if _, ok := exprMapOp(op); !ok || gr.owner[r] >= 0 || op.DType != dt {
+		if !gr.isMap[r] || gr.owner[r] >= 0 || op.DType != dt {
 			return false
 		}
 	}
@@ -351,7 +412,7 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	g := &gr.g
 	*g = exprGroup{root: root, value: root, members: g.members[:0], roots: g.roots[:0]}
 	multi := false
-	if _, ok := exprMapOp(op); ok {
+	if gr.isMap[root] {
 		x := op.Inputs[0]
 		xo := cg.Ops[x]
 		if gr.class[x] == 0 || isOutput[x] || owner[x] >= 0 {
@@ -459,10 +520,25 @@ func (gr *exprGrower) grow(root int) *exprGroup {
 	for _, r := range g.roots {
 		owner[r] = at
 	}
-	slices.Sort(g.members)
+	sortSmall(g.members)
 	g.inputs = gr.ints.clone(inputs)
-	slices.Sort(g.inputs)
+	sortSmall(g.inputs)
 	return g
+}
+
+// sortSmall sorts s, as slices.Sort does, by insertion when s is short, as
+// a group's members and inputs are: they come largest first, and a few
+// are reversed faster than sorted.
+func sortSmall(s []int) {
+	if len(s) > 12 {
+		slices.Sort(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }
 
 // broadcasts reports whether shape broadcasts to out (NumPy's rule).

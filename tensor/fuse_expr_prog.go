@@ -115,6 +115,8 @@ type exprCompiler struct {
 	lastProgram exprProgram            // the program interned last
 	prev        prevGroup              // the group compiled last
 	reuse       bool                   // a group alike prev takes its program
+	lastArgs    ExprArgs               // of the op made last with no offsets
+	lastBox     any                    // lastArgs boxed
 	ints        intSlab
 }
 
@@ -274,6 +276,12 @@ func (c *exprCompiler) compile(g *exprGroup) ChunkOp {
 	c.prev.roots = append(c.prev.roots[:0], g.roots...)
 	c.prev.multi = g.roots != nil
 	c.prev.value, c.prev.root, c.prev.shape = g.value, g.root, g.shape
+	c.prev.rels = c.prev.rels[:0]
+	for _, k := range g.members {
+		for _, in := range cg.Ops[k].Inputs {
+			c.prev.rels = append(c.prev.rels, relKey(g.members, g.inputs, in))
+		}
+	}
 	return c.makeOp(g, p)
 }
 
@@ -349,7 +357,30 @@ func (c *exprCompiler) makeOp(g *exprGroup, p exprProgram) ChunkOp {
 			}
 		}
 	}
-	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: shape, DType: root.DType, Args: args, Node: root.Node}
+	return ChunkOp{Kind: "expr", Inputs: g.inputs, Shape: shape, DType: root.DType, Args: c.box(args), Node: root.Node}
+}
+
+// box returns args as an op's Args: the box of the op made before when
+// that op's args are the same program over the same shape with no
+// offsets, as the expr ops of constants mostly are, so that they share
+// one.
+func (c *exprCompiler) box(args ExprArgs) any {
+	l := &c.lastArgs
+	if args.Offsets == nil && c.lastBox != nil && l.Block == args.Block && l.Regs == args.Regs &&
+		sameSlice(l.Code, args.Code) && sameSlice(l.Members, args.Members) && slices.Equal(l.Shape, args.Shape) {
+		return c.lastBox
+	}
+	var box any = args
+	if args.Offsets == nil {
+		c.lastArgs, c.lastBox = args, box
+	}
+	return box
+}
+
+// sameSlice reports whether a and b are the same slice: the same elements
+// of one array.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // A prevGroup is the group compiled last, and its program.
@@ -359,6 +390,7 @@ type prevGroup struct {
 	multi                  bool // roots are siblings
 	value, root            int
 	shape                  []int
+	rels                   []int // relKey of each input of each member, in order
 }
 
 // sameAsLast reports whether g compiles to the program of the group
@@ -380,6 +412,7 @@ func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
 		lg.roots = nil
 	}
 	cg := c.cg
+	rels := l.rels
 	for i, k := range g.members {
 		lk := l.members[i]
 		a, b := cg.Ops[lk], cg.Ops[k]
@@ -387,11 +420,13 @@ func (c *exprCompiler) sameAsLast(g *exprGroup) bool {
 			c.class[lk] != c.class[k] || !sameOpButOffset(a, b) {
 			return false
 		}
+		// sameOpButOffset compared the numbers of inputs.
 		for j, in := range b.Inputs {
-			if relKey(l.members, l.inputs, a.Inputs[j]) != relKey(g.members, g.inputs, in) {
+			if rels[j] != relKey(g.members, g.inputs, in) {
 				return false
 			}
 		}
+		rels = rels[len(b.Inputs):]
 	}
 	for i, k := range g.inputs {
 		a, b := cg.Ops[l.inputs[i]], cg.Ops[k]
@@ -414,6 +449,9 @@ func relKey(members, inputs []int, k int) int {
 // sameOpButOffset reports whether a and b are alike in kind, dtype, shape,
 // number of inputs and arguments, a generator's offset aside.
 func sameOpButOffset(a, b *ChunkOp) bool {
+	if a == b {
+		return true // a constant every group copies
+	}
 	if a.Kind != b.Kind || a.DType != b.DType || len(a.Inputs) != len(b.Inputs) || a.Stored != b.Stored ||
 		!slices.Equal(a.Shape, b.Shape) {
 		return false

@@ -134,6 +134,7 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 	nkeep, nred := NumElements(keepGrid), NumElements(redGrid)
 	out.Keys = make([]uint64, 0, nkeep)
 	var parts, next []int
+	cf := t.columns[n.ID] // the fuser of the columns of n's input, if any
 	for k := 0; k < nkeep; k++ {
 		unravelInto(idx, k, keepGrid)
 		pshape := chunkShape(keepChunks, keepGrid, k)
@@ -157,6 +158,14 @@ func tileReduce(t *tiler, n *Node) (*TiledTensor, error) {
 					a.Offset[ax] = offs[ax][full[ax]]
 				}
 				args = a
+			}
+			if cf != nil {
+				key, err := cf.emit(t, ravel(full, inGrid), ChunkOp{Kind: mapKind, Shape: pshape, DType: pdt, Args: args})
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, int(key))
+				continue
 			}
 			ins := t.ints.take(1)
 			ins[0] = int(in.Keys[ravel(full, inGrid)])

@@ -90,8 +90,19 @@ func (s *Stage) Next(keys [][]uint64, probes []*Array) (*Stage, error) {
 
 // TileStages tiles the first stage of g (all of g when no length depends on
 // the data). env resolves OpInput nodes as for Tile.
-func TileStages(g *Graph, env Env) (*Stage, error) {
-	st := &stager{g: g, env: env, done: make([]bool, len(g.Nodes)), tiled: make([]*TiledTensor, len(g.Nodes))}
+func TileStages(g *Graph, env Env) (*Stage, error) { return tileStages(g, env, false) }
+
+// TileStagesFused is TileStages for a graph that FuseExpr optimizes: in
+// the first stage, the reductions over elementwise expressions whose
+// chunks FuseExpr would fuse column by column, each column into one expr
+// op, are tiled into those expr ops at once, without the ops they replace
+// (see fuse_tile.go). FuseExpr of the stage's graph is the graph FuseExpr
+// makes of TileStages'; run without it, the graph computes the same
+// values.
+func TileStagesFused(g *Graph, env Env) (*Stage, error) { return tileStages(g, env, true) }
+
+func tileStages(g *Graph, env Env, fuse bool) (*Stage, error) {
+	st := &stager{g: g, env: env, fuse: fuse, done: make([]bool, len(g.Nodes)), tiled: make([]*TiledTensor, len(g.Nodes))}
 	st.consumers = make([][]int, len(g.Nodes))
 	for _, n := range g.Nodes {
 		for _, in := range n.Inputs {
@@ -109,6 +120,7 @@ type stager struct {
 	done      []bool         // nodes tiled in an earlier stage
 	tiled     []*TiledTensor // their grids (Keys are of the stage that tiled them)
 	stages    int
+	fuse      bool // fuse columns as they are tiled (TileStagesFused)
 
 	// What the last stage hands on, in the order of its outputs after the
 	// results: the nodes whose chunks later stages read, then the carry
@@ -138,6 +150,10 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 	}
 	later := st.stages > 0
 	st.stages++
+	var deferred []*columnFuser // by node: the fuser of the reduction it is tiled with
+	if st.fuse && !later {
+		t.columns, deferred = planColumns(g, st.consumers)
+	}
 	var measured []measurement
 	progress := false
 	for _, n := range g.Nodes {
@@ -149,6 +165,14 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 			ready = ready && t.tiled[in.ID] != nil
 		}
 		if !ready {
+			continue
+		}
+		if deferred != nil && deferred[n.ID] != nil {
+			// Its chunks are made in the reduction's columns: its grid
+			// has no keys, and only the expression reads it.
+			tt := deferred[n.ID].tiled(n)
+			t.tiled[n.ID], st.tiled[n.ID], st.done[n.ID] = tt, tt, true
+			progress = true
 			continue
 		}
 		t.node = n.ID

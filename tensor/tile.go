@@ -43,6 +43,9 @@ type tiler struct {
 	slab   opSlab
 	ints   intSlab
 	shapes shapeCache
+	// columns holds the fusers of the reductions whose columns are fused
+	// as they are tiled (fuse_tile.go), by node ID.
+	columns map[int]*columnFuser
 }
 
 // input returns the tiled form of n's i-th input.

@@ -86,6 +86,23 @@ func Assign(cg *tensor.ChunkGraph, rank []int32, workers []Worker, where func(id
 // Order returns the run rank of every op of cg (see the package comment).
 func Order(cg *tensor.ChunkGraph) []int32 { return order(newGraph(cg)) }
 
+// A Graph is a chunk graph readied for planning: ordering it and then
+// assigning it, as a scheduler does when a job starts, reads the graph's
+// adjacency once instead of twice.
+type Graph struct{ g *graph }
+
+// NewGraph readies cg for planning; cg must not change while the Graph is
+// used.
+func NewGraph(cg *tensor.ChunkGraph) *Graph { return &Graph{newGraph(cg)} }
+
+// Order is Order of the Graph's chunk graph.
+func (g *Graph) Order() []int32 { return order(g.g) }
+
+// Assign is Assign of the Graph's chunk graph.
+func (g *Graph) Assign(rank []int32, workers []Worker, where func(id uint64) int) (worker []int32, initial []int) {
+	return assign(g.g, rank, workers, where)
+}
+
 func order(g *graph) []int32 {
 	n := len(g.ops)
 	// dependents[k]: how much rests on k, counted as 1 + the sum over its
@@ -134,11 +151,20 @@ func order(g *graph) []int32 {
 		inputs []int // sorted, still to visit
 	}
 	var stack []frame
+	// The walk sorts the inputs of each op it meets once, in copies cut
+	// from one slab (an op's inputs are read only).
+	var slab []int
 	sorted := func(k int) []int {
-		in := g.ops[k].Inputs // read only: the walk re-slices it
+		in := g.ops[k].Inputs
 		if len(in) > 1 {
-			in = slices.Clone(in)
-			slices.SortFunc(in, before)
+			if len(slab) < len(in) {
+				slab = make([]int, max(len(in), 4096))
+			}
+			c := slab[:len(in):len(in)]
+			slab = slab[len(in):]
+			copy(c, in)
+			slices.SortFunc(c, before)
+			in = c
 		}
 		return in
 	}

@@ -289,6 +289,27 @@ func TestAssignWithRankIsPrepares(t *testing.T) {
 	}
 }
 
+// TestGraphIsOrderAndAssign checks that a Graph orders and assigns its
+// chunk graph as Order and Assign do, once for both.
+func TestGraphIsOrderAndAssign(t *testing.T) {
+	cg, _ := tree(300, 4)
+	b := &builder{g: *cg}
+	x := b.op("rand", 10)
+	b.op("add", 10, x, b.op("rand", 20))
+	g := NewGraph(&b.g)
+	rank := g.Order()
+	if want := Order(&b.g); !slices.Equal(rank, want) {
+		t.Fatalf("rank %v, want %v", rank, want)
+	}
+	for _, ws := range [][]Worker{{{"w1", 1}}, {{"w1", 2}, {"w2", 2}}} {
+		worker, initial := g.Assign(rank, ws, nil)
+		wantWorker, wantInitial := Assign(&b.g, rank, ws, nil)
+		if !slices.Equal(worker, wantWorker) || !slices.Equal(initial, wantInitial) {
+			t.Errorf("%d workers: %v %v, want %v %v", len(ws), worker, initial, wantWorker, wantInitial)
+		}
+	}
+}
+
 func BenchmarkPrepare(b *testing.B) {
 	for _, n := range []int{1 << 16, 1 << 20} {
 		cg, _ := tree(n, 4)
