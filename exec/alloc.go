@@ -52,17 +52,15 @@ func (w *Worker) small(nbytes int64) bool {
 // file (the seeds' loading into private memory).
 func (w *Worker) localInput(t *task, id uint64, nbytes int64) (*tensor.Array, bool) {
 	ps, ok := w.store.(pinStore)
-	if !ok {
-		return w.store.Get(id)
+	if !ok || w.small(nbytes) {
+		return w.store.Get(id) // a chunk in the heap has no pin
 	}
 	pin := ps.Pin
-	if !w.small(nbytes) {
-		w.mu.Lock()
-		if w.lastUse(t, id) {
-			pin = ps.PinPrivate
-		}
-		w.mu.Unlock()
+	w.mu.Lock()
+	if w.lastUse(t, id) {
+		pin = ps.PinPrivate
 	}
+	w.mu.Unlock()
 	x, release, ok := pin(id)
 	if ok {
 		t.pins = append(t.pins, release)

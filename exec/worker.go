@@ -390,6 +390,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1, flush: m.Flush}
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
+				unit = make([]*task, 0, min(want, 1024))
 			}
 			if want > 0 {
 				if unit = append(unit, t); len(unit) < want {
