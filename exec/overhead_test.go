@@ -22,7 +22,7 @@ const overheadSpec = "s = (ones(1000000, chunks=10) + 1).sum()"
 // and of the workers' processes together. The machine's cores are shared by
 // all three, so the CPU an operand costs bounds the time it takes.
 func BenchmarkOperandOverhead(b *testing.B) {
-	tc := newTestCluster(b, 2, os.Getenv("INPROC") == "")
+	tc := newTestCluster(b, 2, true)
 	e := NewEngine(tc.s)
 	defer e.Close()
 	sess, err := e.NewSession("bench")
