@@ -17,12 +17,14 @@ import (
 // concurrent use.
 //
 // sendSoon queues messages that may wait up to soonWait for a frame to
-// share: a unit's "started" report, which then most often goes out with the
-// reports of its ops, or is dropped with the end of the op, and the reports
-// of ops that others wait for, which then most often go out with the end of
-// their unit, rather than cost a system call on each side of their own. On loopback the writer of a frame
-// pays the receiver's TCP path too, so a frame saved is some tens of
-// microseconds of CPU.
+// share, rather than cost a system call on each side of their own: a
+// unit's "started" report, which then most often goes out with the reports
+// of its ops or is dropped with the end of the op; the reports of ops that
+// others wait for, and of a unit that yields its slot, which then most
+// often go out with the end of the unit; a scheduler's frees. On loopback
+// the writer of a frame pays the receiver's TCP path too, so a frame saved
+// is some tens of microseconds of CPU. Messages go out in the order queued,
+// whichever way: a report never overtakes one queued before it.
 type ctlConn struct {
 	c    net.Conn
 	wake chan struct{} // a message waits
