@@ -38,15 +38,24 @@ import (
 // while none of its ops has run; ops retried after a failure or a lost
 // worker go alone.
 
-// opCost estimates the bytes an op touches: its inputs, its output, and for
-// a fused expression the values it generates on the way.
+// opCost estimates the bytes an op touches: its inputs, its output, for a
+// fused expression the values it generates on the way, for a fused chain
+// the chunks its members pass on, and the blocks a product draws. (A
+// product of random blocks summed at once, (A @ B).sum(), reads and makes
+// only a number, but multiplies for a long while: in a unit, its worker's
+// other slot would idle and no other worker could take its turn.)
 func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) int64 {
-	cost := int64(op.NBytes())
+	cost := int64(op.NBytes()) + tensor.ScratchBytes(op)
 	for _, in := range op.Inputs {
 		cost += int64(g.Ops[in].NBytes())
 	}
-	if a, ok := op.Args.(tensor.ExprArgs); ok {
+	switch a := op.Args.(type) {
+	case tensor.ExprArgs:
 		cost += int64(tensor.NumElements(a.Shape)) * 8
+	case tensor.FuseArgs:
+		for i := range a.Members[:max(len(a.Members)-1, 0)] {
+			cost += int64(a.Members[i].NBytes())
+		}
 	}
 	return cost
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // FuseArgs are the arguments of a "fuse" op: a chain of ops run one after
@@ -141,16 +142,62 @@ func fuseKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
 	cur := in
-	var out *Array
+	var out, held *Array // held: the scratch buffer cur is in, if any
+	last := len(fa.Members) - 1
 	for i := range fa.Members {
 		m := &fa.Members[i]
+		mctx, made := ctx, (*Array)(nil)
+		if i < last {
+			// The chunks a chain passes on live until the next member has
+			// read them: large ones go to reused scratch buffers, whose
+			// pages are mapped already, rather than to the store.
+			mctx = WithAlloc(ctx, func(dt DType, shape []int, zero bool) *Array {
+				if made != nil || NumElements(shape)*dt.Size() < minScratchBytes {
+					return nil
+				}
+				made = scratch.take(dt, shape)
+				if zero {
+					clear(made.Data)
+				}
+				return made
+			})
+		}
 		var err error
-		if out, err = Run(ctx, m, cur); err != nil {
+		out, err = Run(mctx, m, cur)
+		if held != nil && (err != nil || !sharesMemory(out, held)) {
+			// The member read held's chunk and made its own: held is free.
+			// (One that returned a view of it keeps it, for the collector.)
+			scratch.put(held)
+		}
+		if err != nil {
+			if made != nil {
+				scratch.put(made)
+			}
 			return nil, err
+		}
+		held = nil
+		if made != nil && sharesMemory(out, made) {
+			held = made
+		} else if made != nil {
+			scratch.put(made)
 		}
 		cur = []*Array{out}
 	}
 	return out, nil
+}
+
+// minScratchBytes is the least chunk a fused chain passes on in a scratch
+// buffer: smaller ones cost the heap less than the pool's lock.
+const minScratchBytes = 64 << 10
+
+// sharesMemory reports whether a's data lies in b's buffer.
+func sharesMemory(a, b *Array) bool {
+	if a == nil || len(a.Data) == 0 || cap(b.Data) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b.Data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(a.Data)))
+	return p >= lo && p < lo+uintptr(cap(b.Data))
 }
 
 // remapOutputs returns outputs with each chunk key k replaced by newKey[k],
