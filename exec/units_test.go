@@ -163,6 +163,15 @@ func TestLargeOpsAlone(t *testing.T) {
 	if c := opCost(g, e); c < 8<<20 {
 		t.Errorf("expr over 2^20 values costs %d", c)
 	}
+	// So do the blocks a product draws and the chunk a fused chain passes
+	// on, though the op reads nothing and makes a number.
+	block := tensor.ChunkOp{Kind: tensor.OpRand, Shape: []int{512, 512}, DType: tensor.Float64, Args: tensor.GenArgs{Offset: []int{0, 0}, Global: []int{512, 512}}}
+	mm := tensor.ChunkOp{Kind: "matmul", Shape: []int{512, 512}, DType: tensor.Float64, Args: tensor.MatmulArgs{Blocks: []tensor.ChunkOp{block, block}}}
+	sum := tensor.ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64}
+	f := &tensor.ChunkOp{Kind: "fuse", Shape: []int{1}, DType: tensor.Float64, Args: tensor.FuseArgs{Members: []tensor.ChunkOp{mm, sum}}}
+	if c, want := opCost(g, f), int64(3*512*512*8+8); c != want {
+		t.Errorf("a fused product of drawn blocks costs %d, want %d", c, want)
+	}
 }
 
 // TestWorkerRunsUnit submits units over a control connection: the worker
