@@ -113,34 +113,45 @@ func TestFetchesBounded(t *testing.T) {
 	checkGoroutines(t, g0)
 }
 
-// TestFetchFailureNamesPeer submits an op whose input lives on a worker that
+// TestFetchFailureNamesPeer submits ops whose inputs live on a worker that
 // is gone (nothing listens at its address): the failure the worker reports
 // names that peer, so that the scheduler does not count it against the op.
+// Two inputs from one peer are fetched together, and fail alike.
 func TestFetchFailureNamesPeer(t *testing.T) {
-	g0 := runtime.NumGoroutine()
-	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := newMutePeer(t)
-	addr := gone.Addr()
-	gone.Close() // its address now refuses connections
-	cc, recv := dialControl(t, w)
-	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
-	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103,
-		Inputs: []Location{{ID: 7, Worker: "w-gone", NBytes: 8}}, Addrs: []string{addr}})
-	var m ctlMsg
-	for m.Kind != msgFailed {
-		if m = recv(); m.Kind != msgStarted && m.Kind != msgFailed {
-			t.Fatalf("got %+v", m)
+	for _, ids := range [][]uint64{{7}, {7, 8}} {
+		g0 := runtime.NumGoroutine()
+		w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
+		if err != nil {
+			t.Fatal(err)
 		}
+		gone := newMutePeer(t)
+		addr := gone.Addr()
+		gone.Close() // its address now refuses connections
+		cc, recv := dialControl(t, w)
+		op := &tensor.ChunkOp{Kind: "assemble", Inputs: make([]int, len(ids)), Shape: []int{len(ids)}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+		sub := &ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103}
+		for _, id := range ids {
+			sub.Inputs = append(sub.Inputs, Location{ID: id, Worker: "w-gone", NBytes: 8})
+			sub.Addrs = append(sub.Addrs, addr)
+		}
+		cc.send(sub)
+		var m ctlMsg
+		for m.Kind != msgFailed {
+			if m = recv(); m.Kind != msgStarted && m.Kind != msgFailed {
+				t.Fatalf("got %+v", m)
+			}
+		}
+		want := "fetch chunk 7 from w-gone"
+		if len(ids) > 1 {
+			want = "fetch chunks [7 8] from w-gone"
+		}
+		if m.Peer != "w-gone" || m.Final || !strings.Contains(m.Err, want) {
+			t.Errorf("failure %+v: want a retryable fetch failure saying %q", m, want)
+		}
+		cc.close()
+		w.Close()
+		checkGoroutines(t, g0)
 	}
-	if m.Peer != "w-gone" || m.Final || !strings.Contains(m.Err, "fetch chunk 7 from w-gone") {
-		t.Errorf("failure %+v: want a retryable fetch failure naming peer w-gone", m)
-	}
-	cc.close()
-	w.Close()
-	checkGoroutines(t, g0)
 }
 
 // dialControl opens a control connection to w, as a scheduler does. recv
@@ -200,34 +211,4 @@ func TestFetchAll(t *testing.T) {
 	if a, err := p.fetch(ctx, w.Addr(), 3); err != nil || string(a.Data) != string(want[3].Data) {
 		t.Errorf("fetch after a failed fetchAll: %v", err)
 	}
-}
-
-// TestFetchAllFailureNamesPeer submits an op reading two inputs from a
-// worker that is gone: they are fetched together, and the failure names
-// the peer, like that of a single fetch.
-func TestFetchAllFailureNamesPeer(t *testing.T) {
-	g0 := runtime.NumGoroutine()
-	w, err := StartWorker(context.Background(), WorkerConfig{Name: "w", Slots: 1, Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := newMutePeer(t)
-	addr := gone.Addr()
-	gone.Close()
-	cc, recv := dialControl(t, w)
-	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0, 1}, Shape: []int{2}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
-	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103,
-		Inputs: []Location{{ID: 7, Worker: "w-gone", NBytes: 8}, {ID: 8, Worker: "w-gone", NBytes: 8}}, Addrs: []string{addr, addr}})
-	var m ctlMsg
-	for m.Kind != msgFailed {
-		if m = recv(); m.Kind != msgStarted && m.Kind != msgFailed {
-			t.Fatalf("got %+v", m)
-		}
-	}
-	if m.Peer != "w-gone" || m.Final || !strings.Contains(m.Err, "fetch chunks [7 8] from w-gone") {
-		t.Errorf("failure %+v: want a retryable fetch failure naming peer w-gone", m)
-	}
-	cc.close()
-	w.Close()
-	checkGoroutines(t, g0)
 }
