@@ -40,25 +40,30 @@ func TestKilledWhileSending(t *testing.T) {
 	const spec = "x = rand(1024, 1024, chunks=(256, 1024), seed=3)\ny = (x + x.T).sum(axis=0)"
 	want := localResult(t, spec, "y")
 
+	// Either worker may be the one that sends (which ops go where depends
+	// on who asks for work first): both pause halfway through their first
+	// large chunk, and the first to get there is killed.
 	tc := newTestCluster(t, 0, true)
-	tc.spawn(nil, "w1")
-	out := tc.spawn(nil, "w2", "MARSFS_TEST_SENDPAUSE=1")
+	names := []string{"w1", "w2"}
+	sending := make(chan int, len(names))
+	for i, name := range names {
+		out := tc.spawn(nil, name, "MARSFS_TEST_SENDPAUSE=1")
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if sc.Text() == "sending" {
+					sending <- i
+					break
+				}
+			}
+			io.Copy(io.Discard, out)
+		}()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := tc.s.WaitWorkers(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	sending := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "sending" {
-				close(sending)
-				break
-			}
-		}
-		io.Copy(io.Discard, out)
-	}()
 
 	e := NewEngine(tc.s)
 	defer e.Close()
@@ -70,18 +75,20 @@ func TestKilledWhileSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var victim int
 	select {
-	case <-sending:
+	case victim = <-sending:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("w2 sent no large chunk; graph %v", g.Status().State)
+		t.Fatalf("no worker sent a large chunk; graph %v", g.Status().State)
 	}
-	// w2 is blocked halfway through a frame; a peer is reading it.
-	text, ok := tc.s.WorkerStatus("w2")
+	// The victim is blocked halfway through a frame; a peer is reading it.
+	name := names[victim]
+	text, ok := tc.s.WorkerStatus(name)
 	if !ok || statusField(t, text, "sending") < 1 {
-		t.Fatalf("w2 status while sending:\n%s", text)
+		t.Fatalf("%s status while sending:\n%s", name, text)
 	}
-	tc.killed[1] = true
-	if err := tc.procs[1].Process.Kill(); err != nil {
+	tc.killed[victim] = true
+	if err := tc.procs[victim].Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	st := g.Wait(ctx)
@@ -91,13 +98,21 @@ func TestKilledWhileSending(t *testing.T) {
 	if got := fetch(t, s, "y").Data; !bytes.Equal(got, want) {
 		t.Error("result differs from the LocalRunner's")
 	}
+	// The survivor may have paused too, sending to the victim before it
+	// died: it would not exit in time.
+	select {
+	case other := <-sending:
+		tc.killed[other] = true
+		tc.procs[other].Process.Kill()
+	case <-time.After(100 * time.Millisecond):
+	}
 	evs, _, _ := g.Events(0)
 	recomputed := false
 	for _, ev := range evs {
 		if ev.Err != "" {
 			t.Logf("op %d %v on %q: %s", ev.Key, ev.State, ev.Worker, ev.Err)
 		}
-		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, "w2 left") {
+		if strings.HasPrefix(ev.Err, "chunk lost") || strings.Contains(ev.Err, name+" left") {
 			recomputed = true
 		}
 	}
