@@ -146,6 +146,7 @@ type Core struct {
 	err        error // why the job stops
 	done       bool
 	finished   int // ops FINISHED or FREED
+	nsent      int // ops whose run is out (sent), which a stopping job waits for
 	liveChunks int
 	liveBytes  int64
 	transfer   int64
@@ -625,6 +626,9 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 			c.transfer += ins[i].NBytes
 		}
 	}
+	if !o.sent {
+		c.nsent++
+	}
 	o.worker, o.sent, o.inUnit = w, true, inUnit
 	o.attempt++
 	if c.out.Run == nil {
@@ -652,6 +656,9 @@ func (c *Core) current(k int, worker string, attempt int) bool {
 // frees the worker's room once the unit's last op is settled.
 func (c *Core) settle(k int) {
 	o := &c.ops[k]
+	if o.sent {
+		c.nsent--
+	}
 	o.sent = false
 	lead, unit := k, o.inUnit
 	if unit {
@@ -937,8 +944,10 @@ func (c *Core) WorkerDown(name string) Output {
 			// An op of a unit still waiting for its inputs there: it never
 			// ran, so it is sent again later without counting a failure.
 			o.sent, o.inUnit = false, false
+			c.nsent--
 		case o.sent:
 			o.sent, o.inUnit = false, false
+			c.nsent--
 			inflight = append(inflight, k)
 		case o.state == Finished:
 			if c.g.Ops[k].Stored == 0 {
@@ -1047,10 +1056,8 @@ func (c *Core) checkDone() {
 		}
 		return
 	}
-	for k := range c.ops {
-		if c.ops[k].sent {
-			return
-		}
+	if c.nsent > 0 {
+		return
 	}
 	c.done = true
 	c.out.Done, c.out.Err = true, c.err
