@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,21 +79,6 @@ func shmTree(b *testing.B, noMap bool) string {
 	}
 	go srv.Serve(ul)
 	b.Cleanup(func() { srv.Close(); eng.Close(); w.Close(); s.Close(); st.Close() })
-	c, err := fs.Dial(sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.ReadFile("/sessions/clone"); err != nil {
-		b.Fatal(err)
-	}
-	// 8 chunks of 128 MiB of float64.
-	if err := c.WriteFile("/sessions/1/submit", []byte("x = ones(134217728, chunks=16777216)\n")); err != nil {
-		b.Fatal(err)
-	}
-	wait, err := c.ReadFile("/sessions/1/graphs/last/wait")
-	if err != nil || !strings.HasPrefix(string(wait), "SUCCEEDED") {
-		b.Fatalf("wait: %s %v", wait, err)
-	}
+	makeGiB(b, sock)
 	return sock
 }

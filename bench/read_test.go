@@ -43,22 +43,7 @@ func tree(b *testing.B) (sock, tcp string) {
 	go srv.Serve(ul)
 	go srv.Serve(tl)
 	b.Cleanup(func() { srv.Close(); eng.Close() })
-	c, err := fs.Dial(sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.ReadFile("/sessions/clone"); err != nil {
-		b.Fatal(err)
-	}
-	// 8 chunks of 128 MiB of float64.
-	if err := c.WriteFile("/sessions/1/submit", []byte("x = ones(134217728, chunks=16777216)\n")); err != nil {
-		b.Fatal(err)
-	}
-	st, err := c.ReadFile("/sessions/1/graphs/last/wait")
-	if err != nil || !strings.HasPrefix(string(st), "SUCCEEDED") {
-		b.Fatalf("wait: %s %v", st, err)
-	}
+	makeGiB(b, sock)
 	return sock, tl.Addr().String()
 }
 
@@ -147,4 +132,25 @@ func BenchmarkRead(b *testing.B) {
 			c.Close()
 		}
 	})
+}
+
+// makeGiB clones session 1 on the server at sock and makes in it x, 1 GiB
+// of float64 ones in 8 chunks of 128 MiB, for the read benchmarks.
+func makeGiB(b *testing.B, sock string) {
+	b.Helper()
+	c, err := fs.Dial(sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ReadFile("/sessions/clone"); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.WriteFile("/sessions/1/submit", []byte("x = ones(134217728, chunks=16777216)\n")); err != nil {
+		b.Fatal(err)
+	}
+	st, err := c.ReadFile("/sessions/1/graphs/last/wait")
+	if err != nil || !strings.HasPrefix(string(st), "SUCCEEDED") {
+		b.Fatalf("wait: %s %v", st, err)
+	}
 }
