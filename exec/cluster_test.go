@@ -105,19 +105,11 @@ func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 		}
 		return startTestCluster(t, cfgs...)
 	}
-	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.s = s
+	tc, ctx := newTestScheduler(t)
 	for i := 0; i < nworkers; i++ {
 		tc.spawn(nil, fmt.Sprintf("w%d", i+1))
 	}
-	t.Cleanup(tc.close)
-	if err := s.WaitWorkers(ctx, nworkers); err != nil {
+	if err := tc.s.WaitWorkers(ctx, nworkers); err != nil {
 		t.Fatal(err)
 	}
 	return tc
@@ -128,15 +120,8 @@ func newTestCluster(t testing.TB, nworkers int, processes bool) *testCluster {
 // them, and closes them all when the test ends.
 func startTestCluster(t testing.TB, cfgs ...WorkerConfig) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.s = s
-	t.Cleanup(tc.close)
+	tc, ctx := newTestScheduler(t)
+	s := tc.s
 	for _, cfg := range cfgs {
 		cfg.Join, cfg.Fast = []string{s.GossipAddr()}, true
 		w, err := StartWorker(ctx, cfg)
@@ -149,6 +134,23 @@ func startTestCluster(t testing.TB, cfgs ...WorkerConfig) *testCluster {
 		t.Fatal(err)
 	}
 	return tc
+}
+
+// newTestScheduler starts the scheduler of a test cluster, with fast
+// failure detection, and closes the cluster when the test ends. ctx bounds
+// the start of its workers: 10 s.
+func newTestScheduler(t testing.TB) (*testCluster, context.Context) {
+	t.Helper()
+	tc := &testCluster{t: t, g0: runtime.NumGoroutine(), killed: map[int]bool{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	s, err := NewScheduler(ctx, SchedulerConfig{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.s = s
+	t.Cleanup(tc.close)
+	return tc, ctx
 }
 
 // spawn starts worker process name, the command prefixed by wrap (as in
