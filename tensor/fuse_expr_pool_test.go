@@ -65,20 +65,27 @@ func tinyExprOp(tb testing.TB) (*ChunkOp, []*Array) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := FuseExpr(cg)
+	return firstExpr(tb, FuseExpr(cg))
+}
+
+// firstExpr returns the first expr op of f and its inputs, made by running
+// the ops that read nothing (generators) they come from.
+func firstExpr(tb testing.TB, f *ChunkGraph) (*ChunkOp, []*Array) {
+	tb.Helper()
 	for _, op := range f.Ops {
 		if op.Kind != "expr" {
 			continue
 		}
 		in := make([]*Array, len(op.Inputs))
 		for i, k := range op.Inputs {
+			var err error
 			if in[i], err = Run(context.Background(), f.Ops[k], nil); err != nil {
 				tb.Fatal(err)
 			}
 		}
 		return op, in
 	}
-	tb.Fatal("no expr op")
+	tb.Fatalf("no expr op: %v", kinds(f))
 	return nil, nil
 }
 

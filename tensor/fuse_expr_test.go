@@ -692,28 +692,13 @@ func TestExprAllocsPerBlock(t *testing.T) {
 func testExprAllocs(t *testing.T, spec string) {
 	allocs := func(n int) float64 {
 		cg := tileSpec(t, strings.ReplaceAll(spec, "{n}", fmt.Sprint(n)))
-		f := FuseExpr(cg)
-		var err error
-		// The first expr op, with its inputs (generators of its own).
-		for _, op := range f.Ops {
-			if op.Kind != "expr" {
-				continue
+		op, in := firstExpr(t, FuseExpr(cg))
+		Run(context.Background(), op, in) // fill the register pool
+		return testing.AllocsPerRun(5, func() {
+			if _, err := Run(context.Background(), op, in); err != nil {
+				t.Fatal(err)
 			}
-			in := make([]*Array, len(op.Inputs))
-			for i, k := range op.Inputs {
-				if in[i], err = Run(context.Background(), f.Ops[k], nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			Run(context.Background(), op, in) // fill the register pool
-			return testing.AllocsPerRun(5, func() {
-				if _, err := Run(context.Background(), op, in); err != nil {
-					t.Fatal(err)
-				}
-			})
-		}
-		t.Fatalf("no expr op: %v", kinds(f))
-		return 0
+		})
 	}
 	// Chunks of 4 and 64 blocks of the value shape (at most 8 columns).
 	// A collection may empty the register pool during a run: a few
