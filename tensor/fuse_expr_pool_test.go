@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -29,12 +30,7 @@ func TestExprMachineReuse(t *testing.T) {
 			want := computeAll(t, cg)
 			f := Optimize(cg, Options{FuseExpr: true})
 			for run := range 3 {
-				got := computeAll(t, f)
-				for i := range want {
-					if msg := sameValues(got[i], want[i], tc.exact); msg != "" {
-						t.Errorf("run %d: output %s %s", run, cg.Outputs[i].Name, msg)
-					}
-				}
+				checkOutputs(t, f, cg.Outputs, want, tc.exact, fmt.Sprintf("run %d", run))
 			}
 		})
 	}

@@ -74,6 +74,18 @@ func sameValues(got, want *Array, exact bool) string {
 	return ""
 }
 
+// checkOutputs checks that graph f computes want, the values of outputs;
+// label names the case in errors.
+func checkOutputs(t *testing.T, f *ChunkGraph, outputs []TiledTensor, want []*Array, exact bool, label string) {
+	t.Helper()
+	got := computeAll(t, f)
+	for i := range want {
+		if msg := sameValues(got[i], want[i], exact); msg != "" {
+			t.Errorf("%s: output %s %s", label, outputs[i].Name, msg)
+		}
+	}
+}
+
 // fuseSpecs are specs whose outputs must come out the same fused and unfused.
 // exact marks those with no reassociated float sum.
 var fuseSpecs = []struct {
@@ -140,12 +152,7 @@ func TestFuseExprMatchesUnfused(t *testing.T) {
 				if exprs == 0 {
 					t.Errorf("%+v: no expr op in the optimized graph", opt)
 				}
-				got := computeAll(t, f)
-				for i := range want {
-					if msg := sameValues(got[i], want[i], tc.exact); msg != "" {
-						t.Errorf("%+v: output %s %s", opt, cg.Outputs[i].Name, msg)
-					}
-				}
+				checkOutputs(t, f, cg.Outputs, want, tc.exact, fmt.Sprintf("%+v", opt))
 			}
 		})
 	}

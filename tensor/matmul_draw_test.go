@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -47,12 +48,7 @@ func TestDrawMatmulBlocks(t *testing.T) {
 				if named != (tc.drawn > 0) {
 					t.Errorf("%+v: an op named matmul(...): %v, want %v", opt, named, tc.drawn > 0)
 				}
-				got := computeAll(t, gobGraph(t, f))
-				for i := range want {
-					if msg := sameValues(got[i], want[i], true); msg != "" {
-						t.Errorf("%+v: output %s %s", opt, cg.Outputs[i].Name, msg)
-					}
-				}
+				checkOutputs(t, gobGraph(t, f), cg.Outputs, want, true, fmt.Sprintf("%+v", opt))
 			}
 		})
 	}
@@ -163,12 +159,7 @@ func TestFuseChainScratch(t *testing.T) {
 					t.Fatalf("%+v: no fused chain", opt)
 				}
 				for range 2 { // the second run reuses the first's buffers
-					got := computeAll(t, f)
-					for i := range want {
-						if msg := sameValues(got[i], want[i], true); msg != "" {
-							t.Errorf("%+v: output %s %s", opt, cg.Outputs[i].Name, msg)
-						}
-					}
+					checkOutputs(t, f, cg.Outputs, want, true, fmt.Sprintf("%+v", opt))
 				}
 			}
 		})
