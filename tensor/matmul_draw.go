@@ -132,10 +132,10 @@ func DrawMatmulBlocks(cg *ChunkGraph) *ChunkGraph {
 	return out
 }
 
-// matmulBlocks returns the blocks op multiplies: in, when op draws none,
-// else in's arrays and the drawn ones in the order of args.Blocks. A drawn
-// block is made only when get is called, into a buffer of the scratch
-// pool that put returns.
+// A blockSource gives a matmul op the blocks it multiplies: its inputs, when
+// it draws none, else its inputs and the drawn blocks in the order of
+// args.Blocks. A drawn block is made only when get is called, into a buffer
+// of the scratch pool that get's release gives back.
 type blockSource struct {
 	ctx  context.Context
 	in   []*Array
