@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -74,6 +75,9 @@ func drawnName(op *ChunkOp) (string, bool) {
 // stored: the blocks' ops leave the graph, and keys are renumbered. cg is
 // returned as it is when no block qualifies; it is never modified.
 func DrawMatmulBlocks(cg *ChunkGraph) *ChunkGraph {
+	if !slices.ContainsFunc(cg.Ops, func(op *ChunkOp) bool { return op.Kind == "matmul" }) {
+		return cg // most graphs: no product, nothing to count
+	}
 	n := len(cg.Ops)
 	uses := make([]int32, n)
 	others := make([]bool, n) // read by an op that is no plain matmul
