@@ -94,13 +94,13 @@ func DrawMatmulBlocks(cg *ChunkGraph) *ChunkGraph {
 		}
 	}
 	drawn := make([]bool, n)
-	any := false
+	found := false
 	for k, op := range cg.Ops {
 		if uses[k] > 0 && uses[k] <= maxMatmulDraws && !others[k] && isGenOp(op) && redrawnGens[op.Kind] {
-			drawn[k], any = true, true
+			drawn[k], found = true, true
 		}
 	}
-	if !any {
+	if !found {
 		return cg
 	}
 	out := &ChunkGraph{Ops: make([]*ChunkOp, 0, n)}
