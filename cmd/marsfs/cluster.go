@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	osexec "os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,14 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 			return err
 		}
 		wf.shm = ram / 2 / int64(n)
+	}
+	if wf.procs == 0 && os.Getenv("GOMAXPROCS") == "" {
+		// The workers share this host's CPUs, as Dask's local cluster
+		// gives each of its n workers 1/n of the threads: a worker
+		// whose runtime may use them all wakes idle threads to steal its
+		// goroutines' work for every message, while its kernels are
+		// kept as busy by its own share.
+		wf.procs = max(1, runtime.GOMAXPROCS(0)/n)
 	}
 	kids := &children{}
 	defer kids.stop(5 * time.Second)
@@ -165,6 +174,12 @@ func worker(args []string) error {
 	key, err := exec.LoadKey(wf.keyFile)
 	if err != nil {
 		return err
+	}
+	if wf.slots <= 0 {
+		wf.slots = runtime.GOMAXPROCS(0) // the CPUs, whatever --procs says
+	}
+	if wf.procs > 0 {
+		runtime.GOMAXPROCS(wf.procs)
 	}
 	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
 	switch wf.store {

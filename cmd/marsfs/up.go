@@ -160,6 +160,7 @@ func up(args []string) error {
 // workerFlags are the flags of a worker, which up passes on.
 type workerFlags struct {
 	slots    int
+	procs    int
 	mem      int64
 	shm      int64
 	shmDir   string
@@ -172,6 +173,7 @@ type workerFlags struct {
 
 func (w *workerFlags) add(f *flag.FlagSet) {
 	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs)")
+	f.IntVar(&w.procs, "procs", 0, "CPUs a worker's Go code runs on at once, GOMAXPROCS (0: all; up: the CPUs shared among its workers)")
 	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes: an operand runs only when its inputs and output fit (0: no bound)")
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
@@ -183,7 +185,7 @@ func (w *workerFlags) add(f *flag.FlagSet) {
 
 // args renders the flags for a worker's command line.
 func (w *workerFlags) args() []string {
-	a := []string{"--slots", strconv.Itoa(w.slots), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10), "--store", w.store}
+	a := []string{"--slots", strconv.Itoa(w.slots), "--procs", strconv.Itoa(w.procs), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10), "--store", w.store}
 	if w.shmDir != "" {
 		a = append(a, "--shm-dir", w.shmDir)
 	}
