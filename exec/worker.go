@@ -261,8 +261,8 @@ func (w *Worker) Status() string {
 	running, queued, quota := len(w.running), len(w.queue), w.quotaUsed()
 	w.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
-		w.name, w.addr, os.Getpid(), w.cfg.Slots, running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
+	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nprocs %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
+		w.name, w.addr, os.Getpid(), w.cfg.Slots, runtime.GOMAXPROCS(0), running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestEndToEnd(t *testing.T) {
 				})
 			}
 			if store == "shm" {
-				checkShmSplit(t, p.unx, 2)
+				checkHostSplit(t, p.unx, 2)
 			}
 			p.stop(t)
 			// Nothing of the workers' stores is left behind.
@@ -50,9 +51,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
-// checkShmSplit checks that the n workers of up share half the RAM as their
-// shared-memory limit, as their status files say.
-func checkShmSplit(t *testing.T, addr string, n int) {
+// checkHostSplit checks that the n workers of up share half the RAM as
+// their shared-memory limit and the CPUs as their procs, each keeping a
+// slot a CPU, as their status files say.
+func checkHostSplit(t *testing.T, addr string, n int) {
 	t.Helper()
 	c, err := fs.Dial(addr)
 	if err != nil {
@@ -69,8 +71,15 @@ func checkShmSplit(t *testing.T, addr string, n int) {
 	}
 	for _, e := range ents {
 		st := readText(t, c, "/cluster/workers/"+e.Name+"/status")
-		if want := fmt.Sprintf("\nshm_limit %d\n", ram/2/int64(n)); !strings.Contains(st, want) {
-			t.Errorf("worker %s: want %q in its status:\n%s", e.Name, strings.TrimSpace(want), st)
+		cpus := runtime.GOMAXPROCS(0)
+		for _, want := range []string{
+			fmt.Sprintf("\nshm_limit %d\n", ram/2/int64(n)),
+			fmt.Sprintf("\nprocs %d\n", max(1, cpus/n)),
+			fmt.Sprintf("\nslots %d\n", cpus),
+		} {
+			if !strings.Contains(st, want) {
+				t.Errorf("worker %s: want %q in its status:\n%s", e.Name, strings.TrimSpace(want), st)
+			}
 		}
 	}
 }
