@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"os"
 	osexec "os/exec"
@@ -130,6 +131,28 @@ func TestMedian(t *testing.T) {
 		if got := (result{times: tc.times}).median(); got != tc.want {
 			t.Errorf("median(%v) = %v, want %v", tc.times, got, tc.want)
 		}
+	}
+}
+
+func TestBracket(t *testing.T) {
+	ok1 := result{engine: "dgemm", times: []float64{1, 2}, peak: 5, value: []float64{1}}
+	ok2 := result{engine: "dgemm", times: []float64{3}, peak: 7, value: []float64{2}}
+	bad := result{engine: "dgemm", err: errors.New("no numpy")}
+	r := bracket(ok1, ok2)
+	if !slices.Equal(r.times, []float64{1, 2, 3}) || r.peak != 7 || r.value[0] != 2 {
+		t.Errorf("bracket: times %v, peak %d, value %v; want [1 2 3], 7, [2]", r.times, r.peak, r.value)
+	}
+	if len(ok1.times) != 2 {
+		t.Errorf("bracket changed its first argument's times: %v", ok1.times)
+	}
+	if r := bracket(bad, ok2); !slices.Equal(r.times, ok2.times) || r.err != nil {
+		t.Errorf("bracket(failed, ok) = %v, %v; want the second's runs", r.times, r.err)
+	}
+	if r := bracket(ok1, bad); !slices.Equal(r.times, ok1.times) || r.err != nil {
+		t.Errorf("bracket(ok, failed) = %v, %v; want the first's runs", r.times, r.err)
+	}
+	if r := bracket(bad, bad); r.err == nil {
+		t.Error("bracket(failed, failed) has no error")
 	}
 }
 
