@@ -53,14 +53,6 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		}
 		wf.shm = ram / 2 / int64(n)
 	}
-	if wf.procs == 0 && os.Getenv("GOMAXPROCS") == "" {
-		// The workers share this host's CPUs, as Dask's local cluster
-		// gives each of its n workers 1/n of the threads: a worker
-		// whose runtime may use them all wakes idle threads to steal its
-		// goroutines' work for every message, while its kernels are
-		// kept as busy by its own share.
-		wf.procs = max(1, runtime.GOMAXPROCS(0)/n)
-	}
 	kids := &children{}
 	defer kids.stop(5 * time.Second)
 	for i := range n {

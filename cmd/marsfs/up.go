@@ -173,7 +173,7 @@ type workerFlags struct {
 
 func (w *workerFlags) add(f *flag.FlagSet) {
 	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs)")
-	f.IntVar(&w.procs, "procs", 0, "CPUs a worker's Go code runs on at once, GOMAXPROCS (0: all; up: the CPUs shared among its workers)")
+	f.IntVar(&w.procs, "procs", 0, "CPUs a worker's Go code runs on at once, GOMAXPROCS (0: all)")
 	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes: an operand runs only when its inputs and output fit (0: no bound)")
 	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
