@@ -30,8 +30,12 @@ const (
 
 var machinePool struct {
 	sync.Mutex
+	// last is the machine released last, outside idle: a graph of tiny
+	// chunks runs one program op after op, and the machine one op gives
+	// back the next takes, with no look-up in idle.
+	last  *exprMachine
 	idle  map[*ExprInstr][]*exprMachine // by the program's first instruction
-	count int
+	count int                           // in idle and last
 }
 
 // An inputSig is what a machine's steps were checked against in an input.
@@ -64,13 +68,15 @@ func acquireMachine(op *ChunkOp, args *ExprArgs, in []*Array) (*exprMachine, err
 	key := &args.Code[0]
 	machinePool.Lock()
 	var m *exprMachine
-	if ms := machinePool.idle[key]; len(ms) > 0 {
+	if l := machinePool.last; l != nil && &l.own.Code[0] == key {
+		m, machinePool.last = l, nil
+		machinePool.count--
+	} else if ms := machinePool.idle[key]; len(ms) > 0 {
 		m = ms[len(ms)-1]
 		ms[len(ms)-1] = nil
+		// An emptied list stays, so that the release to come appends
+		// to it without allocating.
 		machinePool.idle[key] = ms[:len(ms)-1]
-		if len(ms) == 1 {
-			delete(machinePool.idle, key)
-		}
 		machinePool.count--
 	}
 	machinePool.Unlock()
@@ -145,9 +151,17 @@ func (m *exprMachine) rebind(op *ChunkOp, args *ExprArgs, in []*Array) (bool, er
 func releaseMachine(m *exprMachine) {
 	for i := range m.steps {
 		st := &m.steps[i]
-		st.src = nil
-		clear(st.srcs)
-		st.dstA, st.srcA = Array{}, Array{}
+		// Only what was set is cleared: with the collector running,
+		// every pointer written costs a write barrier.
+		if st.src != nil {
+			st.src = nil
+		}
+		if len(st.srcs) > 0 {
+			clear(st.srcs)
+		}
+		if st.in.Op == exprCast {
+			st.dstA, st.srcA = Array{}, Array{}
+		}
 	}
 	clear(m.views)
 	clear(m.parts)
@@ -173,11 +187,21 @@ func releaseMachine(m *exprMachine) {
 	if machinePool.idle == nil {
 		machinePool.idle = make(map[*ExprInstr][]*exprMachine)
 	}
+	if machinePool.last == nil {
+		machinePool.last = m
+		machinePool.count++
+		machinePool.Unlock()
+		return
+	}
 	if machinePool.count >= maxIdleMachines {
 		// The program running now is likely to run again, a program of
 		// another graph less so: make room by dropping some other
 		// program's machines.
 		for k, ms := range machinePool.idle {
+			if len(ms) == 0 {
+				delete(machinePool.idle, k)
+				continue
+			}
 			if k != key {
 				evicted = ms
 				delete(machinePool.idle, k)
