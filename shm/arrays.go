@@ -95,7 +95,9 @@ func (a *Arrays) Put(id uint64, x *tensor.Array) error {
 		if err := x.Check(); err != nil {
 			return fmt.Errorf("shm: chunk %d: %w", id, err)
 		}
-		a.s.Delete(id)
+		if a.s.held() {
+			a.s.Delete(id)
+		}
 		a.putHeap(id, x)
 		return nil
 	}
@@ -157,7 +159,7 @@ func (a *Arrays) PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool
 // the heap or in shared memory, never both (Put and Alloc's seal drop the
 // other): one in the heap is not looked for in the store.
 func (a *Arrays) Delete(id uint64) bool {
-	return a.putHeap(id, nil) || a.s.Delete(id)
+	return a.putHeap(id, nil) || a.s.held() && a.s.Delete(id)
 }
 
 // Len is the number of chunks held.

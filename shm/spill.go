@@ -222,7 +222,7 @@ func (s *Store) spillLocked(c *chunk) error {
 			return fmt.Errorf("shm: spill chunk %d: %w", c.id, err)
 		}
 		c.spill = p
-		s.spilled += c.n
+		s.spilled.Add(c.n)
 	}
 	f, err := os.Open(c.spill)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"marsfs/tensor"
@@ -52,8 +53,9 @@ type Store struct {
 	cond     *sync.Cond      // on mu, broadcast when a busy chunk is done
 	used     int64           // shared memory held: resident chunks, zombies and free
 	clock    uint64
-	spilled  int64
+	spilled  atomic.Int64 // bytes spilled: read without mu, for every op
 	reloaded int64
+	nchunks  atomic.Int64 // len(chunks), read without mu (see held)
 	closed   bool
 	locks    []*os.File // the store's directories, locked while it lives
 }
@@ -258,6 +260,7 @@ func (s *Store) create(id uint64, dt tensor.DType, shape []int, zero bool) (*Buf
 	b := c.wbytes()
 	putHeader(b, id, dt, shape, n, false)
 	s.chunks[id] = c
+	s.countLocked()
 	return &Buffer{ID: id, Data: b[off:len(b):len(b)], s: s, c: c}, nil
 }
 
@@ -299,6 +302,7 @@ func (b *Buffer) SealAs(id uint64) error {
 		c.id, b.ID = id, id
 		putHeader(c.wbytes(), id, c.dtype, c.shape, c.n, false)
 		s.chunks[id] = c
+		s.countLocked()
 	}
 	setSealed(c.wbytes(), true)
 	c.sealed = true
@@ -457,6 +461,7 @@ func (s *Store) Delete(id uint64) bool {
 
 func (s *Store) deleteLocked(c *chunk) {
 	delete(s.chunks, c.id)
+	s.countLocked()
 	c.deleted = true
 	if c.pins > 0 {
 		// The names go now, so that id can be stored again; the pages
@@ -564,16 +569,21 @@ type Stats struct {
 
 // SpilledBytes is the number of bytes written to spill files since Open.
 func (s *Store) SpilledBytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.spilled
+	return s.spilled.Load()
 }
+
+// countLocked records the number of chunks held, for held. s.mu is held.
+func (s *Store) countLocked() { s.nchunks.Store(int64(len(s.chunks))) }
+
+// held reports whether the store may hold a chunk: when it says no, Delete
+// has nothing to do, and its lock and look-up are spared.
+func (s *Store) held() bool { return s.nchunks.Load() > 0 }
 
 // Stats returns the store's current state.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Limit: s.limit, Used: s.used, Free: s.freeBytes(), Spilled: s.spilled, Reloaded: s.reloaded,
+	st := Stats{Limit: s.limit, Used: s.used, Free: s.freeBytes(), Spilled: s.spilled.Load(), Reloaded: s.reloaded,
 		Pinned: len(s.zombies)}
 	for _, c := range s.chunks {
 		if c.resident {
@@ -631,6 +641,7 @@ func (s *Store) Close() error {
 		unmapSegment(f.addr, f.rw, f.size)
 	}
 	s.chunks, s.zombies, s.free, s.used = nil, nil, nil, 0
+	s.nchunks.Store(0)
 	err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.spillDir))
 	s.closeLocks()
 	return err
