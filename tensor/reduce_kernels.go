@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // The typed loops of the reduction kernels.
@@ -98,6 +99,41 @@ type monoid struct {
 // monoidFor returns the monoid of op (sum, prod, min, max, nanmin, nanmax,
 // any, all) on dt.
 func monoidFor(op string, dt DType) (monoid, error) {
+	k := monoidKey{op, dt}
+	monoids.RLock()
+	m, ok := monoids.m[k]
+	monoids.RUnlock()
+	if ok {
+		return m, nil
+	}
+	m, err := makeMonoid(op, dt)
+	if err != nil {
+		return monoid{}, err
+	}
+	monoids.Lock()
+	if monoids.m == nil {
+		monoids.m = make(map[monoidKey]monoid)
+	}
+	monoids.m[k] = m
+	monoids.Unlock()
+	return m, nil
+}
+
+// monoids holds the monoids made so far: their functions hold no state, and
+// a graph of tiny chunks asks for one per op, where making its closures
+// would cost more than the op's work.
+var monoids struct {
+	sync.RWMutex
+	m map[monoidKey]monoid
+}
+
+type monoidKey struct {
+	op string
+	dt DType
+}
+
+// makeMonoid makes the monoid of op on dt.
+func makeMonoid(op string, dt DType) (monoid, error) {
 	var m *monoid
 	switch dt {
 	case Bool:
