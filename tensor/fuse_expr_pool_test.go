@@ -45,7 +45,7 @@ func TestExprMachineReuseAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 4 {
+	if allocs > 1 { // the output, in one piece
 		t.Errorf("%v allocations running a program again", allocs)
 	}
 }
