@@ -50,8 +50,9 @@ func TestExprMachineReuseAllocs(t *testing.T) {
 	}
 }
 
-// tinyExprOp is the first expr op of a sum over chunks of ten elements.
-func tinyExprOp(tb testing.TB) (*ChunkOp, []*Array) {
+// tinySum is W4's sum at a thousandth of its size, fused: chunks of ten
+// elements, each an expr op, and a tree of combines.
+func tinySum(tb testing.TB) *ChunkGraph {
 	tb.Helper()
 	g, err := ParseSpec("y = (ones(1000, chunks=10) + 1).sum()", nil)
 	if err != nil {
@@ -61,7 +62,13 @@ func tinyExprOp(tb testing.TB) (*ChunkOp, []*Array) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return firstExpr(tb, FuseExpr(cg))
+	return FuseExpr(cg)
+}
+
+// tinyExprOp is the first expr op of tinySum.
+func tinyExprOp(tb testing.TB) (*ChunkOp, []*Array) {
+	tb.Helper()
+	return firstExpr(tb, tinySum(tb))
 }
 
 // firstExpr returns the first expr op of f and its inputs, made by running

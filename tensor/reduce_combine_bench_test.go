@@ -6,19 +6,11 @@ import (
 	"testing"
 )
 
-// tinyCombineOp is the first combine of a tree sum over chunks of ten
-// elements, with partials of the right dtype and shape as its inputs.
+// tinyCombineOp is the first combine of tinySum, with partials of the
+// right dtype and shape as its inputs.
 func tinyCombineOp(tb testing.TB) (*ChunkOp, []*Array) {
 	tb.Helper()
-	g, err := ParseSpec("y = (ones(1000, chunks=10) + 1).sum()", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cg, err := Tile(g, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, op := range FuseExpr(cg).Ops {
+	for _, op := range tinySum(tb).Ops {
 		if !strings.HasSuffix(op.Kind, ".combine") {
 			continue
 		}
