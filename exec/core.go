@@ -79,8 +79,7 @@ type CoreOptions struct {
 	// hears of their inputs; were the leaves of a reduction sent as deep as
 	// other ops, a worker would race through them and keep hundreds of
 	// chunks alive where the planned order needs a few (Dask queues root
-	// tasks at its scheduler for the same reason). Initial ops whose chunks
-	// are small count half (see rootWeight).
+	// tasks at its scheduler for the same reason).
 	RootDepth int
 	// Planned, if not nil, is told the job's placement once it is made.
 	Planned func(Placement)
@@ -116,7 +115,7 @@ type workerState struct {
 	slots       int
 	outstanding int // ops sent and not yet reported
 	limit       int // bound on outstanding; 0 for none
-	roots       int // initial ops outstanding, weighed (see rootWeight)
+	roots       int // initial ops outstanding
 	rootLimit   int // bound on roots; 0 for none
 }
 
@@ -330,7 +329,7 @@ func (c *Core) WorkerUp(name string, slots int) Output {
 	w.slots = slots
 	if c.opts.Depth > 0 {
 		w.limit = max(slots, 1) * c.opts.Depth
-		w.rootLimit = max(slots, 1) * c.opts.RootDepth * bigRoot
+		w.rootLimit = max(slots, 1) * c.opts.RootDepth
 	}
 	return c.end()
 }
@@ -571,11 +570,14 @@ func (c *Core) names() []string {
 // leads it and none of it has run.
 func (c *Core) send(k int, w string) {
 	c.workers[w].outstanding++
+	if c.ops[k].initial {
+		c.workers[w].roots++
+	}
 	if c.unitOf != nil {
 		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
 			ms := c.units[u]
 			if c.ops[k].initial {
-				c.workers[w].roots += c.rootWeight(k, true)
+				c.workers[w].roots += unitRoots - 1
 			}
 			c.unitLeft[u] = int32(len(ms))
 			for i, m := range ms {
@@ -603,41 +605,7 @@ func (c *Core) send(k int, w string) {
 			}
 		}
 	}
-	if c.ops[k].initial {
-		c.workers[w].roots += c.rootWeight(k, false)
-	}
 	c.sendOne(k, w, false)
-}
-
-// Initial ops count against a worker's RootDepth by the chunks they leave
-// alive: one whose chunk is bigger than smallRoot counts bigRoot, a smaller
-// one 1, so that a worker may run twice as far ahead through leaves that
-// make next to nothing (the partial sums of a fused reduction) as through
-// leaves that fill memory. Its queue then outlasts the round trip of its
-// reports far more often.
-const (
-	smallRoot = 64 << 10
-	bigRoot   = 2
-)
-
-// rootWeight is what initial op k counts against its worker's root limit,
-// alone or leading its unit: the whole unit's chunks are weighed then, and
-// it counts as unitRoots ops.
-func (c *Core) rootWeight(k int, unit bool) int {
-	if !unit {
-		if c.g.Ops[k].NBytes() > smallRoot {
-			return bigRoot
-		}
-		return 1
-	}
-	var n int
-	for _, m := range c.units[c.unitOf[k]] {
-		n += c.g.Ops[m].NBytes()
-	}
-	if n > smallRoot {
-		return bigRoot * unitRoots
-	}
-	return unitRoots
 }
 
 // sendOne makes RunOp for op k on worker w; the caller counts it against
@@ -704,7 +672,10 @@ func (c *Core) settle(k int) {
 	if w, ok := c.workers[o.worker]; ok {
 		w.outstanding--
 		if c.ops[lead].initial {
-			w.roots -= c.rootWeight(lead, unit)
+			w.roots--
+			if unit {
+				w.roots -= unitRoots - 1
+			}
 		}
 	}
 }

@@ -818,37 +818,3 @@ func TestCoreScale(t *testing.T) {
 	}
 	t.Logf("%d ops on %d workers: peak %d live chunks, %d bytes moved", len(g.Ops), workers, peak, transfer)
 }
-
-// TestRootWeight checks how many leaves of a reduction a worker of two
-// slots gets at once: RootDepth (2) a slot of leaves with big chunks, twice
-// as many with small ones; and in units, twice as many units of leaves with
-// small chunks as of leaves with big ones.
-func TestRootWeight(t *testing.T) {
-	sent := func(elems, unitOps int) (leaves, units int) {
-		g := graph(tree(64))
-		for _, op := range g.Ops[:64] {
-			op.Shape = []int{elems}
-		}
-		// Depth as a Scheduler's, so that only RootDepth bounds the leaves.
-		h := newHarness(t, g, []int{len(g.Ops) - 1}, CoreOptions{Depth: 32, UnitOps: unitOps, UnitCost: 1 << 40}, "w1")
-		h.apply(h.c.Start())
-		for k := range 64 {
-			if h.c.ops[k].sent {
-				leaves++
-			}
-		}
-		return leaves, h.units
-	}
-	big, small := smallRoot/8+1, 1
-	if n, _ := sent(big, 0); n != 2*2 {
-		t.Errorf("big leaves: %d sent, want %d", n, 2*2)
-	}
-	if n, _ := sent(small, 0); n != 2*2*bigRoot {
-		t.Errorf("small leaves: %d sent, want %d", n, 2*2*bigRoot)
-	}
-	_, bigUnits := sent(big, 4)
-	_, smallUnits := sent(small, 4)
-	if bigUnits != 2*2/unitRoots || smallUnits != bigRoot*bigUnits {
-		t.Errorf("units sent: %d of big leaves, %d of small; want %d and %d", bigUnits, smallUnits, 2*2/unitRoots, bigRoot*2*2/unitRoots)
-	}
-}

@@ -15,8 +15,7 @@
 //
 // Ops are bound to a worker late. The Core sends a worker at most Depth
 // ops per slot that it has not yet reported on (CoreOptions.Depth; 32 in a
-// Scheduler), and at most RootDepth initial ops (2, or twice as many whose
-// chunks are small); the other READY ops
+// Scheduler), and at most RootDepth initial ops (2); the other READY ops
 // wait at the Core in rank order. Each
 // report frees room, and the next READY op goes to a worker with room: an
 // initial op to the worker the assignment gave it, any other op to the
