@@ -20,8 +20,34 @@ type Array struct {
 
 // NewArray returns a zero-filled array of the given dtype and shape.
 func NewArray(dt DType, shape []int) *Array {
-	return &Array{DType: dt, Shape: append([]int(nil), shape...), Data: make([]byte, NumElements(shape)*dt.Size())}
+	n := NumElements(shape) * dt.Size()
+	if len(shape) > 2 || n > packedBytes {
+		return &Array{DType: dt, Shape: append([]int(nil), shape...), Data: make([]byte, n)}
+	}
+	// Small: header, shape and data in one allocation. A graph of tiny
+	// chunks makes one such array an op, and three allocations an op cost
+	// more there than the op's work. The slices are capped, so that an
+	// append to one never runs into the other.
+	p := &packedArray{}
+	p.a.DType = dt
+	if len(shape) > 0 {
+		copy(p.shape[:], shape)
+		p.a.Shape = p.shape[:len(shape):len(shape)]
+	}
+	p.a.Data = p.data[:n:n]
+	return &p.a
 }
+
+// packedArray is a small array in one allocation: at most two axes and
+// packedBytes of data (a few scalars, or a partial of a reduction and its
+// count).
+type packedArray struct {
+	a     Array
+	shape [2]int
+	data  [packedBytes]byte // 8-byte aligned: it follows the ints
+}
+
+const packedBytes = 32
 
 // NumElements is the product of shape (1 for a 0-d shape).
 func NumElements(shape []int) int {

@@ -76,7 +76,7 @@ func exprKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 		return nil, err
 	}
 	defer releaseMachine(m)
-	out := newSmallOutput(ctx, op)
+	out := newOutput(ctx, op)
 	if err := m.run(ctx, out); err != nil {
 		return nil, err
 	}

@@ -282,7 +282,7 @@ func reduceCombineKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array,
 			return nil, fmt.Errorf("partial %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
 		}
 	}
-	out := newSmallArray(op.DType, op.Shape)
+	out := NewArray(op.DType, op.Shape)
 	copy(out.Data, in[0].Data)
 	switch args.Op {
 	case OpArgmin, OpArgmax:

@@ -5,25 +5,28 @@ import (
 	"testing"
 )
 
-func TestNewSmallArray(t *testing.T) {
+// TestNewArraySmall checks NewArray's arrays of one piece, and those beside
+// them: zero-filled, valid, and with a shape and data that an append to
+// one leaves the other alone.
+func TestNewArraySmall(t *testing.T) {
 	for _, c := range []struct {
 		dt    DType
 		shape []int
 	}{
 		{Float64, nil},
 		{Float64, []int{4}},
-		{Float64, []int{5}}, // over packedBytes: NewArray
+		{Float64, []int{5}}, // over packedBytes: apart
 		{Int32, []int{2, 3}},
-		{Bool, []int{1, 1, 1}}, // three axes: NewArray
+		{Bool, []int{1, 1, 1}}, // three axes: apart
 		{Float64, []int{0}},
 	} {
-		a := newSmallArray(c.dt, c.shape)
+		a := NewArray(c.dt, c.shape)
 		if err := a.Check(); err != nil {
 			t.Errorf("%v%v: %v", c.dt, c.shape, err)
 			continue
 		}
-		if a.DType != c.dt || !slices.Equal(a.Shape, c.shape) && len(c.shape) > 0 {
-			t.Errorf("newSmallArray(%v, %v) is %v%v", c.dt, c.shape, a.DType, a.Shape)
+		if a.DType != c.dt || !slices.Equal(a.Shape, c.shape) {
+			t.Errorf("NewArray(%v, %v) is %v%v", c.dt, c.shape, a.DType, a.Shape)
 		}
 		for i, b := range a.Data {
 			if b != 0 {
