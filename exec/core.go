@@ -90,9 +90,10 @@ type CoreOptions struct {
 	// UnitOps, when above 1, groups small ops into dispatch units of at
 	// most UnitOps ops (see units.go); 0 or 1 sends every op alone.
 	UnitOps int
-	// UnitCost bounds the estimated cost of a unit, in bytes read and
-	// written (8 MiB when 0); an op costing more than an eighth of it is
-	// never grouped.
+	// UnitCost bounds the bytes a unit's ops touch, reading, writing and
+	// generating on the way, and a quarter of it the bytes of the chunks
+	// they read and make (32 MiB when 0); an op above an eighth of either
+	// is never grouped.
 	UnitCost int64
 }
 
@@ -185,7 +186,7 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 		opts.RootDepth = 2
 	}
 	if opts.UnitCost <= 0 {
-		opts.UnitCost = 8 << 20
+		opts.UnitCost = 32 << 20
 	}
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
 	if opts.Order != nil {

@@ -26,9 +26,10 @@ import (
 //     unit leads with it. So only its first op reads chunks made by other
 //     units or by large ops: the unit is READY when its first op is and the
 //     shared leaves it reads exist;
-//   - a unit holds at most UnitOps ops of at most UnitCost estimated bytes
-//     in all, and an op estimated above UnitCost/8, or a stored one, joins
-//     none.
+//   - a unit holds at most UnitOps ops, touching at most UnitCost bytes
+//     and reading and making chunks of at most a quarter of that (see
+//     opCost), and an op above an eighth of either bound, or a stored one,
+//     joins none.
 //
 // In a tree reduction over thousands of tiny chunks this sends a worker
 // whole subtrees at once: the leaves and the combines above them, so the
@@ -38,27 +39,40 @@ import (
 // while none of its ops has run; ops retried after a failure or a lost
 // worker go alone.
 
-// opCost estimates the bytes an op touches: its inputs, its output, for a
+// opCost estimates what an op costs a unit: held, the bytes of the chunks
+// it reads and makes, which live at least until the unit's reports are
+// heard; and work, the bytes it touches, held and besides them, for a
 // fused expression the values it generates on the way, for a fused chain
-// the chunks its members pass on, and the blocks a product draws. (A
-// product of random blocks summed at once, (A @ B).sum(), reads and makes
-// only a number, but multiplies for a long while: in a unit, its worker's
-// other slot would idle and no other worker could take its turn.)
-func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) int64 {
-	cost := int64(op.NBytes()) + tensor.ScratchBytes(op)
+// the chunks its members pass on, and the blocks a product draws. Work
+// stands for time: the sum of a million ones holds 8 bytes but takes as
+// long as adding a million numbers. (A product of random blocks summed at
+// once, (A @ B).sum(), reads and makes only a number, but multiplies for a
+// long while: in a unit, its worker's other slot would idle and no other
+// worker could take its turn.)
+func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) (held, work int64) {
+	held = int64(op.NBytes())
 	for _, in := range op.Inputs {
-		cost += int64(g.Ops[in].NBytes())
+		held += int64(g.Ops[in].NBytes())
 	}
+	work = held + tensor.ScratchBytes(op)
 	switch a := op.Args.(type) {
 	case tensor.ExprArgs:
-		cost += int64(tensor.NumElements(a.Shape)) * 8
+		work += int64(tensor.NumElements(a.Shape)) * 8
 	case tensor.FuseArgs:
 		for i := range a.Members[:max(len(a.Members)-1, 0)] {
-			cost += int64(a.Members[i].NBytes())
+			work += int64(a.Members[i].NBytes())
 		}
 	}
-	return cost
+	return held, work
 }
+
+// unitHeld is the share of UnitCost that bounds the chunk bytes a unit
+// reads and makes. Those chunks live until the unit's reports are heard,
+// so the units waiting at a worker should hold a few MiB of them (8 MiB a
+// unit by default), while a unit whose ops only generate values and make
+// a number may run for a millisecond or more, which is what hides the
+// round trip of its reports.
+const unitHeld = 4
 
 // formUnits groups the job's small ops into units; assign maps initial ops
 // to their workers.
@@ -92,23 +106,25 @@ func (c *Core) formUnits(assign []string) {
 	// The walk counts each unit's ops; their lists are cut from one slab
 	// after it.
 	var size []int32
-	var cost []int64
+	var held, work []int64
 	open := make(map[string]int32) // the open unit of each worker's initial ops
 	lastW, lastU := "", int32(-1)  // ... of the worker met last, which the next op mostly has
-	small := c.opts.UnitCost / 8
-	fits := func(u int32, oc int64) bool {
-		return int(size[u]) < c.opts.UnitOps && cost[u]+oc <= c.opts.UnitCost
+	maxWork, maxHeld := c.opts.UnitCost, c.opts.UnitCost/unitHeld
+	fits := func(u int32, oh, ow int64) bool {
+		return int(size[u]) < c.opts.UnitOps && held[u]+oh <= maxHeld && work[u]+ow <= maxWork
 	}
-	add := func(u int32, k int, oc int64) {
+	add := func(u int32, k int, oh, ow int64) {
 		size[u]++
-		cost[u] += oc
+		held[u] += oh
+		work[u] += ow
 		c.unitOf[k] = u
 	}
-	fresh := func(k int, oc int64) int32 {
+	fresh := func(k int, oh, ow int64) int32 {
 		u := int32(len(size))
 		size = append(size, 0)
-		cost = append(cost, 0)
-		add(u, k, oc)
+		held = append(held, 0)
+		work = append(work, 0)
+		add(u, k, oh, ow)
 		return u
 	}
 	for _, k := range byRank {
@@ -116,8 +132,8 @@ func (c *Core) formUnits(assign []string) {
 		if op.Stored != 0 {
 			continue
 		}
-		oc := opCost(c.g, op)
-		if oc > small {
+		oh, ow := opCost(c.g, op)
+		if oh > maxHeld/8 || ow > maxWork/8 {
 			continue
 		}
 		if c.ops[k].initial {
@@ -129,10 +145,10 @@ func (c *Core) formUnits(assign []string) {
 			if !ok {
 				u, ok = open[w]
 			}
-			if ok && fits(u, oc) {
-				add(u, k, oc)
+			if ok && fits(u, oh, ow) {
+				add(u, k, oh, ow)
 			} else {
-				u = fresh(k, oc)
+				u = fresh(k, oh, ow)
 				open[w] = u
 			}
 			lastW, lastU = w, u
@@ -150,10 +166,10 @@ func (c *Core) formUnits(assign []string) {
 			}
 			u = v
 		}
-		if u >= 0 && fits(u, oc) {
-			add(u, k, oc)
+		if u >= 0 && fits(u, oh, ow) {
+			add(u, k, oh, ow)
 		} else {
-			fresh(k, oc)
+			fresh(k, oh, ow)
 		}
 	}
 	// Units of one op are no units. The others keep their order, and

@@ -160,8 +160,8 @@ func TestLargeOpsAlone(t *testing.T) {
 	}
 	// A fused expression counts the values it generates.
 	e := &tensor.ChunkOp{Kind: "expr", Shape: []int{1}, DType: tensor.Float64, Args: tensor.ExprArgs{Shape: []int{1 << 20}}}
-	if c := opCost(g, e); c < 8<<20 {
-		t.Errorf("expr over 2^20 values costs %d", c)
+	if held, work := opCost(g, e); held != 8 || work < 8<<20 {
+		t.Errorf("expr over 2^20 values making a number costs %d held, %d work", held, work)
 	}
 	// So do the blocks a product draws and the chunk a fused chain passes
 	// on, though the op reads nothing and makes a number.
@@ -169,8 +169,58 @@ func TestLargeOpsAlone(t *testing.T) {
 	mm := tensor.ChunkOp{Kind: "matmul", Shape: []int{512, 512}, DType: tensor.Float64, Args: tensor.MatmulArgs{Blocks: []tensor.ChunkOp{block, block}}}
 	sum := tensor.ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64}
 	f := &tensor.ChunkOp{Kind: "fuse", Shape: []int{1}, DType: tensor.Float64, Args: tensor.FuseArgs{Members: []tensor.ChunkOp{mm, sum}}}
-	if c, want := opCost(g, f), int64(3*512*512*8+8); c != want {
-		t.Errorf("a fused product of drawn blocks costs %d, want %d", c, want)
+	if held, work := opCost(g, f); held != 8 || work != 3*512*512*8+8 {
+		t.Errorf("a fused product of drawn blocks costs %d held, %d work, want 8 and %d", held, work, 3*512*512*8+8)
+	}
+}
+
+// TestUnitBounds checks the two bounds of a unit apart. Leaves that each
+// sum 2^15 generated values make 8 bytes but touch 256 KiB: their units
+// end at UnitCost touched. Leaves of 64 KiB chunks touch little besides:
+// theirs end at a quarter of UnitCost held.
+func TestUnitBounds(t *testing.T) {
+	const unitCost = 4 << 20
+	for _, tc := range []struct {
+		name    string
+		shape   []int // of each op
+		expr    int   // values a leaf generates, if an expr
+		maxOps  int
+		leafCap int // most leaves a unit may hold
+	}{
+		{"work", []int{1}, 1 << 15, 64, unitCost / (1<<15*8 + 8)},
+		{"held", []int{1 << 13}, 0, 64, unitCost / unitHeld / (1 << 16)},
+	} {
+		g := graph(tree(64))
+		for _, op := range g.Ops {
+			op.Shape = tc.shape
+			if len(op.Inputs) == 0 && tc.expr > 0 {
+				op.Kind, op.Args = "expr", tensor.ExprArgs{Shape: []int{tc.expr}}
+			}
+		}
+		h := newHarness(t, g, nil, CoreOptions{UnitOps: tc.maxOps, UnitCost: unitCost}, "w1")
+		h.apply(h.c.Start())
+		if len(h.c.units) == 0 {
+			t.Fatalf("%s: no units", tc.name)
+		}
+		most := 0
+		for u, ms := range h.c.units {
+			var held, work int64
+			leaves := 0
+			for _, m := range ms {
+				oh, ow := opCost(g, g.Ops[m])
+				held, work = held+oh, work+ow
+				if len(g.Ops[m].Inputs) == 0 {
+					leaves++
+				}
+			}
+			if held > unitCost/unitHeld || work > unitCost {
+				t.Errorf("%s: unit %d holds %d bytes and touches %d", tc.name, u, held, work)
+			}
+			most = max(most, leaves)
+		}
+		if most > tc.leafCap || most < tc.leafCap/2 {
+			t.Errorf("%s: units hold up to %d leaves, want about %d", tc.name, most, tc.leafCap)
+		}
 	}
 }
 
