@@ -93,7 +93,8 @@ type CoreOptions struct {
 	// UnitCost bounds the bytes a unit's ops touch, reading, writing and
 	// generating on the way, and a quarter of it the bytes of the chunks
 	// they read and make (32 MiB when 0); an op above an eighth of either
-	// is never grouped.
+	// is never grouped. A unit counts as one op against its worker's
+	// Depth and, if it leads with an initial op, RootDepth.
 	UnitCost int64
 }
 
@@ -577,9 +578,6 @@ func (c *Core) send(k int, w string) {
 	if c.unitOf != nil {
 		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
 			ms := c.units[u]
-			if c.ops[k].initial {
-				c.workers[w].roots += unitRoots - 1
-			}
 			c.unitLeft[u] = int32(len(ms))
 			for i, m := range ms {
 				c.sendOne(int(m), w, true)
@@ -674,9 +672,6 @@ func (c *Core) settle(k int) {
 		w.outstanding--
 		if c.ops[lead].initial {
 			w.roots--
-			if unit {
-				w.roots -= unitRoots - 1
-			}
 		}
 	}
 }

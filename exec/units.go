@@ -69,7 +69,8 @@ func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) (held, work int64) {
 // unitHeld is the share of UnitCost that bounds the chunk bytes a unit
 // reads and makes. Those chunks live until the unit's reports are heard,
 // so the units waiting at a worker should hold a few MiB of them (8 MiB a
-// unit by default), while a unit whose ops only generate values and make
+// unit by default, and a unit of leaves counts as one against RootDepth),
+// while a unit whose ops only generate values and make
 // a number may run for a millisecond or more, which is what hides the
 // round trip of its reports.
 const unitHeld = 4
@@ -232,9 +233,3 @@ func (c *Core) intact(u int32) bool {
 	}
 	return true
 }
-
-// unitRoots is how many initial ops a unit of initial ops counts for
-// against a worker's RootDepth: a unit carries tens of leaves, so fewer of
-// them wait at a worker at once, and a tree reduction over them keeps about
-// as few chunks alive as when leaves go out one by one.
-const unitRoots = 2
