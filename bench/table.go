@@ -115,7 +115,7 @@ func (rw *row) met() string {
 		if d := rw.find("dgemm"); d.ok() {
 			flops := 2 * math.Pow(float64(rw.params["m"]), 3)
 			have, peak := flops/m.median()/1e9, flops/slices.Min(d.times)/1e9
-			verdict(have >= g.dgemm*peak, fmt.Sprintf("%.1f of %.1f GFLOP/s, %.0f%%", have, peak, 100*have/peak))
+			verdict(have >= g.dgemm*peak, fmt.Sprintf("%.1f of %.1f GFLOP/s, %.1f%%", have, peak, 100*have/peak))
 		} else {
 			parts = append(parts, "no DGEMM rate")
 		}
