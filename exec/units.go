@@ -70,9 +70,9 @@ func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) (held, work int64) {
 // reads and makes. Those chunks live until the unit's reports are heard,
 // so the units waiting at a worker should hold a few MiB of them (8 MiB a
 // unit by default, and a unit of leaves counts as one against RootDepth),
-// while a unit whose ops only generate values and make
-// a number may run for a millisecond or more, which is what hides the
-// round trip of its reports.
+// while a unit whose ops only generate values and make a number may run
+// for a millisecond or more, which is what hides the round trip of its
+// reports.
 const unitHeld = 4
 
 // formUnits groups the job's small ops into units; assign maps initial ops
