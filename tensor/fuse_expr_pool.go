@@ -156,9 +156,7 @@ func releaseMachine(m *exprMachine) {
 		if st.src != nil {
 			st.src = nil
 		}
-		if len(st.srcs) > 0 {
-			clear(st.srcs)
-		}
+		clear(st.srcs)
 		if st.in.Op == exprCast {
 			st.dstA, st.srcA = Array{}, Array{}
 		}

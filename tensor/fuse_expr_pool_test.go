@@ -96,6 +96,11 @@ func firstExpr(tb testing.TB, f *ChunkGraph) (*ChunkOp, []*Array) {
 // costs beyond the work.
 func BenchmarkExprTinyOp(b *testing.B) {
 	op, in := tinyExprOp(b)
+	benchRun(b, op, in)
+}
+
+// benchRun runs op on in for the benchmark, counting its allocations.
+func benchRun(b *testing.B, op *ChunkOp, in []*Array) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -59,11 +59,5 @@ func TestTinyCombineOp(t *testing.T) {
 // the kernel costs beyond the work.
 func BenchmarkReduceCombineTiny(b *testing.B) {
 	op, in := tinyCombineOp(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Run(ctx, op, in); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchRun(b, op, in)
 }
