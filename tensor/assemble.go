@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 )
@@ -24,13 +23,8 @@ type Piece struct {
 	Dst []int
 }
 
-func init() {
-	gob.Register(AssembleArgs{})
-	kernels["assemble"] = assembleKernel
-	tileRules[OpInput] = tileInput
-	tileRules[OpRechunk] = func(t *tiler, n *Node) (*TiledTensor, error) {
-		return t.rechunk(t.input(n, 0), n.Chunks), nil
-	}
+func tileRechunk(t *tiler, n *Node) (*TiledTensor, error) {
+	return t.rechunk(t.input(n, 0), n.Chunks), nil
 }
 
 func tileInput(t *tiler, n *Node) (*TiledTensor, error) {

@@ -10,7 +10,7 @@ package tensor
 // matrix that is not square is refused, as is linalg.qr's mode='complete'
 // of a tall one.
 
-func init() {
+func registerCatalogue() {
 	register("linalg.qr", []string{"a", "mode"}, buildQR)
 	register("linalg.svd", []string{"a", "full_matrices", "compute_uv", "hermitian"}, buildSVD)
 	register("linalg.solve", []string{"a", "b"}, func(c *call) (value, error) {

@@ -8,7 +8,7 @@ import (
 // The creation functions of the spec language. Each takes chunks= (see
 // chunksOf); the random generators take seed=.
 
-func init() {
+func registerCreation() {
 	for name, fill := range map[string]float64{"zeros": 0, "ones": 1, "empty": 0} {
 		register(name, []string{"shape", "dtype", "chunks"}, func(c *call) (value, error) {
 			shape, err := c.shape(0)

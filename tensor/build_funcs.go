@@ -1,12 +1,25 @@
 package tensor
 
 // functions holds the spec language's functions by name (without np.);
-// methods holds the methods of tensors. Files of the parser fill them in
-// init.
+// methods holds the methods of tensors.
 var (
 	functions = map[string]*builtin{}
 	methods   = map[string]*builtin{}
 )
+
+// The tables are filled at initialization, each family of functions by its
+// file's register function. They cannot be map literals: a builtin's
+// function evaluates its arguments through the builder, which looks
+// functions up in these tables, and Go refuses a variable whose initializer
+// refers to itself.
+func init() {
+	registerCatalogue()
+	registerCreation()
+	registerElementwise()
+	registerLinalg()
+	registerReductions()
+	registerShape()
+}
 
 func register(name string, params []string, fn func(c *call) (value, error)) {
 	functions[name] = &builtin{params: params, fn: fn}
@@ -34,7 +47,7 @@ var binaryFuncs = map[string]string{
 	"bitwise_and": OpBitAnd, "bitwise_or": OpBitOr,
 }
 
-func init() {
+func registerElementwise() {
 	for name, op := range unaryFuncs {
 		register(name, []string{"x"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)

@@ -7,7 +7,7 @@ import (
 // Linear algebra lowers onto OpMatmul (2-D by 2-D) with reshapes and
 // transposes around it, and linalg.norm onto elementwise ops and reductions.
 
-func init() {
+func registerLinalg() {
 	register("matmul", []string{"x1", "x2"}, func(c *call) (value, error) {
 		x, y, err := c.pair()
 		if err != nil {

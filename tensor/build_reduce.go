@@ -23,7 +23,7 @@ func reduceParams(op string) []string {
 	return []string{"a", "axis", "out", "keepdims"}
 }
 
-func init() {
+func registerReductions() {
 	methodNames := map[string]bool{"sum": true, "prod": true, "mean": true, "var": true, "std": true,
 		"min": true, "max": true, "argmin": true, "argmax": true, "any": true, "all": true}
 	for name, op := range reduceFuncs {

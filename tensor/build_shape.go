@@ -6,7 +6,7 @@ import "slices"
 // lower onto OpReshape, swapaxes and .T onto OpTranspose, stack onto
 // reshapes and OpConcat.
 
-func init() {
+func registerShape() {
 	register("reshape", []string{"a", "newshape"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {

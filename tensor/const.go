@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 )
 
@@ -12,11 +11,6 @@ import (
 // operand has run and its chunk is kept like any other.
 type ConstArgs struct {
 	Data []byte
-}
-
-func init() {
-	gob.Register(ConstArgs{})
-	kernels["const"] = constKernel
 }
 
 func constKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {

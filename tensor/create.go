@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"unsafe"
 )
@@ -26,18 +25,6 @@ type GenArgs struct {
 	High     int64
 	K        int
 	Seed     uint64
-}
-
-func init() {
-	gob.Register(GenArgs{})
-	tileRules[OpScalar] = tileCreate
-	for _, op := range []string{OpFull, OpArange, OpLinspace, OpEye} {
-		tileRules[op] = tileCreate
-	}
-	kernels[OpFull] = fullKernel
-	kernels[OpArange] = rangeKernel
-	kernels[OpLinspace] = rangeKernel
-	kernels[OpEye] = eyeKernel
 }
 
 // tileCreate emits one generator op a chunk of n.Chunks.

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 )
@@ -40,14 +39,6 @@ var (
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr}
 )
-
-func init() {
-	gob.Register(ElemArgs{})
-	for _, op := range append(append(append([]string(nil), elemUnaryOps...), elemBinaryOps...), OpWhere) {
-		tileRules[op] = tileElementwise
-		kernels[op] = elemKernel
-	}
-}
 
 func isComparison(op string) bool {
 	switch op {

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -13,11 +12,6 @@ import (
 // Inputs index them); every later member reads the one before it.
 type FuseArgs struct {
 	Members []ChunkOp
-}
-
-func init() {
-	gob.Register(FuseArgs{})
-	kernels["fuse"] = fuseKernel
 }
 
 // Name is how the op is shown in plans and operand tables: its kind, and

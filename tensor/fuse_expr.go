@@ -69,7 +69,9 @@ var exprReductions = map[string]bool{
 }
 
 var (
-	elemKinds = map[string]bool{}
+	// elemKinds are the elementwise ops, whose chunk ops have the node's
+	// op as their kind.
+	elemKinds = setOf(elemUnaryOps, elemBinaryOps, []string{OpWhere})
 	genKinds  = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true,
 		OpRand: true, OpRandn: true, OpRandint: true, OpUniform: true, OpNormal: true}
 	// copiedGens are the generators a group copies rather than shares.
@@ -82,16 +84,6 @@ var (
 // maxRedraws bounds the groups that draw one random chunk again: past a
 // few, reading the chunk from memory costs less than drawing it in each.
 const maxRedraws = 4
-
-func init() {
-	for _, k := range elemUnaryOps {
-		elemKinds[k] = true
-	}
-	for _, k := range elemBinaryOps {
-		elemKinds[k] = true
-	}
-	elemKinds[OpWhere] = true
-}
 
 func isElemOp(op *ChunkOp) bool {
 	_, ok := op.Args.(ElemArgs)
@@ -562,4 +554,15 @@ func exprMembers(op *ChunkOp) (string, bool) {
 		return "", false
 	}
 	return "expr(" + strings.Join(a.Members, "+") + ")", true
+}
+
+// setOf returns the set of the strings of lists.
+func setOf(lists ...[]string) map[string]bool {
+	m := make(map[string]bool)
+	for _, l := range lists {
+		for _, s := range l {
+			m[s] = true
+		}
+	}
+	return m
 }

@@ -3,7 +3,6 @@ package tensor
 import (
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"fmt"
 )
 
@@ -295,11 +294,6 @@ func (r *exprReducer) finish(out *Array) {
 // the expr op that made them all.
 type PartArgs struct {
 	Offset int
-}
-
-func init() {
-	gob.Register(PartArgs{})
-	kernels[exprPart] = partKernel
 }
 
 // exprPart is the kind of the ops that cut a partial out of a packed one.

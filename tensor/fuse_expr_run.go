@@ -2,17 +2,11 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"math/bits"
 	"slices"
 	"sync"
 )
-
-func init() {
-	gob.Register(ExprArgs{})
-	kernels["expr"] = exprKernel
-}
 
 // blockPools hold scratch registers by log2 of their length in elements,
 // each of 8 bytes an element so that any dtype fits. Fresh pages are costly

@@ -17,7 +17,7 @@ import (
 // caller sets it and infer validates it. For every other op infer sets Shape
 // and DType. Errors are plain; callers add the position.
 func infer(n *Node) error {
-	if k, ok := opArity[n.Op]; ok {
+	if k, ok := arity(n.Op); ok {
 		if err := checkArity(n, k); err != nil {
 			return err
 		}
@@ -72,7 +72,18 @@ func infer(n *Node) error {
 	return nil
 }
 
-// opArity gives each op's number of inputs; -1 means one or more.
+// arity returns op's number of inputs (-1 for one or more), and whether op
+// is an op at all.
+func arity(op string) (int, bool) {
+	if k, ok := opArity[op]; ok {
+		return k, true
+	}
+	k, ok := catalogueOps[op]
+	return k, ok
+}
+
+// opArity gives the number of inputs of each op but the catalogue's
+// (catalogueOps); -1 means one or more.
 var opArity = map[string]int{
 	OpInput: 0, OpScalar: 0, OpFull: 0, OpArange: 0, OpLinspace: 0, OpEye: 0,
 	OpRand: 0, OpRandn: 0, OpRandint: 0, OpUniform: 0, OpNormal: 0,

@@ -13,16 +13,7 @@ var catalogueOps = map[string]int{
 	OpSolve: 2, OpInv: 1, OpCholesky: 1,
 	OpSort: 1, OpArgsort: 1,
 	OpHistogram: 1, OpHistEdges: 1, OpBincount: 1, OpPercentile: 1, OpMedian: 1,
-}
-
-func init() {
-	for op, k := range catalogueOps {
-		opArity[op] = k
-	}
-	opAttrs[OpHistogram] = []string{"bins", "range"}
-	opAttrs[OpHistEdges] = []string{"bins", "range"}
-	opAttrs[OpBincount] = []string{"minlength"}
-	opAttrs[OpPercentile] = []string{"q"}
+	OpUnique: 1, OpUniqueCounts: 1,
 }
 
 // solveDType is NumPy's result dtype for linalg functions of arrays of the

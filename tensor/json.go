@@ -152,15 +152,21 @@ var opAttrs = map[string][]string{
 	OpUniform: {"start", "step", "seed"}, OpNormal: {"start", "step", "seed"},
 	OpRound: {"decimals"}, OpVar: {"axes", "keepdims", "ddof"}, OpStd: {"axes", "keepdims", "ddof"},
 	OpCumsum: {"axes"}, OpCumprod: {"axes"}, OpTranspose: {"perm"}, OpConcat: {"axes"},
-	OpSlice: {"slices", "pending"},
+	OpSlice:     {"slices", "pending"},
+	OpHistogram: {"bins", "range"}, OpHistEdges: {"bins", "range"}, OpBincount: {"minlength"},
+	OpPercentile: {"q"},
 }
 
-func init() {
-	for op := range reduceOps {
-		if _, ok := opAttrs[op]; !ok {
-			opAttrs[op] = []string{"axes", "keepdims"}
-		}
+// attrsOf returns the attributes op uses: a reduction's axes and keepdims
+// unless opAttrs says more.
+func attrsOf(op string) []string {
+	if a, ok := opAttrs[op]; ok {
+		return a
 	}
+	if reduceOps[op] {
+		return []string{"axes", "keepdims"}
+	}
+	return nil
 }
 
 // JSON renders g in the JSON form; ParseJSON(g.JSON()) gives an equal graph.
@@ -414,7 +420,7 @@ func givenChunks(op string) bool { return creationOps[op] || op == OpRechunk }
 
 // jsonNodeOf builds and checks one node whose inputs are built.
 func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env) (*Node, error) {
-	if _, ok := opArity[jn.Op]; !ok {
+	if _, ok := arity(jn.Op); !ok {
 		return nil, fmt.Errorf("unknown op %q", jn.Op)
 	}
 	n := &Node{Op: jn.Op, Weak: jn.Weak}
@@ -554,7 +560,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !slices.Contains(opAttrs[jn.Op], k) {
+		if !slices.Contains(attrsOf(jn.Op), k) {
 			return fmt.Errorf("%s takes no attribute %q", jn.Op, k)
 		}
 	}

@@ -101,7 +101,7 @@ func TestGobEveryKind(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("kind %q not exercised", k)
 		}
-		if kernels[k] == nil {
+		if _, ok := kernelFor(k); !ok {
 			t.Errorf("kind %q has no kernel", k)
 		}
 	}

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 
@@ -58,24 +57,6 @@ type QRQTArgs struct{ Leaf bool }
 // SVDPartArgs are the arguments of "linalg.svd.part": which of U_r (0), S
 // (1) and Vᵀ (2) to take from the small SVD, for k singular values.
 type SVDPartArgs struct{ Part, K int }
-
-func init() {
-	gob.Register(QRFactorArgs{})
-	gob.Register(QRQArgs{})
-	gob.Register(QRQTArgs{})
-	gob.Register(SVDPartArgs{})
-	kernels["linalg.qr.factor"] = qrFactorKernel
-	kernels["linalg.qr.r"] = qrRKernel
-	kernels["linalg.qr.q"] = qrQKernel
-	kernels["linalg.qr.qt"] = qrQTKernel
-	kernels["linalg.svd.small"] = svdSmallKernel
-	kernels["linalg.svd.part"] = svdPartKernel
-	tileRules[OpQRQ] = tileQRQ
-	tileRules[OpQRR] = tileQRR
-	tileRules[OpSVDU] = tileSVD
-	tileRules[OpSVDS] = tileSVD
-	tileRules[OpSVDVT] = tileSVD
-}
 
 // A tsqrTree is the factor ops of one TSQR, memoized per input node.
 type tsqrTree struct {

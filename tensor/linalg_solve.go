@@ -31,18 +31,6 @@ import (
 // sums are taken a few products an op, so that no op reads a whole row of
 // blocks. Blocks above the diagonal are zeros, as NumPy returns them.
 
-func init() {
-	kernels["linalg.solve"] = solveKernel
-	kernels["linalg.inv"] = invKernel
-	kernels["linalg.cholesky"] = choleskyDiagKernel
-	kernels["linalg.cholesky.block"] = choleskyBlockKernel
-	kernels["linalg.cholesky.update"] = choleskyUpdateKernel
-	kernels["linalg.zeros"] = zerosKernel
-	tileRules[OpSolve] = tileSolve
-	tileRules[OpInv] = tileInv
-	tileRules[OpCholesky] = tileCholesky
-}
-
 func checkSquare(n *Node) error {
 	s := n.Inputs[0].Shape
 	if len(s) != 2 || s[0] != s[1] {

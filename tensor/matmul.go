@@ -25,12 +25,6 @@ import (
 // chunks along each axis, needs no sum op at all.
 const matmulCombine = 4
 
-func init() {
-	kernels["matmul"] = matmulKernel
-	kernels["matmul.sum"] = matmulSumKernel
-	tileRules[OpMatmul] = tileMatmul
-}
-
 func tileMatmul(t *tiler, n *Node) (*TiledTensor, error) {
 	if len(n.Inputs) != 2 {
 		return nil, fmt.Errorf("need 2 inputs, have %d", len(n.Inputs))

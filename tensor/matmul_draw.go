@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,10 +33,6 @@ const maxMatmulDraws = 16
 // from its inputs.
 type MatmulArgs struct {
 	Blocks []ChunkOp
-}
-
-func init() {
-	gob.Register(MatmulArgs{})
 }
 
 // drawnName returns the name of a matmul op that draws blocks, as plans

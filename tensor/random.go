@@ -29,13 +29,6 @@ import (
 // sequence at a random distance apart: tensors of up to 2^40 values
 // overlap with a chance below 2^-23.
 
-func init() {
-	for _, op := range []string{OpRand, OpRandn, OpRandint, OpUniform, OpNormal} {
-		tileRules[op] = tileCreate
-		kernels[op] = randomKernel
-	}
-}
-
 const golden = 0x9E3779B97F4A7C15
 
 func mix64(z uint64) uint64 {

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 )
@@ -42,16 +41,6 @@ type ReduceArgs struct {
 
 var reductions = []string{OpSum, OpProd, OpMean, OpVar, OpStd, OpMin, OpMax, OpArgmin, OpArgmax,
 	OpAny, OpAll, OpCountNonzero, OpNansum, OpNanmean, OpNanmax, OpNanmin}
-
-func init() {
-	gob.Register(ReduceArgs{})
-	for _, op := range reductions {
-		tileRules[op] = tileReduce
-		kernels[op+".map"] = reduceMapKernel
-		kernels[op+".combine"] = reduceCombineKernel
-		kernels[op+".final"] = reduceFinalKernel
-	}
-}
 
 // partialSpec is the dtype of op's partials and the length of their extra
 // axis (1: no extra axis).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // ErrKernel marks the errors Run returns because a kernel rejected its op or
@@ -26,15 +28,130 @@ func (e *kernelError) Unwrap() []error { return []error{ErrKernel, e.err} }
 // is long (it checks between blocks of elements, not per element).
 type kernel func(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error)
 
-// kernels maps ChunkOp.Kind to its kernel; files add theirs in init.
-var kernels = map[string]kernel{}
+// kernelFor returns the kernel of a ChunkOp.Kind. The whole table is this
+// one switch, rather than a map each op family's file fills in init: a map
+// literal cannot be used, since the fused kernels run their members through
+// Run, and Go refuses a variable whose initializer refers to itself.
+func kernelFor(kind string) (kernel, bool) {
+	switch kind {
+	case "const":
+		return constKernel, true
+	case "assemble":
+		return assembleKernel, true
+	case "transpose":
+		return transposeKernel, true
+	case "convert":
+		return convertKernel, true
+	case "reshape":
+		return reshapeKernel, true
+	case OpFull:
+		return fullKernel, true
+	case OpArange, OpLinspace:
+		return rangeKernel, true
+	case OpEye:
+		return eyeKernel, true
+	case OpRand, OpRandn, OpRandint, OpUniform, OpNormal:
+		return randomKernel, true
+	case "fuse":
+		return fuseKernel, true
+	case "expr":
+		return exprKernel, true
+	case exprPart:
+		return partKernel, true
+	case "matmul":
+		return matmulKernel, true
+	case "matmul.sum":
+		return matmulSumKernel, true
+	case "linalg.qr.factor":
+		return qrFactorKernel, true
+	case "linalg.qr.r":
+		return qrRKernel, true
+	case "linalg.qr.q":
+		return qrQKernel, true
+	case "linalg.qr.qt":
+		return qrQTKernel, true
+	case "linalg.svd.small":
+		return svdSmallKernel, true
+	case "linalg.svd.part":
+		return svdPartKernel, true
+	case "linalg.solve":
+		return solveKernel, true
+	case "linalg.inv":
+		return invKernel, true
+	case "linalg.cholesky":
+		return choleskyDiagKernel, true
+	case "linalg.cholesky.block":
+		return choleskyBlockKernel, true
+	case "linalg.cholesky.update":
+		return choleskyUpdateKernel, true
+	case "linalg.zeros":
+		return zerosKernel, true
+	case "sort.local":
+		return sortLocalKernel, true
+	case "sort.merge":
+		return sortMergeKernel, true
+	case "argsort.indices":
+		return argsortIndicesKernel, true
+	case "histogram.minmax":
+		return histMinMaxKernel, true
+	case "histogram":
+		return histRangeKernel, true
+	case "histogram.edges":
+		return histEdgesKernel, true
+	case "histogram.count":
+		return histCountKernel, true
+	case "bincount":
+		return bincountKernel, true
+	case "percentile":
+		return percentileKernel, true
+	case "unique.map":
+		return uniqueMapKernel, true
+	case "unique.merge":
+		return uniqueMergeKernel, true
+	case "unique.values":
+		return uniqueValuesKernel, true
+	case "unique.counts":
+		return uniqueCountsKernel, true
+	case "unique.len":
+		return uniqueLenKernel, true
+	case "bincount.len":
+		return bincountLenKernel, true
+	}
+	if elemKinds[kind] {
+		return elemKernel, true
+	}
+	// A reduction's steps are "<op>.map", "<op>.combine" and "<op>.final";
+	// a scan's "<op>.local", "<op>.carry" and "<op>.offset".
+	op, step, _ := strings.Cut(kind, ".")
+	switch {
+	case slices.Contains(reductions, op):
+		switch step {
+		case "map":
+			return reduceMapKernel, true
+		case "combine":
+			return reduceCombineKernel, true
+		case "final":
+			return reduceFinalKernel, true
+		}
+	case op == OpCumsum || op == OpCumprod:
+		switch step {
+		case "local":
+			return scanLocalKernel, true
+		case "carry":
+			return scanCarryKernel, true
+		case "offset":
+			return scanOffsetKernel, true
+		}
+	}
+	return nil, false
+}
 
 // Run computes op's chunk from the chunks of its inputs, in op.Inputs order.
 func Run(ctx context.Context, op *ChunkOp, in []*Array) (*Array, error) {
 	if op.Stored != 0 {
 		return nil, fmt.Errorf("run op %d: stored chunk %d has no kernel", op.Key, op.Stored)
 	}
-	k, ok := kernels[op.Kind]
+	k, ok := kernelFor(op.Kind)
 	if !ok {
 		return nil, fmt.Errorf("run op %d: unknown kernel %q", op.Key, op.Kind)
 	}

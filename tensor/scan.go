@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 )
@@ -23,16 +22,6 @@ import (
 type ScanArgs struct {
 	Op   string // OpCumsum or OpCumprod
 	Axis int
-}
-
-func init() {
-	gob.Register(ScanArgs{})
-	for _, op := range []string{OpCumsum, OpCumprod} {
-		tileRules[op] = tileScan
-		kernels[op+".local"] = scanLocalKernel
-		kernels[op+".carry"] = scanCarryKernel
-		kernels[op+".offset"] = scanOffsetKernel
-	}
 }
 
 func tileScan(t *tiler, n *Node) (*TiledTensor, error) {

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,15 +16,6 @@ import (
 // output chunk is axis Perm[ax] of the input chunk.
 type TransposeArgs struct {
 	Perm []int
-}
-
-func init() {
-	gob.Register(TransposeArgs{})
-	kernels["transpose"] = transposeKernel
-	kernels["convert"] = convertKernel
-	tileRules[OpTranspose] = tileTranspose
-	tileRules[OpSlice] = tileSlice
-	tileRules[OpConcat] = tileConcat
 }
 
 // checkPerm reports whether perm is a permutation of 0..nd-1.

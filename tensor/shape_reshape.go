@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"slices"
@@ -30,12 +29,6 @@ type ReshapeRun struct {
 	In, Src, Dst, Len    int
 	Count                int
 	SrcStride, DstStride int
-}
-
-func init() {
-	gob.Register(ReshapeArgs{})
-	kernels["reshape"] = reshapeKernel
-	tileRules[OpReshape] = tileReshape
 }
 
 func tileReshape(t *tiler, n *Node) (*TiledTensor, error) {

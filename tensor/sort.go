@@ -3,7 +3,6 @@ package tensor
 import (
 	"cmp"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"slices"
@@ -40,15 +39,6 @@ type SortArgs struct {
 type keyIndex struct {
 	key uint64
 	idx int64
-}
-
-func init() {
-	gob.Register(SortArgs{})
-	kernels["sort.local"] = sortLocalKernel
-	kernels["sort.merge"] = sortMergeKernel
-	kernels["argsort.indices"] = argsortIndicesKernel
-	tileRules[OpSort] = tileSort
-	tileRules[OpArgsort] = tileSort
 }
 
 // batcherNetwork returns the comparators (a, b), a < b, of Batcher's odd-even

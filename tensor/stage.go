@@ -46,8 +46,16 @@ type stagedRule struct {
 	finish func(t *tiler, n *Node, ids []uint64, length int) (*TiledTensor, error)
 }
 
-// stagedRules maps the ops whose length the data decides to their rules.
-var stagedRules = map[string]stagedRule{}
+// stagedRuleFor returns the rule of an op whose length the data decides.
+func stagedRuleFor(op string) (stagedRule, bool) {
+	switch op {
+	case OpUnique, OpUniqueCounts:
+		return stagedRule{measure: measureUnique, finish: finishUnique}, true
+	case OpBincount:
+		return stagedRule{measure: measureBincount, finish: finishBincount}, true
+	}
+	return stagedRule{}, false
+}
 
 // A Stage is one part of the tiling of a graph: the ops that can run before
 // the next unknown length is known.
@@ -176,7 +184,7 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 			continue
 		}
 		t.node = n.ID
-		sr, staged := stagedRules[n.Op]
+		sr, staged := stagedRuleFor(n.Op)
 		if l, ok := lengths[n.ID]; ok {
 			n.Shape = []int{l}
 			tt, err := sr.finish(t, n, carryIDs[n.ID], l)
@@ -208,7 +216,7 @@ func (st *stager) tile(keys [][]uint64, probes []*Array) (*Stage, error) {
 		if HasUnknown(n.Shape) {
 			return nil, fmt.Errorf("tile %s: shape %s is not known", n.Op, FormatShape(n.Shape))
 		}
-		rule, ok := tileRules[n.Op]
+		rule, ok := ruleFor(n.Op)
 		if !ok {
 			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)
 		}

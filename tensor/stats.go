@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"context"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"slices"
@@ -44,23 +43,6 @@ type PercentileArgs struct {
 
 // statsCombine is how many partial results one combining op reads.
 const statsCombine = 8
-
-func init() {
-	gob.Register(HistArgs{})
-	gob.Register(BincountArgs{})
-	gob.Register(PercentileArgs{})
-	kernels["histogram.minmax"] = histMinMaxKernel
-	kernels["histogram"] = histRangeKernel
-	kernels["histogram.edges"] = histEdgesKernel
-	kernels["histogram.count"] = histCountKernel
-	kernels["bincount"] = bincountKernel
-	kernels["percentile"] = percentileKernel
-	tileRules[OpHistogram] = tileHistogram
-	tileRules[OpHistEdges] = tileHistogram
-	tileRules[OpBincount] = tileBincount
-	tileRules[OpPercentile] = tilePercentile
-	tileRules[OpMedian] = tilePercentile
-}
 
 // histEdgesDType is the dtype of histogram's edges for data of dtype dt.
 func histEdgesDType(dt DType) DType {

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Tile cuts g into chunk operands. env resolves OpInput nodes to the
@@ -26,9 +27,56 @@ func Tile(g *Graph, env Env) (*ChunkGraph, error) {
 // A tileRule emits the ops for one node and returns its chunk grid.
 type tileRule func(t *tiler, n *Node) (*TiledTensor, error)
 
-// tileRules maps each Node.Op to its rule. The files that implement the rules
-// add them in init functions, one file a family of ops.
-var tileRules = map[string]tileRule{}
+// ruleFor returns the tile rule of a Node.Op: the whole table is this switch.
+func ruleFor(op string) (tileRule, bool) {
+	switch op {
+	case OpInput:
+		return tileInput, true
+	case OpRechunk:
+		return tileRechunk, true
+	case OpScalar, OpFull, OpArange, OpLinspace, OpEye, OpRand, OpRandn, OpRandint, OpUniform, OpNormal:
+		return tileCreate, true
+	case OpTranspose:
+		return tileTranspose, true
+	case OpSlice:
+		return tileSlice, true
+	case OpConcat:
+		return tileConcat, true
+	case OpReshape:
+		return tileReshape, true
+	case OpCumsum, OpCumprod:
+		return tileScan, true
+	case OpMatmul:
+		return tileMatmul, true
+	case OpQRQ:
+		return tileQRQ, true
+	case OpQRR:
+		return tileQRR, true
+	case OpSVDU, OpSVDS, OpSVDVT:
+		return tileSVD, true
+	case OpSolve:
+		return tileSolve, true
+	case OpInv:
+		return tileInv, true
+	case OpCholesky:
+		return tileCholesky, true
+	case OpSort, OpArgsort:
+		return tileSort, true
+	case OpHistogram, OpHistEdges:
+		return tileHistogram, true
+	case OpBincount:
+		return tileBincount, true
+	case OpPercentile, OpMedian:
+		return tilePercentile, true
+	}
+	if elemKinds[op] {
+		return tileElementwise, true
+	}
+	if slices.Contains(reductions, op) {
+		return tileReduce, true
+	}
+	return nil, false
+}
 
 type tiler struct {
 	env   Env

@@ -3,7 +3,6 @@ package tensor
 import (
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"slices"
@@ -59,23 +58,6 @@ const (
 	OpUnique       = "unique"        // the sorted unique values of the flattened input: (?,)
 	OpUniqueCounts = "unique.counts" // how often each of them occurs: int64 (?,)
 )
-
-func init() {
-	gob.Register(UniqueArgs{})
-	gob.Register(BincountLenArgs{})
-	kernels["unique.map"] = uniqueMapKernel
-	kernels["unique.merge"] = uniqueMergeKernel
-	kernels["unique.values"] = uniqueValuesKernel
-	kernels["unique.counts"] = uniqueCountsKernel
-	kernels["unique.len"] = uniqueLenKernel
-	kernels["bincount.len"] = bincountLenKernel
-	for _, op := range []string{OpUnique, OpUniqueCounts} {
-		catalogueOps[op] = 1
-		opArity[op] = 1
-		stagedRules[op] = stagedRule{measure: measureUnique, finish: finishUnique}
-	}
-	stagedRules[OpBincount] = stagedRule{measure: measureBincount, finish: finishBincount}
-}
 
 // uniqueTree is the root of the tree of unique ops over one input, shared
 // by its values and counts nodes, with the bound of its length and the
