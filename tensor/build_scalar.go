@@ -46,17 +46,22 @@ func (n pyNum) String() string {
 	case Int64:
 		return strconv.FormatInt(n.i, 10)
 	}
+	return pyFloatString(n.f)
+}
+
+// pyFloatString formats f as Python's repr does.
+func pyFloatString(f float64) string {
 	switch {
-	case math.IsInf(n.f, 1):
+	case math.IsInf(f, 1):
 		return "inf"
-	case math.IsInf(n.f, -1):
+	case math.IsInf(f, -1):
 		return "-inf"
-	case math.IsNaN(n.f):
+	case math.IsNaN(f):
 		return "nan"
-	case n.f == math.Trunc(n.f) && math.Abs(n.f) < 1e16:
-		return strconv.FormatFloat(n.f, 'f', 1, 64)
+	case f == math.Trunc(f) && math.Abs(f) < 1e16:
+		return strconv.FormatFloat(f, 'f', 1, 64)
 	}
-	return strconv.FormatFloat(n.f, 'g', -1, 64)
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func (n pyNum) typeName() string {

@@ -40,6 +40,21 @@ var (
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr}
 )
 
+// elemKinds are the elementwise ops, whose chunk ops have the node's op as
+// their kind.
+var elemKinds = setOf(elemUnaryOps, elemBinaryOps, []string{OpWhere})
+
+// setOf returns the set of the strings of lists.
+func setOf(lists ...[]string) map[string]bool {
+	m := make(map[string]bool)
+	for _, l := range lists {
+		for _, s := range l {
+			m[s] = true
+		}
+	}
+	return m
+}
+
 func isComparison(op string) bool {
 	switch op {
 	case OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq:

@@ -69,10 +69,7 @@ var exprReductions = map[string]bool{
 }
 
 var (
-	// elemKinds are the elementwise ops, whose chunk ops have the node's
-	// op as their kind.
-	elemKinds = setOf(elemUnaryOps, elemBinaryOps, []string{OpWhere})
-	genKinds  = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true,
+	genKinds = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true,
 		OpRand: true, OpRandn: true, OpRandint: true, OpUniform: true, OpNormal: true}
 	// copiedGens are the generators a group copies rather than shares.
 	copiedGens = map[string]bool{OpFull: true, OpArange: true, OpLinspace: true, OpEye: true}
@@ -554,15 +551,4 @@ func exprMembers(op *ChunkOp) (string, bool) {
 		return "", false
 	}
 	return "expr(" + strings.Join(a.Members, "+") + ")", true
-}
-
-// setOf returns the set of the strings of lists.
-func setOf(lists ...[]string) map[string]bool {
-	m := make(map[string]bool)
-	for _, l := range lists {
-		for _, s := range l {
-			m[s] = true
-		}
-	}
-	return m
 }

@@ -248,10 +248,16 @@ func newOutput(ctx context.Context, op *ChunkOp) *Array { return allocOutput(ctx
 func newOutputAll(ctx context.Context, op *ChunkOp) *Array { return allocOutput(ctx, op, false) }
 
 func allocOutput(ctx context.Context, op *ChunkOp, zero bool) *Array {
+	return newArrayIn(ctx, op.DType, op.Shape, zero)
+}
+
+// newArrayIn returns an array of dtype dt and the given shape from ctx's
+// Alloc when it has one that accepts, else from the heap; zero as for Alloc.
+func newArrayIn(ctx context.Context, dt DType, shape []int, zero bool) *Array {
 	if alloc, ok := ctx.Value(allocKey{}).(Alloc); ok && alloc != nil {
-		if a := alloc(op.DType, op.Shape, zero); a != nil {
+		if a := alloc(dt, shape, zero); a != nil {
 			return a
 		}
 	}
-	return NewArray(op.DType, op.Shape)
+	return NewArray(dt, shape)
 }

@@ -171,7 +171,7 @@ func histRangeKernel(ctx context.Context, op *ChunkOp, in []*Array) (*Array, err
 	if d[0] == 0 {
 		first, last = 0, 1
 	} else if math.IsNaN(first) || math.IsInf(first, 0) || math.IsInf(last, 0) {
-		return nil, fmt.Errorf("autodetected range of [%v, %v] is not finite", pyFloat(first), pyFloat(last))
+		return nil, fmt.Errorf("autodetected range of [%v, %v] is not finite", pyFloatString(first), pyFloatString(last))
 	}
 	if first == last {
 		first, last = first-0.5, last+0.5
