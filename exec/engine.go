@@ -166,12 +166,12 @@ func (s *Session) submit(src string) (*Graph, error) {
 	s.mu.Lock()
 	opt := s.opt
 	s.mu.Unlock()
-	tile := tensor.TileStages
+	tileFn := tensor.TileStages
 	if opt.FuseExpr {
 		// What FuseExpr would fuse column by column is tiled fused.
-		tile = tensor.TileStagesFused
+		tileFn = tensor.TileStagesFused
 	}
-	st, err := tile(tg, s)
+	st, err := tileFn(tg, s)
 	if err != nil {
 		return nil, err
 	}

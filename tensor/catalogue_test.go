@@ -48,14 +48,14 @@ func loadCaseList(t *testing.T, file string) []catCase {
 	var (
 		cases []catCase
 		cur   *catCase
-		spec  []string
+		text  []string
 	)
 	flush := func() {
 		if cur != nil {
-			cur.spec = strings.Join(spec, "\n") + "\n"
+			cur.spec = strings.Join(text, "\n") + "\n"
 			cases = append(cases, *cur)
 		}
-		cur, spec = nil, nil
+		cur, text = nil, nil
 	}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -81,7 +81,7 @@ func loadCaseList(t *testing.T, file string) []catCase {
 			name, _, _ := strings.Cut(rest, "=")
 			cur.inputs = append(cur.inputs, strings.TrimSpace(name))
 		case "spec":
-			spec = append(spec, rest)
+			text = append(text, rest)
 		case "np":
 		case "out":
 			cur.outs = strings.Fields(rest)
@@ -259,11 +259,11 @@ func TestCatalogue(t *testing.T) {
 					for k, name := range c.inputs {
 						env.store(t, name, ins[name], m.chunks(k, ins[name]))
 					}
-					spec := strings.ReplaceAll(c.spec, "{c}", m.creator)
+					text := strings.ReplaceAll(c.spec, "{c}", m.creator)
 					if m.viaJSON {
-						spec = specJSON(t, spec, env)
+						text = specJSON(t, text, env)
 					}
-					got := runSpecWith(t, spec, env, o.opt)
+					got := runSpecWith(t, text, env, o.opt)
 					for i, name := range c.outs {
 						g, ok := got[name]
 						if !ok {
@@ -280,15 +280,15 @@ func TestCatalogue(t *testing.T) {
 }
 
 // specJSON returns the JSON form of spec.
-func specJSON(t *testing.T, spec string, env *catEnv) string {
+func specJSON(t *testing.T, text string, env *catEnv) string {
 	t.Helper()
-	g, err := ParseSpec(spec, env)
+	g, err := ParseSpec(text, env)
 	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, spec)
+		t.Fatalf("parse: %v\n%s", err, text)
 	}
 	js, err := g.JSON()
 	if err != nil {
-		t.Fatalf("json: %v\n%s", err, spec)
+		t.Fatalf("json: %v\n%s", err, text)
 	}
 	return string(js)
 }
@@ -308,8 +308,8 @@ var catExprOps int
 
 // specError parses, tiles, optimizes and computes spec and returns the
 // first error.
-func specError(spec string, env *catEnv, opt Options) error {
-	g, err := ParseSpec(spec, env)
+func specError(text string, env *catEnv, opt Options) error {
+	g, err := ParseSpec(text, env)
 	if err != nil {
 		return err
 	}
@@ -318,18 +318,18 @@ func specError(spec string, env *catEnv, opt Options) error {
 }
 
 // runSpec parses, tiles and computes spec and returns its outputs by name.
-func runSpec(t *testing.T, spec string, env *catEnv) map[string]*Array {
+func runSpec(t *testing.T, text string, env *catEnv) map[string]*Array {
 	t.Helper()
-	return runSpecWith(t, spec, env, Options{})
+	return runSpecWith(t, text, env, Options{})
 }
 
 // runSpecWith is runSpec with the optimizations of opt; the optimized ops
 // go through gob first when any is on.
-func runSpecWith(t *testing.T, spec string, env *catEnv, opt Options) map[string]*Array {
+func runSpecWith(t *testing.T, text string, env *catEnv, opt Options) map[string]*Array {
 	t.Helper()
-	g, err := ParseSpec(spec, env)
+	g, err := ParseSpec(text, env)
 	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, spec)
+		t.Fatalf("parse: %v\n%s", err, text)
 	}
 	got, err := ComputeGraph(context.Background(), g, env, env.stored, opt, func(cg *ChunkGraph) {
 		if opt.Fuse || opt.FuseExpr {
@@ -416,8 +416,8 @@ func TestCatalogueRandom(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var first *Array
 			for _, chunks := range []string{"1000", "7", "(3, 4)", "1"} {
-				spec := strings.NewReplacer("{c}", chunks, "{s}", "42").Replace(tc.spec)
-				y := runSpec(t, spec, newCatEnv())["y"]
+				text := strings.NewReplacer("{c}", chunks, "{s}", "42").Replace(tc.spec)
+				y := runSpec(t, text, newCatEnv())["y"]
 				if y == nil {
 					t.Fatalf("chunks=%s: no output y", chunks)
 				}
@@ -426,7 +426,7 @@ func TestCatalogueRandom(t *testing.T) {
 				}
 				// Fused into the multiplication, the generator makes the
 				// same values block by block.
-				fused := strings.Replace(spec, "y = ", "y = 1 * ", 1)
+				fused := strings.Replace(text, "y = ", "y = 1 * ", 1)
 				yf := runSpecWith(t, fused, newCatEnv(), catOptims[1].opt)["y"]
 				if yf == nil || !bytes.Equal(yf.Data, y.Data) {
 					t.Errorf("chunks=%s: fused into 1 * x, other values", chunks)

@@ -37,9 +37,9 @@ func w1Chunk(n int) int { return max(n/20, 1) }
 // are never materialized.
 func BenchmarkW1(b *testing.B) {
 	n := w1Elems()
-	spec := fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%d, chunks=%d, seed=2)\ny = %s\n",
+	text := fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%d, chunks=%d, seed=2)\ny = %s\n",
 		n, w1Chunk(n), n, w1Chunk(n), w1Expr)
-	benchSpec(b, spec, n, benchUnfused, benchChain, benchFused)
+	benchSpec(b, text, n, benchUnfused, benchChain, benchFused)
 }
 
 // A benchMode is a fusion setting the spec benchmarks compare.
@@ -57,12 +57,12 @@ var (
 // benchSpec runs spec under each mode, parsing, tiling, optimizing and
 // computing it on benchWorkers goroutines, and reports the elems it reads
 // a second and the CPU seconds a run.
-func benchSpec(b *testing.B, spec string, elems int, modes ...benchMode) {
+func benchSpec(b *testing.B, text string, elems int, modes ...benchMode) {
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
-				g, err := ParseSpec(spec, nil)
+				g, err := ParseSpec(text, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -112,8 +112,8 @@ func (e *benchEnv) stored(id uint64) (*Array, error) {
 
 // materialize computes spec's outputs and keeps their chunks as session
 // tensors, as a session keeps fetched tensors.
-func materialize(b *testing.B, spec string) *benchEnv {
-	g, err := ParseSpec(spec, nil)
+func materialize(b *testing.B, text string) *benchEnv {
+	g, err := ParseSpec(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,14 +145,14 @@ func BenchmarkW1Materialized(b *testing.B) {
 	n := w1Elems()
 	env := materialize(b, fmt.Sprintf("a = rand(%d, chunks=%d, seed=1)\nb = rand(%d, chunks=%d, seed=2)\nfetch a, b\n",
 		n, w1Chunk(n), n, w1Chunk(n)))
-	spec := "y = " + w1Expr + "\n"
+	text := "y = " + w1Expr + "\n"
 	for _, m := range []benchMode{benchUnfused, benchFused} {
 		for _, workers := range []int{1, benchWorkers} {
 			b.Run(fmt.Sprintf("%s/workers=%d", m.name, workers), func(b *testing.B) {
 				b.SetBytes(int64(2 * 8 * n))
 				cpu0 := cpuTime()
 				for b.Loop() {
-					g, err := ParseSpec(spec, env)
+					g, err := ParseSpec(text, env)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -411,8 +411,8 @@ func BenchmarkExprKernel(b *testing.B) {
 // BenchmarkOptimizeGraph measures both fusions over the graph of
 // BenchmarkTileElementwiseReduce (about 10^5 ops).
 func BenchmarkOptimizeGraph(b *testing.B) {
-	spec := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
-	g, err := Parse(spec, nil)
+	text := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
+	g, err := Parse(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -431,8 +431,8 @@ func BenchmarkOptimizeGraph(b *testing.B) {
 // each axis in one graph: fused, each chunk is drawn once and folded into
 // both partials.
 func BenchmarkW6(b *testing.B) {
-	spec := "x = rand(20000, 5000, chunks=(2000, 1000), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n"
-	benchSpec(b, spec, 1e8, benchChain, benchFused)
+	text := "x = rand(20000, 5000, chunks=(2000, 1000), seed=1)\ns = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m\n"
+	benchSpec(b, text, 1e8, benchChain, benchFused)
 }
 
 // BenchmarkTileOptimizeW4 parses, tiles and optimizes W4's spec, (ones(1e6,
@@ -440,13 +440,13 @@ func BenchmarkW6(b *testing.B) {
 // fused), and tiled fused (TileStagesFused, as sessions tile). It reports
 // the CPU seconds a run, garbage collection included.
 func BenchmarkTileOptimizeW4(b *testing.B) {
-	const spec = "s = (ones(1000000, chunks=10) + 1).sum()"
+	const text = "s = (ones(1000000, chunks=10) + 1).sum()"
 	for _, fused := range []bool{false, true} {
 		b.Run(map[bool]string{false: "whole", true: "fused"}[fused], func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				g, err := ParseSpec(spec, nil)
+				g, err := ParseSpec(text, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -30,8 +30,8 @@ func TestFuseExprSiblingReductions(t *testing.T) {
 	outs := computeAll(t, gobGraph(t, f))
 
 	// Each reduction fused alone gives the same bits.
-	for i, spec := range []string{x + "s = x.sum(axis=0)", x + "m = x.mean(axis=1)"} {
-		alone := computeAll(t, Optimize(tileSpec(t, spec), Options{FuseExpr: true, Fuse: true}))[0]
+	for i, text := range []string{x + "s = x.sum(axis=0)", x + "m = x.mean(axis=1)"} {
+		alone := computeAll(t, Optimize(tileSpec(t, text), Options{FuseExpr: true, Fuse: true}))[0]
 		if msg := sameValues(outs[i], alone, true); msg != "" {
 			t.Errorf("%s: %s", cg.Outputs[i].Name, msg)
 		}
@@ -59,19 +59,19 @@ func TestFuseExprSiblingReductions(t *testing.T) {
 
 	// Reductions whose partials differ in dtype, or a value read by
 	// another op too, are left as they were.
-	for _, spec := range []string{
+	for _, text := range []string{
 		"x = randint(0, 9, size=(30, 20), chunks=(8, 8), seed=3)\na = x.sum(axis=0)\nb = x.mean(axis=1)\nfetch a, b",
 		x + "s = x.sum(axis=0)\ny = x + 1\nfetch s, y",
 	} {
-		cg := tileSpec(t, spec)
+		cg := tileSpec(t, text)
 		f := FuseExpr(cg)
 		if n := kinds(f)[exprPart]; n != 0 {
-			t.Errorf("%q: %d %s ops", spec, n, exprPart)
+			t.Errorf("%q: %d %s ops", text, n, exprPart)
 		}
 		want := computeAll(t, cg)
 		for i, g := range computeAll(t, f) {
 			if msg := sameValues(g, want[i], true); msg != "" {
-				t.Errorf("%q: output %s %s", spec, cg.Outputs[i].Name, msg)
+				t.Errorf("%q: output %s %s", text, cg.Outputs[i].Name, msg)
 			}
 		}
 	}

@@ -12,15 +12,15 @@ import (
 )
 
 // tileSpec parses and tiles spec with no session tensors.
-func tileSpec(t *testing.T, spec string) *ChunkGraph {
+func tileSpec(t *testing.T, text string) *ChunkGraph {
 	t.Helper()
-	g, err := ParseSpec(spec, nil)
+	g, err := ParseSpec(text, nil)
 	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, spec)
+		t.Fatalf("parse: %v\n%s", err, text)
 	}
 	cg, err := Tile(g, nil)
 	if err != nil {
-		t.Fatalf("tile: %v\n%s", err, spec)
+		t.Fatalf("tile: %v\n%s", err, text)
 	}
 	return cg
 }
@@ -214,18 +214,18 @@ func TestFuseExprReuseIsCompile(t *testing.T) {
 	for _, tc := range fuseSpecs {
 		specs = append(specs, tc.spec)
 	}
-	for _, spec := range specs {
-		cg := tileSpec(t, spec)
+	for _, text := range specs {
+		cg := tileSpec(t, text)
 		want, got := fuseExpr(cg, false), fuseExpr(cg, true)
 		if len(got.Ops) != len(want.Ops) {
-			t.Fatalf("%q: %d ops, %d compiling every group", spec, len(got.Ops), len(want.Ops))
+			t.Fatalf("%q: %d ops, %d compiling every group", text, len(got.Ops), len(want.Ops))
 		}
 		for k, op := range got.Ops {
 			w := want.Ops[k]
 			if op.Kind != w.Kind || !slices.Equal(op.Inputs, w.Inputs) || !slices.Equal(op.Shape, w.Shape) ||
 				op.DType != w.DType || op.Node != w.Node || fmt.Sprintf("%+v", op.Args) != fmt.Sprintf("%+v", w.Args) {
 				// (Printed, the args compare NaNs alike, and floats exactly.)
-				t.Errorf("%q: op %d is %+v, compiling every group makes %+v", spec, k, op, w)
+				t.Errorf("%q: op %d is %+v, compiling every group makes %+v", text, k, op, w)
 			}
 		}
 	}
@@ -684,7 +684,7 @@ func TestSumCascade(t *testing.T) {
 // never per block: a chunk of 64 blocks costs the allocations of a chunk
 // of 4.
 func TestExprAllocsPerBlock(t *testing.T) {
-	for _, spec := range []string{
+	for _, text := range []string{
 		"a = rand({n}, seed=1)\nb = rand({n}, seed=2)\ny = ((a + b) * 2 - a / 3).sum()",
 		"a = randn({n}, 8, seed=1)\nc = arange(8.0)\ny = ((a - c) * 1.5).astype(float32).max(axis=1)",
 		"a = randint(0, 9, size=({n}, 4), seed=1)\ny = (a * a).mean(axis=0)",
@@ -692,13 +692,13 @@ func TestExprAllocsPerBlock(t *testing.T) {
 		"a = rand({n}, 2, seed=1)\ny = (a * 3).std(axis=0)",
 		"a = rand({n}, seed=1)\ny = nanmean(where(a > 0.5, a, nan))",
 	} {
-		testExprAllocs(t, spec)
+		testExprAllocs(t, text)
 	}
 }
 
-func testExprAllocs(t *testing.T, spec string) {
+func testExprAllocs(t *testing.T, text string) {
 	allocs := func(n int) float64 {
-		cg := tileSpec(t, strings.ReplaceAll(spec, "{n}", fmt.Sprint(n)))
+		cg := tileSpec(t, strings.ReplaceAll(text, "{n}", fmt.Sprint(n)))
 		op, in := firstExpr(t, FuseExpr(cg))
 		Run(context.Background(), op, in) // fill the register pool
 		return testing.AllocsPerRun(5, func() {
@@ -712,7 +712,7 @@ func testExprAllocs(t *testing.T, spec string) {
 	// allocations more are not per block, which would be 60 more.
 	small, large := allocs(exprBlock/2), allocs(8*exprBlock)
 	if large > small+8 {
-		t.Errorf("%q: %v allocations for 64 blocks, %v for 4", spec, large, small)
+		t.Errorf("%q: %v allocations for 64 blocks, %v for 4", text, large, small)
 	}
 }
 

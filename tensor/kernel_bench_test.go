@@ -72,8 +72,8 @@ func BenchmarkRandKernel(b *testing.B) {
 // 100x100-chunk tensors with different chunkings: 10^4 generator ops each, a
 // rechunk, 10^4 elementwise ops and a reduction tree.
 func BenchmarkTileElementwiseReduce(b *testing.B) {
-	spec := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
-	g, err := Parse(spec, nil)
+	text := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
+	g, err := Parse(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

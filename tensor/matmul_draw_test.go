@@ -138,14 +138,14 @@ func TestScratchBytes(t *testing.T) {
 // The large chunks a fused chain passes on go through scratch buffers,
 // views of them included, and the results are those of the unfused graph.
 func TestFuseChainScratch(t *testing.T) {
-	for _, spec := range []string{
+	for _, text := range []string{
 		"A = rand(300, 300, chunks=150, seed=1)\nB = rand(300, 300, chunks=150, seed=2)\nr = (A @ B).sum(axis=0)",
 		"A = rand(300, 300, chunks=150, seed=1)\nB = rand(300, 300, chunks=150, seed=2)\nr = (A @ B).T",
 		"x = randn(400, 300, chunks=(400, 300), seed=3)\ny = x.T.reshape(120000)\nz = cumsum(y)",
 		"x = randn(400, 300, chunks=(400, 300), seed=3)\nz = sort(abs(x.T), axis=1)",
 	} {
-		t.Run(strings.ReplaceAll(spec, "\n", "; "), func(t *testing.T) {
-			cg := tileSpec(t, spec)
+		t.Run(strings.ReplaceAll(text, "\n", "; "), func(t *testing.T) {
+			cg := tileSpec(t, text)
 			want := computeAll(t, cg)
 			for _, opt := range []Options{{Fuse: true}, {FuseExpr: true, Fuse: true}} {
 				f := gobGraph(t, Optimize(cg, opt))

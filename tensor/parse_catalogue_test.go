@@ -61,7 +61,7 @@ func TestParseCatalogueDTypes(t *testing.T) {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		var name string
-		var spec []string
+		var text []string
 		var outs []string
 		var inputs []string
 		refused := false
@@ -83,7 +83,7 @@ func TestParseCatalogueDTypes(t *testing.T) {
 				e[in] = &TiledTensor{Name: in, Shape: shape, DType: dt, Chunks: c}
 			}
 			count++
-			src := strings.ReplaceAll(strings.Join(spec, "\n"), "{c}", "2")
+			src := strings.ReplaceAll(strings.Join(text, "\n"), "{c}", "2")
 			g, err := Parse(src, e)
 			if refused {
 				if err == nil {
@@ -117,9 +117,9 @@ func TestParseCatalogueDTypes(t *testing.T) {
 			switch {
 			case strings.HasPrefix(line, "case "):
 				flush()
-				name, spec, outs, inputs, refused = strings.TrimSpace(line[5:]), nil, nil, nil, false
+				name, text, outs, inputs, refused = strings.TrimSpace(line[5:]), nil, nil, nil, false
 			case strings.HasPrefix(line, "spec "):
-				spec = append(spec, line[5:])
+				text = append(text, line[5:])
 			case strings.HasPrefix(line, "out "):
 				outs = strings.Fields(line[4:])
 			case strings.HasPrefix(line, "in "):

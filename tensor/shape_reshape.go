@@ -300,12 +300,12 @@ type runBuilder struct {
 	slot   []int // by input chunk: 1 + its input index, or 0
 }
 
-func (b *runBuilder) add(chunk, src, dst, n int) {
-	in := b.slot[chunk] - 1
+func (b *runBuilder) add(ci, src, dst, n int) {
+	in := b.slot[ci] - 1
 	if in < 0 {
 		in = len(b.chunks)
-		b.slot[chunk] = in + 1
-		b.chunks = append(b.chunks, chunk)
+		b.slot[ci] = in + 1
+		b.chunks = append(b.chunks, ci)
 		b.last = append(b.last, -1)
 	}
 	if i := b.last[in]; i >= 0 {

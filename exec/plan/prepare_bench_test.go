@@ -12,14 +12,14 @@ import (
 // on two workers. It reports the operands prepared and the bytes allocated an
 // operand (the graph's own memory included).
 func BenchmarkPrepareMillion(b *testing.B) {
-	const spec = "x = rand(1000000, chunks=1, seed=1)\ny = (exp(x) + 1).sum()\n"
+	const text = "x = rand(1000000, chunks=1, seed=1)\ny = (exp(x) + 1).sum()\n"
 	ws := []Worker{{"w1", 2}, {"w2", 2}}
 	var ops int
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	for i := 0; i < b.N; i++ {
-		g, err := tensor.ParseSpec(spec, nil)
+		g, err := tensor.ParseSpec(text, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
