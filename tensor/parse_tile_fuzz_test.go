@@ -11,7 +11,7 @@ func FuzzParseTile(f *testing.F) {
 	for _, tc := range e2eCases {
 		f.Add(tc.src)
 	}
-	for _, tc := range lowered {
+	for _, tc := range catalogueSpecs {
 		f.Add(tc.src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
