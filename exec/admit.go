@@ -3,13 +3,13 @@ package exec
 import (
 	"fmt"
 
-	"marsfs/tensor"
+	"marsfs/tensor/kernel"
 )
 
 // need is the memory task t holds while it runs: its inputs, its output and
 // the scratch its kernel draws blocks into.
 func (t *task) need() int64 {
-	n := int64(t.op.NBytes()) + tensor.ScratchBytes(t.op)
+	n := int64(t.op.NBytes()) + kernel.ScratchBytes(t.op)
 	for _, in := range t.inputs {
 		n += in.NBytes
 	}
@@ -25,7 +25,7 @@ func (w *Worker) refuse(t *task) error {
 	if w.cfg.Mem <= 0 || need <= w.cfg.Mem {
 		return nil
 	}
-	out, scratch := int64(t.op.NBytes()), tensor.ScratchBytes(t.op)
+	out, scratch := int64(t.op.NBytes()), kernel.ScratchBytes(t.op)
 	return fmt.Errorf("operand %d (%s) needs %d bytes (inputs %d + output %d + scratch %d), more than the worker's memory quota (--mem %d)",
 		t.key, t.op.Kind, need, need-out-scratch, out, scratch, w.cfg.Mem)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestMemQuotaAdmission checks a worker's memory quota: ops wait, a slot
@@ -23,8 +24,8 @@ func TestMemQuotaAdmission(t *testing.T) {
 	defer mute.Close()
 	cc, recv := dialControl(t, w)
 	defer cc.close()
-	op := func(n int, inputs ...int) *tensor.ChunkOp {
-		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{n}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	op := func(n int, inputs ...int) *chunk.Op {
+		return &chunk.Op{Kind: "assemble", Inputs: inputs, Shape: []int{n}, DType: tensor.Float64, Args: chunk.AssembleArgs{}}
 	}
 	// Op 0 needs 400 + 400 bytes and blocks on its input's peer.
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Priority: 0, Op: op(50, 0), ID: 10,

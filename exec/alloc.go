@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // An allocStore is a Store that kernels write chunks into in place (see
@@ -80,7 +81,7 @@ type outBuf struct {
 // withOutBuf returns ctx under which op's kernel makes its output in st, and
 // the buffer that records it. Only one array of op's dtype and shape is
 // taken from the store: the kernel's other arrays are scratch.
-func withOutBuf(ctx context.Context, st Store, op *tensor.ChunkOp) (context.Context, *outBuf) {
+func withOutBuf(ctx context.Context, st Store, op *chunk.Op) (context.Context, *outBuf) {
 	as, ok := st.(allocStore)
 	if !ok {
 		return ctx, nil

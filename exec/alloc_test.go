@@ -10,6 +10,7 @@ import (
 
 	"marsfs/shm"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // copyCounter is a shared-memory store that counts the chunks stored by a
@@ -46,7 +47,7 @@ func TestKernelWritesStore(t *testing.T) {
 	}
 	cc, recv := dialControl(t, w)
 	defer cc.close()
-	run := func(key int, op *tensor.ChunkOp, id uint64, inputs ...uint64) {
+	run := func(key int, op *chunk.Op, id uint64, inputs ...uint64) {
 		t.Helper()
 		m := &ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: id, Inputs: []Location{}, Addrs: []string{}}
 		for _, in := range inputs {
@@ -64,8 +65,8 @@ func TestKernelWritesStore(t *testing.T) {
 			}
 		}
 	}
-	add := &tensor.ChunkOp{Kind: tensor.OpAdd, Inputs: []int{0, 1}, Shape: []int{1000}, DType: tensor.Float64,
-		Args: tensor.ElemArgs{Compute: tensor.Float64}}
+	add := &chunk.Op{Kind: tensor.OpAdd, Inputs: []int{0, 1}, Shape: []int{1000}, DType: tensor.Float64,
+		Args: chunk.ElemArgs{Compute: tensor.Float64}}
 	run(0, add, 2, 1, 1)
 	if n := store.puts.Load(); n != 0 {
 		t.Errorf("%d chunks stored by a copy, want none", n)
@@ -82,8 +83,8 @@ func TestKernelWritesStore(t *testing.T) {
 	}
 	v.Release()
 	// A kernel that makes its output itself has it stored by a copy.
-	combine := &tensor.ChunkOp{Kind: "sum.combine", Inputs: []int{0, 1}, Shape: []int{1000}, DType: tensor.Float64,
-		Args: tensor.ReduceArgs{Op: tensor.OpSum, In: tensor.Float64, Axes: []int{0}}}
+	combine := &chunk.Op{Kind: "sum.combine", Inputs: []int{0, 1}, Shape: []int{1000}, DType: tensor.Float64,
+		Args: chunk.ReduceArgs{Op: tensor.OpSum, In: tensor.Float64, Axes: []int{0}}}
 	run(1, combine, 3, 1, 2)
 	if n := store.puts.Load(); n != 1 {
 		t.Errorf("%d chunks stored by a copy, want 1", n)

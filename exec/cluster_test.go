@@ -20,6 +20,10 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tensortest"
+	"marsfs/tensor/tile"
 )
 
 // Worker processes for the tests: the test binary runs itself with
@@ -276,13 +280,13 @@ func putTensor(t *testing.T, s *Scheduler, a *tensor.Array, chunks [][]int, firs
 
 // tileJob tiles g over env, computes the expected outputs in this process
 // and returns the job that keeps the outputs' chunks.
-func tileJob(t *testing.T, g *tensor.Graph, env envMap, stored map[uint64]*tensor.Array) (*Job, []*tensor.Array) {
+func tileJob(t *testing.T, g *spec.Graph, env envMap, stored map[uint64]*tensor.Array) (*Job, []*tensor.Array) {
 	t.Helper()
-	cg, err := tensor.Tile(g, env)
+	cg, err := tile.Graph(g, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tensor.Compute(context.Background(), cg, func(id uint64) (*tensor.Array, error) { return stored[id], nil })
+	want, err := tensortest.Compute(context.Background(), cg, func(id uint64) (*tensor.Array, error) { return stored[id], nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,12 +321,12 @@ func rechunkJob(t *testing.T, s *Scheduler) (*Job, []*tensor.Array, []uint64) {
 	stored := map[uint64]*tensor.Array{}
 	x := putTensor(t, s, ramp(tensor.Float64, []int{8, 6}, 1.5), [][]int{{2, 2, 2, 2}, {3, 3}}, 1, stored)
 	m := putTensor(t, s, ramp(tensor.Float64, []int{6, 4}, 0.25), [][]int{{2, 2, 2}, {4}}, 100, stored)
-	in := &tensor.Node{ID: 0, Op: tensor.OpInput, Shape: x.Shape, DType: x.DType, Chunks: x.Chunks, Attrs: tensor.Attrs{Name: "x"}}
-	r1 := &tensor.Node{ID: 1, Op: tensor.OpRechunk, Inputs: []*tensor.Node{in}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{3, 5}, {4, 2}}}
-	r2 := &tensor.Node{ID: 2, Op: tensor.OpRechunk, Inputs: []*tensor.Node{r1}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{1, 7}, {6}}}
-	mi := &tensor.Node{ID: 3, Op: tensor.OpInput, Shape: m.Shape, DType: m.DType, Chunks: m.Chunks, Attrs: tensor.Attrs{Name: "m"}}
-	mm := &tensor.Node{ID: 4, Op: tensor.OpMatmul, Inputs: []*tensor.Node{r1, mi}, Shape: []int{8, 4}, DType: tensor.Float64}
-	g := &tensor.Graph{Nodes: []*tensor.Node{in, r1, r2, mi, mm}, Outputs: []tensor.Output{{Name: "y", Node: r2}, {Name: "z", Node: mm}}}
+	in := &spec.Node{ID: 0, Op: tensor.OpInput, Shape: x.Shape, DType: x.DType, Chunks: x.Chunks, Attrs: spec.Attrs{Name: "x"}}
+	r1 := &spec.Node{ID: 1, Op: tensor.OpRechunk, Inputs: []*spec.Node{in}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{3, 5}, {4, 2}}}
+	r2 := &spec.Node{ID: 2, Op: tensor.OpRechunk, Inputs: []*spec.Node{r1}, Shape: x.Shape, DType: x.DType, Chunks: [][]int{{1, 7}, {6}}}
+	mi := &spec.Node{ID: 3, Op: tensor.OpInput, Shape: m.Shape, DType: m.DType, Chunks: m.Chunks, Attrs: spec.Attrs{Name: "m"}}
+	mm := &spec.Node{ID: 4, Op: tensor.OpMatmul, Inputs: []*spec.Node{r1, mi}, Shape: []int{8, 4}, DType: tensor.Float64}
+	g := &spec.Graph{Nodes: []*spec.Node{in, r1, r2, mi, mm}, Outputs: []spec.Output{{Name: "y", Node: r2}, {Name: "z", Node: mm}}}
 	job, want := tileJob(t, g, envMap{"x": x, "m": m}, stored)
 	var ids []uint64
 	for id := range stored {
@@ -335,9 +339,9 @@ func rechunkJob(t *testing.T, s *Scheduler) (*Job, []*tensor.Array, []uint64) {
 // chunk, the stored chunk storedID or, when it is 0, a zero chunk made at the
 // head of each chain. Only the chains' ends are kept.
 func chainsJob(n, steps int, storedID uint64) *Job {
-	g := &tensor.ChunkGraph{}
+	g := &chunk.Graph{}
 	job := &Job{Keep: map[uint64]bool{}}
-	add := func(op *tensor.ChunkOp) int {
+	add := func(op *chunk.Op) int {
 		op.Key = len(g.Ops)
 		g.Ops = append(g.Ops, op)
 		job.IDs = append(job.IDs, 5000+uint64(op.Key))
@@ -345,17 +349,17 @@ func chainsJob(n, steps int, storedID uint64) *Job {
 	}
 	src := -1
 	if storedID != 0 {
-		src = add(&tensor.ChunkOp{Kind: "stored", Stored: storedID, Shape: []int{4}, DType: tensor.Float64})
+		src = add(&chunk.Op{Kind: "stored", Stored: storedID, Shape: []int{4}, DType: tensor.Float64})
 		job.IDs[src] = storedID
 	}
-	copyArgs := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 4}}, Dst: []int{0}}}}
+	copyArgs := chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 4}}, Dst: []int{0}}}}
 	for c := 0; c < n; c++ {
 		prev := src
 		if src < 0 {
-			prev = add(&tensor.ChunkOp{Kind: "assemble", Shape: []int{4}, DType: tensor.Float64, Args: tensor.AssembleArgs{}})
+			prev = add(&chunk.Op{Kind: "assemble", Shape: []int{4}, DType: tensor.Float64, Args: chunk.AssembleArgs{}})
 		}
 		for i := 0; i < steps; i++ {
-			prev = add(&tensor.ChunkOp{Kind: "assemble", Inputs: []int{prev}, Shape: []int{4}, DType: tensor.Float64, Args: copyArgs})
+			prev = add(&chunk.Op{Kind: "assemble", Inputs: []int{prev}, Shape: []int{4}, DType: tensor.Float64, Args: copyArgs})
 		}
 		job.Keep[job.IDs[prev]] = true
 	}

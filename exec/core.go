@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"marsfs/exec/plan"
-	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // This file holds the scheduling core: the operand state machine of one job.
@@ -131,7 +131,7 @@ func (w *workerState) rootRoom() bool {
 
 // A Core is the operand state machine of one job.
 type Core struct {
-	g        *tensor.ChunkGraph
+	g        *chunk.Graph
 	ids      []uint64
 	keep     map[uint64]bool
 	opts     CoreOptions
@@ -176,7 +176,7 @@ type Core struct {
 
 // NewCore returns the state machine of the job that computes g, whose op k
 // makes the chunk with global ID ids[k]; chunks named in keep outlive it.
-func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts CoreOptions) *Core {
+func NewCore(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts CoreOptions) *Core {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 3
 	}
@@ -227,7 +227,7 @@ func NewCore(g *tensor.ChunkGraph, ids []uint64, keep map[uint64]bool, opts Core
 	return c
 }
 
-func countInputs(g *tensor.ChunkGraph) int {
+func countInputs(g *chunk.Graph) int {
 	n := 0
 	for _, op := range g.Ops {
 		n += len(op.Inputs)

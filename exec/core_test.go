@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // graph builds a chunk graph from input lists: ops[k] are op k's inputs.
 // Ops named in stored are Stored ops with chunk ID 1000+k.
-func graph(ops [][]int, stored ...int) *tensor.ChunkGraph {
-	g := &tensor.ChunkGraph{}
+func graph(ops [][]int, stored ...int) *chunk.Graph {
+	g := &chunk.Graph{}
 	for k, ins := range ops {
-		op := &tensor.ChunkOp{Key: k, Kind: "assemble", Inputs: ins, Shape: []int{1}, DType: tensor.Float64}
+		op := &chunk.Op{Key: k, Kind: "assemble", Inputs: ins, Shape: []int{1}, DType: tensor.Float64}
 		if slices.Contains(stored, k) {
 			op.Kind, op.Stored = "stored", uint64(1000+k)
 		}
@@ -51,7 +52,7 @@ type harness struct {
 	units   int // units sent
 	t       *testing.T
 	c       *Core
-	g       *tensor.ChunkGraph
+	g       *chunk.Graph
 	ids     []uint64
 	runs    map[int]RunOp // latest run of each op
 	freed   []string      // "id@worker"
@@ -62,7 +63,7 @@ type harness struct {
 	chunks  map[string]bool // id@worker the workers hold for the job
 }
 
-func newHarness(t *testing.T, g *tensor.ChunkGraph, keep []int, opts CoreOptions, workers ...string) *harness {
+func newHarness(t *testing.T, g *chunk.Graph, keep []int, opts CoreOptions, workers ...string) *harness {
 	ids := make([]uint64, len(g.Ops))
 	km := map[uint64]bool{}
 	for k := range ids {

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // The control connection's encoding. Messages travel in frames: a 4-byte
@@ -144,14 +145,14 @@ func (e *ctlEncoder) argSlot(kind string, args any) (uint64, error) {
 // the arguments, it does not tell a nil slice from an empty one.)
 func sameArgs(a, b any) bool {
 	switch x := a.(type) {
-	case tensor.ExprArgs:
-		y, ok := b.(tensor.ExprArgs)
+	case chunk.ExprArgs:
+		y, ok := b.(chunk.ExprArgs)
 		return ok && x.Regs == y.Regs && x.Block == y.Block &&
 			slices.Equal(x.Shape, y.Shape) && slices.Equal(x.Offsets, y.Offsets) &&
 			(sameBacking(x.Code, y.Code) || reflect.DeepEqual(x.Code, y.Code)) &&
 			(sameBacking(x.Members, y.Members) || slices.Equal(x.Members, y.Members))
-	case tensor.ReduceArgs:
-		y, ok := b.(tensor.ReduceArgs)
+	case chunk.ReduceArgs:
+		y, ok := b.(chunk.ReduceArgs)
 		return ok && x.Op == y.Op && x.In == y.In && x.Flat == y.Flat && x.Keepdims == y.Keepdims &&
 			x.Ddof == y.Ddof && slices.Equal(x.Axes, y.Axes) && slices.Equal(x.Offset, y.Offset) &&
 			slices.Equal(x.Global, y.Global)
@@ -172,14 +173,14 @@ type runBatch struct {
 	job    uint64
 	worker string
 	runs   []RunOp
-	g      *tensor.ChunkGraph
+	g      *chunk.Graph
 	ids    []uint64
 	addrs  map[string]string // the workers' data addresses
 }
 
 // submit encodes the submit of op, made as chunk id, reading inputs from
 // the workers at the data addresses addr gives.
-func (e *ctlEncoder) submit(job uint64, key, attempt, prio int, id uint64, unit int, flush bool, op *tensor.ChunkOp,
+func (e *ctlEncoder) submit(job uint64, key, attempt, prio int, id uint64, unit int, flush bool, op *chunk.Op,
 	inputs []Location, addr func(i int) string) error {
 	if op == nil || len(inputs) != len(op.Inputs) {
 		return errors.New("encode: malformed submit")
@@ -283,7 +284,7 @@ type ctlDecoder struct {
 	nextRecent int
 	// Submissions are cut from slabs: one allocation for many ops, not
 	// five an op.
-	ops     []tensor.ChunkOp
+	ops     []chunk.Op
 	intSlab []int
 	locs    []Location
 	strs    []string

@@ -10,14 +10,15 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // codecMessages is one message of every kind, with the fields each carries.
 func codecMessages() []*ctlMsg {
-	args := tensor.GenArgs{Offset: []int{0, 10}, Global: []int{100, 20}, Value: 2.5, Seed: 7}
-	op := &tensor.ChunkOp{Key: 7, Kind: "add", Inputs: []int{3, 4}, Shape: []int{10, 20}, DType: tensor.Float64, Args: args, Node: 2}
-	op2 := &tensor.ChunkOp{Key: 8, Kind: "add", Inputs: []int{5}, Shape: []int{10}, DType: tensor.Int64, Args: args, Node: 2}
-	leaf := &tensor.ChunkOp{Key: 9, Kind: "ones", DType: tensor.Bool} // a scalar: no shape
+	args := chunk.GenArgs{Offset: []int{0, 10}, Global: []int{100, 20}, Value: 2.5, Seed: 7}
+	op := &chunk.Op{Key: 7, Kind: "add", Inputs: []int{3, 4}, Shape: []int{10, 20}, DType: tensor.Float64, Args: args, Node: 2}
+	op2 := &chunk.Op{Key: 8, Kind: "add", Inputs: []int{5}, Shape: []int{10}, DType: tensor.Int64, Args: args, Node: 2}
+	leaf := &chunk.Op{Key: 9, Kind: "ones", DType: tensor.Bool} // a scalar: no shape
 	return []*ctlMsg{
 		{Kind: msgSubmit, Job: 1, Key: 7, Attempt: 1, Priority: 42, ID: 1007, Unit: 2, Op: op,
 			Inputs: []Location{{ID: 1003, Worker: "w1", NBytes: 1600}, {ID: 1004, Worker: "w2", NBytes: -1}},
@@ -95,7 +96,7 @@ func TestCtlCodecArgSlotsRecycle(t *testing.T) {
 	e := newCtlEncoder()
 	var batch []*ctlMsg
 	for k := range argSlots + 50 {
-		op := &tensor.ChunkOp{Key: k, Kind: "full" + string(rune('a'+k%3)), Shape: []int{1}, DType: tensor.Float64, Args: tensor.GenArgs{Value: float64(k)}}
+		op := &chunk.Op{Key: k, Kind: "full" + string(rune('a'+k%3)), Shape: []int{1}, DType: tensor.Float64, Args: chunk.GenArgs{Value: float64(k)}}
 		batch = append(batch, &ctlMsg{Kind: msgSubmit, Key: k, Op: op})
 	}
 	got, err := decodeAll(encodeFrames(t, e, batch[:100], batch[100:]))
@@ -103,7 +104,7 @@ func TestCtlCodecArgSlotsRecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, m := range got {
-		if v := m.Op.Args.(tensor.GenArgs).Value; v != float64(k) {
+		if v := m.Op.Args.(chunk.GenArgs).Value; v != float64(k) {
 			t.Fatalf("op %d decoded with the arguments of %v", k, v)
 		}
 	}
@@ -157,14 +158,14 @@ func FuzzCtlDecode(f *testing.F) {
 // TestSameArgs checks the codec's comparison of kernel arguments against
 // reflect.DeepEqual, for the types it compares field by field and others.
 func TestSameArgs(t *testing.T) {
-	code := []tensor.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}
-	codeCopy := append([]tensor.ExprInstr(nil), code...)
-	codeOther := append([]tensor.ExprInstr(nil), code...)
+	code := []chunk.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}
+	codeCopy := append([]chunk.ExprInstr(nil), code...)
+	codeOther := append([]chunk.ExprInstr(nil), code...)
 	codeOther[1].Kind = "multiply"
-	expr := func(c []tensor.ExprInstr, shape, offs []int) tensor.ExprArgs {
-		return tensor.ExprArgs{Shape: shape, Block: 64, Regs: 1, Code: c, Members: []string{"add"}, Offsets: offs}
+	expr := func(c []chunk.ExprInstr, shape, offs []int) chunk.ExprArgs {
+		return chunk.ExprArgs{Shape: shape, Block: 64, Regs: 1, Code: c, Members: []string{"add"}, Offsets: offs}
 	}
-	red := tensor.ReduceArgs{Op: "sum", In: tensor.Float64, Axes: []int{0}, Offset: []int{10}, Global: []int{100}}
+	red := chunk.ReduceArgs{Op: "sum", In: tensor.Float64, Axes: []int{0}, Offset: []int{10}, Global: []int{100}}
 	redOther := red
 	redOther.Offset = []int{20}
 	for i, tc := range []struct{ a, b any }{
@@ -176,9 +177,9 @@ func TestSameArgs(t *testing.T) {
 		{expr(code, []int{10}, nil), red},
 		{red, red},
 		{red, redOther},
-		{red, tensor.ElemArgs{}},
-		{tensor.ElemArgs{Compute: tensor.Float64}, tensor.ElemArgs{Compute: tensor.Float64}},
-		{tensor.ElemArgs{Compute: tensor.Float64}, tensor.ElemArgs{Compute: tensor.Int64}},
+		{red, chunk.ElemArgs{}},
+		{chunk.ElemArgs{Compute: tensor.Float64}, chunk.ElemArgs{Compute: tensor.Float64}},
+		{chunk.ElemArgs{Compute: tensor.Float64}, chunk.ElemArgs{Compute: tensor.Int64}},
 	} {
 		if got, want := sameArgs(tc.a, tc.b), reflect.DeepEqual(tc.a, tc.b); got != want {
 			t.Errorf("%d: sameArgs %v, DeepEqual %v", i, got, want)
@@ -190,9 +191,9 @@ func TestSameArgs(t *testing.T) {
 // (a later graph's program) take the slot without a new msgArgs, and stay
 // there, so that the next comparisons are by reference.
 func TestArgSlotKeepsNewest(t *testing.T) {
-	mk := func() tensor.ExprArgs {
-		return tensor.ExprArgs{Shape: []int{10}, Block: 64, Regs: 1,
-			Code: []tensor.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}}
+	mk := func() chunk.ExprArgs {
+		return chunk.ExprArgs{Shape: []int{10}, Block: 64, Regs: 1,
+			Code: []chunk.ExprInstr{{Op: "load", Dst: 0}, {Op: "elem", Kind: "add", Dst: -1, Src: []int{0, 0}}}}
 	}
 	e := newCtlEncoder()
 	first, second := mk(), mk()
@@ -208,7 +209,7 @@ func TestArgSlotKeepsNewest(t *testing.T) {
 	if s1 != s2 || len(e.buf) != n {
 		t.Fatalf("equal arguments took slot %d after %d, wrote %d bytes", s2, s1, len(e.buf)-n)
 	}
-	if got := e.slots[s2-1].(tensor.ExprArgs); &got.Code[0] != &second.Code[0] {
+	if got := e.slots[s2-1].(chunk.ExprArgs); &got.Code[0] != &second.Code[0] {
 		t.Errorf("the slot keeps the older arguments")
 	}
 }
@@ -218,7 +219,7 @@ func TestArgSlotKeepsNewest(t *testing.T) {
 // alone, in order, equal to those of one message a run.
 func TestCtlCodecRunBatch(t *testing.T) {
 	ms := codecMessages()
-	g := &tensor.ChunkGraph{Ops: make([]*tensor.ChunkOp, 10)}
+	g := &chunk.Graph{Ops: make([]*chunk.Op, 10)}
 	ids := make([]uint64, 10)
 	for _, m := range ms[:3] {
 		g.Ops[m.Key], ids[m.Key] = m.Op, m.ID

@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // An Engine holds the sessions of a marsfs server and runs their graphs on
@@ -46,7 +50,7 @@ func (e *Engine) NewSession(owner string) (*Session, error) {
 		owner:   owner,
 		tensors: make(map[string]*Tensor),
 		refs:    make(map[uint64]int),
-		opt:     tensor.Options{Fuse: true, FuseExpr: true},
+		opt:     fuse.Options{Fuse: true, FuseExpr: true},
 	}
 	e.sessions[s.id] = s
 	return s, nil
@@ -108,7 +112,7 @@ type Session struct {
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
 	lastErr string
 	closed  bool
-	opt     tensor.Options // graph optimizations, set through ctl
+	opt     fuse.Options // graph optimizations, set through ctl
 }
 
 // ID is the session's number in /sessions.
@@ -159,23 +163,23 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	tg, err := tensor.ParseSpec(src, s)
+	tg, err := spec.Parse(src, s)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	opt := s.opt
 	s.mu.Unlock()
-	tileFn := tensor.TileStages
+	tileFn := tile.Stages
 	if opt.FuseExpr {
 		// What FuseExpr would fuse column by column is tiled fused.
-		tileFn = tensor.TileStagesFused
+		tileFn = tile.StagesFused
 	}
 	st, err := tileFn(tg, s)
 	if err != nil {
 		return nil, err
 	}
-	return s.start(src, tg, tensor.Optimize(st.Graph, opt), stages{st, opt})
+	return s.start(src, tg, fuse.Optimize(st.Graph, opt), stages{st, opt})
 }
 
 // Upload makes a tensor called name from a, chunked with the default
@@ -187,7 +191,7 @@ func (s *Session) Upload(ctx context.Context, name string, a *tensor.Array) erro
 	if err := a.Check(); err != nil {
 		return err
 	}
-	cg, err := tensor.ConstGraph(name, a, tensor.DefaultChunks(a.Shape, a.DType))
+	cg, err := tile.Const(name, a, spec.DefaultChunks(a.Shape, a.DType))
 	if err != nil {
 		return err
 	}
@@ -218,13 +222,13 @@ func checkName(name string) error {
 // that runs first (nil for a graph tiled at once) and the optimizations
 // for the next.
 type stages struct {
-	first *tensor.Stage
-	opt   tensor.Options
+	first *tile.Stage
+	opt   fuse.Options
 }
 
 // ids assigns global chunk IDs to the ops of cg: a stored op's chunk keeps
 // its ID, every other op gets a fresh one.
-func (e *Engine) ids(cg *tensor.ChunkGraph) []uint64 {
+func (e *Engine) ids(cg *chunk.Graph) []uint64 {
 	ids := make([]uint64, len(cg.Ops))
 	fresh := 0
 	for _, op := range cg.Ops {
@@ -245,7 +249,7 @@ func (e *Engine) ids(cg *tensor.ChunkGraph) []uint64 {
 }
 
 // keepSet holds the IDs of the chunks of cg's outputs.
-func keepSet(cg *tensor.ChunkGraph, ids []uint64) map[uint64]bool {
+func keepSet(cg *chunk.Graph, ids []uint64) map[uint64]bool {
 	keep := make(map[uint64]bool)
 	for _, o := range cg.Outputs {
 		for _, k := range o.Keys {
@@ -257,7 +261,7 @@ func keepSet(cg *tensor.ChunkGraph, ids []uint64) map[uint64]bool {
 
 // start registers a graph for cg and runs it in the background; a graph
 // tiled in stages runs its later stages after cg (see runStages).
-func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, sts stages) (*Graph, error) {
+func (s *Session) start(src string, tg *spec.Graph, cg *chunk.Graph, sts stages) (*Graph, error) {
 	ids := s.engine.ids(cg)
 	keep := keepSet(cg, ids)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -303,7 +307,7 @@ func (s *Session) start(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, sts
 // ids), which has run: it fetches the probes, tiles the next stage with
 // them, and runs it, until the last. It returns the IDs of the chunks the
 // stages that ran kept (their outputs, and the chunks later stages read).
-func (s *Session) runStages(ctx context.Context, g *Graph, sts stages, cg *tensor.ChunkGraph, ids []uint64) ([]uint64, error) {
+func (s *Session) runStages(ctx context.Context, g *Graph, sts stages, cg *chunk.Graph, ids []uint64) ([]uint64, error) {
 	var kept []uint64
 	st := sts.first
 	for {
@@ -337,7 +341,7 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts stages, cg *tenso
 		if err != nil {
 			return kept, err
 		}
-		st, cg = next, tensor.Optimize(next.Graph, sts.opt)
+		st, cg = next, fuse.Optimize(next.Graph, sts.opt)
 		ids = s.engine.ids(cg)
 		off := g.extend(cg, ids, st.Results)
 		observe := func(ev Event) {

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tensortest"
+	"marsfs/tensor/tile"
 )
 
 // waitHeld polls the workers until they hold want chunks.
@@ -35,15 +38,15 @@ func TestEngineOnScheduler(t *testing.T) {
 	// IDs far above the engine's own, which count from 1.
 	a := putTensor(t, tc.s, ramp(tensor.Float64, []int{9, 4}, 0.5), [][]int{{3, 3, 3}, {2, 2}}, 1<<40, stored)
 	b := putTensor(t, tc.s, ramp(tensor.Float64, []int{4, 5}, 2), [][]int{{2, 2}, {5}}, 1<<41, stored)
-	na := &tensor.Node{ID: 0, Op: tensor.OpInput, Shape: a.Shape, DType: a.DType, Chunks: a.Chunks, Attrs: tensor.Attrs{Name: "a"}}
-	nb := &tensor.Node{ID: 1, Op: tensor.OpInput, Shape: b.Shape, DType: b.DType, Chunks: b.Chunks, Attrs: tensor.Attrs{Name: "b"}}
-	mm := &tensor.Node{ID: 2, Op: tensor.OpMatmul, Inputs: []*tensor.Node{na, nb}, Shape: []int{9, 5}, DType: tensor.Float64}
-	g := &tensor.Graph{Nodes: []*tensor.Node{na, nb, mm}, Outputs: []tensor.Output{{Name: "c", Node: mm}}}
-	cg, err := tensor.Tile(g, envMap{"a": a, "b": b})
+	na := &spec.Node{ID: 0, Op: tensor.OpInput, Shape: a.Shape, DType: a.DType, Chunks: a.Chunks, Attrs: spec.Attrs{Name: "a"}}
+	nb := &spec.Node{ID: 1, Op: tensor.OpInput, Shape: b.Shape, DType: b.DType, Chunks: b.Chunks, Attrs: spec.Attrs{Name: "b"}}
+	mm := &spec.Node{ID: 2, Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{9, 5}, DType: tensor.Float64}
+	g := &spec.Graph{Nodes: []*spec.Node{na, nb, mm}, Outputs: []spec.Output{{Name: "c", Node: mm}}}
+	cg, err := tile.Graph(g, envMap{"a": a, "b": b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tensor.Compute(context.Background(), cg, func(id uint64) (*tensor.Array, error) { return stored[id], nil })
+	want, err := tensortest.Compute(context.Background(), cg, func(id uint64) (*tensor.Array, error) { return stored[id], nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
 func newTestSession(t *testing.T) (*Engine, *LocalRunner, *Session) {
@@ -86,7 +87,7 @@ func TestSessionSubmitAndReuse(t *testing.T) {
 func TestSessionBadSpec(t *testing.T) {
 	_, _, s := newTestSession(t)
 	_, err := s.Submit("x = ones(3)\ny = frobnicate(x)\n")
-	var se *tensor.SpecError
+	var se *syntax.Error
 	if !errors.As(err, &se) {
 		t.Fatalf("error %v, want a *tensor.SpecError", err)
 	}

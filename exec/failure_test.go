@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // zerosJob is n independent "assemble" ops with no pieces (zero chunks),
 // all kept.
 func zerosJob(n int) *Job {
-	g := &tensor.ChunkGraph{}
+	g := &chunk.Graph{}
 	job := &Job{Keep: map[uint64]bool{}}
 	for k := 0; k < n; k++ {
-		g.Ops = append(g.Ops, &tensor.ChunkOp{Key: k, Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}})
+		g.Ops = append(g.Ops, &chunk.Op{Key: k, Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: chunk.AssembleArgs{}})
 		job.IDs = append(job.IDs, uint64(7000+k))
 		job.Keep[uint64(7000+k)] = true
 	}
@@ -78,9 +79,9 @@ func TestOpFailure(t *testing.T) {
 	tc := newTestCluster(t, 2, false)
 	job := zerosJob(3)
 	g := job.Graph
-	bad := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
-	g.Ops = append(g.Ops, &tensor.ChunkOp{Key: 3, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: bad})
-	g.Ops = append(g.Ops, &tensor.ChunkOp{Key: 4, Kind: "assemble", Inputs: []int{3}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}})
+	bad := chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	g.Ops = append(g.Ops, &chunk.Op{Key: 3, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: bad})
+	g.Ops = append(g.Ops, &chunk.Op{Key: 4, Kind: "assemble", Inputs: []int{3}, Shape: []int{3}, DType: tensor.Int64, Args: chunk.AssembleArgs{}})
 	job.IDs = append(job.IDs, 7003, 7004)
 	var mu sync.Mutex
 	var states []string
@@ -118,8 +119,8 @@ func TestOpFailure(t *testing.T) {
 func TestKernelPanic(t *testing.T) {
 	tc := newTestCluster(t, 1, false)
 	job := zerosJob(1)
-	outside := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 100, Step: 1, Len: 3}}, Dst: []int{0}}}}
-	job.Graph.Ops = append(job.Graph.Ops, &tensor.ChunkOp{Key: 1, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: outside})
+	outside := chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 0, Src: []tensor.Slice{{Start: 100, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	job.Graph.Ops = append(job.Graph.Ops, &chunk.Op{Key: 1, Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: outside})
 	job.IDs = append(job.IDs, 7001)
 	err := tc.s.Run(context.Background(), job)
 	if err == nil || !strings.Contains(err.Error(), "assemble kernel panicked") {
@@ -273,7 +274,7 @@ func TestCancelRunningTask(t *testing.T) {
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
 	cc, recv := dialControl(t, w)
-	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	op := &chunk.Op{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: chunk.AssembleArgs{}}
 	submit := func(key int) {
 		err := cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: key, Attempt: 1, Op: op, ID: uint64(10 + key),
 			Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
@@ -352,8 +353,8 @@ func TestMemBound(t *testing.T) {
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
 	cc, recv := dialControl(t, w)
-	big := func(inputs []int) *tensor.ChunkOp {
-		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: tensor.AssembleArgs{}} // 600 bytes
+	big := func(inputs []int) *chunk.Op {
+		return &chunk.Op{Kind: "assemble", Inputs: inputs, Shape: []int{75}, DType: tensor.Float64, Args: chunk.AssembleArgs{}} // 600 bytes
 	}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: big([]int{0}), ID: 10,
 		Inputs: []Location{{ID: 5, Worker: "peer"}}, Addrs: []string{mute.Addr()}})

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // GraphState is the state of a submitted graph.
@@ -79,8 +82,8 @@ func (s Status) String() string {
 type Graph struct {
 	id     int
 	src    string
-	spec   *tensor.Graph // nil for uploads
-	chunks *tensor.ChunkGraph
+	spec   *spec.Graph // nil for uploads
+	chunks *chunk.Graph
 	ids    []uint64
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -105,9 +108,9 @@ type Graph struct {
 // tiled in stages passes its first; cg runs it (optimized), and its
 // outputs after the first.Results carry chunks to the next stage: they are
 // not the graph's.
-func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64, cancel context.CancelFunc, first *tensor.Stage) *Graph {
+func newGraph(src string, tg *spec.Graph, cg *chunk.Graph, ids []uint64, cancel context.CancelFunc, first *tile.Stage) *Graph {
 	if first != nil && !first.Last() {
-		cg = &tensor.ChunkGraph{Ops: cg.Ops, Outputs: cg.Outputs[:first.Results]}
+		cg = &chunk.Graph{Ops: cg.Ops, Outputs: cg.Outputs[:first.Results]}
 	}
 	g := &Graph{
 		src: src, spec: tg, chunks: cg, ids: ids, cancel: cancel,
@@ -132,7 +135,7 @@ func newGraph(src string, tg *tensor.Graph, cg *tensor.ChunkGraph, ids []uint64,
 }
 
 // outputShapes describes the shapes of tg's outputs, "name (?,)".
-func outputShapes(tg *tensor.Graph) []string {
+func outputShapes(tg *spec.Graph) []string {
 	var out []string
 	for _, o := range tg.Outputs {
 		out = append(out, o.Name+" "+tensor.FormatShape(o.Node.Shape))
@@ -148,7 +151,7 @@ func (g *Graph) stage() int {
 }
 
 // next tiles the stage after st with the chunks and probes st made.
-func (g *Graph) next(st *tensor.Stage, keys [][]uint64, probes []*tensor.Array) (*tensor.Stage, error) {
+func (g *Graph) next(st *tile.Stage, keys [][]uint64, probes []*tensor.Array) (*tile.Stage, error) {
 	next, err := st.Next(keys, probes)
 	shapes := outputShapes(g.spec)
 	if err != nil {
@@ -164,11 +167,11 @@ func (g *Graph) next(st *tensor.Stage, keys [][]uint64, probes []*tensor.Array) 
 // extend adds the ops of a later stage, cg with chunk IDs ids, to g: their
 // keys follow the ops g has, and cg's first results outputs are g's. It
 // returns the key of cg's first op in g.
-func (g *Graph) extend(cg *tensor.ChunkGraph, ids []uint64, results int) int {
+func (g *Graph) extend(cg *chunk.Graph, ids []uint64, results int) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	off := len(g.chunks.Ops)
-	ops := make([]*tensor.ChunkOp, off, off+len(cg.Ops))
+	ops := make([]*chunk.Op, off, off+len(cg.Ops))
 	copy(ops, g.chunks.Ops)
 	for _, op := range cg.Ops {
 		c := *op
@@ -194,7 +197,7 @@ func (g *Graph) extend(cg *tensor.ChunkGraph, ids []uint64, results int) int {
 		order[o.Name] = i
 	}
 	sort.SliceStable(outs, func(i, j int) bool { return order[outs[i].Name] < order[outs[j].Name] })
-	g.chunks = &tensor.ChunkGraph{Ops: ops, Outputs: outs}
+	g.chunks = &chunk.Graph{Ops: ops, Outputs: outs}
 	g.ids = append(g.ids[:off:off], ids...)
 	g.states = append(g.states, make([]OpState, len(cg.Ops))...)
 	g.status.Operands = len(ops)
@@ -221,7 +224,7 @@ func (g *Graph) SpecJSON() ([]byte, error) {
 
 // Chunks is the graph's chunk graph. A graph tiled in stages has the ops of
 // the stages tiled so far.
-func (g *Graph) Chunks() *tensor.ChunkGraph {
+func (g *Graph) Chunks() *chunk.Graph {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.chunks

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/kernel"
 )
 
 // LocalRunner runs chunk graphs in this process on a pool of goroutines and
@@ -117,7 +118,7 @@ func (r *LocalRunner) Run(ctx context.Context, job *Job) error {
 			running++
 			emit(key, Running, "")
 			go func() {
-				out, err := tensor.Run(ctx, op, in)
+				out, err := kernel.Run(ctx, op, in)
 				results <- result{key, out, err}
 			}()
 		}

@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // levelOrder runs a graph breadth first: every op of one depth before the
 // next. It is the order the seeds warn against.
-func levelOrder(g *tensor.ChunkGraph) []int {
+func levelOrder(g *chunk.Graph) []int {
 	depth := make([]int, len(g.Ops))
 	for _, op := range g.Ops {
 		for _, in := range op.Inputs {
@@ -35,11 +37,11 @@ func levelOrder(g *tensor.ChunkGraph) []int {
 // small multiple of workers × tree depth; breadth first it is hundreds.
 func TestTreeReductionPeakChunks(t *testing.T) {
 	tc := newTestCluster(t, 2, false)
-	g, err := tensor.ParseSpec("x = ones(1000000, chunks=1000)\ny = (x * 2).sum()\n", nil)
+	g, err := spec.Parse("x = ones(1000000, chunks=1000)\ny = (x * 2).sum()\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg, err := tensor.Tile(g, nil)
+	cg, err := tile.Graph(g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

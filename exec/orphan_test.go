@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // TestSchedulerGoneFreesChunks keeps a graph's result and an upload on two
@@ -14,11 +16,11 @@ import (
 // for it, since no scheduler can name them any more.
 func TestSchedulerGoneFreesChunks(t *testing.T) {
 	tc := newTestCluster(t, 2, false)
-	g, err := tensor.ParseSpec("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
+	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg, err := tensor.Tile(g, nil)
+	cg, err := tile.Graph(g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

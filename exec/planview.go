@@ -4,7 +4,7 @@ import (
 	"sort"
 	"sync"
 
-	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // A Placement is how a runner planned a job, reported once through
@@ -131,7 +131,7 @@ func (g *Graph) Plan() (*Plan, bool) {
 // makePlan completes a placement: each op that is neither initial nor
 // stored goes to the worker holding the most bytes of its inputs (ties to
 // the first by name), in key order, which is a topological order.
-func makePlan(cg *tensor.ChunkGraph, pl Placement) *Plan {
+func makePlan(cg *chunk.Graph, pl Placement) *Plan {
 	p := &Plan{Rank: pl.Rank, Worker: make([]string, len(cg.Ops))}
 	index := make(map[string]int)
 	for _, w := range pl.Workers {

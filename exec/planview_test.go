@@ -5,15 +5,16 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestMakePlan completes a placement by hand: later operands go where most
 // of their input bytes are, and inputs from elsewhere count as transfer.
 func TestMakePlan(t *testing.T) {
-	op := func(k int, shape []int, ins ...int) *tensor.ChunkOp {
-		return &tensor.ChunkOp{Key: k, Kind: "k", Inputs: ins, Shape: shape, DType: tensor.Float64}
+	op := func(k int, shape []int, ins ...int) *chunk.Op {
+		return &chunk.Op{Key: k, Kind: "k", Inputs: ins, Shape: shape, DType: tensor.Float64}
 	}
-	cg := &tensor.ChunkGraph{Ops: []*tensor.ChunkOp{
+	cg := &chunk.Graph{Ops: []*chunk.Op{
 		op(0, []int{10}),       // initial on b
 		op(1, []int{20}),       // initial on a
 		op(2, []int{5}),        // stored on b

@@ -4,13 +4,13 @@ import (
 	"sort"
 
 	"marsfs/exec/plan"
-	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // PlanOrder ranks ops by plan.Order: Dask's depth-first ordering with the
 // Mars rules (operands deeper ones depend on first, smaller outputs first).
 // It is the Core's default order.
-func PlanOrder(g *tensor.ChunkGraph) []int {
+func PlanOrder(g *chunk.Graph) []int {
 	r := plan.Order(g)
 	rank := make([]int, len(r))
 	for k, v := range r {
@@ -23,7 +23,7 @@ func PlanOrder(g *tensor.ChunkGraph) []int {
 // search of the undirected graph from an unassigned initial op fills one
 // worker's share at a time), taking initial ops in the order of rank. It
 // is the Core's default assignment.
-func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) []string {
+func PlanAssign(g *chunk.Graph, rank []int, workers []WorkerLoad) []string {
 	if len(workers) == 0 {
 		return nil
 	}
@@ -36,7 +36,7 @@ func PlanAssign(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) []string
 
 // planAssign is PlanAssign on g readied for planning as pg, with rank as
 // plan.Order makes it.
-func planAssign(pg *plan.Graph, g *tensor.ChunkGraph, rank []int32, workers []WorkerLoad) []string {
+func planAssign(pg *plan.Graph, g *chunk.Graph, rank []int32, workers []WorkerLoad) []string {
 	if len(workers) == 0 {
 		return nil
 	}
@@ -56,13 +56,13 @@ func planAssign(pg *plan.Graph, g *tensor.ChunkGraph, rank []int32, workers []Wo
 
 // An OrderFunc ranks the ops of a graph: rank[k] is op k's priority, lower
 // first. Schedulers and workers run READY ops in rank order.
-type OrderFunc func(g *tensor.ChunkGraph) []int
+type OrderFunc func(g *chunk.Graph) []int
 
 // An AssignFunc places the initial ops (no inputs, not stored) of a graph on
 // workers before the graph starts: the result holds, by op key, the name
 // of the worker an op starts on, "" for none; it is nil or shorter than
 // the graph when the ops past its end have none.
-type AssignFunc func(g *tensor.ChunkGraph, rank []int, workers []WorkerLoad) []string
+type AssignFunc func(g *chunk.Graph, rank []int, workers []WorkerLoad) []string
 
 // A WorkerLoad is what the scheduling core knows of a worker's capacity.
 type WorkerLoad struct {

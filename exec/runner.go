@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // A Runner executes chunk graphs and keeps the chunks they make. The
@@ -30,7 +31,7 @@ type Runner interface {
 
 // A Job is one chunk graph to execute.
 type Job struct {
-	Graph *tensor.ChunkGraph
+	Graph *chunk.Graph
 	// IDs[k] is the global ID of op k's chunk. A Stored op's ID is its
 	// op.Stored: that chunk exists already and is not computed again.
 	IDs []uint64

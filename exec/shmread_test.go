@@ -13,6 +13,7 @@ import (
 
 	"marsfs/shm"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // mappedFile returns the file mapped at address p in this process, from
@@ -150,8 +151,8 @@ func TestWorkerMapsPeerInput(t *testing.T) {
 			}
 			cc, recv := dialControl(t, ws[1])
 			defer cc.close()
-			add := &tensor.ChunkOp{Kind: tensor.OpAdd, Inputs: []int{0, 0}, Shape: []int{n}, DType: tensor.Float64,
-				Args: tensor.ElemArgs{Compute: tensor.Float64}}
+			add := &chunk.Op{Kind: tensor.OpAdd, Inputs: []int{0, 0}, Shape: []int{n}, DType: tensor.Float64,
+				Args: chunk.ElemArgs{Compute: tensor.Float64}}
 			loc := Location{ID: 1, Worker: "w1", NBytes: n * 8}
 			cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: add, ID: 2,
 				Inputs: []Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})

@@ -8,6 +8,7 @@ import (
 
 	"marsfs/shm"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // BenchmarkWorkerStore runs chains of 8 MB chunks (full, then two adds) on
@@ -66,9 +67,9 @@ func BenchmarkWorkerStore(b *testing.B) {
 // addChainsJob is chains chains of a chunk of n float64 ones added to
 // itself twice; the chains' ends are kept. IDs start at base.
 func addChainsJob(chains, n int, base uint64) *Job {
-	g := &tensor.ChunkGraph{}
+	g := &chunk.Graph{}
 	job := &Job{Keep: map[uint64]bool{}}
-	add := func(op *tensor.ChunkOp) int {
+	add := func(op *chunk.Op) int {
 		op.Key = len(g.Ops)
 		op.Shape, op.DType = []int{n}, tensor.Float64
 		g.Ops = append(g.Ops, op)
@@ -76,9 +77,9 @@ func addChainsJob(chains, n int, base uint64) *Job {
 		return op.Key
 	}
 	for range chains {
-		k := add(&tensor.ChunkOp{Kind: tensor.OpFull, Args: tensor.GenArgs{Offset: []int{0}, Global: []int{n}, Value: 1}})
+		k := add(&chunk.Op{Kind: tensor.OpFull, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{n}, Value: 1}})
 		for range 2 {
-			k = add(&tensor.ChunkOp{Kind: tensor.OpAdd, Inputs: []int{k, k}, Args: tensor.ElemArgs{Compute: tensor.Float64}})
+			k = add(&chunk.Op{Kind: tensor.OpAdd, Inputs: []int{k, k}, Args: chunk.ElemArgs{Compute: tensor.Float64}})
 		}
 		job.Keep[job.IDs[k]] = true
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel"
 )
 
 // Dispatch units. An op that computes next to nothing (a sum of ten
@@ -49,16 +51,16 @@ import (
 // once, (A @ B).sum(), reads and makes only a number, but multiplies for a
 // long while: in a unit, its worker's other slot would idle and no other
 // worker could take its turn.)
-func opCost(g *tensor.ChunkGraph, op *tensor.ChunkOp) (held, work int64) {
+func opCost(g *chunk.Graph, op *chunk.Op) (held, work int64) {
 	held = int64(op.NBytes())
 	for _, in := range op.Inputs {
 		held += int64(g.Ops[in].NBytes())
 	}
-	work = held + tensor.ScratchBytes(op)
+	work = held + kernel.ScratchBytes(op)
 	switch a := op.Args.(type) {
-	case tensor.ExprArgs:
+	case chunk.ExprArgs:
 		work += int64(tensor.NumElements(a.Shape)) * 8
-	case tensor.FuseArgs:
+	case chunk.FuseArgs:
 		for i := range a.Members[:max(len(a.Members)-1, 0)] {
 			work += int64(a.Members[i].NBytes())
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestUnitsFormed checks the units of a tree reduction over small chunks:
@@ -159,16 +160,16 @@ func TestLargeOpsAlone(t *testing.T) {
 		t.Errorf("%d units of large ops", len(h.c.units))
 	}
 	// A fused expression counts the values it generates.
-	e := &tensor.ChunkOp{Kind: "expr", Shape: []int{1}, DType: tensor.Float64, Args: tensor.ExprArgs{Shape: []int{1 << 20}}}
+	e := &chunk.Op{Kind: "expr", Shape: []int{1}, DType: tensor.Float64, Args: chunk.ExprArgs{Shape: []int{1 << 20}}}
 	if held, work := opCost(g, e); held != 8 || work < 8<<20 {
 		t.Errorf("expr over 2^20 values making a number costs %d held, %d work", held, work)
 	}
 	// So do the blocks a product draws and the chunk a fused chain passes
 	// on, though the op reads nothing and makes a number.
-	block := tensor.ChunkOp{Kind: tensor.OpRand, Shape: []int{512, 512}, DType: tensor.Float64, Args: tensor.GenArgs{Offset: []int{0, 0}, Global: []int{512, 512}}}
-	mm := tensor.ChunkOp{Kind: "matmul", Shape: []int{512, 512}, DType: tensor.Float64, Args: tensor.MatmulArgs{Blocks: []tensor.ChunkOp{block, block}}}
-	sum := tensor.ChunkOp{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64}
-	f := &tensor.ChunkOp{Kind: "fuse", Shape: []int{1}, DType: tensor.Float64, Args: tensor.FuseArgs{Members: []tensor.ChunkOp{mm, sum}}}
+	block := chunk.Op{Kind: tensor.OpRand, Shape: []int{512, 512}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: []int{512, 512}}}
+	mm := chunk.Op{Kind: "matmul", Shape: []int{512, 512}, DType: tensor.Float64, Args: chunk.MatmulArgs{Blocks: []chunk.Op{block, block}}}
+	sum := chunk.Op{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64}
+	f := &chunk.Op{Kind: "fuse", Shape: []int{1}, DType: tensor.Float64, Args: chunk.FuseArgs{Members: []chunk.Op{mm, sum}}}
 	if held, work := opCost(g, f); held != 8 || work != 3*512*512*8+8 {
 		t.Errorf("a fused product of drawn blocks costs %d held, %d work, want 8 and %d", held, work, 3*512*512*8+8)
 	}
@@ -194,7 +195,7 @@ func TestUnitBounds(t *testing.T) {
 		for _, op := range g.Ops {
 			op.Shape = tc.shape
 			if len(op.Inputs) == 0 && tc.expr > 0 {
-				op.Kind, op.Args = "expr", tensor.ExprArgs{Shape: []int{tc.expr}}
+				op.Kind, op.Args = "expr", chunk.ExprArgs{Shape: []int{tc.expr}}
 			}
 		}
 		h := newHarness(t, g, nil, CoreOptions{UnitOps: tc.maxOps, UnitCost: unitCost}, "w1")
@@ -235,18 +236,18 @@ func TestWorkerRunsUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc, recv := dialControl(t, w)
-	copyArgs := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	copyArgs := chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 0, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
 	unit := func(job uint64, first any) []*ctlMsg {
 		ms := []*ctlMsg{{Kind: msgSubmit, Job: job, Key: 0, Attempt: 1, Unit: 3, ID: job*10 + 0,
-			Op: &tensor.ChunkOp{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: first}}}
+			Op: &chunk.Op{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: first}}}
 		for k := 1; k < 3; k++ {
 			ms = append(ms, &ctlMsg{Kind: msgSubmit, Job: job, Key: k, Attempt: 1, ID: job*10 + uint64(k),
-				Op:     &tensor.ChunkOp{Kind: "assemble", Inputs: []int{k - 1}, Shape: []int{3}, DType: tensor.Int64, Args: copyArgs},
+				Op:     &chunk.Op{Kind: "assemble", Inputs: []int{k - 1}, Shape: []int{3}, DType: tensor.Int64, Args: copyArgs},
 				Inputs: []Location{{ID: job*10 + uint64(k-1), Worker: "w", NBytes: 24}}, Addrs: []string{w.Addr()}})
 		}
 		return ms
 	}
-	if err := cc.sendAll(unit(1, tensor.AssembleArgs{})); err != nil {
+	if err := cc.sendAll(unit(1, chunk.AssembleArgs{})); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -263,7 +264,7 @@ func TestWorkerRunsUnit(t *testing.T) {
 	if w.Store().Len() != 3 {
 		t.Errorf("worker holds %d chunks, want 3", w.Store().Len())
 	}
-	bad := tensor.AssembleArgs{Pieces: []tensor.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
+	bad := chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 5, Src: []tensor.Slice{{Start: 0, Step: 1, Len: 3}}, Dst: []int{0}}}}
 	cc.sendAll(unit(2, bad))
 	failed := 0
 	for failed < 3 {

@@ -8,6 +8,7 @@ import (
 
 	"marsfs/shm"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestSpillFollowsQueuedUses checks that the worker tells its store which
@@ -35,8 +36,8 @@ func TestSpillFollowsQueuedUses(t *testing.T) {
 	}
 	cc, _ := dialControl(t, w)
 	defer cc.close()
-	op := func(inputs ...int) *tensor.ChunkOp {
-		return &tensor.ChunkOp{Kind: "assemble", Inputs: inputs, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	op := func(inputs ...int) *chunk.Op {
+		return &chunk.Op{Kind: "assemble", Inputs: inputs, Shape: []int{1}, DType: tensor.Float64, Args: chunk.AssembleArgs{}}
 	}
 	// The one slot is taken by an op blocked on a peer; the op reading
 	// chunk 1 waits in the queue.

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // The worker's TCP service. A connection opens with one byte naming its use:
@@ -62,19 +63,19 @@ type ctlMsg struct {
 	// after it, that form one dispatch unit: the worker runs them one after
 	// the other in one slot (see Core). 0 and 1 mean the op alone.
 	Unit    int
-	Flush   bool            // submit: report this op of a unit at once (see RunOp)
-	Op      *tensor.ChunkOp // submit
-	ID      uint64          // submit, done: the chunk the op makes
-	Inputs  []Location      // submit: where each input is
-	Addrs   []string        // submit: data address of each input's worker
-	IDs     []uint64        // free
-	NBytes  int64           // done
-	Spilled int64           // done: bytes the worker spilled since its last report
-	Err     string          // failed
-	Final   bool            // failed: the kernel rejected the op; retrying cannot help
-	Peer    string          // failed: the worker an input could not be fetched from
-	Seq     uint64          // status, status reply
-	Text    string          // status reply
+	Flush   bool       // submit: report this op of a unit at once (see RunOp)
+	Op      *chunk.Op  // submit
+	ID      uint64     // submit, done: the chunk the op makes
+	Inputs  []Location // submit: where each input is
+	Addrs   []string   // submit: data address of each input's worker
+	IDs     []uint64   // free
+	NBytes  int64      // done
+	Spilled int64      // done: bytes the worker spilled since its last report
+	Err     string     // failed
+	Final   bool       // failed: the kernel rejected the op; retrying cannot help
+	Peer    string     // failed: the worker an input could not be fetched from
+	Seq     uint64     // status, status reply
+	Text    string     // status reply
 	// runs, on a submit a scheduler sends, stands for a submit of each of
 	// its runs (see runBatch); the other fields are then unused.
 	runs *runBatch

@@ -17,6 +17,8 @@ import (
 
 	"marsfs/cluster"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel"
 )
 
 // WorkerConfig configures a worker process.
@@ -92,7 +94,7 @@ type task struct {
 	taskKey
 	prio      int
 	seq       uint64 // submission order, to break priority ties
-	op        *tensor.ChunkOp
+	op        *chunk.Op
 	id        uint64
 	inputs    []Location
 	addrs     []string
@@ -712,7 +714,7 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report ctlMsg, n
 	case cancelled || !mine:
 		m.Kind = msgCancelled
 	case err != nil:
-		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, tensor.ErrKernel)
+		m.Kind, m.Err, m.Final = msgFailed, err.Error(), errors.Is(err, kernel.ErrKernel)
 		var fe *fetchError
 		if errors.As(err, &fe) {
 			m.Peer = fe.peer
@@ -830,13 +832,13 @@ func (w *Worker) sendChunk(bw *bufio.Writer, a *tensor.Array) error {
 
 // runKernel runs op's kernel, turning a panic into an error: a kernel given
 // arguments it does not expect must fail its op, not the worker.
-func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out *tensor.Array, err error) {
+func runKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (out *tensor.Array, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, kernelPanic(fmt.Sprintf("%s kernel panicked: %v", op.Kind, r))
 		}
 	}()
-	return tensor.Run(ctx, op, in)
+	return kernel.Run(ctx, op, in)
 }
 
 // kernelPanic is the error of a kernel that panicked: like the errors
@@ -844,7 +846,7 @@ func runKernel(ctx context.Context, op *tensor.ChunkOp, in []*tensor.Array) (out
 type kernelPanic string
 
 func (e kernelPanic) Error() string        { return string(e) }
-func (e kernelPanic) Is(target error) bool { return target == tensor.ErrKernel }
+func (e kernelPanic) Is(target error) bool { return target == kernel.ErrKernel }
 
 // putChunk stores a as chunk id on the worker serving at addr.
 func putChunk(ctx context.Context, addr string, id uint64, a *tensor.Array, key []byte) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestTaskQueue checks the worker's queue: priority order, removal of a
@@ -56,13 +57,13 @@ func TestChunkOwnership(t *testing.T) {
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
 	cc, recv := dialControl(t, w)
-	blocked := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
+	blocked := &chunk.Op{Kind: "assemble", Inputs: []int{0}, Shape: []int{3}, DType: tensor.Int64, Args: chunk.AssembleArgs{}}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 1, Op: blocked, ID: 42,
 		Inputs: []Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 	if m := recv(); m.Kind != msgStarted || m.Attempt != 1 {
 		t.Fatalf("got %+v", m)
 	}
-	free := &tensor.ChunkOp{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: tensor.AssembleArgs{}}
+	free := &chunk.Op{Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: chunk.AssembleArgs{}}
 	cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: 0, Attempt: 2, Op: free, ID: 42, Inputs: []Location{}, Addrs: []string{}})
 	for m := recv(); m.Kind != msgDone; m = recv() {
 		if m.Kind != msgStarted {
@@ -94,7 +95,7 @@ func TestFetchesBounded(t *testing.T) {
 	}
 	mute := newMutePeer(t) // accepts connections, never answers
 	cc, _ := dialControl(t, w)
-	op := &tensor.ChunkOp{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+	op := &chunk.Op{Kind: "assemble", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: chunk.AssembleArgs{}}
 	for k := 0; k < 6; k++ {
 		cc.send(&ctlMsg{Kind: msgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
 			Inputs: []Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
@@ -128,7 +129,7 @@ func TestFetchFailureNamesPeer(t *testing.T) {
 		addr := gone.Addr()
 		gone.Close() // its address now refuses connections
 		cc, recv := dialControl(t, w)
-		op := &tensor.ChunkOp{Kind: "assemble", Inputs: make([]int, len(ids)), Shape: []int{len(ids)}, DType: tensor.Float64, Args: tensor.AssembleArgs{}}
+		op := &chunk.Op{Kind: "assemble", Inputs: make([]int, len(ids)), Shape: []int{len(ids)}, DType: tensor.Float64, Args: chunk.AssembleArgs{}}
 		sub := &ctlMsg{Kind: msgSubmit, Job: 1, Key: 3, Attempt: 1, Op: op, ID: 103}
 		for _, id := range ids {
 			sub.Inputs = append(sub.Inputs, Location{ID: id, Worker: "w-gone", NBytes: 8})

@@ -9,6 +9,7 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // csvFile is the csv file of a 1-D or 2-D tensor: one value a line, or
@@ -80,7 +81,7 @@ func (r *csvStream) render(i int) ([]byte, error) {
 	tt := st.tt
 	shape := append([]int{tt.Chunks[0][i]}, tt.Shape[1:]...)
 	var b bytes.Buffer
-	if err := tensor.WriteCSV(&b, &tensor.Array{DType: tt.DType, Shape: shape, Data: data}); err != nil {
+	if err := codec.WriteCSV(&b, &tensor.Array{DType: tt.DType, Shape: shape, Data: data}); err != nil {
 		return nil, linux.EIO
 	}
 	return b.Bytes(), nil

@@ -19,6 +19,7 @@ import (
 
 	"marsfs/exec"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 type testServer struct {
@@ -359,7 +360,7 @@ func TestUploadRefused(t *testing.T) {
 	s := clone(t, c)
 	good := new(bytes.Buffer)
 	a := &tensor.Array{DType: tensor.Float64, Shape: []int{2, 3}, Data: make([]byte, 48)}
-	if err := tensor.WriteNPY(good, a); err != nil {
+	if err := codec.WriteNPY(good, a); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -17,13 +17,15 @@ import (
 
 	"marsfs/exec"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
+	"marsfs/tensor/spec"
 )
 
 // needParser skips tests that submit specs while tensor.ParseSpec is the
 // temporary stand-in.
 func needParser(t testing.TB) {
 	t.Helper()
-	if _, err := tensor.ParseSpec("x = 1\n", noTensors{}); err != nil && strings.Contains(err.Error(), "not built yet") {
+	if _, err := spec.Parse("x = 1\n", noTensors{}); err != nil && strings.Contains(err.Error(), "not built yet") {
 		t.Skip("spec parser not built yet")
 	}
 }
@@ -134,7 +136,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := tensor.ReadNPY(bytes.NewReader(npy), 0)
+		a, err := codec.ReadNPY(bytes.NewReader(npy), 0)
 		if err != nil {
 			t.Fatalf("npy: %v", err)
 		}
@@ -325,7 +327,7 @@ func TestUpload(t *testing.T) {
 		a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(v))
 	}
 	var buf bytes.Buffer
-	tensor.WriteNPY(&buf, a)
+	codec.WriteNPY(&buf, a)
 	f, err := c.Create(s+"/tensors", "m.npy")
 	if err != nil {
 		t.Fatal(err)

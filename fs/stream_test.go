@@ -10,6 +10,7 @@ import (
 
 	"marsfs/exec"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // chunkStore is a Runner that only holds chunks.
@@ -125,7 +126,7 @@ func TestCSVStream(t *testing.T) {
 	} {
 		whole, ti, store := tiled(t, r, tt.shape, tt.chunks)
 		var want bytes.Buffer
-		if err := tensor.WriteCSV(&want, whole); err != nil {
+		if err := codec.WriteCSV(&want, whole); err != nil {
 			t.Fatal(err)
 		}
 		cs := &csvStream{st: newStream(c, store, ti, nil)}

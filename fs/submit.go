@@ -11,7 +11,8 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec"
-	"marsfs/tensor"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/syntax"
 )
 
 // submitFile is /sessions/<N>/submit. The writes of one open accumulate; the
@@ -77,7 +78,7 @@ func (h *submitter) check() error {
 		if !json.Valid(h.text) {
 			return nil // incomplete, or wrong: the clunk tells
 		}
-		_, err := tensor.ParseSpec(text, h.sess)
+		_, err := spec.Parse(text, h.sess)
 		return err
 	}
 	prefix := text[:complete(text)]
@@ -88,8 +89,8 @@ func (h *submitter) check() error {
 	// line, the last one assigned), so the prefix is checked with a
 	// statement after it that gives it a valid output; errors in that
 	// probe are not the prefix's.
-	_, err := tensor.ParseSpec(prefix+probe, h.sess)
-	var se *tensor.SpecError
+	_, err := spec.Parse(prefix+probe, h.sess)
+	var se *syntax.Error
 	if errors.As(err, &se) && se.Line > strings.Count(prefix, "\n") {
 		return nil
 	}

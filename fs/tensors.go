@@ -11,6 +11,7 @@ import (
 
 	"marsfs/exec"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // tensorsDir is /sessions/<N>/tensors: a directory a kept tensor; creating
@@ -48,7 +49,7 @@ func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
 		ents := []*node{
 			textFile(dir, "meta", func() (string, error) { return t.Meta(), nil }),
 			s.arrayFile(dir, "data", tt, nil),
-			s.arrayFile(dir, "npy", tt, tensor.NPYHeader(tt.DType, tt.Shape)),
+			s.arrayFile(dir, "npy", tt, codec.NPYHeader(tt.DType, tt.Shape)),
 			textTensorFile(dir, t),
 			s.arrowFile(dir, tt),
 		}
@@ -213,7 +214,7 @@ func (u *uploader) decode(pr *io.PipeReader, limit int64) {
 	}()
 	// ReadNPY reads to the end of the stream, and refuses data past the
 	// end the header gives.
-	u.arr, u.err = tensor.ReadNPY(pr, limit)
+	u.arr, u.err = codec.ReadNPY(pr, limit)
 	if u.err != nil {
 		pr.CloseWithError(u.err)
 	}

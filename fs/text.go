@@ -7,7 +7,7 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec"
-	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // textTensorFile is a tensor's text file: NumPy's print of it, rendered at
@@ -21,10 +21,10 @@ func textTensorFile(parent string, t *exec.Tensor) *node {
 			// A tensor of over 1000 elements prints summarized, so only the
 			// chunks holding the elements shown are fetched.
 			shape := t.Tiled().Shape
-			a, err := t.FetchIndex(c.ctx, tensor.TextIndex(shape))
+			a, err := t.FetchIndex(c.ctx, codec.TextIndex(shape))
 			if err != nil {
 				return nil, linux.EIO
 			}
-			return &snapshot{r: strings.NewReader(line(tensor.FormatTextShown(shape, a)))}, nil
+			return &snapshot{r: strings.NewReader(line(codec.FormatTextShown(shape, a)))}, nil
 		}}
 }

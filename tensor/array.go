@@ -80,7 +80,7 @@ func (a *Array) Check() error {
 	return nil
 }
 
-func view[T any](b []byte) []T {
+func View[T any](b []byte) []T {
 	var zero T
 	n := len(b) / int(unsafe.Sizeof(zero))
 	if n == 0 {
@@ -90,19 +90,19 @@ func view[T any](b []byte) []T {
 }
 
 // Bools views a bool array's data; the bytes are 0 or 1.
-func (a *Array) Bools() []bool { return view[bool](a.Data) }
+func (a *Array) Bools() []bool { return View[bool](a.Data) }
 
 // Int32s views an int32 array's data.
-func (a *Array) Int32s() []int32 { return view[int32](a.Data) }
+func (a *Array) Int32s() []int32 { return View[int32](a.Data) }
 
 // Int64s views an int64 array's data.
-func (a *Array) Int64s() []int64 { return view[int64](a.Data) }
+func (a *Array) Int64s() []int64 { return View[int64](a.Data) }
 
 // Float32s views a float32 array's data.
-func (a *Array) Float32s() []float32 { return view[float32](a.Data) }
+func (a *Array) Float32s() []float32 { return View[float32](a.Data) }
 
 // Float64s views a float64 array's data.
-func (a *Array) Float64s() []float64 { return view[float64](a.Data) }
+func (a *Array) Float64s() []float64 { return View[float64](a.Data) }
 
 // Float64At returns element i (in C order) converted to float64, for tests and
 // text rendering; kernels use the typed views.

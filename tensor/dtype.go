@@ -1,6 +1,8 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // DType is the element type of a tensor. The zero value is invalid.
 type DType uint8

@@ -16,6 +16,7 @@ import (
 	"marsfs/fs"
 	"marsfs/shm"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // TestEndToEnd drives `marsfs up` with two worker processes as a client
@@ -111,7 +112,7 @@ func endToEnd(t *testing.T, c *fs.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := tensor.ReadNPY(bytes.NewReader(npy), 1<<20)
+	y, err := codec.ReadNPY(bytes.NewReader(npy), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func endToEnd(t *testing.T, c *fs.Client) {
 	var up bytes.Buffer
 	u := tensor.NewArray(tensor.Float32, []int{2, 3})
 	copy(u.Float32s(), []float32{1, 2, 3, 4, 5, 6})
-	if err := tensor.WriteNPY(&up, u); err != nil {
+	if err := codec.WriteNPY(&up, u); err != nil {
 		t.Fatal(err)
 	}
 	f, err := c.Create(sess+"/tensors", "u.npy")

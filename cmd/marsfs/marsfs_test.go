@@ -14,6 +14,7 @@ import (
 
 	"marsfs/fs"
 	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // build compiles the marsfs command into a temporary directory.
@@ -205,7 +206,7 @@ func testRun(t *testing.T, p *upProcess) {
 	// Upload with write, then name the tensor in a spec of that session.
 	var npy bytes.Buffer
 	a := &tensor.Array{DType: tensor.Int32, Shape: []int{2, 2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0}}
-	tensor.WriteNPY(&npy, a)
+	codec.WriteNPY(&npy, a)
 	id, _, _ := p.marsfs(t, "", "cat", "--addr", p.tcp, "/sessions/clone")
 	sess := "/sessions/" + strings.TrimSpace(id)
 	if _, errs, code := p.marsfs(t, npy.String(), "write", "--addr", p.tcp, sess+"/tensors/m.npy"); code != 0 {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // Worker is a worker as the planner sees it.
@@ -32,14 +32,14 @@ type Plan struct {
 
 // graph is the adjacency of a chunk graph in compact form.
 type graph struct {
-	ops      []*tensor.ChunkOp
+	ops      []*chunk.Op
 	succOff  []int32 // successors of k: succ[succOff[k]:succOff[k+1]]
 	succ     []int32
 	nbytes   []int64
 	indegree []int32
 }
 
-func newGraph(cg *tensor.ChunkGraph) *graph {
+func newGraph(cg *chunk.Graph) *graph {
 	n := len(cg.Ops)
 	g := &graph{ops: cg.Ops, succOff: make([]int32, n+1), nbytes: make([]int64, n), indegree: make([]int32, n)}
 	for _, op := range cg.Ops {
@@ -67,7 +67,7 @@ func (g *graph) successors(k int) []int32 { return g.succ[g.succOff[k]:g.succOff
 
 // Prepare orders cg and assigns its initial operands to workers. where
 // locates the chunks of Stored ops (a worker index, or -1); it may be nil.
-func Prepare(cg *tensor.ChunkGraph, workers []Worker, where func(id uint64) int) *Plan {
+func Prepare(cg *chunk.Graph, workers []Worker, where func(id uint64) int) *Plan {
 	g := newGraph(cg)
 	p := &Plan{Rank: order(g)}
 	p.Worker, p.Initial = assign(g, p.Rank, workers, where)
@@ -79,12 +79,12 @@ func Prepare(cg *tensor.ChunkGraph, workers []Worker, where func(id uint64) int)
 // given the rank of every op (as Order returns it): it returns the Worker
 // and Initial of the plan Prepare would make with that rank, and neither
 // orders the graph nor estimates its transfers.
-func Assign(cg *tensor.ChunkGraph, rank []int32, workers []Worker, where func(id uint64) int) (worker []int32, initial []int) {
+func Assign(cg *chunk.Graph, rank []int32, workers []Worker, where func(id uint64) int) (worker []int32, initial []int) {
 	return assign(newGraph(cg), rank, workers, where)
 }
 
 // Order returns the run rank of every op of cg (see the package comment).
-func Order(cg *tensor.ChunkGraph) []int32 { return order(newGraph(cg)) }
+func Order(cg *chunk.Graph) []int32 { return order(newGraph(cg)) }
 
 // A Graph is a chunk graph readied for planning: ordering it and then
 // assigning it, as a scheduler does when a job starts, reads the graph's
@@ -93,7 +93,7 @@ type Graph struct{ g *graph }
 
 // NewGraph readies cg for planning; cg must not change while the Graph is
 // used.
-func NewGraph(cg *tensor.ChunkGraph) *Graph { return &Graph{newGraph(cg)} }
+func NewGraph(cg *chunk.Graph) *Graph { return &Graph{newGraph(cg)} }
 
 // Order is Order of the Graph's chunk graph.
 func (g *Graph) Order() []int32 { return order(g.g) }

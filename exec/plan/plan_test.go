@@ -6,21 +6,22 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // builder makes chunk graphs by hand: every op is a float64 chunk of the
 // given number of elements.
-type builder struct{ g tensor.ChunkGraph }
+type builder struct{ g chunk.Graph }
 
 func (b *builder) op(kind string, elems int, inputs ...int) int {
 	k := len(b.g.Ops)
-	b.g.Ops = append(b.g.Ops, &tensor.ChunkOp{Key: k, Kind: kind, Inputs: inputs, Shape: []int{elems}, DType: tensor.Float64})
+	b.g.Ops = append(b.g.Ops, &chunk.Op{Key: k, Kind: kind, Inputs: inputs, Shape: []int{elems}, DType: tensor.Float64})
 	return k
 }
 
 // tree builds a reduction over leaves with the given fan-in and returns the
 // graph and its root.
-func tree(leaves, fanin int) (*tensor.ChunkGraph, int) {
+func tree(leaves, fanin int) (*chunk.Graph, int) {
 	b := &builder{}
 	level := make([]int, leaves)
 	for i := range level {
@@ -36,7 +37,7 @@ func tree(leaves, fanin int) (*tensor.ChunkGraph, int) {
 	return &b.g, level[0]
 }
 
-func checkTopological(t *testing.T, cg *tensor.ChunkGraph, rank []int32) {
+func checkTopological(t *testing.T, cg *chunk.Graph, rank []int32) {
 	t.Helper()
 	seen := make(map[int32]bool)
 	for _, op := range cg.Ops {
@@ -56,7 +57,7 @@ func checkTopological(t *testing.T, cg *tensor.ChunkGraph, rank []int32) {
 // simulate runs cg on w workers in unit time steps, each idle worker taking
 // the ready op of smallest rank, and returns the most chunks alive at once
 // (a chunk dies when its last consumer has run; ends of the graph stay).
-func simulate(cg *tensor.ChunkGraph, rank []int32, w int) int {
+func simulate(cg *chunk.Graph, rank []int32, w int) int {
 	n := len(cg.Ops)
 	waiting := make([]int, n)
 	uses := make([]int, n)
@@ -99,7 +100,7 @@ func simulate(cg *tensor.ChunkGraph, rank []int32, w int) int {
 }
 
 // levelRank is the breadth-first order: every op of one level before the next.
-func levelRank(cg *tensor.ChunkGraph) []int32 {
+func levelRank(cg *chunk.Graph) []int32 {
 	level := make([]int, len(cg.Ops))
 	for _, op := range cg.Ops {
 		for _, in := range op.Inputs {

@@ -4,7 +4,9 @@ import (
 	"runtime"
 	"testing"
 
-	"marsfs/tensor"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // BenchmarkPrepareMillion prepares a graph of about a million chunk
@@ -19,15 +21,15 @@ func BenchmarkPrepareMillion(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	for i := 0; i < b.N; i++ {
-		g, err := tensor.ParseSpec(text, nil)
+		g, err := spec.Parse(text, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cg, err := tensor.Tile(g, nil)
+		cg, err := tile.Graph(g, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cg = tensor.Optimize(cg, tensor.Options{Fuse: true, FuseExpr: true})
+		cg = fuse.Optimize(cg, fuse.Options{Fuse: true, FuseExpr: true})
 		Prepare(cg, ws, nil)
 		ops = len(cg.Ops)
 	}

@@ -1,0 +1,82 @@
+package chunk
+
+import (
+	"marsfs/tensor"
+)
+
+// exprReductions are the reductions whose map op an expr program can end in;
+// argmin and argmax, which need global indices, keep their own map kernel.
+var ExprReductions = map[string]bool{
+	tensor.OpSum: true, tensor.OpNansum: true, tensor.OpProd: true, tensor.OpMin: true, tensor.OpMax: true, tensor.OpNanmin: true,
+	tensor.OpNanmax: true, tensor.OpAny: true, tensor.OpAll: true, tensor.OpCountNonzero: true, tensor.OpMean: true,
+	tensor.OpNanmean: true, tensor.OpVar: true, tensor.OpStd: true,
+}
+
+// exprBlock is the block length compiled programs use: 4096 elements keep a
+// handful of float64 registers (32 KiB each) within the L2 cache, and are
+// long enough that the per-block work of the interpreter is negligible.
+const ExprBlock = 4096
+
+// ExprArgs are the arguments of an "expr" op: a compiled program. A worker
+// validates a program before running it; a malformed one is an error.
+//
+// A program does not depend on where its chunk lies: the chunk offsets of
+// its generators are kept apart, in Offsets, so that the chunks of one
+// tensor computed alike share one Code (and one Members) in a graph, and
+// only Shape and Offsets are an op's own.
+type ExprArgs struct {
+	Shape   []int // the value shape the program iterates over
+	Block   int   // elements a block: a power of two in [64, 65536]
+	Regs    int   // number of registers
+	Code    []ExprInstr
+	Members []string // the kinds of the fused ops, for plans
+	// Offsets holds, for each gen instruction in program order, the offset
+	// in its tensor of the chunk it generates: len(Shape) ints a generator.
+	// (A gen instruction's Gen.Offset is empty.)
+	Offsets []int
+}
+
+// An ExprInstr is one instruction of an expr program.
+type ExprInstr struct {
+	Op    string       // exprLoad, ...
+	Kind  string       // elem: the elementwise op; gen: the generator; reduce: the reduction
+	Dst   int          // the register written
+	Src   []int        // the registers read
+	Input int          // load, bcast, splat: index of the op's input
+	DType tensor.DType // the dtype Dst holds (reduce: of the accumulator)
+	Elem  ElemArgs
+	Gen   GenArgs // gen, const: the generator's arguments, but for its Offset
+	Shape []int   // const: the full chunk's shape
+	Axes  []int   // reduce: the reduced axes of the value shape
+}
+
+// genNative is the dtype a generator computes in before its values are
+// cast to the chunk's dtype, as its kernel does.
+func GenNative(kind string, dt tensor.DType) tensor.DType {
+	switch kind {
+	case tensor.OpRand, tensor.OpRandn, tensor.OpUniform, tensor.OpNormal, tensor.OpLinspace:
+		return tensor.Float64
+	case tensor.OpRandint:
+		return tensor.Int64
+	case tensor.OpArange:
+		switch {
+		case dt.IsInt():
+			return tensor.Int64
+		case dt == tensor.Float32:
+			return tensor.Float32
+		}
+		return tensor.Float64
+	}
+	return dt
+}
+
+// PartArgs are the arguments of an "expr.part" op: its chunk is the
+// elements of its input from Offset on, as many as its shape holds, of its
+// dtype. It cuts a sibling reduction's partial out of the packed output of
+// the expr op that made them all.
+type PartArgs struct {
+	Offset int
+}
+
+// exprPart is the kind of the ops that cut a partial out of a packed one.
+const ExprPart = "expr.part"

@@ -1,0 +1,20 @@
+package chunk
+
+import (
+	"encoding/gob"
+)
+
+// The kernel argument types travel to worker processes inside ChunkOp.Args,
+// an interface, which encoding/gob can decode only for types registered
+// with it beforehand, in every process: so they are registered here, at
+// initialization, all in one list.
+func init() {
+	for _, args := range []any{
+		ConstArgs{}, GenArgs{}, AssembleArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
+		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{},
+		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
+		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},
+	} {
+		gob.Register(args)
+	}
+}

@@ -1,0 +1,65 @@
+package chunk
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Name is how the op is shown in plans and operand tables: its kind, and
+// for a fused op the kinds of its members, "fuse(add+sum.map)" or
+// "expr(rand+rand+add+sum.map)".
+func (op *Op) Name() string {
+	if s, ok := exprMembers(op); ok {
+		return s
+	}
+	if s, ok := drawnName(op); ok {
+		return s
+	}
+	fa, ok := op.Args.(FuseArgs)
+	if op.Kind != "fuse" || !ok {
+		return op.Kind
+	}
+	kinds := make([]string, len(fa.Members))
+	for i := range fa.Members {
+		kinds[i] = fa.Members[i].Name()
+	}
+	return "fuse(" + strings.Join(kinds, "+") + ")"
+}
+
+// exprMembers names the kinds of an expr op's fused ops, "rand+rand+add+sum.map".
+func exprMembers(op *Op) (string, bool) {
+	a, ok := op.Args.(ExprArgs)
+	if op.Kind != "expr" || !ok {
+		return "", false
+	}
+	return "expr(" + strings.Join(a.Members, "+") + ")", true
+}
+
+// drawnName returns the name of a matmul op that draws blocks, as plans
+// show it: "matmul(8 rand)".
+func drawnName(op *Op) (string, bool) {
+	a, ok := op.Args.(MatmulArgs)
+	if op.Kind != "matmul" || !ok {
+		return "", false
+	}
+	kinds := map[string]int{}
+	var order []string
+	for i := range a.Blocks {
+		k := a.Blocks[i].Kind
+		if k == "" {
+			continue
+		}
+		if kinds[k] == 0 {
+			order = append(order, k)
+		}
+		kinds[k]++
+	}
+	s := "matmul("
+	for i, k := range order {
+		if i > 0 {
+			s += "+"
+		}
+		s += strconv.Itoa(kinds[k]) + " " + k
+	}
+	return s + ")", true
+}

@@ -1,0 +1,34 @@
+package chunk
+
+import "marsfs/tensor"
+
+// A ChunkGraph is a Graph cut into chunk operands by Tile. Every operand
+// produces exactly one chunk; an operand's key is its index in Ops.
+type Graph struct {
+	// Ops in topological order: every op's inputs have smaller keys.
+	Ops []*Op
+	// Outputs are the graph's fetched tensors, as grids of chunk keys.
+	Outputs []tensor.TiledTensor
+}
+
+// A ChunkOp is one operand: a kernel applied to the chunks of its inputs.
+type Op struct {
+	Key    int          // index in ChunkGraph.Ops
+	Kind   string       // the kernel, e.g. "rand", "add", "sum.map", "assemble"
+	Inputs []int        // keys of the ops whose chunks the kernel reads, in order
+	Shape  []int        // the output chunk's shape
+	DType  tensor.DType // the output chunk's dtype
+	// Args are the kernel's parameters: a value of one of the argument types
+	// the tensor package registers with encoding/gob, so an op can be sent to
+	// a worker process as it is.
+	Args any
+	// Stored, when non-zero, marks an op that computes nothing: its chunk
+	// already exists in the cluster under this global chunk ID (a tensor kept
+	// by an earlier graph of the session). Stored ops have no inputs.
+	Stored uint64
+	// Node is the ID of the graph node this op was tiled from.
+	Node int
+}
+
+// NBytes is the size of the op's output chunk.
+func (op *Op) NBytes() int { return tensor.NumElements(op.Shape) * op.DType.Size() }

@@ -1,0 +1,265 @@
+package elem
+
+import (
+	"fmt"
+	"marsfs/tensor"
+	"math"
+	"sync"
+)
+
+// A monoid reduction on one dtype, over raw bytes.
+type Monoid struct {
+	Init  func(acc []byte)                    // set every accumulator to the identity
+	Inner func(acc []byte, o int, row []byte) // acc[o] = acc[o] op reduce(row)
+	Outer func(acc, row []byte)               // acc[j] = acc[j] op row[j]
+}
+
+// monoidFor returns the monoid of op (sum, prod, min, max, nanmin, nanmax,
+// any, all) on dt.
+func MonoidFor(op string, dt tensor.DType) (Monoid, error) {
+	k := monoidKey{op, dt}
+	monoids.RLock()
+	m, ok := monoids.m[k]
+	monoids.RUnlock()
+	if ok {
+		return m, nil
+	}
+	m, err := makeMonoid(op, dt)
+	if err != nil {
+		return Monoid{}, err
+	}
+	monoids.Lock()
+	if monoids.m == nil {
+		monoids.m = make(map[monoidKey]Monoid)
+	}
+	monoids.m[k] = m
+	monoids.Unlock()
+	return m, nil
+}
+
+// monoids holds the monoids made so far: their functions hold no state, and
+// a graph of tiny chunks asks for one per op, where making its closures
+// would cost more than the op's work.
+var monoids struct {
+	sync.RWMutex
+	m map[monoidKey]Monoid
+}
+
+type monoidKey struct {
+	op string
+	dt tensor.DType
+}
+
+// makeMonoid makes the monoid of op on dt.
+func makeMonoid(op string, dt tensor.DType) (Monoid, error) {
+	var m *Monoid
+	switch dt {
+	case tensor.Bool:
+		m = monoidT[uint8](op, 0, 1)
+	case tensor.Int32:
+		m = monoidT[int32](op, math.MinInt32, math.MaxInt32)
+	case tensor.Int64:
+		m = monoidT[int64](op, math.MinInt64, math.MaxInt64)
+	case tensor.Float32:
+		m = monoidT(op, float32(math.Inf(-1)), float32(math.Inf(1)))
+	case tensor.Float64:
+		m = monoidT(op, math.Inf(-1), math.Inf(1))
+	}
+	if m == nil {
+		return Monoid{}, fmt.Errorf("%s is not defined for %v", op, dt)
+	}
+	return *m, nil
+}
+
+func monoidT[T ElemType](op string, lowest, highest T) *Monoid {
+	var (
+		id    T
+		inner func(acc T, row []T) T
+		outer func(acc, row []T)
+	)
+	switch op {
+	case tensor.OpSum, tensor.OpCountNonzero, tensor.OpNansum:
+		inner = func(acc T, row []T) T { return acc + PairwiseSum(row) }
+		outer = func(acc, row []T) { AddLoop(acc, acc, row) }
+	case tensor.OpProd:
+		id = 1
+		inner = func(acc T, row []T) T {
+			for _, v := range row {
+				acc *= v
+			}
+			return acc
+		}
+		outer = func(acc, row []T) {
+			row = row[:len(acc)]
+			for j := range acc {
+				acc[j] *= row[j]
+			}
+		}
+	case tensor.OpMax, tensor.OpAny:
+		// The builtin max propagates NaN, as NumPy's maximum does.
+		id = lowest
+		inner = func(acc T, row []T) T {
+			for _, v := range row {
+				acc = max(acc, v)
+			}
+			return acc
+		}
+		outer = func(acc, row []T) {
+			row = row[:len(acc)]
+			for j := range acc {
+				acc[j] = max(acc[j], row[j])
+			}
+		}
+	case tensor.OpMin, tensor.OpAll:
+		id = highest
+		inner = func(acc T, row []T) T {
+			for _, v := range row {
+				acc = min(acc, v)
+			}
+			return acc
+		}
+		outer = func(acc, row []T) {
+			row = row[:len(acc)]
+			for j := range acc {
+				acc[j] = min(acc[j], row[j])
+			}
+		}
+	case tensor.OpNanmax, tensor.OpNanmin:
+		isMax := op == tensor.OpNanmax
+		// Floats start at NaN ("nothing seen") and skip NaN values; for
+		// integers this is plain max/min.
+		id = highest
+		if isMax {
+			id = lowest
+		}
+		if isFloatT[T]() {
+			id = T(math.NaN())
+		}
+		better := func(v, acc T) bool {
+			if v != v {
+				return false
+			}
+			if acc != acc {
+				return true
+			}
+			if isMax {
+				return v > acc
+			}
+			return v < acc
+		}
+		inner = func(acc T, row []T) T {
+			for _, v := range row {
+				if better(v, acc) {
+					acc = v
+				}
+			}
+			return acc
+		}
+		outer = func(acc, row []T) {
+			row = row[:len(acc)]
+			for j := range acc {
+				if better(row[j], acc[j]) {
+					acc[j] = row[j]
+				}
+			}
+		}
+	default:
+		return nil
+	}
+	return &Monoid{
+		Init:  func(acc []byte) { FillSlice(tensor.View[T](acc), id) },
+		Inner: func(acc []byte, o int, row []byte) { a := tensor.View[T](acc); a[o] = inner(a[o], tensor.View[T](row)) },
+		Outer: func(acc, row []byte) { outer(tensor.View[T](acc), tensor.View[T](row)) },
+	}
+}
+
+func isFloatT[T ElemType]() bool {
+	var z T
+	switch any(z).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
+}
+
+// pairwiseSum returns the sum of x by pairwise summation over blocks of 128
+// elements with eight running sums each, as NumPy sums contiguous data, so
+// that float error grows with log(n), not n.
+func PairwiseSum[T ElemType](x []T) T {
+	n := len(x)
+	if n < 8 {
+		var s T
+		for _, v := range x {
+			s += v
+		}
+		return s
+	}
+	if n <= 128 {
+		r0, r1, r2, r3, r4, r5, r6, r7 := x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+		i := 8
+		for ; i+8 <= n; i += 8 {
+			b := x[i : i+8 : i+8]
+			r0 += b[0]
+			r1 += b[1]
+			r2 += b[2]
+			r3 += b[3]
+			r4 += b[4]
+			r5 += b[5]
+			r6 += b[6]
+			r7 += b[7]
+		}
+		s := ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+		for ; i < n; i++ {
+			s += x[i]
+		}
+		return s
+	}
+	n2 := n / 2
+	n2 -= n2 % 8
+	return PairwiseSum(x[:n2]) + PairwiseSum(x[n2:])
+}
+
+// keepShape is a's shape with the reduced axes set to 1.
+func KeepShape(shape []int, reduced []bool) ([]int, int) {
+	ks := make([]int, len(shape))
+	extent := 1
+	for ax, s := range shape {
+		ks[ax] = s
+		if reduced[ax] {
+			ks[ax] = 1
+			extent *= s
+		}
+	}
+	return ks, extent
+}
+
+// chanCombine merges (count, mean, M2) partials b into a by Chan et al.'s
+// parallel formula.
+func ChanCombine(a, b []float64) {
+	b = b[:len(a)]
+	for i := 0; i+2 < len(a); i += 3 {
+		na, nb := a[i], b[i]
+		n := na + nb
+		if nb == 0 {
+			continue
+		}
+		if na == 0 {
+			copy(a[i:i+3], b[i:i+3])
+			continue
+		}
+		delta := b[i+1] - a[i+1]
+		a[i] = n
+		a[i+1] += delta * nb / n
+		a[i+2] += b[i+2] + delta*delta*na*nb/n
+	}
+}
+
+// varianceOf is M2 / max(n-ddof, 0), or its square root for std.
+func VarianceOf(n, m2 float64, ddof int, std bool) float64 {
+	d := max(n-float64(ddof), 0)
+	v := m2 / d
+	if std {
+		return math.Sqrt(v)
+	}
+	return v
+}

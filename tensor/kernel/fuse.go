@@ -1,0 +1,98 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"unsafe"
+)
+
+func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	fa, ok := op.Args.(chunk.FuseArgs)
+	if !ok || len(fa.Members) == 0 {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	cur := in
+	var out, held *tensor.Array // held: the scratch buffer cur is in, if any
+	last := len(fa.Members) - 1
+	for i := range fa.Members {
+		m := &fa.Members[i]
+		mctx, made := ctx, (*tensor.Array)(nil)
+		if i < last {
+			// The chunks a chain passes on live until the next member has
+			// read them: large ones go to reused scratch buffers, whose
+			// pages are mapped already, rather than to the store.
+			mctx = tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
+				if made != nil || tensor.NumElements(shape)*dt.Size() < minScratchBytes {
+					return nil
+				}
+				made = scratch.Take(dt, shape)
+				if zero {
+					clear(made.Data)
+				}
+				return made
+			})
+		}
+		var err error
+		out, err = Run(mctx, m, cur)
+		if held != nil && (err != nil || !sharesMemory(out, held)) {
+			// The member read held's chunk and made its own: held is free.
+			// (One that returned a view of it keeps it, for the collector.)
+			scratch.Put(held)
+		}
+		if err != nil {
+			if made != nil {
+				scratch.Put(made)
+			}
+			return nil, err
+		}
+		held = nil
+		if made != nil && sharesMemory(out, made) {
+			held = made
+		} else if made != nil {
+			scratch.Put(made)
+		}
+		cur = []*tensor.Array{out}
+	}
+	return out, nil
+}
+
+// minScratchBytes is the least chunk a fused chain passes on in a scratch
+// buffer: smaller ones cost the heap less than the pool's lock.
+const minScratchBytes = 64 << 10
+
+// sharesMemory reports whether a's data lies in b's buffer.
+func sharesMemory(a, b *tensor.Array) bool {
+	if a == nil || len(a.Data) == 0 || cap(b.Data) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b.Data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(a.Data)))
+	return p >= lo && p < lo+uintptr(cap(b.Data))
+}
+
+func partKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	args, ok := op.Args.(chunk.PartArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if err := chunk.CheckOp(op); err != nil {
+		return nil, err
+	}
+	if len(in) != 1 || in[0] == nil {
+		return nil, fmt.Errorf("takes 1 input, got %d", len(in))
+	}
+	src := in[0]
+	if err := src.Check(); err != nil {
+		return nil, fmt.Errorf("input 0: %w", err)
+	}
+	n := tensor.NumElements(op.Shape)
+	if src.DType != op.DType || args.Offset < 0 || args.Offset > src.Len() || n > src.Len()-args.Offset {
+		return nil, fmt.Errorf("%d elements at %d of an input of %v%v, want %v", n, args.Offset, src.DType, src.Shape, op.DType)
+	}
+	out := tensor.NewArray(op.DType, op.Shape)
+	es := op.DType.Size()
+	copy(out.Data, src.Data[args.Offset*es:(args.Offset+n)*es])
+	return out, nil
+}

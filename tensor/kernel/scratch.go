@@ -1,0 +1,79 @@
+package kernel
+
+import (
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"sync"
+)
+
+// scratch keeps the buffers matmul ops draw blocks into, so that the next
+// op writes to pages already mapped: touching fresh ones costs more than
+// drawing the values.
+var scratch = &ScratchPool{Limit: 64 << 20}
+
+// A scratchPool holds freed buffers up to limit bytes.
+type ScratchPool struct {
+	mu    sync.Mutex
+	Free  [][]byte
+	Bytes int
+	Limit int
+}
+
+// take returns an array of dtype dt and the given shape whose contents are
+// undefined.
+func (p *ScratchPool) Take(dt tensor.DType, shape []int) *tensor.Array {
+	n := tensor.NumElements(shape) * dt.Size()
+	p.mu.Lock()
+	for i, b := range p.Free {
+		if cap(b) >= n {
+			last := len(p.Free) - 1
+			p.Free[i], p.Free[last] = p.Free[last], nil
+			p.Free = p.Free[:last]
+			p.Bytes -= cap(b)
+			p.mu.Unlock()
+			return &tensor.Array{DType: dt, Shape: append([]int(nil), shape...), Data: b[:n]}
+		}
+	}
+	p.mu.Unlock()
+	return tensor.NewArray(dt, shape)
+}
+
+// put gives a's buffer back to the pool, or to the collector when the
+// pool is full.
+func (p *ScratchPool) Put(a *tensor.Array) {
+	b := a.Data[:cap(a.Data)]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.Bytes+cap(b) > p.Limit {
+		return
+	}
+	p.Free = append(p.Free, b)
+	p.Bytes += cap(b)
+}
+
+// ScratchBytes is the memory op's kernel holds besides its inputs and its
+// output: for a matmul op that draws blocks (alone or in a fused chain),
+// the largest pair it draws, which it holds while multiplying them.
+func ScratchBytes(op *chunk.Op) int64 {
+	switch a := op.Args.(type) {
+	case chunk.FuseArgs:
+		var most int64
+		for i := range a.Members {
+			most = max(most, ScratchBytes(&a.Members[i]))
+		}
+		return most
+	case chunk.MatmulArgs:
+		var most int64
+		for p := 0; p+1 < len(a.Blocks); p += 2 {
+			var pair int64
+			for _, b := range a.Blocks[p : p+2] {
+				if b.Kind != "" {
+					pair += int64(b.NBytes())
+				}
+			}
+			most = max(most, pair)
+		}
+		return most
+	}
+	return 0
+}

@@ -1,0 +1,206 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
+	"slices"
+)
+
+func transposeKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	args, ok := op.Args.(chunk.TransposeArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%d inputs, want 1", len(in))
+	}
+	src := in[0]
+	if err := tensor.CheckPerm(args.Perm, len(src.Shape)); err != nil {
+		return nil, err
+	}
+	if src.DType != op.DType || len(op.Shape) != len(src.Shape) {
+		return nil, fmt.Errorf("input %v%v for output %v%v", src.DType, src.Shape, op.DType, op.Shape)
+	}
+	for ax, p := range args.Perm {
+		if op.Shape[ax] != src.Shape[p] {
+			return nil, fmt.Errorf("input shape %v does not transpose by %v to %v", src.Shape, args.Perm, op.Shape)
+		}
+	}
+	out := elem.NewOutputAll(ctx, op) // a permutation of the input sets every element
+	if out.Len() == 0 {
+		return out, nil
+	}
+	switch op.DType.Size() {
+	case 1:
+		transposeInto(tensor.View[uint8](out.Data), tensor.View[uint8](src.Data), src.Shape, args.Perm)
+	case 4:
+		transposeInto(tensor.View[uint32](out.Data), tensor.View[uint32](src.Data), src.Shape, args.Perm)
+	case 8:
+		transposeInto(tensor.View[uint64](out.Data), tensor.View[uint64](src.Data), src.Shape, args.Perm)
+	default:
+		return nil, fmt.Errorf("invalid dtype %v", op.DType)
+	}
+	return out, nil
+}
+
+// transposeBlock is the side of the square tiles a transpose copies at a
+// time: 32x32 elements of 8 bytes are 8 KiB, so a tile's source lines and
+// destination lines both stay in L1.
+const transposeBlock = 32
+
+// transposeInto writes src (of shape) transposed by perm to dst, which is
+// non-empty.
+func transposeInto[T any](dst, src []T, shape, perm []int) {
+	nd := len(shape)
+	if nd == 0 {
+		dst[0] = src[0]
+		return
+	}
+	oshape := make([]int, nd)
+	for ax, p := range perm {
+		oshape[ax] = shape[p]
+	}
+	sstr, ostr := tensor.ByteStrides(shape, 1), tensor.ByteStrides(oshape, 1)
+	ps := make([]int, nd) // source stride of each output axis
+	for ax, p := range perm {
+		ps[ax] = sstr[p]
+	}
+	a := nd - 1 // the output's contiguous axis
+	if perm[a] == nd-1 {
+		// Rows are contiguous in both: copy them whole.
+		VisitIndices(oshape, []int{a}, func(idx []int) {
+			d, s := 0, 0
+			for ax, i := range idx {
+				d += i * ostr[ax]
+				s += i * ps[ax]
+			}
+			copy(dst[d:d+oshape[a]], src[s:s+oshape[a]])
+		})
+		return
+	}
+	b := 0 // the output axis that is contiguous in the source
+	for ax, p := range perm {
+		if p == nd-1 {
+			b = ax
+		}
+	}
+	na, nb, dsb, ssa := oshape[a], oshape[b], ostr[b], ps[a]
+	VisitIndices(oshape, []int{a, b}, func(idx []int) {
+		d0, s0 := 0, 0
+		for ax, i := range idx {
+			d0 += i * ostr[ax]
+			s0 += i * ps[ax]
+		}
+		for i0 := 0; i0 < nb; i0 += transposeBlock {
+			i1 := min(i0+transposeBlock, nb)
+			for j0 := 0; j0 < na; j0 += transposeBlock {
+				j1 := min(j0+transposeBlock, na)
+				for i := i0; i < i1; i++ {
+					d, s := d0+i*dsb, s0+i
+					for j := j0; j < j1; j++ {
+						dst[d+j] = src[s+j*ssa]
+					}
+				}
+			}
+		}
+	})
+}
+
+// visitIndices calls f with every index of shape in C order, holding the
+// axes in skip at 0. f must not keep idx.
+func VisitIndices(shape, skip []int, f func(idx []int)) {
+	nd := len(shape)
+	idx := make([]int, nd)
+	free := make([]int, 0, nd)
+	for ax := 0; ax < nd; ax++ {
+		skipped := false
+		for _, s := range skip {
+			skipped = skipped || s == ax
+		}
+		if !skipped {
+			if shape[ax] == 0 {
+				return
+			}
+			free = append(free, ax)
+		}
+	}
+	for {
+		f(idx)
+		i := len(free) - 1
+		for ; i >= 0; i-- {
+			ax := free[i]
+			if idx[ax]++; idx[ax] < shape[ax] {
+				break
+			}
+			idx[ax] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
+func convertKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%d inputs, want 1", len(in))
+	}
+	if !slices.Equal(in[0].Shape, op.Shape) {
+		return nil, fmt.Errorf("input shape %v for output %v", in[0].Shape, op.Shape)
+	}
+	return ConvertChunk(in[0], op.DType), nil
+}
+
+// convertChunk returns a converted to dt with NumPy's casting: nonzero is
+// true, true is 1, floats truncate toward zero when cast to integers. It
+// returns a itself when it has dtype dt already.
+func ConvertChunk(a *tensor.Array, dt tensor.DType) *tensor.Array {
+	if a.DType == dt {
+		return a
+	}
+	out := tensor.NewArray(dt, a.Shape)
+	switch a.DType {
+	case tensor.Bool:
+		convertFrom(out, tensor.View[uint8](a.Data))
+	case tensor.Int32:
+		convertFrom(out, a.Int32s())
+	case tensor.Int64:
+		convertFrom(out, a.Int64s())
+	case tensor.Float32:
+		convertFrom(out, a.Float32s())
+	case tensor.Float64:
+		convertFrom(out, a.Float64s())
+	}
+	return out
+}
+
+type convertible interface {
+	uint8 | int32 | int64 | float32 | float64
+}
+
+func convertFrom[S convertible](dst *tensor.Array, src []S) {
+	switch dst.DType {
+	case tensor.Bool:
+		for i, v := range src {
+			if v != 0 {
+				dst.Data[i] = 1
+			}
+		}
+	case tensor.Int32:
+		convertSlice(dst.Int32s(), src)
+	case tensor.Int64:
+		convertSlice(dst.Int64s(), src)
+	case tensor.Float32:
+		convertSlice(dst.Float32s(), src)
+	case tensor.Float64:
+		convertSlice(dst.Float64s(), src)
+	}
+}
+
+func convertSlice[D, S convertible](dst []D, src []S) {
+	for i, v := range src {
+		dst[i] = D(v)
+	}
+}

@@ -1,0 +1,432 @@
+package spec
+
+import (
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+	"slices"
+	"strings"
+)
+
+// Parse parses a spec in the text form (SPEC.md "Specs") into a Graph. Names
+// not assigned by the spec are looked up in env (may be nil) and become
+// OpInput nodes. Every error it returns is a *SpecError naming the line and
+// column of the offending token.
+func ParseText(src string, env Env) (*Graph, error) {
+	stmts, err := syntax.ParseStmts(src)
+	if err != nil {
+		return nil, err
+	}
+	b := newBuilder(env)
+	var fetch []syntax.NameExpr
+	var last *syntax.NameExpr
+	for i, s := range stmts {
+		if s.Fetch {
+			fetch = append(fetch, s.Targets...)
+			continue
+		}
+		if err := b.assign(s); err != nil {
+			return nil, err
+		}
+		last = &stmts[i].Targets[len(s.Targets)-1]
+	}
+	if len(fetch) == 0 {
+		if last == nil {
+			return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
+		}
+		fetch = []syntax.NameExpr{*last}
+	}
+	var outs []Output
+	seen := map[string]bool{}
+	for _, f := range fetch {
+		if seen[f.Name] {
+			return nil, syntax.Errorf(f.Pos, "%s is fetched twice", f.Name)
+		}
+		seen[f.Name] = true
+		v, err := b.lookup(f.Name, f.Pos)
+		if err != nil {
+			return nil, err
+		}
+		n, err := b.tensor(v, f.Pos)
+		if err != nil {
+			return nil, syntax.Errorf(f.Pos, "cannot fetch %s: %s", f.Name, syntax.ErrAt(f.Pos, err).Msg)
+		}
+		outs = append(outs, Output{Name: f.Name, Node: n})
+	}
+	return b.graph(outs, src), nil
+}
+
+// ParseSpec parses either form: JSON if the first non-space byte is '{',
+// else text.
+func Parse(src string, env Env) (*Graph, error) {
+	if strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
+		return ParseJSON([]byte(src), env)
+	}
+	return ParseText(src, env)
+}
+
+// A value is what a spec expression evaluates to: a tensor (*Node), a Python
+// number (pyNum), a string, None, Ellipsis, a tuple or list (seqValue), a
+// dtype (dtypeValue) or, inside subscripts, a slice (sliceValue).
+type value any
+
+type (
+	noneValue     struct{}
+	ellipsisValue struct{}
+	dtypeValue    tensor.DType
+	seqValue      struct {
+		elts []value
+		pos  []syntax.SrcPos
+		list bool
+	}
+	sliceValue struct {
+		lo, hi, step value
+	}
+)
+
+// typeName names a value's type in messages, in Python's words.
+func typeName(v value) string {
+	switch v := v.(type) {
+	case *Node:
+		return "tensor"
+	case syntax.PyNum:
+		return v.TypeName()
+	case string:
+		return "str"
+	case noneValue:
+		return "NoneType"
+	case ellipsisValue:
+		return "ellipsis"
+	case dtypeValue:
+		return "dtype"
+	case seqValue:
+		if v.list {
+			return "list"
+		}
+		return "tuple"
+	case sliceValue:
+		return "slice"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+type builder struct {
+	env    Env
+	nodes  []*Node
+	vars   map[string]value
+	inputs map[string]*Node // OpInput nodes by session tensor name
+}
+
+func newBuilder(env Env) *builder {
+	return &builder{env: env, vars: map[string]value{}, inputs: map[string]*Node{}}
+}
+
+// add infers n and appends it to the graph.
+func (b *builder) add(n *Node) (*Node, error) {
+	if err := infer(n); err != nil {
+		return nil, err
+	}
+	n.ID = len(b.nodes)
+	b.nodes = append(b.nodes, n)
+	return n, nil
+}
+
+// addAt adds n, whose caller has set what its op needs given (see infer),
+// reporting errors at p.
+func (b *builder) addAt(p syntax.SrcPos, n *Node) (*Node, error) {
+	n, err := b.add(n)
+	if err != nil {
+		return nil, syntax.ErrAt(p, err)
+	}
+	return n, nil
+}
+
+// astype converts x to dt; a tensor of dtype dt is itself.
+func (b *builder) astype(p syntax.SrcPos, x *Node, dt tensor.DType) (*Node, error) {
+	if x.DType == dt {
+		return x, nil
+	}
+	return b.addAt(p, &Node{Op: tensor.OpAstype, Inputs: []*Node{x}, DType: dt})
+}
+
+// reshape gives x the shape; a tensor of that shape is itself.
+func (b *builder) reshape(p syntax.SrcPos, x *Node, shape []int) (*Node, error) {
+	if slices.Equal(x.Shape, shape) {
+		return x, nil
+	}
+	return b.addAt(p, &Node{Op: tensor.OpReshape, Inputs: []*Node{x}, Shape: cloneInts(shape)})
+}
+
+// transpose permutes x's axes; the identity permutation is x itself.
+func (b *builder) transpose(p syntax.SrcPos, x *Node, perm []int) (*Node, error) {
+	identity := len(perm) == len(x.Shape)
+	for i, ax := range perm {
+		identity = identity && ax == i
+	}
+	if identity {
+		return x, nil
+	}
+	return b.addAt(p, &Node{Op: tensor.OpTranspose, Inputs: []*Node{x}, Attrs: Attrs{Perm: cloneInts(perm)}})
+}
+
+// node makes a node whose shape and dtype follow from its inputs; errors are
+// reported at p.
+func (b *builder) node(p syntax.SrcPos, op string, attrs Attrs, in ...*Node) (*Node, error) {
+	n, err := b.add(&Node{Op: op, Inputs: in, Attrs: attrs})
+	if err != nil {
+		return nil, syntax.ErrAt(p, err)
+	}
+	return n, nil
+}
+
+// graph keeps the nodes the outputs need, renumbered in order.
+func (b *builder) graph(outs []Output, src string) *Graph {
+	need := make([]bool, len(b.nodes))
+	for _, o := range outs {
+		need[o.Node.ID] = true
+	}
+	for i := len(b.nodes) - 1; i >= 0; i-- {
+		if need[i] {
+			for _, in := range b.nodes[i].Inputs {
+				need[in.ID] = true
+			}
+		}
+	}
+	g := &Graph{Outputs: outs, Source: src}
+	for i, n := range b.nodes {
+		if need[i] {
+			n.ID = len(g.Nodes)
+			g.Nodes = append(g.Nodes, n)
+		}
+	}
+	return g
+}
+
+func (b *builder) assign(s syntax.Stmt) error {
+	v, err := b.eval(s.Value)
+	if err != nil {
+		return err
+	}
+	if s.AugOp != "" {
+		t := s.Targets[0]
+		old, err := b.lookup(t.Name, t.Pos)
+		if err != nil {
+			return err
+		}
+		if v, err = b.binary(s.AugPos, s.AugOp, old, v); err != nil {
+			return err
+		}
+	}
+	if len(s.Targets) == 1 {
+		b.vars[s.Targets[0].Name] = v
+		return nil
+	}
+	seq, ok := v.(seqValue)
+	if !ok {
+		return syntax.Errorf(s.Pos, "cannot unpack a %s into %d names", typeName(v), len(s.Targets))
+	}
+	if len(seq.elts) != len(s.Targets) {
+		return syntax.Errorf(s.Pos, "cannot unpack %d values into %d names", len(seq.elts), len(s.Targets))
+	}
+	for i, t := range s.Targets {
+		b.vars[t.Name] = seq.elts[i]
+	}
+	return nil
+}
+
+// constants are the names a spec can use without assigning them.
+var constants = map[string]value{
+	"inf": syntax.PyFloat(posInf), "Inf": syntax.PyFloat(posInf), "infty": syntax.PyFloat(posInf),
+	"nan": syntax.PyFloat(nanValue), "NaN": syntax.PyFloat(nanValue), "NAN": syntax.PyFloat(nanValue),
+	"pi": syntax.PyFloat(3.141592653589793), "e": syntax.PyFloat(2.718281828459045),
+	"newaxis": noneValue{},
+	"float32": dtypeValue(tensor.Float32), "float64": dtypeValue(tensor.Float64),
+	"int32": dtypeValue(tensor.Int32), "int64": dtypeValue(tensor.Int64),
+	"bool": dtypeValue(tensor.Bool), "bool_": dtypeValue(tensor.Bool),
+	"float": dtypeValue(tensor.Float64), "float_": dtypeValue(tensor.Float64), "double": dtypeValue(tensor.Float64),
+	"int": dtypeValue(tensor.Int64), "int_": dtypeValue(tensor.Int64),
+}
+
+// lookup resolves a name: the spec's own names first, then the session's
+// tensors, then constants.
+func (b *builder) lookup(name string, p syntax.SrcPos) (value, error) {
+	if v, ok := b.vars[name]; ok {
+		return v, nil
+	}
+	if n, ok := b.inputs[name]; ok {
+		return n, nil
+	}
+	if b.env != nil {
+		if tt, ok := b.env.Lookup(name); ok && tt != nil {
+			n := &Node{Op: tensor.OpInput, Shape: cloneInts(tt.Shape), DType: tt.DType, Chunks: cloneChunks(tt.Chunks), Attrs: Attrs{Name: name}}
+			if _, err := b.add(n); err != nil {
+				return nil, syntax.Errorf(p, "session tensor %s: %v", name, err)
+			}
+			b.inputs[name] = n
+			return n, nil
+		}
+	}
+	if v, ok := constants[name]; ok {
+		return v, nil
+	}
+	if _, ok := functions[name]; ok {
+		return nil, syntax.Errorf(p, "%s is a function: call it, %s(...)", name, name)
+	}
+	return nil, syntax.Errorf(p, "unknown name %s", name)
+}
+
+func cloneInts(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return append([]int{}, s...)
+}
+
+func cloneChunks(c [][]int) [][]int {
+	out := make([][]int, len(c))
+	for i, cs := range c {
+		out[i] = append([]int{}, cs...)
+	}
+	return out
+}
+
+func (b *builder) eval(e syntax.Expr) (value, error) {
+	switch e := e.(type) {
+	case *syntax.NameExpr:
+		return b.lookup(e.Name, e.Pos)
+	case *syntax.NumExpr:
+		return e.Num, nil
+	case *syntax.StrExpr:
+		return e.S, nil
+	case *syntax.ConstExpr:
+		switch e.Tok {
+		case "True":
+			return syntax.PyBool(true), nil
+		case "False":
+			return syntax.PyBool(false), nil
+		case "None":
+			return noneValue{}, nil
+		}
+		return ellipsisValue{}, nil
+	case *syntax.SeqExpr:
+		s := seqValue{list: e.List}
+		for _, x := range e.Elts {
+			v, err := b.eval(x)
+			if err != nil {
+				return nil, err
+			}
+			s.elts = append(s.elts, v)
+			s.pos = append(s.pos, x.At())
+		}
+		return s, nil
+	case *syntax.UnaryExpr:
+		x, err := b.eval(e.X)
+		if err != nil {
+			return nil, err
+		}
+		return b.unary(e.Pos, e.Op, x)
+	case *syntax.BinaryExpr:
+		x, err := b.eval(e.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.eval(e.Y)
+		if err != nil {
+			return nil, err
+		}
+		return b.binary(e.Pos, e.Op, x, y)
+	case *syntax.CallExpr:
+		return b.call(e)
+	case *syntax.AttrExpr:
+		return b.attr(e)
+	case *syntax.IndexExpr:
+		return b.index(e)
+	case *syntax.SliceExpr:
+		return nil, syntax.Errorf(e.Pos, "a slice is only allowed inside [ ]")
+	}
+	return nil, syntax.Errorf(e.At(), "cannot evaluate %s", syntax.DescribeExpr(e))
+}
+
+// scalar makes the Weak OpScalar node of a Python number.
+func (b *builder) scalar(v syntax.PyNum) *Node {
+	n := &Node{Op: tensor.OpScalar, Shape: []int{}, DType: v.Dt, Chunks: [][]int{}, Weak: true}
+	if v.IsFloat() {
+		n.Attrs.Value = v.F
+	} else {
+		n.Attrs.IntValue = v.I
+	}
+	n, _ = b.add(n) // a scalar node is always valid
+	return n
+}
+
+// tensor converts v to a tensor: a tensor as it is, a Python number as a
+// Weak scalar.
+func (b *builder) tensor(v value, p syntax.SrcPos) (*Node, error) {
+	switch v := v.(type) {
+	case *Node:
+		return v, nil
+	case syntax.PyNum:
+		return b.scalar(v), nil
+	case seqValue:
+		return nil, syntax.Errorf(p, "a %s is not a tensor: make arrays with the creation functions (zeros, arange, ...)", typeName(v))
+	}
+	return nil, syntax.Errorf(p, "a %s is not a tensor", typeName(v))
+}
+
+func (b *builder) unary(p syntax.SrcPos, op string, x value) (value, error) {
+	if n, ok := x.(syntax.PyNum); ok {
+		r, err := foldUnary(op, n)
+		if err != nil {
+			return nil, syntax.ErrAt(p, err)
+		}
+		return r, nil
+	}
+	t, ok := x.(*Node)
+	if !ok {
+		return nil, syntax.Errorf(p, "bad operand type for unary %s: '%s'", op, typeName(x))
+	}
+	switch op {
+	case "-":
+		return b.node(p, tensor.OpNegative, Attrs{}, t)
+	case "~":
+		return b.node(p, tensor.OpInvert, Attrs{}, t)
+	}
+	return t, nil // unary + changes nothing
+}
+
+// operatorOps maps the language's binary operators to ops.
+var operatorOps = map[string]string{
+	"+": tensor.OpAdd, "-": tensor.OpSubtract, "*": tensor.OpMultiply, "/": tensor.OpDivide, "//": tensor.OpFloorDiv,
+	"%": tensor.OpMod, "**": tensor.OpPower, "==": tensor.OpEqual, "!=": tensor.OpNotEqual, "<": tensor.OpLess,
+	"<=": tensor.OpLessEq, ">": tensor.OpGreater, ">=": tensor.OpGreaterEq, "&": tensor.OpBitAnd, "|": tensor.OpBitOr,
+}
+
+func (b *builder) binary(p syntax.SrcPos, op string, x, y value) (value, error) {
+	xn, xnum := x.(syntax.PyNum)
+	yn, ynum := y.(syntax.PyNum)
+	if xnum && ynum {
+		r, err := foldBinary(op, xn, yn)
+		if err != nil {
+			return nil, syntax.ErrAt(p, err)
+		}
+		return r, nil
+	}
+	_, xt := x.(*Node)
+	_, yt := y.(*Node)
+	if !(xt || xnum) || !(yt || ynum) {
+		return nil, syntax.Errorf(p, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(x), typeName(y))
+	}
+	xv, _ := b.tensor(x, p)
+	yv, _ := b.tensor(y, p)
+	if op == "@" {
+		if xnum || ynum {
+			return nil, syntax.Errorf(p, "matmul: Input operand %d does not have enough dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)", map[bool]int{true: 0, false: 1}[xnum])
+		}
+		return b.matmul(p, xv, yv)
+	}
+	o, ok := operatorOps[op]
+	if !ok {
+		return nil, syntax.Errorf(p, "operator %s is not supported", op)
+	}
+	return b.node(p, o, Attrs{}, xv, yv)
+}

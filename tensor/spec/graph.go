@@ -1,0 +1,112 @@
+package spec
+
+import (
+	"fmt"
+	"marsfs/tensor"
+)
+
+// Env tells the parser and the tiler about the tensors a session already
+// holds, so that specs can name them.
+type Env interface {
+	// Lookup returns the session tensor called name, with global chunk IDs
+	// as its Keys, or false if there is none.
+	Lookup(name string) (*tensor.TiledTensor, bool)
+}
+
+// A Graph is a parsed spec: whole-tensor (tileable) operations with their
+// shapes, dtypes and chunkings inferred, and the names the spec outputs.
+//
+// Graphs are built by Parse (the text form) and ParseJSON (the JSON form) and
+// cut into chunk operands by Tile.
+type Graph struct {
+	// Nodes in topological order: every node's inputs come before it.
+	Nodes []*Node
+	// Outputs are the fetched names in the order the spec lists them.
+	Outputs []Output
+	// Source is the spec's text as submitted.
+	Source string
+}
+
+// Output names one fetched tensor of a graph.
+type Output struct {
+	Name string
+	Node *Node
+}
+
+// A Node is one whole-tensor operation. The parser lowers the spec language's
+// conveniences (clip, stack, outer, tensordot, squeeze, .T, linalg.norm, ...)
+// onto this smaller set of ops, so that tiling has one rule per Op.
+type Node struct {
+	ID     int    // index in Graph.Nodes
+	Op     string // one of the Op* constants
+	Inputs []*Node
+	Shape  []int
+	DType  tensor.DType
+	// Chunks holds the chunk sizes along each axis (like Dask's chunks); the
+	// last chunk along an axis may be smaller than the others (ragged). The
+	// parser sets it on creation ops (from chunks= or the default chunking),
+	// OpScalar (no axes), OpInput (the stored tensor's) and OpRechunk (the
+	// target); every other op leaves it nil and its tile rule chooses.
+	Chunks [][]int
+	// Weak marks a Python scalar literal: in dtype promotion it yields to an
+	// array operand of the same kind (NumPy's value-based casting for
+	// scalars: float32 array * 2.0 stays float32).
+	Weak bool
+	// Attrs are the op's parameters; which fields matter depends on Op.
+	Attrs Attrs
+}
+
+// Attrs are the parameters of a Node. Each op documents the fields it uses
+// next to its constant; the rest stay zero.
+type Attrs struct {
+	Value    float64        // OpFull, OpScalar: the fill value (IntValue for int dtypes)
+	IntValue int64          // OpFull, OpScalar with an integer or bool dtype
+	Start    float64        // OpArange, OpLinspace: first value; OpUniform: low; OpNormal: loc
+	Step     float64        // OpArange, OpLinspace: spacing; OpUniform: high; OpNormal: scale
+	Low      int64          // OpRandint: low (inclusive)
+	High     int64          // OpRandint: high (exclusive)
+	K        int            // OpEye: diagonal offset
+	Seed     uint64         // random generators
+	Axes     []int          // reductions: sorted axes (nil for all); OpCumsum/OpCumprod/OpConcat: Axes[0]
+	Keepdims bool           // reductions
+	Ddof     int            // OpVar, OpStd
+	Decimals int            // OpRound
+	Perm     []int          // OpTranspose
+	Slices   []tensor.Slice // OpSlice: one per input axis, normalized (0 <= Start, Step != 0)
+	Name     string         // OpInput: the session tensor's name
+
+	Bins      int       // OpHistogram, OpHistEdges: the number of bins
+	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max
+	Minlength int       // OpBincount: the least output length
+	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
+
+	// Pending holds, for an OpSlice of an input whose shape the data decides,
+	// the index as written, one entry an axis; Slices is resolved from it
+	// once the lengths are known (see stage.go).
+	Pending []PendingSlice
+}
+
+// A PendingSlice is one axis of an index on an array whose shape is not
+// known yet, as written: lo:hi:step (each may be absent) or an integer.
+// The zero PendingSlice is the whole axis.
+type PendingSlice struct {
+	Lo, Hi, Step          int
+	HasLo, HasHi, HasStep bool
+	Int                   bool // an integer index, Lo
+}
+
+// resolve resolves the index p against an axis of length l.
+func (p PendingSlice) resolve(l, ax int) (tensor.Slice, error) {
+	switch {
+	case p.Int:
+		i := p.Lo
+		if i < 0 {
+			i += l
+		}
+		if i < 0 || i >= l {
+			return tensor.Slice{}, fmt.Errorf("index %d is out of bounds for axis %d with size %d", p.Lo, ax, l)
+		}
+		return tensor.Slice{Start: i, Step: 1, Len: 1}, nil
+	}
+	return sliceIndices(p.Lo, p.Hi, p.Step, p.HasLo, p.HasHi, p.HasStep, l), nil
+}

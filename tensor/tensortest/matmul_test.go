@@ -1,0 +1,365 @@
+package tensortest
+
+import (
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomArray fills an array of shape with small random values of mixed sign.
+func randomArray(dt tensor.DType, shape []int, seed uint64) *tensor.Array {
+	r := rand.New(rand.NewPCG(seed, 7))
+	a := tensor.NewArray(dt, shape)
+	for i := range a.Len() {
+		switch dt {
+		case tensor.Bool:
+			if r.IntN(2) == 1 {
+				a.Data[i] = 1
+			}
+		case tensor.Int32:
+			a.Int32s()[i] = int32(r.IntN(201) - 100)
+		case tensor.Int64:
+			a.Int64s()[i] = int64(r.IntN(2000001) - 1000000)
+		case tensor.Float32:
+			a.Float32s()[i] = float32(r.NormFloat64())
+		case tensor.Float64:
+			a.Float64s()[i] = r.NormFloat64() * math.Exp(r.Float64()*4-2)
+		}
+	}
+	return a
+}
+
+// checkMatmul compares got with a @ b computed element by element in dtype
+// dt: integers and bools exactly, floats to a relative error of tol of the
+// sum of the magnitudes of the products (the scale of rounding errors).
+func checkMatmul(t *testing.T, what string, got, a, b *tensor.Array, dt tensor.DType, tol float64) {
+	t.Helper()
+	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
+	if got.DType != dt || !slices.Equal(got.Shape, []int{m, n}) {
+		t.Fatalf("%s: got %v%v, want %v%v", what, got.DType, got.Shape, dt, []int{m, n})
+	}
+	a, b = kernel.ConvertChunk(a, dt), kernel.ConvertChunk(b, dt)
+	for i := range m {
+		for j := range n {
+			var want, scale float64
+			var wantInt int64
+			var wantBool bool
+			for l := range k {
+				x, y := a.Float64At(i*k+l), b.Float64At(l*n+j)
+				want += x * y
+				scale += math.Abs(x * y)
+				switch dt {
+				case tensor.Int32:
+					wantInt = int64(int32(wantInt) + a.Int32s()[i*k+l]*b.Int32s()[l*n+j])
+				case tensor.Int64:
+					wantInt += a.Int64s()[i*k+l] * b.Int64s()[l*n+j]
+				case tensor.Bool:
+					wantBool = wantBool || (x != 0 && y != 0)
+				}
+			}
+			g := got.Float64At(i*n + j)
+			var ok bool
+			switch dt {
+			case tensor.Int32, tensor.Int64:
+				ok = g == float64(wantInt)
+				want = float64(wantInt)
+			case tensor.Bool:
+				ok = (g != 0) == wantBool
+				want = map[bool]float64{true: 1}[wantBool]
+			default:
+				ok = math.Abs(g-want) <= tol*scale
+			}
+			if !ok {
+				t.Fatalf("%s: element (%d, %d) = %v, want %v", what, i, j, g, want)
+			}
+		}
+	}
+}
+
+func TestMatmul(t *testing.T) {
+	cases := []struct {
+		m, k, n int
+		da, db  tensor.DType
+		out     tensor.DType
+		tol     float64
+		all     bool // every pair of chunkings, not a sample
+	}{
+		{5, 7, 3, tensor.Float64, tensor.Float64, tensor.Float64, 1e-12, true},
+		{4, 5, 6, tensor.Float32, tensor.Float32, tensor.Float32, 1e-5, false},
+		{4, 5, 6, tensor.Int32, tensor.Int32, tensor.Int32, 0, false},
+		{4, 5, 6, tensor.Int64, tensor.Int64, tensor.Int64, 0, false},
+		{4, 5, 6, tensor.Bool, tensor.Bool, tensor.Bool, 0, false},
+		{3, 4, 5, tensor.Int32, tensor.Float64, tensor.Float64, 1e-12, false},
+		{3, 4, 5, tensor.Bool, tensor.Int64, tensor.Int64, 0, false},
+		{3, 4, 5, tensor.Float32, tensor.Int64, tensor.Float64, 1e-12, false},
+		{3, 0, 4, tensor.Float64, tensor.Float64, tensor.Float64, 0, false},
+		{3, 0, 4, tensor.Int64, tensor.Int64, tensor.Int64, 0, false},
+		{0, 3, 2, tensor.Float64, tensor.Float64, tensor.Float64, 0, false},
+		{2, 3, 0, tensor.Bool, tensor.Bool, tensor.Bool, 0, false},
+		{1, 1, 1, tensor.Float64, tensor.Float64, tensor.Float64, 1e-12, false},
+	}
+	for ci, tc := range cases {
+		a := randomArray(tc.da, []int{tc.m, tc.k}, uint64(2*ci))
+		b := randomArray(tc.db, []int{tc.k, tc.n}, uint64(2*ci+1))
+		ac, bc := chunkings(a.Shape), chunkings(b.Shape)
+		for v := range len(ac) * len(bc) {
+			i, j := v/len(bc), v%len(bc)
+			if !tc.all && i != j%len(ac) && j != i%len(bc) {
+				continue
+			}
+			c := newShapeCase()
+			na, nb := c.input(a, ac[i]), c.input(b, bc[j])
+			out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{tc.m, tc.n}, DType: tc.out})
+			got, _ := c.run(t, out)
+			checkMatmul(t, "", got, a, b, tc.out, tc.tol)
+		}
+	}
+}
+
+// TestMatmulLarge multiplies blocks larger than the kernel's cache blocks,
+// for every dtype.
+func TestMatmulLarge(t *testing.T) {
+	for _, dt := range allDTypes {
+		a := randomArray(dt, []int{70, 300}, 1)
+		b := randomArray(dt, []int{300, 260}, 2)
+		c := newShapeCase()
+		na := c.input(a, [][]int{{40, 30}, {150, 150}})
+		nb := c.input(b, [][]int{{100, 200}, {260}})
+		out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{70, 260}, DType: dt})
+		got, _ := c.run(t, out)
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, dt.String(), got, a, b, dt, tol)
+	}
+}
+
+// TestMatmulTree checks the ops of a product whose contracted axis has nine
+// chunks: three "matmul" ops of three block products an output block, their
+// sums added by one "matmul.sum".
+func TestMatmulTree(t *testing.T) {
+	a := randomArray(tensor.Float64, []int{4, 9}, 3)
+	b := randomArray(tensor.Float64, []int{9, 2}, 4)
+	c := newShapeCase()
+	na := c.input(a, [][]int{{2, 2}, tile.ReshapeSplit(9, 1)})
+	nb := c.input(b, [][]int{{4, 5}, {2}})
+	out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{4, 2}, DType: tensor.Float64})
+	got, cg := c.run(t, out)
+	checkMatmul(t, "tree", got, a, b, tensor.Float64, 1e-12)
+	kinds := map[string]int{}
+	for _, op := range cg.Ops {
+		kinds[op.Kind]++
+		if op.Kind == "matmul.sum" && len(op.Inputs) > tile.MatmulCombine {
+			t.Errorf("sum op %d adds %d chunks", op.Key, len(op.Inputs))
+		}
+		if op.Kind == "matmul" && len(op.Inputs) != 6 {
+			t.Errorf("matmul op %d has %d inputs, want 3 pairs", op.Key, len(op.Inputs))
+		}
+	}
+	// B's k chunks {4, 5} are cut to A's nine: 9 assemble ops (B has one
+	// column chunk).
+	want := map[string]int{"stored": 18 + 2, "assemble": 9, "matmul": 6, "matmul.sum": 2}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("%d %q ops, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+}
+
+// TestMatmulOpCount counts the ops of a 4000x4000 @ 4000x4000 product in
+// chunks of 1000: 16 + 16 stored chunks and one op for each of the 16
+// output blocks, which accumulates its four block products.
+func TestMatmulOpCount(t *testing.T) {
+	c := newShapeCase()
+	var ins []*spec.Node
+	for _, name := range []string{"a", "b"} {
+		chunks := [][]int{tile.ReshapeSplit(4000, 1000), tile.ReshapeSplit(4000, 1000)}
+		tt := &tensor.TiledTensor{Shape: []int{4000, 4000}, DType: tensor.Float64, Chunks: chunks}
+		for k := range 16 {
+			tt.Keys = append(tt.Keys, uint64(len(c.env)*100+k+1))
+		}
+		c.env[name] = tt
+		ins = append(ins, c.add(&spec.Node{Op: tensor.OpInput, Shape: tt.Shape, DType: tensor.Float64, Chunks: chunks, Attrs: spec.Attrs{Name: name}}))
+	}
+	out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: ins, Shape: []int{4000, 4000}, DType: tensor.Float64})
+	cg, err := c.tile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, op := range cg.Ops {
+		kinds[op.Kind]++
+	}
+	if len(cg.Ops) != 48 || kinds["stored"] != 32 || kinds["matmul"] != 16 {
+		t.Errorf("%d ops %v, want 48: 32 stored, 16 matmul", len(cg.Ops), kinds)
+	}
+}
+
+func TestMatmulGroups(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want []int
+	}{
+		{0, []int{0, 0}},
+		{1, []int{0, 1}},
+		{4, []int{0, 4}},
+		{5, []int{0, 2, 5}},
+		{9, []int{0, 3, 6, 9}},
+		{17, []int{0, 3, 6, 10, 13, 17}},
+	} {
+		if got := tile.MatmulGroups(tc.k); !slices.Equal(got, tc.want) {
+			t.Errorf("matmulGroups(%d) = %v, want %v", tc.k, got, tc.want)
+		}
+	}
+}
+
+// TestMatmulKernelPairs runs one "matmul" op on pairs of blocks of mixed
+// dtypes and contracted lengths, an empty one included, against the
+// product of the blocks laid side by side.
+func TestMatmulKernelPairs(t *testing.T) {
+	ks := []int{3, 0, 5, 2}
+	for _, dt := range allDTypes {
+		var in []*tensor.Array
+		var whole [2]*tensor.Array // A's blocks side by side, B's stacked, in dt
+		for p, k := range ks {
+			// The first block of each pair is in the output dtype, the
+			// second in another one, which the kernel converts.
+			a := randomArray(dt, []int{4, k}, uint64(10*p))
+			b := randomArray(allDTypes[(p+1)%len(allDTypes)], []int{k, 6}, uint64(10*p+1))
+			in = append(in, a, b)
+			whole[0] = concatArrays(t, whole[0], kernel.ConvertChunk(a, dt), 1)
+			whole[1] = concatArrays(t, whole[1], kernel.ConvertChunk(b, dt), 0)
+		}
+		op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{4, 6}, DType: dt}
+		got, err := kernel.Run(t.Context(), op, in)
+		if err != nil {
+			t.Fatalf("%v: %v", dt, err)
+		}
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, dt.String(), got, whole[0], whole[1], dt, tol)
+	}
+	// Under an allocator that hands out uncleared memory when the kernel
+	// says it sets every element, the products must still be exact: a
+	// float product of only empty pairs is zero, and an empty first pair
+	// does not make the second one add to garbage.
+	dirty := tensor.WithAlloc(t.Context(), func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
+		a := tensor.NewArray(dt, shape)
+		if !zero {
+			for i := range a.Data {
+				a.Data[i] = 0x7f
+			}
+		}
+		return a
+	})
+	for _, ks := range [][]int{{0, 0}, {0, 3}, {2, 0, 3}} {
+		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32, tensor.Int64} {
+			var in []*tensor.Array
+			var whole [2]*tensor.Array
+			for p, k := range ks {
+				a, b := randomArray(dt, []int{2, k}, uint64(p)), randomArray(dt, []int{k, 3}, uint64(p+5))
+				in = append(in, a, b)
+				whole[0], whole[1] = concatArrays(t, whole[0], a, 1), concatArrays(t, whole[1], b, 0)
+			}
+			op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{2, 3}, DType: dt}
+			got, err := kernel.Run(dirty, op, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMatmul(t, fmt.Sprintf("%v k %v, dirty output", dt, ks), got, whole[0], whole[1], dt, 1e-5)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []*tensor.Array
+	}{
+		{"odd inputs", []*tensor.Array{tensor.NewArray(tensor.Float64, []int{4, 3})}},
+		{"misaligned", []*tensor.Array{tensor.NewArray(tensor.Float64, []int{4, 3}), tensor.NewArray(tensor.Float64, []int{2, 6})}},
+		{"wrong rows", []*tensor.Array{tensor.NewArray(tensor.Float64, []int{4, 3}), tensor.NewArray(tensor.Float64, []int{3, 6}), tensor.NewArray(tensor.Float64, []int{5, 3}), tensor.NewArray(tensor.Float64, []int{3, 6})}},
+	} {
+		op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(tc.in)), Shape: []int{4, 6}, DType: tensor.Float64}
+		if _, err := kernel.Run(t.Context(), op, tc.in); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// concatArrays joins 2-D arrays x (nil: none yet) and y along axis.
+func concatArrays(t *testing.T, x, y *tensor.Array, axis int) *tensor.Array {
+	t.Helper()
+	if x == nil {
+		return y
+	}
+	shape := slices.Clone(x.Shape)
+	shape[axis] += y.Shape[axis]
+	out := tensor.NewArray(x.DType, shape)
+	for i := range shape[0] {
+		for j := range shape[1] {
+			src, si, sj := x, i, j
+			if axis == 0 && i >= x.Shape[0] {
+				src, si = y, i-x.Shape[0]
+			} else if axis == 1 && j >= x.Shape[1] {
+				src, sj = y, j-x.Shape[1]
+			}
+			copy(out.Data[(i*shape[1]+j)*x.DType.Size():], src.Data[(si*src.Shape[1]+sj)*x.DType.Size():][:x.DType.Size()])
+		}
+	}
+	return out
+}
+
+func TestMatmulErrors(t *testing.T) {
+	for _, tc := range []struct{ a, b, out []int }{
+		{[]int{2, 3}, []int{4, 2}, []int{2, 2}},
+		{[]int{2, 3}, []int{3}, []int{2}},
+		{[]int{2, 3, 1}, []int{3, 2}, []int{2, 2}},
+		{[]int{2, 3}, []int{3, 2}, []int{2, 3}},
+	} {
+		c := newShapeCase()
+		whole := func(s []int) [][]int {
+			cs := make([][]int, len(s))
+			for ax, n := range s {
+				cs[ax] = []int{n}
+			}
+			return cs
+		}
+		na := c.input(rampArray(tensor.Float64, tc.a), whole(tc.a))
+		nb := c.input(rampArray(tensor.Float64, tc.b), whole(tc.b))
+		out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: tc.out, DType: tensor.Float64})
+		if _, err := c.tile(out); err == nil {
+			t.Errorf("%v @ %v -> %v: no error", tc.a, tc.b, tc.out)
+		}
+	}
+}
+
+// TestMatmulRandom multiplies randomly chunked operands of random sizes
+// (zero included) and dtypes, the output dtype promoted as NumPy does.
+func TestMatmulRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 200 {
+		m, k, n := r.IntN(10), r.IntN(10), r.IntN(10)
+		da, db := allDTypes[r.IntN(len(allDTypes))], allDTypes[r.IntN(len(allDTypes))]
+		dt := tensor.Promote(da, db)
+		a := randomArray(da, []int{m, k}, uint64(2*i))
+		b := randomArray(db, []int{k, n}, uint64(2*i+1))
+		c := newShapeCase()
+		na := c.input(a, [][]int{randomChunks(r, m), randomChunks(r, k)})
+		nb := c.input(b, [][]int{randomChunks(r, k), randomChunks(r, n)})
+		out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{m, n}, DType: dt})
+		got, _ := c.run(t, out)
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		checkMatmul(t, fmt.Sprintf("%v%v @ %v%v chunks %v, %v", da, a.Shape, db, b.Shape, na.Chunks, nb.Chunks), got, a, b, dt, tol)
+	}
+}

@@ -1,0 +1,142 @@
+package tile
+
+import (
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+)
+
+// Reductions tile as trees. For every output chunk, a map op ("sum.map")
+// reduces each input chunk that feeds it to a partial over the reduced axes
+// (kept as size-1 axes); combine ops ("sum.combine") merge up to
+// reduceCombine partials at a time, level by level, and a final op
+// ("sum.final") turns the last partial into the result chunk, dropping the
+// reduced axes unless keepdims.
+//
+// A partial is one value per output element for most reductions; mean keeps
+// (sum, count), var and std keep (count, mean, M2) and argmin/argmax keep
+// (value, global index), stored along a trailing extra axis: float64 for
+// float inputs, int64 for integer and bool ones, where an index is exact.
+//
+// The output chunking keeps the input's chunks along the axes that are not
+// reduced; a reduced axis becomes one chunk of size 1 (keepdims) or vanishes.
+
+// reduceCombine is the fan-in of a reduction tree. Four keeps the tree
+// shallow (log4 of the number of chunks) while each combine op holds only a
+// few partials in memory and can start as soon as four of them exist.
+const ReduceCombine = 4
+
+func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	in := t.input(n, 0)
+	nd := len(in.Shape)
+	reduced := make([]bool, nd)
+	axes := n.Attrs.Axes
+	if axes == nil {
+		for ax := range reduced {
+			reduced[ax] = true
+			axes = append(axes, ax)
+		}
+	}
+	for _, ax := range n.Attrs.Axes {
+		if ax < 0 || ax >= nd || reduced[ax] {
+			return nil, fmt.Errorf("bad axes %v for shape %v", n.Attrs.Axes, in.Shape)
+		}
+		reduced[ax] = true
+	}
+	isArg := n.Op == tensor.OpArgmin || n.Op == tensor.OpArgmax
+	if isArg && len(n.Attrs.Axes) > 1 {
+		return nil, fmt.Errorf("%s takes one axis or none, got %v", n.Op, n.Attrs.Axes)
+	}
+	pdt, fields := chunk.PartialSpec(n.Op, in.DType, n.DType)
+	base := chunk.ReduceArgs{Op: n.Op, In: in.DType, Axes: axes, Flat: isArg && n.Attrs.Axes == nil,
+		Keepdims: n.Attrs.Keepdims, Ddof: n.Attrs.Ddof}
+
+	keepChunks := make([][]int, nd)
+	redGrid := make([]int, nd)
+	var outChunks [][]int
+	for ax := range reduced {
+		if reduced[ax] {
+			keepChunks[ax] = []int{1}
+			redGrid[ax] = len(in.Chunks[ax])
+			if n.Attrs.Keepdims {
+				outChunks = append(outChunks, []int{1})
+			}
+			continue
+		}
+		keepChunks[ax] = in.Chunks[ax]
+		redGrid[ax] = 1
+		outChunks = append(outChunks, in.Chunks[ax])
+	}
+	if outChunks == nil {
+		outChunks = [][]int{}
+	}
+	inGrid, keepGrid, outGrid := tensor.GridShape(in.Chunks), tensor.GridShape(keepChunks), tensor.GridShape(outChunks)
+	offs := tensor.ChunkOffsets(in.Chunks)
+	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: outChunks}
+	mapKind, combineKind, finalKind := n.Op+".map", n.Op+".combine", n.Op+".final"
+	// The args are boxed once, the map's too but for argmin and argmax,
+	// whose maps need their chunk's offset.
+	var baseArgs any = base
+	mapArgs := base
+	mapArgs.Global = in.Shape
+	var sharedMapArgs any = mapArgs
+	idx, ridx, full := make([]int, nd), make([]int, nd), make([]int, nd)
+	nkeep, nred := tensor.NumElements(keepGrid), tensor.NumElements(redGrid)
+	out.Keys = make([]uint64, 0, nkeep)
+	var parts, next []int
+	cf := t.columns[n.ID] // the fuser of the columns of n's input, if any
+	for k := 0; k < nkeep; k++ {
+		tensor.UnravelInto(idx, k, keepGrid)
+		pshape := tensor.ChunkShape(keepChunks, keepGrid, k)
+		if fields > 1 {
+			pshape = append(pshape, fields)
+		}
+		parts = parts[:0]
+		for r := 0; r < nred; r++ {
+			tensor.UnravelInto(ridx, r, redGrid)
+			for ax := range full {
+				full[ax] = idx[ax]
+				if reduced[ax] {
+					full[ax] = ridx[ax]
+				}
+			}
+			args := sharedMapArgs
+			if isArg {
+				a := mapArgs
+				a.Offset = t.ints.Take(nd)
+				for ax := range full {
+					a.Offset[ax] = offs[ax][full[ax]]
+				}
+				args = a
+			}
+			if cf != nil {
+				key, err := cf.emit(t, tensor.Ravel(full, inGrid), chunk.Op{Kind: mapKind, Shape: pshape, DType: pdt, Args: args})
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, int(key))
+				continue
+			}
+			ins := t.ints.Take(1)
+			ins[0] = int(in.Keys[tensor.Ravel(full, inGrid)])
+			parts = append(parts, int(t.emitOp(chunk.Op{Kind: mapKind, Inputs: ins, Shape: pshape, DType: pdt, Args: args})))
+		}
+		for len(parts) > 1 {
+			next = next[:0]
+			for lo := 0; lo < len(parts); lo += ReduceCombine {
+				group := parts[lo:min(lo+ReduceCombine, len(parts))]
+				if len(group) == 1 {
+					next = append(next, group[0])
+					continue
+				}
+				next = append(next, int(t.emitOp(chunk.Op{Kind: combineKind, Inputs: t.ints.Clone(group),
+					Shape: pshape, DType: pdt, Args: baseArgs})))
+			}
+			parts, next = next, parts
+		}
+		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: finalKind, Inputs: t.ints.Clone(parts),
+			Shape: tensor.ChunkShape(outChunks, outGrid, k), DType: n.DType, Args: baseArgs}))
+	}
+	return out, nil
+}

@@ -1,0 +1,283 @@
+package tile
+
+import (
+	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"slices"
+)
+
+// A stagedRule tiles a node whose length the data decides, in two steps.
+type stagedRule struct {
+	// measure emits the ops that compute the node's data and returns the
+	// chunks that finish reads (carry) and the key of the int64 scalar
+	// chunk holding the node's length (probe).
+	measure func(t *tiler, n *spec.Node) (carry []uint64, probe uint64, err error)
+	// finish tiles the node in a later stage, once its length is known:
+	// ids are the global IDs of the carry chunks.
+	finish func(t *tiler, n *spec.Node, ids []uint64, length int) (*tensor.TiledTensor, error)
+}
+
+// stagedRuleFor returns the rule of an op whose length the data decides.
+func stagedRuleFor(op string) (stagedRule, bool) {
+	switch op {
+	case tensor.OpUnique, tensor.OpUniqueCounts:
+		return stagedRule{measure: measureUnique, finish: finishUnique}, true
+	case tensor.OpBincount:
+		return stagedRule{measure: measureBincount, finish: finishBincount}, true
+	}
+	return stagedRule{}, false
+}
+
+// A Stage is one part of the tiling of a graph: the ops that can run before
+// the next unknown length is known.
+type Stage struct {
+	// Graph holds the stage's ops. Graph.Outputs[:Results] are the spec's
+	// outputs this stage completes; the rest name the chunks later stages
+	// read, which must be kept until the last stage has run.
+	Graph   *chunk.Graph
+	Results int
+	// Probes are the indexes in Graph.Outputs of one-chunk int64 scalars
+	// whose values Next needs.
+	Probes []int
+
+	next *stager
+}
+
+// Last reports whether s is the graph's last stage.
+func (s *Stage) Last() bool { return s.next == nil }
+
+// Next tiles the stage after s once s has run. keys holds, for each of
+// s.Graph.Outputs[s.Results:], the global IDs of its chunks (in Keys order,
+// after whatever renumbering ran the graph), and probes the values of the
+// Probes outputs, in order.
+func (s *Stage) Next(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
+	if s.next == nil {
+		return nil, fmt.Errorf("tile: the last stage has no next")
+	}
+	if len(keys) != len(s.Graph.Outputs)-s.Results || len(probes) != len(s.Probes) {
+		return nil, fmt.Errorf("tile: next stage given %d carried tensors and %d probes, want %d and %d",
+			len(keys), len(probes), len(s.Graph.Outputs)-s.Results, len(s.Probes))
+	}
+	st := s.next
+	for i, p := range probes {
+		if p == nil || p.DType != tensor.Int64 || p.Len() != 1 || p.Int64s()[0] < 0 {
+			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar", i)
+		}
+	}
+	return st.tile(keys, probes)
+}
+
+// TileStages tiles the first stage of g (all of g when no length depends on
+// the data). env resolves OpInput nodes as for Tile.
+func Stages(g *spec.Graph, env spec.Env) (*Stage, error) { return TileStages(g, env, false) }
+
+// TileStagesFused is TileStages for a graph that FuseExpr optimizes: in
+// the first stage, the reductions over elementwise expressions whose
+// chunks FuseExpr would fuse column by column, each column into one expr
+// op, are tiled into those expr ops at once, without the ops they replace
+// (see fuse_tile.go). FuseExpr of the stage's graph is the graph FuseExpr
+// makes of TileStages'; run without it, the graph computes the same
+// values.
+func StagesFused(g *spec.Graph, env spec.Env) (*Stage, error) { return TileStages(g, env, true) }
+
+func TileStages(g *spec.Graph, env spec.Env, fuse bool) (*Stage, error) {
+	st := &stager{g: g, env: env, fuse: fuse, done: make([]bool, len(g.Nodes)), tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
+	st.consumers = make([][]int, len(g.Nodes))
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			st.consumers[in.ID] = append(st.consumers[in.ID], n.ID)
+		}
+	}
+	return st.tile(nil, nil)
+}
+
+// stager carries a graph's tiling from one stage to the next.
+type stager struct {
+	g         *spec.Graph
+	env       spec.Env
+	consumers [][]int
+	done      []bool                // nodes tiled in an earlier stage
+	tiled     []*tensor.TiledTensor // their grids (Keys are of the stage that tiled them)
+	stages    int
+	fuse      bool // fuse columns as they are tiled (TileStagesFused)
+
+	// What the last stage hands on, in the order of its outputs after the
+	// results: the nodes whose chunks later stages read, then the carry
+	// chunks of the measured nodes.
+	carried  []int
+	measured []int
+}
+
+func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
+	g := st.g
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
+	// The chunks of earlier stages are stored chunks now.
+	for i, id := range st.carried {
+		prev := st.tiled[id]
+		tt := &tensor.TiledTensor{Shape: prev.Shape, DType: prev.DType, Chunks: prev.Chunks}
+		grid := tensor.GridShape(prev.Chunks)
+		for j, gid := range keys[i] {
+			tt.Keys = append(tt.Keys, t.emit(&chunk.Op{Kind: "stored", Stored: gid, Shape: tensor.ChunkShape(prev.Chunks, grid, j), DType: prev.DType}))
+		}
+		t.tiled[id] = tt
+	}
+	lengths := map[int]int{}
+	carryIDs := map[int][]uint64{}
+	for i, id := range st.measured {
+		lengths[id] = int(probes[i].Int64s()[0])
+		carryIDs[id] = keys[len(st.carried)+i]
+	}
+	later := st.stages > 0
+	st.stages++
+	var deferred []*columnFuser // by node: the fuser of the reduction it is tiled with
+	if st.fuse && !later {
+		t.columns, deferred = planColumns(g, st.consumers)
+	}
+	var measured []measurement
+	progress := false
+	for _, n := range g.Nodes {
+		if st.done[n.ID] {
+			continue
+		}
+		ready := true
+		for _, in := range n.Inputs {
+			ready = ready && t.tiled[in.ID] != nil
+		}
+		if !ready {
+			continue
+		}
+		if deferred != nil && deferred[n.ID] != nil {
+			// Its chunks are made in the reduction's columns: its grid
+			// has no keys, and only the expression reads it.
+			tt := deferred[n.ID].tiled(n)
+			t.tiled[n.ID], st.tiled[n.ID], st.done[n.ID] = tt, tt, true
+			progress = true
+			continue
+		}
+		t.node = n.ID
+		sr, staged := stagedRuleFor(n.Op)
+		if l, ok := lengths[n.ID]; ok {
+			n.Shape = []int{l}
+			tt, err := sr.finish(t, n, carryIDs[n.ID], l)
+			if err != nil {
+				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+			}
+			if err := st.set(t, n, tt); err != nil {
+				return nil, err
+			}
+			progress = true
+			continue
+		}
+		if later {
+			// The inputs' shapes are known now: infer again what was
+			// inferred over unknown lengths.
+			if err := spec.Reinfer(n); err != nil {
+				return nil, fmt.Errorf("%s: %w", n.Op, err)
+			}
+		}
+		if staged {
+			carry, probe, err := sr.measure(t, n)
+			if err != nil {
+				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+			}
+			measured = append(measured, measurement{n.ID, carry, probe})
+			progress = true
+			continue
+		}
+		if tensor.HasUnknown(n.Shape) {
+			return nil, fmt.Errorf("tile %s: shape %s is not known", n.Op, tensor.FormatShape(n.Shape))
+		}
+		rule, ok := ruleFor(n.Op)
+		if !ok {
+			return nil, fmt.Errorf("tile: no rule for op %q", n.Op)
+		}
+		tt, err := rule(t, n)
+		if err != nil {
+			return nil, fmt.Errorf("tile %s: %w", n.Op, err)
+		}
+		if err := st.set(t, n, tt); err != nil {
+			return nil, err
+		}
+		progress = true
+	}
+	cg := &chunk.Graph{}
+	if t.nops > 0 {
+		cg.Ops = make([]*chunk.Op, 0, t.nops)
+		for _, b := range t.ops {
+			cg.Ops = append(cg.Ops, b...)
+		}
+	}
+	s := &Stage{Graph: cg}
+	for _, o := range g.Outputs {
+		if tt := t.tiled[o.Node.ID]; tt != nil && st.done[o.Node.ID] && !wasCarried(st.carried, o.Node.ID) {
+			out := *tt
+			out.Name = o.Name
+			cg.Outputs = append(cg.Outputs, out)
+		}
+	}
+	s.Results = len(cg.Outputs)
+	remaining := false
+	for _, n := range g.Nodes {
+		remaining = remaining || !st.done[n.ID]
+	}
+	if !remaining {
+		return s, nil
+	}
+	if !progress {
+		return nil, fmt.Errorf("tile: no node can be tiled in stage %d", st.stages)
+	}
+	var carried []int
+	for _, n := range g.Nodes {
+		if !st.done[n.ID] {
+			continue
+		}
+		for _, c := range st.consumers[n.ID] {
+			if !st.done[c] {
+				carried = append(carried, n.ID)
+				break
+			}
+		}
+	}
+	for _, id := range carried {
+		cg.Outputs = append(cg.Outputs, *t.tiled[id])
+	}
+	// A measured node's carry chunks are no tensor (their lengths are not
+	// known yet): an output lists them as a 1-D grid of chunks, which keeps
+	// them apart from fusion and renumbers their keys with the ops'.
+	st.measured = st.measured[:0]
+	for _, m := range measured {
+		cg.Outputs = append(cg.Outputs, tensor.TiledTensor{Shape: []int{len(m.carry)}, DType: g.Nodes[m.node].DType, Chunks: [][]int{slices.Repeat([]int{1}, len(m.carry))}, Keys: m.carry})
+		st.measured = append(st.measured, m.node)
+	}
+	for _, m := range measured {
+		s.Probes = append(s.Probes, len(cg.Outputs))
+		cg.Outputs = append(cg.Outputs, tensor.TiledTensor{Shape: []int{}, DType: tensor.Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}})
+	}
+	st.carried = carried
+	s.next = st
+	return s, nil
+}
+
+// A measurement is what the first step of a node's staged rule emitted.
+type measurement struct {
+	node  int
+	carry []uint64
+	probe uint64
+}
+
+// set records n's grid, tiled in the current stage.
+func (st *stager) set(t *tiler, n *spec.Node, tt *tensor.TiledTensor) error {
+	if err := checkTiled(n, tt); err != nil {
+		return err
+	}
+	t.tiled[n.ID] = tt
+	st.tiled[n.ID] = tt
+	st.done[n.ID] = true
+	return nil
+}
+
+// wasCarried reports whether node id came into this stage from an earlier
+// one (so an earlier stage returned it).
+func wasCarried(carried []int, id int) bool { return slices.Contains(carried, id) }
