@@ -22,7 +22,7 @@ import (
 // every message queued while it was busy into one frame, so that many
 // submissions or reports cost one system call and one read.
 //
-// An op's kernel arguments (ChunkOp.Args, any of the types the tensor
+// An op's kernel arguments (chunk.Op.Args, any of the types the tensor
 // package registers with gob) are the one part encoded with gob, and not
 // once per op: the sender keeps, per kind of op, the last arguments it sent
 // in one of argSlots numbered slots, and an op whose arguments equal them

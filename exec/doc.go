@@ -39,7 +39,7 @@
 // A Worker (RunWorker, in its own process) serves one TCP port. The
 // scheduler's control connection carries messages both ways, many to a
 // frame in a compact binary encoding (ctlcodec.go): submissions (the
-// ChunkOp and where its inputs are), cancels, frees and status requests;
+// chunk.Op and where its inputs are), cancels, frees and status requests;
 // started, done, failed and cancelled reports. Chunks move
 // on separate connections as raw bytes behind a small dtype and shape
 // header: a worker fetches the inputs it lacks from the workers holding

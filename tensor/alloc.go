@@ -21,7 +21,7 @@ func WithAlloc(ctx context.Context, alloc Alloc) context.Context {
 	return context.WithValue(ctx, allocKey{}, alloc)
 }
 
-// newArrayIn returns an array of dtype dt and the given shape from ctx's
+// AllocArray returns an array of dtype dt and the given shape from ctx's
 // Alloc when it has one that accepts, else from the heap; zero as for Alloc.
 func AllocArray(ctx context.Context, dt DType, shape []int, zero bool) *Array {
 	if alloc, ok := ctx.Value(allocKey{}).(Alloc); ok && alloc != nil {

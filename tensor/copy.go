@@ -1,6 +1,6 @@
 package tensor
 
-// copyStrided copies the block of src selected by sel (one Slice an axis) to
+// CopyStrided copies the block of src selected by sel (one Slice an axis) to
 // dst at offset off.
 func CopyStrided(dst *Array, off []int, src *Array, sel []Slice) {
 	nd := len(dst.Shape)
@@ -46,7 +46,7 @@ func CopyStrided(dst *Array, off []int, src *Array, sel []Slice) {
 	}
 }
 
-// byteStrides are the C-order strides in bytes of an array of shape.
+// ByteStrides are the C-order strides in bytes of an array of shape.
 func ByteStrides(shape []int, es int) []int {
 	st := make([]int, len(shape))
 	s := es
@@ -57,7 +57,7 @@ func ByteStrides(shape []int, es int) []int {
 	return st
 }
 
-// whole selects every element of an array of shape.
+// Whole selects every element of an array of shape.
 func Whole(shape []int) []Slice {
 	sel := make([]Slice, len(shape))
 	for ax, n := range shape {
@@ -66,7 +66,7 @@ func Whole(shape []int) []Slice {
 	return sel
 }
 
-// elemStrides are the C-order strides of shape in elements.
+// ElemStrides are the C-order strides of shape in elements.
 func ElemStrides(shape []int) []int {
 	st := make([]int, len(shape))
 	s := 1

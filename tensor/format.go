@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// pyFloatString formats f as Python's repr does.
+// FormatPyFloat formats f as Python's repr does.
 func FormatPyFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// chunkShape is the shape of the i-th chunk (C order over grid) of chunks.
+// ChunkShape is the shape of the i-th chunk (C order over grid) of chunks.
 func ChunkShape(chunks [][]int, grid []int, i int) []int {
 	shape := make([]int, len(chunks))
 	for ax := len(chunks) - 1; ax >= 0; ax-- {
@@ -15,7 +15,7 @@ func ChunkShape(chunks [][]int, grid []int, i int) []int {
 	return shape
 }
 
-// unravel turns a C-order flat index into a grid index.
+// Unravel turns a C-order flat index into a grid index.
 func Unravel(k int, grid []int) []int {
 	idx := make([]int, len(grid))
 	for ax := len(grid) - 1; ax >= 0; ax-- {
@@ -25,7 +25,7 @@ func Unravel(k int, grid []int) []int {
 	return idx
 }
 
-// ravel turns a grid index into a C-order flat index.
+// Ravel turns a grid index into a C-order flat index.
 func Ravel(idx, grid []int) int {
 	k := 0
 	for ax := range grid {
@@ -42,12 +42,12 @@ type TiledTensor struct {
 	Chunks [][]int // chunk sizes along each axis
 	// Keys holds one key a chunk, the chunk grid in C order: the chunk at
 	// grid index (i, j) of a 2-D tensor is Keys[i*len(Chunks[1])+j].
-	// In a ChunkGraph the keys are op keys; in a session they are global
+	// In a chunk.Graph the keys are op keys; in a session they are global
 	// chunk IDs.
 	Keys []uint64
 }
 
-// broadcasts reports whether shape broadcasts to out (NumPy's rule).
+// Broadcasts reports whether shape broadcasts to out (NumPy's rule).
 func Broadcasts(shape, out []int) bool {
 	if len(shape) > len(out) {
 		return false
@@ -67,7 +67,7 @@ type Slice struct {
 	Start, Step, Len int
 }
 
-// checkPerm reports whether perm is a permutation of 0..nd-1.
+// CheckPerm reports whether perm is a permutation of 0..nd-1.
 func CheckPerm(perm []int, nd int) error {
 	if len(perm) != nd {
 		return fmt.Errorf("axes %v do not match an array of %d dimensions", perm, nd)
@@ -128,7 +128,7 @@ func ChunkOffsets(chunks [][]int) [][]int {
 	return offs
 }
 
-// unravelInto is unravel writing the grid index into idx.
+// UnravelInto is unravel writing the grid index into idx.
 func UnravelInto(idx []int, k int, grid []int) {
 	for ax := len(grid) - 1; ax >= 0; ax-- {
 		idx[ax] = k % grid[ax]

@@ -8,7 +8,7 @@ var (
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr}
 )
 
-// elemKinds are the elementwise ops, whose chunk ops have the node's op as
+// ElemKinds are the elementwise ops, whose chunk ops have the node's op as
 // their kind.
 var ElemKinds = setOf(ElemUnaryOps, ElemBinaryOps, []string{OpWhere})
 
@@ -155,7 +155,7 @@ const (
 	OpMedian     = "median"          // median along the last axis of a 1-D or 2-D input: float32 for float32, float64 otherwise; shape () or (rows,)
 )
 
-// maxOneChunk bounds the length of the outputs made as a single chunk
+// MaxOneChunk bounds the length of the outputs made as a single chunk
 // whose length the spec gives (histogram's bins, bincount's minlength): 1 GiB
 // of int64 counts.
 const MaxOneChunk = 1 << 27
@@ -163,7 +163,7 @@ const MaxOneChunk = 1 << 27
 var Reductions = []string{OpSum, OpProd, OpMean, OpVar, OpStd, OpMin, OpMax, OpArgmin, OpArgmax,
 	OpAny, OpAll, OpCountNonzero, OpNansum, OpNanmean, OpNanmax, OpNanmin}
 
-// histEdgesDType is the dtype of histogram's edges for data of dtype dt.
+// HistEdgesDType is the dtype of histogram's edges for data of dtype dt.
 func HistEdgesDType(dt DType) DType {
 	if dt == Float32 {
 		return Float32

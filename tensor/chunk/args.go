@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 )
 
@@ -14,7 +15,7 @@ type AssembleArgs struct {
 }
 
 // A Piece copies a strided block of input chunk In (an index into
-// ChunkOp.Inputs) to offset Dst of the output chunk. Src holds one Slice an
+// Op.Inputs) to offset Dst of the output chunk. Src holds one Slice an
 // axis in the input chunk's own coordinates.
 type Piece struct {
 	In  int
@@ -63,7 +64,7 @@ type GenArgs struct {
 // output's shape the loop runs over whole blocks. Because the loops work on
 // plain slices, an expression of several ops can be evaluated block by block.
 
-// ElemArgs are the arguments of the elementwise kernels; ChunkOp.Kind names
+// ElemArgs are the arguments of the elementwise kernels; Op.Kind names
 // the op (OpAdd, OpSqrt, ...).
 type ElemArgs struct {
 	// Compute is the dtype inputs are cast to before the loop runs: the
@@ -73,7 +74,7 @@ type ElemArgs struct {
 	Decimals int // OpRound
 }
 
-// checkOp reports whether op's output dtype and shape are valid.
+// CheckOp reports whether op's output dtype and shape are valid.
 func CheckOp(op *Op) error {
 	if !op.DType.Valid() {
 		return fmt.Errorf("invalid dtype %v", op.DType)
@@ -96,9 +97,9 @@ type FuseArgs struct {
 var (
 	GenKinds = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
 		tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true}
-	// copiedGens are the generators a group copies rather than shares.
+	// CopiedGens are the generators a group copies rather than shares.
 	CopiedGens = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true}
-	// redrawnGens are the random generators a group draws again rather
+	// RedrawnGens are the random generators a group draws again rather
 	// than reads, when their chunk is no output (then it exists anyway).
 	RedrawnGens = map[string]bool{tensor.OpRand: true, tensor.OpUniform: true}
 )
@@ -113,7 +114,7 @@ func IsGenOp(op *Op) bool {
 	return ok && op.Stored == 0 && GenKinds[op.Kind] && len(op.Inputs) == 0
 }
 
-// exprMapOp returns the reduction of a map op an expr program can end in.
+// ExprMapOp returns the reduction of a map op an expr program can end in.
 func ExprMapOp(op *Op) (ReduceArgs, bool) {
 	args, ok := op.Args.(ReduceArgs)
 	if !ok || op.Stored != 0 || len(op.Inputs) != 1 || !ExprReductions[args.Op] || op.Kind != args.Op+".map" {
@@ -167,7 +168,7 @@ type ReduceArgs struct {
 	Global   []int // map: the input's shape
 }
 
-// partialSpec is the dtype of op's partials and the length of their extra
+// PartialSpec is the dtype of op's partials and the length of their extra
 // axis (1: no extra axis).
 func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 	switch op {
@@ -233,7 +234,7 @@ type ReshapeArgs struct {
 }
 
 // A ReshapeRun copies Count blocks of Len contiguous elements from input In
-// (an index into ChunkOp.Inputs) to the output chunk. Block i starts at
+// (an index into Op.Inputs) to the output chunk. Block i starts at
 // element Src + i*SrcStride of the input (C order, in elements) and at
 // element Dst + i*DstStride of the output. Regular runs, like the rows of
 // one input chunk, so take one ReshapeRun.
@@ -326,7 +327,7 @@ type UniqueArgs struct{}
 
 func (UniqueArgs) boundsLen() {}
 
-// lengthBound marks the arguments of ops whose chunk length (along the
+// LengthBound marks the arguments of ops whose chunk length (along the
 // first axis) the data decides, up to the op's shape.
 type LengthBound interface{ boundsLen() }
 

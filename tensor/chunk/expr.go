@@ -4,7 +4,7 @@ import (
 	"marsfs/tensor"
 )
 
-// exprReductions are the reductions whose map op an expr program can end in;
+// ExprReductions are the reductions whose map op an expr program can end in;
 // argmin and argmax, which need global indices, keep their own map kernel.
 var ExprReductions = map[string]bool{
 	tensor.OpSum: true, tensor.OpNansum: true, tensor.OpProd: true, tensor.OpMin: true, tensor.OpMax: true, tensor.OpNanmin: true,
@@ -12,7 +12,7 @@ var ExprReductions = map[string]bool{
 	tensor.OpNanmean: true, tensor.OpVar: true, tensor.OpStd: true,
 }
 
-// exprBlock is the block length compiled programs use: 4096 elements keep a
+// ExprBlock is the block length compiled programs use: 4096 elements keep a
 // handful of float64 registers (32 KiB each) within the L2 cache, and are
 // long enough that the per-block work of the interpreter is negligible.
 const ExprBlock = 4096
@@ -50,7 +50,7 @@ type ExprInstr struct {
 	Axes  []int   // reduce: the reduced axes of the value shape
 }
 
-// genNative is the dtype a generator computes in before its values are
+// GenNative is the dtype a generator computes in before its values are
 // cast to the chunk's dtype, as its kernel does.
 func GenNative(kind string, dt tensor.DType) tensor.DType {
 	switch kind {
@@ -78,5 +78,5 @@ type PartArgs struct {
 	Offset int
 }
 
-// exprPart is the kind of the ops that cut a partial out of a packed one.
+// ExprPart is the kind of the ops that cut a partial out of a packed one.
 const ExprPart = "expr.part"

@@ -4,7 +4,7 @@ import (
 	"encoding/gob"
 )
 
-// The kernel argument types travel to worker processes inside ChunkOp.Args,
+// The kernel argument types travel to worker processes inside Op.Args,
 // an interface, which encoding/gob can decode only for types registered
 // with it beforehand, in every process: so they are registered here, at
 // initialization, all in one list.

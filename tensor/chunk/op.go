@@ -2,7 +2,7 @@ package chunk
 
 import "marsfs/tensor"
 
-// A ChunkGraph is a Graph cut into chunk operands by Tile. Every operand
+// A Graph is a spec.Graph cut into chunk operands by the tiler. Every operand
 // produces exactly one chunk; an operand's key is its index in Ops.
 type Graph struct {
 	// Ops in topological order: every op's inputs have smaller keys.
@@ -11,15 +11,15 @@ type Graph struct {
 	Outputs []tensor.TiledTensor
 }
 
-// A ChunkOp is one operand: a kernel applied to the chunks of its inputs.
+// An Op is one operand: a kernel applied to the chunks of its inputs.
 type Op struct {
-	Key    int          // index in ChunkGraph.Ops
+	Key    int          // index in Graph.Ops
 	Kind   string       // the kernel, e.g. "rand", "add", "sum.map", "assemble"
 	Inputs []int        // keys of the ops whose chunks the kernel reads, in order
 	Shape  []int        // the output chunk's shape
 	DType  tensor.DType // the output chunk's dtype
 	// Args are the kernel's parameters: a value of one of the argument types
-	// the tensor package registers with encoding/gob, so an op can be sent to
+	// this package registers with encoding/gob (gob.go), so an op can be sent to
 	// a worker process as it is.
 	Args any
 	// Stored, when non-zero, marks an op that computes nothing: its chunk

@@ -14,13 +14,13 @@ import (
 // bound.
 func NextBlock(last, least, most int) int { return min(max(2*last, least), most) }
 
-// An opSlab hands out ops cut from larger blocks.
+// An OpSlab hands out ops cut from larger blocks.
 type OpSlab struct {
 	buf  []Op
 	size int // of the last block
 }
 
-// take returns a zeroed op.
+// Take returns a zeroed op.
 func (s *OpSlab) Take() *Op {
 	if len(s.buf) == 0 {
 		s.size = NextBlock(s.size, 16, 1024)
@@ -31,13 +31,13 @@ func (s *OpSlab) Take() *Op {
 	return op
 }
 
-// An intSlab hands out small int slices cut from larger blocks.
+// An IntSlab hands out small int slices cut from larger blocks.
 type IntSlab struct {
 	buf  []int
 	size int // of the last block
 }
 
-// take returns a zeroed slice of n ints whose capacity is n, so that an
+// Take returns a zeroed slice of n ints whose capacity is n, so that an
 // append to it never writes into its neighbour.
 func (s *IntSlab) Take(n int) []int {
 	if n > len(s.buf) || s.buf == nil {
@@ -52,14 +52,14 @@ func (s *IntSlab) Take(n int) []int {
 	return r
 }
 
-// clone returns a copy of v cut from the slab.
+// Clone returns a copy of v cut from the slab.
 func (s *IntSlab) Clone(v []int) []int {
 	r := s.Take(len(v))
 	copy(r, v)
 	return r
 }
 
-// A shapeCache hands out the chunk shapes of a graph, the same slice for
+// A ShapeCache hands out the chunk shapes of a graph, the same slice for
 // equal shapes met one after the other, as the chunks of a grid mostly are:
 // a chunk's shape is never modified once its op is made.
 type ShapeCache struct {
@@ -67,7 +67,7 @@ type ShapeCache struct {
 	ints IntSlab
 }
 
-// shape returns a slice equal to s, which the caller may reuse afterwards.
+// Shape returns a slice equal to s, which the caller may reuse afterwards.
 func (c *ShapeCache) Shape(s []int) []int {
 	if c.last == nil || !slices.Equal(c.last, s) {
 		c.last = c.ints.Clone(s)
@@ -75,14 +75,14 @@ func (c *ShapeCache) Shape(s []int) []int {
 	return c.last
 }
 
-// An opStack holds ops in blocks, to be taken back last first: every push
+// An OpStack holds ops in blocks, to be taken back last first: every push
 // comes before the first pop, as an op popped still lives in its block.
 type OpStack struct {
 	blocks [][]Op
 	size   int // of the last block
 }
 
-// push returns a zeroed op on top of the stack.
+// Push returns a zeroed op on top of the stack.
 func (s *OpStack) Push() *Op {
 	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == cap(s.blocks[n-1]) {
 		s.size = NextBlock(s.size, 16, 1024)
@@ -93,7 +93,7 @@ func (s *OpStack) Push() *Op {
 	return &(*b)[len(*b)-1]
 }
 
-// pop takes the op on top of the stack.
+// Pop takes the op on top of the stack.
 func (s *OpStack) Pop() *Op {
 	b := &s.blocks[len(s.blocks)-1]
 	op := &(*b)[len(*b)-1]

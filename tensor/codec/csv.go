@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"marsfs/tensor"
 	"math"
 	"strconv"
+
+	"marsfs/tensor"
 )
 
 // WriteCSV writes a 1-D array as one column (one value a line) and a 2-D

@@ -3,13 +3,14 @@ package codec
 import (
 	"bytes"
 	"errors"
-	"marsfs/tensor"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
 )
 
 func TestWriteCSV(t *testing.T) {

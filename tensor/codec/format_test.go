@@ -2,7 +2,6 @@ package codec
 
 import (
 	"bytes"
-	"marsfs/tensor"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
 )
 
 // TestFormatTextNumPy compares FormatText with str(ndarray) as NumPy 1.24

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"marsfs/tensor"
 	"math"
 	"strconv"
 	"strings"
+
+	"marsfs/tensor"
 )
 
 // The .npy format (NumPy's "format.py" documents it): a magic string, a

@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
-	"marsfs/tensor"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
 )
 
 // npyFixtures are files written by NumPy 1.24 (np.save and

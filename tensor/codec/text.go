@@ -2,10 +2,11 @@ package codec
 
 import (
 	"fmt"
-	"marsfs/tensor"
 	"math"
 	"strconv"
 	"strings"
+
+	"marsfs/tensor"
 )
 
 // Text rendering in the manner of NumPy's str(ndarray) with the default print

@@ -5,7 +5,7 @@ import (
 	"marsfs/tensor/chunk"
 )
 
-// Fuse merges the chains of cg into single ops, as Mars does: an op whose
+// Chains merges the chains of cg into single ops, as Mars does: an op whose
 // only input is made by an op that nothing else reads joins that op's chain.
 // The head of a chain may have many inputs (ADD of two RANDs), which stay
 // apart; so do the chunks of the graph's outputs and stored chunks. Fuse

@@ -2,10 +2,11 @@ package fuse
 
 import (
 	"encoding/binary"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"math"
 	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // An expr op's program is a register machine over blocks. The value shape
@@ -30,7 +31,7 @@ const (
 	ExprReduce = "reduce" // the partial of reduction Kind over Axes accumulates Src[0] (nanmean: and Src[1])
 )
 
-// exprCompiler turns a group into a program over virtual registers, then
+// ExprCompiler turns a group into a program over virtual registers, then
 // maps them onto as few registers as the values' lifetimes allow. One
 // compiler serves all the groups of a graph: its scratch is reused from
 // group to group, and the programs it makes are interned, so that the
@@ -160,7 +161,7 @@ func (c *ExprCompiler) reset(g *exprGroup) {
 	c.casts = c.casts[:0]
 }
 
-// compile makes the expr op that replaces g; its Inputs are g.inputs.
+// Compile makes the expr op that replaces g; its Inputs are g.inputs.
 func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 	if c.Reuse && c.sameAsLast(g) {
 		return c.makeOp(g, c.Prev.prog)

@@ -1,8 +1,9 @@
 package fuse
 
 import (
-	"marsfs/tensor/chunk"
 	"slices"
+
+	"marsfs/tensor/chunk"
 )
 
 // A block product reads each of its blocks once and does 2n flops with each

@@ -1,10 +1,11 @@
 package fuse
 
 import (
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"slices"
 	"strings"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // Expression fusion goes past Mars' chain fusion: for every output chunk it
@@ -66,7 +67,7 @@ func Optimize(cg *chunk.Graph, opt Options) *chunk.Graph {
 // few, reading the chunk from memory costs less than drawing it in each.
 const maxRedraws = 4
 
-// maxExprMembers bounds a group, and so a program's length and registers
+// MaxExprMembers bounds a group, and so a program's length and registers
 // (a register is a block of up to 32 KiB): past it, the ops that would
 // have joined are read as inputs.
 const MaxExprMembers = 256
@@ -81,7 +82,7 @@ type exprGroup struct {
 	Inputs  []int // the chunks the program reads, ascending keys
 }
 
-// FuseExpr replaces, per output chunk, the maximal sub-graph of elementwise
+// Expr replaces, per output chunk, the maximal sub-graph of elementwise
 // ops and generators (optionally ending in a reduction map op) whose
 // intermediate results nothing else reads by one "expr" op computing it in
 // one pass over blocks. It returns a new graph with keys renumbered; cg is
@@ -89,7 +90,7 @@ type exprGroup struct {
 // graphs. Groups of a single op are left as they are.
 func Expr(cg *chunk.Graph) *chunk.Graph { return FuseExpr(cg, true) }
 
-// fuseExpr is FuseExpr; reuse lets a group take the program of the group
+// FuseExpr is FuseExpr; reuse lets a group take the program of the group
 // compiled before it without compiling it, when they are alike.
 func FuseExpr(cg *chunk.Graph, reuse bool) *chunk.Graph {
 	n := len(cg.Ops)
@@ -236,7 +237,7 @@ const (
 	classGen             // isGenOp
 )
 
-// classify sets class[k] to op k's class (0 for an op no group absorbs)
+// Classify sets class[k] to op k's class (0 for an op no group absorbs)
 // and isMap[k] to whether it is a map op an expr program can end in, as
 // isElemOp, isGenOp and exprMapOp tell. The ops of one node come one
 // after the other and share their kind: a kind is looked up once a run
@@ -273,7 +274,7 @@ func Classify(ops []*chunk.Op, class []uint8, isMap []bool) {
 // number of members that read it.
 type exprCand struct{ key, inner int }
 
-// An exprGrower grows the groups of one graph, reusing its scratch.
+// An ExprGrower grows the groups of one graph, reusing its scratch.
 type ExprGrower struct {
 	Cg       *chunk.Graph
 	Uses     []int32
@@ -357,7 +358,7 @@ func (gr *ExprGrower) partOffset(k int) int {
 	return -1
 }
 
-// grow builds the group rooted at op root, marking the ops it absorbs in
+// Grow builds the group rooted at op root, marking the ops it absorbs in
 // owner, or returns nil when root fuses with nothing. The group is valid
 // until the next call, but for its inputs, which are its own.
 func (gr *ExprGrower) Grow(root int) *exprGroup {

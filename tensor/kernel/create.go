@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"

@@ -3,12 +3,13 @@ package kernel
 import (
 	"context"
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
 )
 
-// elemBlock is the number of elements a kernel processes between checks of
+// ElemBlock is the number of elements a kernel processes between checks of
 // its context (and the block size of the full-shape fast path).
 const ElemBlock = 1 << 15
 

@@ -3,9 +3,10 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"unsafe"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"unsafe"
 )
 
 func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {

@@ -3,9 +3,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel/elem"
 	"slices"
 
 	"gonum.org/v1/gonum/blas"
@@ -13,6 +10,10 @@ import (
 	"gonum.org/v1/gonum/lapack"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
 )
 
 // float64Copy returns a's elements as a new float64 slice.

@@ -3,14 +3,15 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // rTriangular returns R of the root factor p as an upper triangular matrix,

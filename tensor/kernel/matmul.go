@@ -3,13 +3,14 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel/elem"
 	"slices"
 
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
 )
 
 // matmulKernel adds up block products: its blocks are pairs (a, b), each a

@@ -3,10 +3,11 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
-	"slices"
 )
 
 func reduceArgs(op *chunk.Op, in []*tensor.Array, nin int) (chunk.ReduceArgs, error) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/expr"
-	"slices"
-	"strings"
 )
 
 // ErrKernel marks the errors Run returns because a kernel rejected its op or
@@ -31,7 +32,7 @@ func (e *kernelError) Unwrap() []error { return []error{ErrKernel, e.err} }
 // is long (it checks between blocks of elements, not per element).
 type kernel func(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error)
 
-// kernelFor returns the kernel of a ChunkOp.Kind. The whole table is this
+// KernelFor returns the kernel of a chunk.Op.Kind. The whole table is this
 // one switch, rather than a map each op family's file fills in init: a map
 // literal cannot be used, since the fused kernels run their members through
 // Run, and Go refuses a variable whose initializer refers to itself.

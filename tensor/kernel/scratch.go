@@ -1,9 +1,10 @@
 package kernel
 
 import (
+	"sync"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"sync"
 )
 
 // scratch keeps the buffers matmul ops draw blocks into, so that the next
@@ -11,7 +12,7 @@ import (
 // drawing the values.
 var scratch = &ScratchPool{Limit: 64 << 20}
 
-// A scratchPool holds freed buffers up to limit bytes.
+// A ScratchPool holds freed buffers up to limit bytes.
 type ScratchPool struct {
 	mu    sync.Mutex
 	Free  [][]byte
@@ -19,7 +20,7 @@ type ScratchPool struct {
 	Limit int
 }
 
-// take returns an array of dtype dt and the given shape whose contents are
+// Take returns an array of dtype dt and the given shape whose contents are
 // undefined.
 func (p *ScratchPool) Take(dt tensor.DType, shape []int) *tensor.Array {
 	n := tensor.NumElements(shape) * dt.Size()
@@ -38,7 +39,7 @@ func (p *ScratchPool) Take(dt tensor.DType, shape []int) *tensor.Array {
 	return tensor.NewArray(dt, shape)
 }
 
-// put gives a's buffer back to the pool, or to the collector when the
+// Put gives a's buffer back to the pool, or to the collector when the
 // pool is full.
 func (p *ScratchPool) Put(a *tensor.Array) {
 	b := a.Data[:cap(a.Data)]

@@ -3,10 +3,11 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
-	"slices"
 )
 
 func transposeKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
@@ -109,7 +110,7 @@ func transposeInto[T any](dst, src []T, shape, perm []int) {
 	})
 }
 
-// visitIndices calls f with every index of shape in C order, holding the
+// VisitIndices calls f with every index of shape in C order, holding the
 // axes in skip at 0. f must not keep idx.
 func VisitIndices(shape, skip []int, f func(idx []int)) {
 	nd := len(shape)
@@ -153,7 +154,7 @@ func convertKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	return ConvertChunk(in[0], op.DType), nil
 }
 
-// convertChunk returns a converted to dt with NumPy's casting: nonzero is
+// ConvertChunk returns a converted to dt with NumPy's casting: nonzero is
 // true, true is 1, floats truncate toward zero when cast to integers. It
 // returns a itself when it has dtype dt already.
 func ConvertChunk(a *tensor.Array, dt tensor.DType) *tensor.Array {

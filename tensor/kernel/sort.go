@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"math"
 	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // keyIndex is one element of argsort's pair chunks: an int64 chunk of shape
@@ -17,14 +18,14 @@ type keyIndex struct {
 	idx int64
 }
 
-// lessFloat orders floats with NaNs last.
+// LessFloat orders floats with NaNs last.
 func LessFloat[T float32 | float64](a, b T) bool { return a < b || (b != b && a == a) }
 
 func lessOrdered[T int32 | int64 | uint8](a, b T) bool { return a < b }
 
 func lessPair(a, b keyIndex) bool { return a.key < b.key || (a.key == b.key && a.idx < b.idx) }
 
-// rowsOf is the number of rows of a block of shape (1 for a 1-D block) and
+// RowsOf is the number of rows of a block of shape (1 for a 1-D block) and
 // the length of each; pairs blocks have a trailing axis of 2.
 func RowsOf(shape []int, pairs bool) (int, int) {
 	if pairs {

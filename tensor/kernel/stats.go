@@ -3,9 +3,10 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"math"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"math"
 )
 
 // histMinMaxKernel finds (count, min, max) of a chunk or combines such
@@ -161,7 +162,7 @@ func bincountKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	return out, nil
 }
 
-// percentileIndexes returns the ranks NumPy's linear method interpolates
+// PercentileIndexes returns the ranks NumPy's linear method interpolates
 // between for percentile q of n sorted values, and the weight of the upper.
 func PercentileIndexes(q float64, n int) (int, int, float64) {
 	qq := q / 100

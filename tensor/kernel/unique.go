@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"math"
 	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // shapeFits reports whether a chunk of shape is what op makes: its shape,
@@ -98,7 +99,7 @@ func uniqueMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	return pairsArray(out), nil
 }
 
-// radixSort sorts keys, by bytes from the least significant, skipping the
+// RadixSort sorts keys, by bytes from the least significant, skipping the
 // bytes all keys share (the high bytes of small integers, of floats of one
 // sign and range); it returns the sorted keys, keys or a buffer of their
 // length. Short runs go to slices.Sort.

@@ -2,13 +2,14 @@ package spec
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/spec/syntax"
 	"slices"
 	"strings"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
-// Parse parses a spec in the text form (SPEC.md "Specs") into a Graph. Names
+// ParseText parses a spec in the text form (SPEC.md "Specs") into a Graph. Names
 // not assigned by the spec are looked up in env (may be nil) and become
 // OpInput nodes. Every error it returns is a *SpecError naming the line and
 // column of the offending token.
@@ -56,7 +57,7 @@ func ParseText(src string, env Env) (*Graph, error) {
 	return b.graph(outs, src), nil
 }
 
-// ParseSpec parses either form: JSON if the first non-space byte is '{',
+// Parse parses either form: JSON if the first non-space byte is '{',
 // else text.
 func Parse(src string, env Env) (*Graph, error) {
 	if strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {

@@ -1,10 +1,11 @@
 package spec
 
 import (
-	"marsfs/tensor"
-	"marsfs/tensor/spec/syntax"
 	"math"
 	"strings"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
 // A builtin is a function of the spec language: its parameters, in Python's

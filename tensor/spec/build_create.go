@@ -2,9 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"math"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
-	"math"
 )
 
 // The creation functions of the spec language. Each takes chunks= (see

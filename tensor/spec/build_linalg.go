@@ -1,9 +1,10 @@
 package spec
 
 import (
+	"math"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
-	"math"
 )
 
 // Linear algebra lowers onto OpMatmul (2-D by 2-D) with reshapes and

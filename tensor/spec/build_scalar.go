@@ -2,10 +2,11 @@ package spec
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/spec/syntax"
 	"math"
 	"math/bits"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
 var errOverflow = fmt.Errorf("integer overflow: the result does not fit in int64")

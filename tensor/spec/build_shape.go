@@ -1,9 +1,10 @@
 package spec
 
 import (
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
-	"slices"
 )
 
 // The shape functions and methods. squeeze, expand_dims, ravel and flatten

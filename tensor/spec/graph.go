@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 )
 

@@ -2,11 +2,12 @@ package spec
 
 import (
 	"fmt"
-	"marsfs/tensor"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"marsfs/tensor"
 )
 
 // infer checks a node against its op's rules and sets what follows from its
@@ -246,7 +247,7 @@ func broadcast(in ...*Node) ([]int, error) {
 	return out, nil
 }
 
-// shapeString formats a shape as NumPy prints it in messages: (3,), (3,4).
+// ShapeString formats a shape as NumPy prints it in messages: (3,), (3,4).
 func ShapeString(shape []int) string {
 	var b strings.Builder
 	b.WriteByte('(')
@@ -505,7 +506,7 @@ func inferConcat(n *Node) error {
 	return nil
 }
 
-// reinfer infers n again once its inputs' shapes are known: a reshape's
+// Reinfer infers n again once its inputs' shapes are known: a reshape's
 // Unknown length becomes what the size leaves for it, and an index's
 // pending slices are resolved.
 func Reinfer(n *Node) error {

@@ -2,9 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"math/rand/v2"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
-	"math/rand/v2"
 )
 
 // defaultChunkElems bounds the elements of a chunk when a creator is given
@@ -81,7 +82,7 @@ func tooManyChunks(shape []int) error {
 	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), maxChunks)
 }
 
-// regularChunks cuts an axis of length l into chunks of size c, the last
+// RegularChunks cuts an axis of length l into chunks of size c, the last
 // smaller when c does not divide l; an empty axis has one empty chunk.
 func RegularChunks(l, c int) []int {
 	if l == 0 {

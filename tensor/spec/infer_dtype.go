@@ -2,8 +2,9 @@ package spec
 
 import (
 	"fmt"
-	"marsfs/tensor"
 	"math"
+
+	"marsfs/tensor"
 )
 
 // Dtype promotion with NumPy 1.24's value-based casting for Python scalars.
@@ -143,7 +144,7 @@ func minScalarType(n *Node) xtype {
 	return xtype{kind: 3, bits: 64}
 }
 
-// resultType is numpy.result_type of the operands of an elementwise op.
+// ResultType is numpy.result_type of the operands of an elementwise op.
 func ResultType(ops ...*Node) (tensor.DType, error) {
 	arrayKind, scalarKind := -1, -1
 	for _, n := range ops {

@@ -2,9 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
-	"slices"
 )
 
 // catalogueOps are the ops of graph_linalg.go with their number of inputs;
@@ -18,7 +19,7 @@ var catalogueOps = map[string]int{
 	tensor.OpUnique: 1, tensor.OpUniqueCounts: 1,
 }
 
-// solveDType is NumPy's result dtype for linalg functions of arrays of the
+// SolveDType is NumPy's result dtype for linalg functions of arrays of the
 // given dtypes: float32 when all are float32, float64 otherwise.
 func SolveDType(dts ...tensor.DType) tensor.DType {
 	for _, d := range dts {

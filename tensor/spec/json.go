@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/spec/syntax"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
 // The JSON form of a spec is the lowered graph itself:

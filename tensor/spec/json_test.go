@@ -3,12 +3,13 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"marsfs/tensor/spec/syntax"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor/spec/syntax"
 )
 
 // sameGraph reports how two graphs differ, or "" when they are equal but

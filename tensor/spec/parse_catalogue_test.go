@@ -3,7 +3,6 @@ package spec
 import (
 	"bufio"
 	"encoding/binary"
-	"marsfs/tensor"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
 )
 
 // npyHeaderMeta reads the dtype and shape of a .npy file's header.

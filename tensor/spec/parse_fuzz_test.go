@@ -2,8 +2,9 @@ package spec
 
 import (
 	"errors"
-	"marsfs/tensor/spec/syntax"
 	"testing"
+
+	"marsfs/tensor/spec/syntax"
 )
 
 // FuzzParse checks that no text makes Parse panic, that every error is a

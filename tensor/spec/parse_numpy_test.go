@@ -1,9 +1,10 @@
 package spec
 
 import (
-	"marsfs/tensor"
 	"slices"
 	"testing"
+
+	"marsfs/tensor"
 )
 
 // numpySetup defines the arrays the cases of TestParseNumPy use, in a form

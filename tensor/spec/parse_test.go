@@ -2,12 +2,13 @@ package spec
 
 import (
 	"errors"
-	"marsfs/tensor"
-	"marsfs/tensor/spec/syntax"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
 )
 
 // specErrors are bad specs with the exact message Parse gives.

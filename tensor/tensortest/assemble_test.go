@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"testing"
 )
 
 type mapEnv map[string]*tensor.TiledTensor

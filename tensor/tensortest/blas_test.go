@@ -2,11 +2,12 @@ package tensortest
 
 import (
 	"fmt"
-	"marsfs/tensor/kernel"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"marsfs/tensor/kernel"
 )
 
 // TestBLAS checks that the float kernels call the BLAS the build names:

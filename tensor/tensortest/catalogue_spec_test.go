@@ -3,15 +3,16 @@ package tensortest
 import (
 	"bytes"
 	"context"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/spec"
 )
 
 type specWant struct {

@@ -5,6 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/codec"
@@ -12,12 +19,6 @@ import (
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"testing"
 )
 
 // The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt and

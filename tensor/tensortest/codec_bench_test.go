@@ -3,12 +3,13 @@ package tensortest
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math/rand/v2"
-	"testing"
 )
 
 func benchArray(n int) *tensor.Array {

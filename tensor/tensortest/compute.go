@@ -3,6 +3,7 @@ package tensortest
 import (
 	"context"
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"slices"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/tile"
-	"slices"
-	"strings"
-	"testing"
 )
 
 func TestConstGraph(t *testing.T) {

@@ -2,11 +2,12 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
-	"testing"
 )
 
 func TestCreate(t *testing.T) {

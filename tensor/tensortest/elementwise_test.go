@@ -3,14 +3,15 @@ package tensortest
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/spec"
-	"math"
-	"math/rand/v2"
-	"testing"
 )
 
 var (

@@ -3,12 +3,6 @@ package tensortest
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/fuse"
-	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"os"
 	"runtime"
 	"slices"
@@ -17,6 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/kernel"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // The fusion benchmarks. W1 is ((a+b)*2 - a/3).sum() over two random

@@ -1,14 +1,15 @@
 package tensortest
 
 import (
+	"math"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/kernel/expr"
-	"math"
-	"slices"
-	"testing"
 )
 
 // TestFuseExprSiblingReductions checks W6's graph: a random tensor read

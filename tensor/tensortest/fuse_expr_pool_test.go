@@ -3,14 +3,15 @@ package tensortest
 import (
 	"context"
 	"fmt"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"strings"
-	"testing"
 )
 
 // TestExprMachineReuse runs graphs of many small chunks sharing programs,

@@ -5,6 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
@@ -13,10 +18,6 @@ import (
 	"marsfs/tensor/kernel/expr"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"slices"
-	"strings"
-	"testing"
 )
 
 // tileSpec parses and tiles spec with no session tensors.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"testing"
 )
 
 // copyOp is an assemble op that copies all of its single input.

@@ -2,13 +2,14 @@ package tensortest
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"reflect"
-	"strings"
-	"testing"
 )
 
 // columnSpecs are specs of reductions over elementwise expressions, some

@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"errors"
-	"marsfs/tensor"
-	"marsfs/tensor/codec"
 	"math/rand"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // cutChunks cuts a into the chunks of a grid of the given chunk sizes, in

@@ -3,11 +3,12 @@ package tensortest
 import (
 	"bytes"
 	"context"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
-	"slices"
-	"testing"
 )
 
 // TestGobEveryKind tiles a graph using every op of this package, sends

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"math"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"slices"
-	"testing"
 )
 
 // graphBuilder builds Graphs by hand, as the parser would: every node gets

@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
-	"testing"
 )
 
 // TestKernelsNeverPanic runs every kernel of this package on ill-formed ops

@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"testing"
 )
 
 // computeSpec parses, tiles and computes src, returning the outputs by name.

@@ -2,13 +2,14 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"testing"
 )
 
 const benchN = 8 << 20 // elements a chunk

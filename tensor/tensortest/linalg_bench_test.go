@@ -2,12 +2,13 @@ package tensortest
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"syscall"
 	"testing"
 	"time"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // BenchmarkTSQR factors a 2,000,000 x 50 float64 matrix stored in row

@@ -3,16 +3,17 @@ package tensortest
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // runOutputs tiles the graph of c with outs as its outputs and computes them.

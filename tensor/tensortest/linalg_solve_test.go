@@ -2,10 +2,6 @@ package tensortest
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +9,11 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"marsfs/tensor"
+	"marsfs/tensor/kernel"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // The references below are NumPy 1.24's results for these integer inputs.

@@ -3,14 +3,15 @@ package tensortest
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // lstsqWant is np.linalg.lstsq(A, b, rcond=None)[0] for the A and b of

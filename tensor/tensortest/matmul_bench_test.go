@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"fmt"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
-	"testing"
 )
 
 // BenchmarkMatmulKernel times one "matmul" op on n x n float64 blocks: one

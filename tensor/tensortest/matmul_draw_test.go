@@ -3,12 +3,13 @@ package tensortest
 import (
 	"context"
 	"fmt"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"strings"
-	"testing"
 )
 
 // The random blocks only matmul ops read are drawn by them: the products

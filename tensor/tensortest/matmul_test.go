@@ -2,15 +2,16 @@ package tensortest
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"math/rand/v2"
-	"slices"
-	"testing"
 )
 
 // randomArray fills an array of shape with small random values of mixed sign.

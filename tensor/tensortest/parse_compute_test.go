@@ -2,11 +2,12 @@ package tensortest
 
 import (
 	"context"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"math"
 	"slices"
 	"testing"
+
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // TestParseCompute runs specs through the whole tensor package (Parse,

@@ -2,10 +2,11 @@ package tensortest
 
 import (
 	"context"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"testing"
 )
 
 // FuzzParseTile checks the contract between the parser and the tile rules

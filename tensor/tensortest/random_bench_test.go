@@ -1,10 +1,11 @@
 package tensortest
 
 import (
+	"testing"
+
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/kernel/expr"
-	"testing"
 )
 
 // The generator's cost a value: the AVX2 fill (where the machine has it),

@@ -1,13 +1,14 @@
 package tensortest
 
 import (
+	"math"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/kernel/expr"
 	"marsfs/tensor/spec"
-	"math"
-	"slices"
-	"testing"
 )
 
 var randGenerators = []struct {

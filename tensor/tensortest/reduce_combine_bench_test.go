@@ -2,11 +2,12 @@ package tensortest
 
 import (
 	"context"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
-	"strings"
-	"testing"
 )
 
 // tinyCombineOp is the first combine of tinySum, with partials of the

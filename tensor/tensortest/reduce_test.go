@@ -3,15 +3,16 @@ package tensortest
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"math/rand/v2"
-	"testing"
 )
 
 // reduceDType is the result dtype NumPy 1.24 gives op on in.

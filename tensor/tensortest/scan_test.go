@@ -2,9 +2,10 @@ package tensortest
 
 import (
 	"fmt"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
-	"testing"
 )
 
 // refScan scans a along axis directly, in float64 (int64 when intOut).

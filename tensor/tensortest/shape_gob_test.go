@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"slices"
-	"testing"
 )
 
 // TestShapeOpsGob sends a chunk graph using every shape and matmul kernel

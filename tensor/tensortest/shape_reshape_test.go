@@ -1,14 +1,15 @@
 package tensortest
 
 import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math/rand/v2"
-	"slices"
-	"testing"
 )
 
 func TestReshape(t *testing.T) {

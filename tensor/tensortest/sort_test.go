@@ -2,14 +2,15 @@ package tensortest
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/kernel"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // sortTestArray has many duplicates, and NaNs, infinities and signed zeros

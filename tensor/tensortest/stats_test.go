@@ -2,13 +2,14 @@ package tensortest
 
 import (
 	"fmt"
+	"math"
+	"strings"
+	"testing"
+
 	"marsfs/tensor"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
-	"math"
-	"strings"
-	"testing"
 )
 
 // statsFloat and statsInt are the test data; the expected values below are

@@ -3,17 +3,18 @@ package tensortest
 import (
 	"context"
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/fuse"
-	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/kernel"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // computeStaged computes outs of the graph of c stage by stage.

@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 func tileRechunk(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {

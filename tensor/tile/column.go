@@ -2,11 +2,12 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // Fusion while tiling. A reduction over an elementwise expression of

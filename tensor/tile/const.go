@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
@@ -34,7 +35,7 @@ func validateChunks(shape []int, chunks [][]int) error {
 	return nil
 }
 
-// ConstGraph returns a chunk graph that brings a into the cluster as a tensor
+// Const returns a chunk graph that brings a into the cluster as a tensor
 // called name: one "const" operand a chunk, cut by chunks (one list of chunk
 // sizes an axis; nil for DefaultChunks), and one output. Each operand holds a
 // copy of its chunk's bytes, so a may be reused once ConstGraph returns.

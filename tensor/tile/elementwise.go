@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // elemArgs are the arguments of the chunks of elementwise node n.

@@ -1,9 +1,10 @@
 package tile
 
 import (
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // tiled is the grid of node n of the expression, which no op makes: it

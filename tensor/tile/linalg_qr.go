@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // QR and SVD tile by TSQR (tall-and-skinny QR). The input A (m x n) is cut
@@ -142,7 +143,7 @@ func (t *tiler) qFactor(tr *tsqrTree, seed int, seedCols int, dt tensor.DType) [
 	return above
 }
 
-// linalgDType is the dtype NumPy's linalg gives results for inputs of dt.
+// LinalgDType is the dtype NumPy's linalg gives results for inputs of dt.
 func LinalgDType(dt tensor.DType) tensor.DType {
 	if dt == tensor.Float32 {
 		return tensor.Float32

@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // Solve and inv reuse the TSQR of the square matrix A = QR: solve computes
@@ -161,6 +162,6 @@ func tileCholesky(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{cs, cs}, Keys: l}, nil
 }
 
-// cholUpdates is how many products L_il L_jlᵀ one op subtracts, so that no
+// CholUpdates is how many products L_il L_jlᵀ one op subtracts, so that no
 // op reads more than 2·cholUpdates+2 blocks however many blocks a side has.
 const CholUpdates = 4

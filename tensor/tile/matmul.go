@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // Matmul of A (m x k) by B (k x n) tiles by blocks: with A cut into chunks
@@ -17,7 +18,7 @@ import (
 // sent or added on its own. When k has more chunks than one group takes,
 // the groups' sums are added in a tree of "matmul.sum" ops.
 
-// matmulCombine is how many block products one "matmul" op accumulates and
+// MatmulCombine is how many block products one "matmul" op accumulates and
 // how many partial sums one "matmul.sum" op adds. Four keeps the inputs an
 // op holds at once few (eight blocks) and the tree short (log4 of the
 // number of chunks along k); a common chunking of a square product, four
@@ -64,7 +65,7 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
-// matmulGroups cuts k block products into groups of at most matmulCombine,
+// MatmulGroups cuts k block products into groups of at most matmulCombine,
 // as even as can be, and returns their bounds: group g is [b[g], b[g+1]).
 // No chunk along k (an empty sum) is one empty group.
 func MatmulGroups(k int) []int {

@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
@@ -22,7 +23,7 @@ import (
 // The output chunking keeps the input's chunks along the axes that are not
 // reduced; a reduced axis becomes one chunk of size 1 (keepdims) or vanishes.
 
-// reduceCombine is the fan-in of a reduction tree. Four keeps the tree
+// ReduceCombine is the fan-in of a reduction tree. Four keeps the tree
 // shallow (log4 of the number of chunks) while each combine op holds only a
 // few partials in memory and can start as soon as four of them exist.
 const ReduceCombine = 4

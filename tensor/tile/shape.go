@@ -2,11 +2,12 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
-	"sort"
 )
 
 // tileTranspose transposes every chunk on its own: the chunk grid is
@@ -83,7 +84,7 @@ func sliceSegments(sl tensor.Slice, chunks, offs []int) []sliceSeg {
 	return segs
 }
 
-// chunkAt returns the chunk holding element x of an axis whose chunks start
+// ChunkAt returns the chunk holding element x of an axis whose chunks start
 // at offs. It is the last chunk starting at or before x, which skips empty
 // chunks.
 func ChunkAt(offs []int, x int) int {
@@ -162,7 +163,7 @@ func tileSlice(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
-// refineChunks returns the common refinement of chunkings of one axis: a
+// RefineChunks returns the common refinement of chunkings of one axis: a
 // chunk boundary wherever any of them has one. All must cover the same
 // length; a zero length gives one empty chunk.
 func RefineChunks(lists ...[]int) []int {

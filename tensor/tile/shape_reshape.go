@@ -2,12 +2,13 @@ package tile
 
 import (
 	"fmt"
+	"math"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
-	"math"
-	"slices"
 )
 
 func tileReshape(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
@@ -165,7 +166,7 @@ func reshapeChunks(in *tensor.TiledTensor, shape []int) [][]int {
 	return chunks
 }
 
-// reshapeSplit cuts an axis of length d into chunks of c, the last one ragged.
+// ReshapeSplit cuts an axis of length d into chunks of c, the last one ragged.
 func ReshapeSplit(d, c int) []int {
 	var cs []int
 	for ; d > c; d -= c {

@@ -2,13 +2,14 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
-// batcherNetwork returns the comparators (a, b), a < b, of Batcher's odd-even
+// BatcherNetwork returns the comparators (a, b), a < b, of Batcher's odd-even
 // merge sort on p wires, in an order that respects their dependencies: the
 // network for the next power of two, without the comparators that touch a
 // wire at or past p (those wires would hold +inf, and the comparators would

@@ -2,10 +2,11 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
 // A stagedRule tiles a node whose length the data decides, in two steps.
@@ -69,11 +70,11 @@ func (s *Stage) Next(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
 	return st.tile(keys, probes)
 }
 
-// TileStages tiles the first stage of g (all of g when no length depends on
+// Stages tiles the first stage of g (all of g when no length depends on
 // the data). env resolves OpInput nodes as for Tile.
 func Stages(g *spec.Graph, env spec.Env) (*Stage, error) { return TileStages(g, env, false) }
 
-// TileStagesFused is TileStages for a graph that FuseExpr optimizes: in
+// StagesFused is TileStages for a graph that FuseExpr optimizes: in
 // the first stage, the reductions over elementwise expressions whose
 // chunks FuseExpr would fuse column by column, each column into one expr
 // op, are tiled into those expr ops at once, without the ops they replace

@@ -2,16 +2,17 @@ package tile
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"sort"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
-	"math"
-	"slices"
-	"sort"
 )
 
-// statsCombine is how many partial results one combining op reads.
+// StatsCombine is how many partial results one combining op reads.
 const StatsCombine = 8
 
 // tree combines parts with ops made by mk (fan-in statsCombine) and returns

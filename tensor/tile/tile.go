@@ -2,13 +2,14 @@ package tile
 
 import (
 	"fmt"
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
-	"slices"
 )
 
-// Tile cuts g into chunk operands. env resolves OpInput nodes to the
+// Graph cuts g into chunk operands. env resolves OpInput nodes to the
 // session's stored tensors; their chunks become Stored ops.
 //
 // Each Node.Op has one tile rule (see tileRules); a rule reads the tiled

@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"

@@ -1,15 +1,16 @@
 package elem
 
 import (
-	"marsfs/tensor"
 	"math"
+
+	"marsfs/tensor"
 )
 
 // Casting between dtypes, as NumPy's astype with unsafe casting. The
 // elementwise kernels cast their inputs to the compute dtype with these, and
 // the reductions and scans cast to their accumulator dtype.
 
-// castArray returns a converted to dt (a itself when it already is dt).
+// CastArray returns a converted to dt (a itself when it already is dt).
 func CastArray(a *tensor.Array, dt tensor.DType) *tensor.Array {
 	if a.DType == dt {
 		return a
@@ -19,7 +20,7 @@ func CastArray(a *tensor.Array, dt tensor.DType) *tensor.Array {
 	return out
 }
 
-// castInto converts src's elements into dst (same length), as NumPy's astype
+// CastInto converts src's elements into dst (same length), as NumPy's astype
 // with unsafe casting: floats truncate toward zero, NaN and out-of-range
 // values become the integer type's minimum (as on x86), bool is "nonzero".
 func CastInto(dst, src *tensor.Array) {
@@ -107,7 +108,7 @@ func castToBool(dst []byte, src *tensor.Array) {
 	}
 }
 
-// b2u is 1 for true, 0 for false; the compiler makes it a SETcc.
+// B2u is 1 for true, 0 for false; the compiler makes it a SETcc.
 func B2u(b bool) uint8 {
 	if b {
 		return 1

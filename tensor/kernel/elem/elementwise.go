@@ -2,9 +2,10 @@ package elem
 
 import (
 	"fmt"
-	"marsfs/tensor"
 	"math"
 	"unsafe"
+
+	"marsfs/tensor"
 )
 
 func FillSlice[T any](d []T, v T) {
@@ -13,7 +14,7 @@ func FillSlice[T any](d []T, v T) {
 	}
 }
 
-// float64Bytes views vals as bytes.
+// Float64Bytes views vals as bytes.
 func Float64Bytes(vals []float64) []byte {
 	if len(vals) == 0 {
 		return nil
@@ -21,11 +22,11 @@ func Float64Bytes(vals []float64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*8)
 }
 
-// A rowFn applies an op to one row: dst and every input hold the same number
+// A RowFn applies an op to one row: dst and every input hold the same number
 // of elements.
 type RowFn func(dst []byte, in [][]byte) error
 
-// fillRepeat fills dst with copies of the element elem.
+// FillRepeat fills dst with copies of the element elem.
 func FillRepeat(dst, elem []byte) {
 	if len(dst) == 0 {
 		return
@@ -44,7 +45,7 @@ type intType interface{ ~int32 | ~int64 }
 
 type FloatType interface{ ~float32 | ~float64 }
 
-// elemFunc returns the row function of op kind computing in ct and writing
+// ElemFunc returns the row function of op kind computing in ct and writing
 // out, or an error when the op does not apply to the dtype.
 func ElemFunc(kind string, ct, out tensor.DType, decimals, nin int) (RowFn, error) {
 	want := 2
@@ -188,7 +189,7 @@ func numT[T ElemType](kind string, _ int) RowFn {
 	return nil
 }
 
-// addLoop sets d[i] = a[i] + b[i]; a and b hold at least len(d) elements.
+// AddLoop sets d[i] = a[i] + b[i]; a and b hold at least len(d) elements.
 func AddLoop[T ElemType](d, a, b []T) {
 	a, b = a[:len(d)], b[:len(d)]
 	i := 0

@@ -2,19 +2,20 @@ package elem
 
 import (
 	"fmt"
-	"marsfs/tensor"
 	"math"
 	"sync"
+
+	"marsfs/tensor"
 )
 
-// A monoid reduction on one dtype, over raw bytes.
+// A Monoid reduction on one dtype, over raw bytes.
 type Monoid struct {
 	Init  func(acc []byte)                    // set every accumulator to the identity
 	Inner func(acc []byte, o int, row []byte) // acc[o] = acc[o] op reduce(row)
 	Outer func(acc, row []byte)               // acc[j] = acc[j] op row[j]
 }
 
-// monoidFor returns the monoid of op (sum, prod, min, max, nanmin, nanmax,
+// MonoidFor returns the monoid of op (sum, prod, min, max, nanmin, nanmax,
 // any, all) on dt.
 func MonoidFor(op string, dt tensor.DType) (Monoid, error) {
 	k := monoidKey{op, dt}
@@ -182,7 +183,7 @@ func isFloatT[T ElemType]() bool {
 	return false
 }
 
-// pairwiseSum returns the sum of x by pairwise summation over blocks of 128
+// PairwiseSum returns the sum of x by pairwise summation over blocks of 128
 // elements with eight running sums each, as NumPy sums contiguous data, so
 // that float error grows with log(n), not n.
 func PairwiseSum[T ElemType](x []T) T {
@@ -219,7 +220,7 @@ func PairwiseSum[T ElemType](x []T) T {
 	return PairwiseSum(x[:n2]) + PairwiseSum(x[n2:])
 }
 
-// keepShape is a's shape with the reduced axes set to 1.
+// KeepShape is a's shape with the reduced axes set to 1.
 func KeepShape(shape []int, reduced []bool) ([]int, int) {
 	ks := make([]int, len(shape))
 	extent := 1
@@ -233,7 +234,7 @@ func KeepShape(shape []int, reduced []bool) ([]int, int) {
 	return ks, extent
 }
 
-// chanCombine merges (count, mean, M2) partials b into a by Chan et al.'s
+// ChanCombine merges (count, mean, M2) partials b into a by Chan et al.'s
 // parallel formula.
 func ChanCombine(a, b []float64) {
 	b = b[:len(a)]
@@ -254,7 +255,7 @@ func ChanCombine(a, b []float64) {
 	}
 }
 
-// varianceOf is M2 / max(n-ddof, 0), or its square root for std.
+// VarianceOf is M2 / max(n-ddof, 0), or its square root for std.
 func VarianceOf(n, m2 float64, ddof int, std bool) float64 {
 	d := max(n-float64(ddof), 0)
 	v := m2 / d

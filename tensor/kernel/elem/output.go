@@ -2,16 +2,17 @@ package elem
 
 import (
 	"context"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 )
 
-// newOutput returns the zero-filled array a kernel running op under ctx
+// NewOutput returns the zero-filled array a kernel running op under ctx
 // writes its output into: from ctx's Alloc when it has one that accepts,
 // else from the heap.
 func NewOutput(ctx context.Context, op *chunk.Op) *tensor.Array { return allocOutput(ctx, op, true) }
 
-// newOutputAll is newOutput for a kernel that sets every element: the
+// NewOutputAll is newOutput for a kernel that sets every element: the
 // array may hold anything beforehand, which spares clearing reused memory.
 func NewOutputAll(ctx context.Context, op *chunk.Op) *tensor.Array {
 	return allocOutput(ctx, op, false)

@@ -35,29 +35,29 @@ func Mix64(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// A randStream is the keyed generator of one seed: k is the SplitMix64
+// A RandStream is the keyed generator of one seed: k is the SplitMix64
 // state of counter 0.
 type RandStream struct{ K uint64 }
 
-// newRandStream returns stream sub of seed. The key is a hash of both, so
+// NewRandStream returns stream sub of seed. The key is a hash of both, so
 // that nearby seeds (and a seed's sub-streams) start far apart.
 func NewRandStream(seed, sub uint64) RandStream {
 	s := Mix64(seed ^ Mix64(sub+0x632BE59BD9B4E019))
 	return RandStream{K: Mix64(s ^ 0xD1B54A32D192ED03)}
 }
 
-// bits returns the 64 random bits of counter ctr.
+// Bits returns the 64 random bits of counter ctr.
 func (s RandStream) Bits(ctr uint64) uint64 {
 	return Mix64(ctr*Golden + s.K)
 }
 
-// uniform returns a float64 in [0, 1) with 53 random bits. (They convert
+// Uniform returns a float64 in [0, 1) with 53 random bits. (They convert
 // exactly through int64, which spares the unsigned conversion's branch.)
 func (s RandStream) Uniform(ctr uint64) float64 {
 	return float64(int64(s.Bits(ctr)>>11)) * (1.0 / (1 << 53))
 }
 
-// normal returns a standard normal value by Box–Muller from the two counters
+// Normal returns a standard normal value by Box–Muller from the two counters
 // 2i and 2i+1.
 func (s RandStream) Normal(i uint64) float64 {
 	u1 := 1 - s.Uniform(2*i) // in (0, 1]: the log is finite
@@ -65,11 +65,11 @@ func (s RandStream) Normal(i uint64) float64 {
 	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 }
 
-// maxRetries bounds randint's rejection loop; the chance of needing even a
+// MaxRetries bounds randint's rejection loop; the chance of needing even a
 // second draw is below n/2^64.
 const MaxRetries = 64
 
-// intn returns an unbiased integer in [0, n), n > 0, by Lemire's
+// Intn returns an unbiased integer in [0, n), n > 0, by Lemire's
 // multiply-and-reject method; redraws take fresh streams, so element i still
 // depends on (seed, i) only.
 func Intn(streams []RandStream, i, n uint64) uint64 {

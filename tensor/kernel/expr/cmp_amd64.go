@@ -2,7 +2,7 @@ package expr
 
 import "marsfs/tensor"
 
-// useCmpAVX selects the packed comparisons of fuse_expr_cmp_amd64.s,
+// UseCmpAVX selects the packed comparisons of fuse_expr_cmp_amd64.s,
 // which need AVX and BMI2's PDEP.
 var UseCmpAVX = useAVX && cpuidBMI2()
 

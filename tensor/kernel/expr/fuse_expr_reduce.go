@@ -3,6 +3,7 @@ package expr
 import (
 	"encoding/binary"
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
@@ -200,7 +201,7 @@ func (r *exprReducer) addBytes(l *segLayout, vals []byte) {
 	}
 }
 
-// sumBytes is the sum of b's bytes, eight at a time: the even and the odd
+// SumBytes is the sum of b's bytes, eight at a time: the even and the odd
 // bytes of each word add into 16-bit lanes, which 128 words cannot fill.
 func SumBytes(b []byte) int {
 	const even = 0x00FF00FF00FF00FF

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel/elem"
@@ -115,7 +116,7 @@ func randomFill(kind string, a chunk.GenArgs) genFill {
 	}
 }
 
-// uniformFill sets d[j] to s.uniform(c+j). The counter's product with the
+// UniformFill sets d[j] to s.uniform(c+j). The counter's product with the
 // golden increment advances by addition (the same value modulo 2^64), and
 // a 53-bit integer converts to float64 exactly through int64, which avoids
 // the unsigned conversion's branch: the values are those of s.uniform bit

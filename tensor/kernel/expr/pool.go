@@ -2,12 +2,13 @@ package expr
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
-	"marsfs/tensor/fuse"
 	"math/bits"
 	"slices"
 	"sync"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/fuse"
 )
 
 // The chunks of one tensor computed alike share one program (one Code, see

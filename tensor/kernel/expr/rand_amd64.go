@@ -2,7 +2,7 @@ package expr
 
 import "marsfs/tensor/kernel/elem"
 
-// useAVX2 selects the four-wide uniform fill of fuse_expr_rand_amd64.s.
+// UseAVX2 selects the four-wide uniform fill of fuse_expr_rand_amd64.s.
 var UseAVX2 = useAVX && cpuidAVX2()
 
 func cpuidAVX2() bool

@@ -3,13 +3,14 @@ package expr
 import (
 	"context"
 	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel/elem"
-	"math/bits"
-	"slices"
-	"sync"
 )
 
 // blockPools hold scratch registers by log2 of their length in elements,

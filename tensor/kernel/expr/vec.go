@@ -5,14 +5,14 @@ import (
 	"marsfs/tensor/kernel/elem"
 )
 
-// A vecSet is one implementation of the packed loops.
+// A VecSet is one implementation of the packed loops.
 type VecSet struct {
 	Name               string
 	Add, Sub, Mul, Div func(d, a, b []float64)
 	Sum8               func(x []float64, r *[8]float64)
 }
 
-// vecRow returns a packed loop for the float64 arithmetic of an expr
+// VecRow returns a packed loop for the float64 arithmetic of an expr
 // program, or nil when kind has none; ops on other dtypes, and other ops,
 // run the elementwise kernels' loops.
 func VecRow(kind string, ct, out tensor.DType) elem.RowFn {
@@ -74,7 +74,7 @@ func cmpRow(kind string) elem.RowFn {
 	}
 }
 
-// pairwiseSumF64 is pairwiseSum[float64] with the running sums of its
+// PairwiseSumF64 is pairwiseSum[float64] with the running sums of its
 // leaves kept in packed registers: the same additions in the same order,
 // so the same result.
 func PairwiseSumF64(x []float64) float64 {
@@ -101,7 +101,7 @@ func PairwiseSumF64(x []float64) float64 {
 	return PairwiseSumF64(x[:n2]) + PairwiseSumF64(x[n2:])
 }
 
-// A sumCascade adds a stream of partial sums pairwise, as a binary
+// A SumCascade adds a stream of partial sums pairwise, as a binary
 // counter: the sum of 2^k pushed values is formed as the sum of two sums
 // of 2^(k-1), so that rounding error grows with the log of their number.
 type SumCascade struct {
@@ -119,7 +119,7 @@ func (c *SumCascade) Push(v float64) {
 	c.full |= 1 << l
 }
 
-// total is the sum of the pushed values (0 for none).
+// Total is the sum of the pushed values (0 for none).
 func (c *SumCascade) Total() float64 {
 	var s float64
 	for l := range c.level {

@@ -21,7 +21,7 @@ func sum8F64(x []float64, r *[8]float64) {
 	}
 }
 
-// vecVariants are the loop sets this CPU can run, for tests.
+// VecVariants are the loop sets this CPU can run, for tests.
 func VecVariants() []VecSet {
 	v := []VecSet{{"sse2", addSSE, subSSE, mulSSE, divSSE, sum8SSE}}
 	if hasAVX() {

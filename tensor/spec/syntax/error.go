@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// A SpecError is the error of a bad spec. Line and Col (1-based) point at the
+// A Error is the error of a bad spec. Line and Col (1-based) point at the
 // offending token of the text form; they are 0 when there is no position, as
 // for most errors of the JSON form, whose messages then name the node
 // ("node 3: unknown op \"frob\"").
@@ -22,17 +22,17 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
 }
 
-// srcPos is a position in a spec's text: 1-based line and column (in runes).
+// SrcPos is a position in a spec's text: 1-based line and column (in runes).
 type SrcPos struct {
 	Line, Col int
 }
 
-// errorf returns a *SpecError at p.
+// Errorf returns a *SpecError at p.
 func Errorf(p SrcPos, format string, args ...any) *Error {
 	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// errAt turns err into a *SpecError at p, keeping the position of an err that
+// ErrAt turns err into a *SpecError at p, keeping the position of an err that
 // already is one.
 func ErrAt(p SrcPos, err error) *Error {
 	if se, ok := err.(*Error); ok {

@@ -1,11 +1,12 @@
 package syntax
 
 import (
-	"marsfs/tensor"
 	"strconv"
+
+	"marsfs/tensor"
 )
 
-// A pyNum is a Python number of a spec: a literal, or arithmetic on
+// A PyNum is a Python number of a spec: a literal, or arithmetic on
 // literals, which the parser folds as Python would (2**20 is an int, 1/4 a
 // float). Its dtype is Bool, Int64 or Float64. Where it meets a tensor it
 // becomes a Weak OpScalar node.

@@ -22,7 +22,7 @@ import (
 // calls, subscripts and attributes. (^, << and >> parse, to give a clear
 // error, but marsfs has no op for them.)
 
-// An expr is a node of an expression tree.
+// An Expr is a node of an expression tree.
 type Expr interface {
 	At() SrcPos // the position errors about the expression point at
 }
@@ -100,7 +100,7 @@ func (e *AttrExpr) At() SrcPos   { return e.Pos }
 func (e *IndexExpr) At() SrcPos  { return e.Pos }
 func (e *SliceExpr) At() SrcPos  { return e.Pos }
 
-// A stmt is one statement: an assignment (targets = value, or
+// A Stmt is one statement: an assignment (targets = value, or
 // target op= value) or a fetch of names.
 type Stmt struct {
 	Pos     SrcPos
@@ -121,7 +121,7 @@ type parser struct {
 // the stack of the parser or of the evaluator.
 const maxDepth = 200
 
-// parseStmts parses a whole spec.
+// ParseStmts parses a whole spec.
 func ParseStmts(src string) ([]Stmt, error) {
 	toks, err := lex(src)
 	if err != nil {
@@ -669,7 +669,7 @@ func (p *parser) seq(open token) (Expr, error) {
 	return s, nil
 }
 
-// describeExpr renders an expression briefly for messages.
+// DescribeExpr renders an expression briefly for messages.
 func DescribeExpr(e Expr) string {
 	switch e := e.(type) {
 	case *NameExpr:

@@ -1,0 +1,17 @@
+// Package fuse rewrites chunk graphs so that fewer chunks are stored and
+// moved. Optimize runs three rewrites, each checked against the unfused
+// graph by tests:
+//
+//   - Expr groups, per output chunk, the elementwise ops and generators
+//     (rand, ones, arange, ...) that nothing else reads, possibly ending in
+//     a reduction's map step, and compiles them (compile.go) into one
+//     "expr" op whose program runs over 4096-element blocks, so that
+//     (rand(n) + rand(n)).sum() never stores a random chunk.
+//   - DrawMatmulBlocks lets a product draw the random blocks only products
+//     read into a scratch buffer instead of reading stored chunks.
+//   - Chains merges, as Mars does, an op whose single input nothing else
+//     reads into that input's op.
+//
+// The programs are data (chunk.ExprArgs): this package writes them and
+// tensor/kernel/expr runs them.
+package fuse

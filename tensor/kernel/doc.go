@@ -1,0 +1,14 @@
+// Package kernel runs one chunk op: Run looks its Kind up in the one table
+// of kernels (kernelFor) and computes its chunk from its input chunks.
+//
+// Kernels are deterministic: the same op on the same inputs gives the same
+// bytes on any worker, which is what lets a lost chunk be made again.
+// An error a kernel returns is marked ErrKernel, and executors do not retry
+// it. Kernels take the memory of their outputs from the context's
+// tensor.Alloc when there is one, so a worker's output lands straight in
+// shared memory. Float products and factorizations call gonum's BLAS (the
+// pure-Go one by default, OpenBLAS with the openblas build tag).
+//
+// The typed element loops are in kernel/elem; the machine that runs fused
+// expression programs is kernel/expr.
+package kernel

@@ -1,0 +1,8 @@
+// Package expr runs the block programs of fused "expr" ops (chunk.ExprArgs):
+// a register machine whose instructions are typed loops over blocks of up
+// to 4096 elements (loads with broadcasting, casts, elementwise functions,
+// generators, and a reduction's map step at the end), so that an
+// expression's intermediate values never exist as whole chunks. Machines
+// are pooled and rebound to new inputs (pool.go), since ops of one graph
+// share their programs. The hot loops have AVX2 and SSE2 forms on amd64.
+package expr
