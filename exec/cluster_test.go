@@ -574,7 +574,7 @@ func workerProcessCrash(t *testing.T, spec, out string) {
 		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
 	}
 	t.Logf("graph done %v after the kill (status: %d finished events for %d operands)", time.Since(begin), st.Finished, st.Operands)
-	got := fetch(t, s, out)
+	got := fetchNamed(t, s, out)
 	if !bytes.Equal(got.Data, want) {
 		t.Errorf("%s = %v on the cluster, %x locally", out, got.Float64s(), want)
 	}

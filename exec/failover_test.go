@@ -25,8 +25,8 @@ func localResult(t *testing.T, spec, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitOK(t, g)
-	return fetch(t, s, name).Data
+	waitDone(t, g)
+	return fetchNamed(t, s, name).Data
 }
 
 // TestKilledWhileSending kills a worker process in the middle of sending a
@@ -95,7 +95,7 @@ func TestKilledWhileSending(t *testing.T) {
 	if st.State != Succeeded {
 		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
 	}
-	if got := fetch(t, s, "y").Data; !bytes.Equal(got, want) {
+	if got := fetchNamed(t, s, "y").Data; !bytes.Equal(got, want) {
 		t.Error("result differs from the LocalRunner's")
 	}
 	// The survivor may have paused too, sending to the victim before it

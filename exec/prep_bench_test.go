@@ -22,11 +22,11 @@ type startRunner struct {
 var errStopped = errors.New("stopped after Start")
 
 func (r *startRunner) Run(ctx context.Context, job *Job) error {
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{Depth: 32, UnitOps: 64,
+	machine := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{Depth: 32, UnitOps: 64,
 		Planned: job.Plan, Order: job.Order, Observe: job.Observe})
-	core.WorkerUp("w1", 2)
-	core.WorkerUp("w2", 2)
-	out := core.Start()
+	machine.WorkerUp("w1", 2)
+	machine.WorkerUp("w2", 2)
+	out := machine.Start()
 	r.sent += len(out.Run)
 	return errStopped
 }

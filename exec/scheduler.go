@@ -398,20 +398,20 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			job.Observe(ev)
 		}
 	}
-	core := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
+	machine := NewCore(job.Graph, job.IDs, job.Keep, CoreOptions{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
 		UnitOps: s.cfg.UnitOps, UnitCost: s.cfg.UnitCost, Observe: observe})
 	now = time.Now()
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
-		s.apply(jobID, job, mb, core.WorkerUp(in.worker, in.slots))
+		s.apply(jobID, job, mb, machine.WorkerUp(in.worker, in.slots))
 	}
-	s.apply(jobID, job, mb, core.Start())
+	s.apply(jobID, job, mb, machine.Start())
 
 	var abandon <-chan time.Time
 	var outs []Output
 	cancelled := false
 	for {
-		if done, _ := core.Done(); done {
+		if done, _ := machine.Done(); done {
 			break
 		}
 		var stop <-chan struct{}
@@ -420,7 +420,7 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			stop = ctx.Done()
 			if s.ctx.Err() != nil {
 				cancelled = true
-				s.apply(jobID, job, mb, core.Cancel())
+				s.apply(jobID, job, mb, machine.Cancel())
 				abandon = time.After(s.cfg.CancelWait)
 				continue
 			}
@@ -431,24 +431,24 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 			// What the core answers to all the inputs taken goes out
 			// together: a message a worker, not one an input.
 			outs = outs[:0]
-			core.Hold()
+			machine.Hold()
 			ins := mb.take()
 			for i := range ins {
-				outs = append(outs, s.step(core, &ins[i]))
+				outs = append(outs, s.step(machine, &ins[i]))
 			}
-			outs = append(outs, core.Dispatch())
+			outs = append(outs, machine.Dispatch())
 			s.apply(jobID, job, mb, outs...)
 			clear(outs)
 		case <-stop:
 			now = time.Now()
 			cancelled = true
-			s.apply(jobID, job, mb, core.Cancel())
+			s.apply(jobID, job, mb, machine.Cancel())
 			abandon = time.After(s.cfg.CancelWait)
 		case <-s.ctx.Done():
 			// The scheduler closes: handled at the top of the loop.
 		case <-abandon:
 			now = time.Now()
-			s.apply(jobID, job, mb, core.Abandon())
+			s.apply(jobID, job, mb, machine.Abandon())
 		}
 	}
 	// The job's last frees go now: whoever ran it may look at the
@@ -460,12 +460,12 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 		}
 	}
 	s.mu.Unlock()
-	_, err := core.Done()
+	_, err := machine.Done()
 	if err == nil {
 		s.mu.Lock()
 		for k, id := range job.IDs {
 			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
-				if loc, ok := core.Holder(k); ok {
+				if loc, ok := machine.Holder(k); ok {
 					s.chunks[id] = loc
 				}
 			}
@@ -483,30 +483,30 @@ func (s *Scheduler) Run(ctx context.Context, job *Job) error {
 }
 
 // step feeds one input to the core.
-func (s *Scheduler) step(core *Core, in *input) Output {
+func (s *Scheduler) step(machine *Core, in *input) Output {
 	switch {
 	case in.up:
-		return core.WorkerUp(in.worker, in.slots)
+		return machine.WorkerUp(in.worker, in.slots)
 	case in.down:
-		return core.WorkerDown(in.worker)
+		return machine.WorkerDown(in.worker)
 	}
 	m := &in.msg
 	switch m.Kind {
 	case msgStarted:
-		return core.Started(m.Key, in.worker, m.Attempt)
+		return machine.Started(m.Key, in.worker, m.Attempt)
 	case msgDone:
-		core.Spilled(m.Spilled)
-		return core.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
+		machine.Spilled(m.Spilled)
+		return machine.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
 	case msgFailed:
 		if m.Final {
-			return core.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
+			return machine.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
 		}
 		if m.Peer != "" {
-			return core.FailedFetch(m.Key, in.worker, m.Attempt, m.Peer, m.Err)
+			return machine.FailedFetch(m.Key, in.worker, m.Attempt, m.Peer, m.Err)
 		}
-		return core.Failed(m.Key, in.worker, m.Attempt, m.Err)
+		return machine.Failed(m.Key, in.worker, m.Attempt, m.Err)
 	case msgCancelled:
-		return core.CancelDone(m.Key, in.worker, m.Attempt)
+		return machine.CancelDone(m.Key, in.worker, m.Attempt)
 	}
 	return Output{}
 }

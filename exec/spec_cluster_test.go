@@ -35,7 +35,7 @@ func specOutputs(t *testing.T, s *Session, g *Graph) []*tensor.Array {
 	t.Helper()
 	var outs []*tensor.Array
 	for _, o := range g.Chunks().Outputs {
-		outs = append(outs, fetch(t, s, o.Name))
+		outs = append(outs, fetchNamed(t, s, o.Name))
 	}
 	return outs
 }
@@ -134,9 +134,9 @@ func TestSpecThroughput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := waitOK(t, g)
+		st := waitDone(t, g)
 		t.Logf("%s: %v for %d operands, peak %d chunks, %d bytes moved, pi %.5f",
-			r.name, time.Since(begin), st.Operands, st.PeakChunks, st.TransferBytes, fetch(t, s, "pi").Float64s()[0])
+			r.name, time.Since(begin), st.Operands, st.PeakChunks, st.TransferBytes, fetchNamed(t, s, "pi").Float64s()[0])
 		e.Close()
 	}
 }

@@ -108,7 +108,7 @@ func (c *children) start(path string, args []string) error {
 }
 
 // scheduler runs a scheduler and the 9P server; workers join it.
-func scheduler(args []string) error {
+func schedulerCmd(args []string) error {
 	f := flag.NewFlagSet("scheduler", flag.ContinueOnError)
 	var sf serveFlags
 	sf.add(f)
@@ -144,7 +144,7 @@ func scheduler(args []string) error {
 }
 
 // worker runs a worker until SIGINT or SIGTERM.
-func worker(args []string) error {
+func workerCmd(args []string) error {
 	f := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var wf workerFlags
 	wf.add(f)

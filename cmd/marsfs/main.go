@@ -38,8 +38,8 @@ Run "marsfs COMMAND -h" for the flags of a command.
 
 var commands = map[string]func(args []string) error{
 	"up":        up,
-	"scheduler": scheduler,
-	"worker":    worker,
+	"scheduler": schedulerCmd,
+	"worker":    workerCmd,
 	"ls":        ls,
 	"cat":       cat,
 	"write":     write,
