@@ -9,7 +9,9 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
+	"marsfs/exec/worker"
 	"marsfs/fs"
 	"marsfs/shm"
 )
@@ -55,7 +57,7 @@ func shmTree(b *testing.B, noMap bool) string {
 		b.Skip("no /dev/shm")
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
-	s, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Fast: true, NoMap: noMap})
+	s, err := sched.New(ctx, sched.Config{Fast: true, NoMap: noMap})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,14 +65,14 @@ func shmTree(b *testing.B, noMap bool) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := exec.StartWorker(ctx, exec.WorkerConfig{Name: "w1", Join: []string{s.GossipAddr()}, Slots: 2, Fast: true, Store: shm.NewArrays(st)})
+	w, err := worker.Start(ctx, worker.Config{Name: "w1", Join: []string{s.GossipAddr()}, Slots: 2, Fast: true, Store: shm.NewArrays(st)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := s.WaitWorkers(ctx, 1); err != nil {
 		b.Fatal(err)
 	}
-	eng := exec.NewEngine(s)
+	eng := engine.New(s)
 	srv := fs.NewServer(eng, fs.Config{})
 	sock := filepath.Join(b.TempDir(), "m.sock")
 	ul, err := fs.Listen(sock)

@@ -19,7 +19,8 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
 )
@@ -29,7 +30,7 @@ const size = 1 << 30
 // tree serves an engine holding a 1 GiB tensor, x, in session 1.
 func tree(b *testing.B) (sock, tcp string) {
 	b.Helper()
-	eng := exec.NewEngine(exec.NewLocalRunner(0))
+	eng := engine.New(sched.NewLocal(0))
 	srv := fs.NewServer(eng, fs.Config{})
 	sock = filepath.Join(b.TempDir(), "m.sock")
 	ul, err := fs.Listen(sock)

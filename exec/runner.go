@@ -2,8 +2,8 @@ package exec
 
 import (
 	"context"
-	"time"
 
+	"marsfs/exec/core"
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 )
@@ -39,52 +39,11 @@ type Job struct {
 	Keep map[uint64]bool
 	// Observe, if not nil, is called for every transition of an operand. It
 	// must not block.
-	Observe func(Event)
+	Observe func(core.Event)
 	// Order, if not nil, replaces the runner's run order (PlanOrder): tests
 	// use it to compare orders on the same graph.
-	Order OrderFunc
+	Order core.OrderFunc
 	// Plan, if not nil, is called once before any op runs with how the
 	// runner placed the job (see planview.go). It must not block.
-	Plan func(Placement)
-}
-
-// An Event is a transition of one operand.
-type Event struct {
-	Key     int     // the op's key in the job's graph
-	State   OpState // the state entered
-	Worker  string  // the worker involved, if any
-	Attempt int     // 1 for the first run
-	Err     string  // why, for FATAL and retried failures
-	At      time.Time
-	// Chunk data of the job alive in the cluster after the transition.
-	LiveChunks int
-	LiveBytes  int64
-	// Bytes moved between workers for the job so far.
-	TransferBytes int64
-	// Bytes spilled to disk for the job so far.
-	SpilledBytes int64
-}
-
-// OpState is the state of one operand, as in Mars.
-type OpState uint8
-
-// Operand states. An initial operand starts READY, any other UNSCHEDULED.
-const (
-	Unscheduled OpState = iota
-	Ready
-	Running
-	Finished
-	Freed
-	Fatal
-	Cancelling
-	Cancelled
-)
-
-var opStateNames = [...]string{"UNSCHEDULED", "READY", "RUNNING", "FINISHED", "FREED", "FATAL", "CANCELLING", "CANCELLED"}
-
-func (s OpState) String() string {
-	if int(s) < len(opStateNames) {
-		return opStateNames[s]
-	}
-	return "OpState(?)"
+	Plan func(core.Placement)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 )
 
 // root is the tree's root: /README, /sessions, /cluster.
@@ -53,7 +53,7 @@ func (s *Server) cloneFile() *node {
 }
 
 // sessionDir is /sessions/<N>. Only its owner may walk into it.
-func (s *Server) sessionDir(sess *exec.Session) *node {
+func (s *Server) sessionDir(sess *engine.Session) *node {
 	dir := join(sessionsPath, strconv.Itoa(sess.ID()))
 	n := &node{name: strconv.Itoa(sess.ID()), path: dir, dir: true, perm: 0700, owner: sess.Owner()}
 	n.list = func(c *conn) ([]*node, error) {
@@ -106,7 +106,7 @@ func line(s string) string {
 }
 
 // graphsDir lists a session's graphs, then last.
-func (s *Server) graphsDir(parent string, sess *exec.Session) []*node {
+func (s *Server) graphsDir(parent string, sess *engine.Session) []*node {
 	dir := join(parent, "graphs")
 	graphs := sess.Graphs()
 	var ents []*node
@@ -128,7 +128,7 @@ func (s *Server) graphsDir(parent string, sess *exec.Session) []*node {
 }
 
 // graphDir is /sessions/<N>/graphs/<G>; id names it in QIDs.
-func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
+func graphDir(parent, id string, sess *engine.Session, g *engine.Graph) *node {
 	return dirNode(parent, id, func(c *conn) ([]*node, error) {
 		dir := join(parent, id)
 		return []*node{
@@ -160,7 +160,7 @@ func graphDir(parent, id string, sess *exec.Session, g *exec.Graph) *node {
 
 // graphStatus is the status file: exec's rendering, and for a failed graph
 // the reason as a last "error" line.
-func graphStatus(g *exec.Graph) string {
+func graphStatus(g *engine.Graph) string {
 	st := g.Status().String()
 	if e := g.Err(); e != "" {
 		st += "error " + strings.ReplaceAll(strings.TrimSpace(e), "\n", "; ") + "\n"

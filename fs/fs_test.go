@@ -18,14 +18,16 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 )
 
 type testServer struct {
 	srv  *Server
-	eng  *exec.Engine
-	run  *exec.LocalRunner
+	eng  *engine.Engine
+	run  *sched.Local
 	tcp  string // 127.0.0.1:port
 	sock string // unix socket path
 }
@@ -33,7 +35,7 @@ type testServer struct {
 // startServer serves a fresh engine over TCP and a unix socket.
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	run := exec.NewLocalRunner(2)
+	run := sched.NewLocal(2)
 	ts := startServerOn(t, cfg, run)
 	ts.run = run
 	return ts
@@ -42,7 +44,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 // startServerOn serves a fresh engine running on r.
 func startServerOn(t testing.TB, cfg Config, r exec.Runner) *testServer {
 	t.Helper()
-	eng := exec.NewEngine(r)
+	eng := engine.New(r)
 	srv := NewServer(eng, cfg)
 	tl, err := Listen("127.0.0.1:0")
 	if err != nil {

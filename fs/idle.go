@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 )
 
 // idle closes the sessions nobody has used for a while: a session is used
@@ -55,7 +55,7 @@ func (s *Server) reap() {
 }
 
 // idleSince is how long sess has gone unused at now.
-func (s *Server) idleSince(sess *exec.Session, now time.Time) time.Duration {
+func (s *Server) idleSince(sess *engine.Session, now time.Time) time.Duration {
 	for _, g := range sess.Graphs() {
 		if !g.Status().State.Ended() {
 			s.touch(sess.ID())

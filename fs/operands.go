@@ -9,19 +9,20 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/core"
+	"marsfs/exec/engine"
 )
 
 // opName is how files name an operand's kernel: its kind, and for a fused
 // operand the kinds of its members ("fuse(add+sum.map)").
-func opName(g *exec.Graph, key int) string {
+func opName(g *engine.Graph, key int) string {
 	return g.Chunks().Ops[key].Name()
 }
 
 // operandsText renders the operands file: one line an operand, "key op
 // state worker attempts elapsed", elapsed being the seconds it has run (so
 // far, for a running one).
-func operandsText(g *exec.Graph) string {
+func operandsText(g *engine.Graph) string {
 	states := g.OpStates()
 	evs, _, _ := g.Events(0)
 	type life struct {
@@ -41,9 +42,9 @@ func operandsText(g *exec.Graph) string {
 		}
 		l.attempts = max(l.attempts, ev.Attempt)
 		switch ev.State {
-		case exec.Running:
+		case core.Running:
 			l.start, l.end = ev.At, time.Time{}
-		case exec.Finished, exec.Fatal, exec.Cancelled:
+		case core.Finished, core.Fatal, core.Cancelled:
 			if !l.start.IsZero() && l.end.IsZero() {
 				l.end = ev.At
 			}
@@ -72,7 +73,7 @@ func operandsText(g *exec.Graph) string {
 
 // eventLine renders one event: time, key, op, state, worker, attempt, and
 // the error of a failure.
-func eventLine(g *exec.Graph, ev exec.Event) string {
+func eventLine(g *engine.Graph, ev core.Event) string {
 	worker := ev.Worker
 	if worker == "" {
 		worker = "-"
@@ -87,7 +88,7 @@ func eventLine(g *exec.Graph, ev exec.Event) string {
 // eventsFile is a graph's events: its state transitions as lines. A read
 // at the end waits until more come or the graph ends, so `cat` follows a
 // running graph to its end and `tail -f` works too.
-func eventsFile(parent string, g *exec.Graph) *node {
+func eventsFile(parent string, g *engine.Graph) *node {
 	return &node{name: "events", path: join(parent, "events"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
@@ -100,7 +101,7 @@ func eventsFile(parent string, g *exec.Graph) *node {
 type events struct {
 	readOnly
 	c *conn
-	g *exec.Graph
+	g *engine.Graph
 
 	mu   sync.Mutex
 	text []byte // the lines rendered so far

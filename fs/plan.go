@@ -8,13 +8,13 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 )
 
 // planFile is a graph's plan: its chunk graph after tiling and fusion as
 // the runner placed it. The plan is made when the graph starts, so a read
 // waits for it (or for the graph to end unplanned).
-func planFile(parent string, g *exec.Graph) *node {
+func planFile(parent string, g *engine.Graph) *node {
 	return &node{name: "plan", path: join(parent, "plan"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
@@ -36,11 +36,11 @@ func planFile(parent string, g *exec.Graph) *node {
 // planText renders the plan file: "key value" lines, a blank line, then one
 // line an operand, "key op inputs worker priority" (inputs joined by
 // commas, "-" for none; worker and priority "-" when not planned).
-func planText(g *exec.Graph) string {
+func planText(g *engine.Graph) string {
 	cg := g.Chunks()
 	p, ok := g.Plan()
 	if !ok {
-		p = &exec.Plan{Worker: make([]string, len(cg.Ops))}
+		p = &engine.Plan{Worker: make([]string, len(cg.Ops))}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "operands %d\n", len(cg.Ops))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 )
 
 // A Cluster reports what /cluster shows. Its methods render text and may be
@@ -49,7 +49,7 @@ type Config struct {
 // client stuck in one (a blocked read of a graph's wait file) holds no lock
 // any other connection needs.
 type Server struct {
-	eng *exec.Engine
+	eng *engine.Engine
 	cfg Config
 
 	ctx    context.Context // ends blocked reads when the server closes
@@ -64,7 +64,7 @@ type Server struct {
 }
 
 // NewServer returns a server of eng's tree.
-func NewServer(eng *exec.Engine, cfg Config) *Server {
+func NewServer(eng *engine.Engine, cfg Config) *Server {
 	if cfg.Identify == nil {
 		cfg.Identify = Identify
 	}

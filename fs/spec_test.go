@@ -16,6 +16,8 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 	"marsfs/tensor/spec"
@@ -437,7 +439,7 @@ func TestChunks(t *testing.T) {
 }
 
 // failing runs nothing: every job fails as a worker would report it.
-type failing struct{ *exec.LocalRunner }
+type failing struct{ *sched.Local }
 
 func (failing) Run(ctx context.Context, job *exec.Job) error {
 	return errors.New("operand 0 (rand) failed on w9 after 3 attempts: disk on fire")
@@ -445,7 +447,7 @@ func (failing) Run(ctx context.Context, job *exec.Job) error {
 
 func TestFailedGraph(t *testing.T) {
 	needParser(t)
-	ts := startServerOn(t, Config{}, failing{exec.NewLocalRunner(1)})
+	ts := startServerOn(t, Config{}, failing{sched.NewLocal(1)})
 	c := dial(t, ts.sock)
 	s := clone(t, c)
 	submit(t, c, s, "x = rand(10)\n")
@@ -494,7 +496,7 @@ func TestSubmitJSON(t *testing.T) {
 // write that ends there makes of the text written so far.
 func TestSubmitChecks(t *testing.T) {
 	needParser(t)
-	eng := exec.NewEngine(exec.NewLocalRunner(1))
+	eng := engine.New(sched.NewLocal(1))
 	defer eng.Close()
 	sess, _ := eng.NewSession("me")
 	tests := []struct {

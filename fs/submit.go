@@ -10,7 +10,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/spec/syntax"
 )
@@ -26,7 +26,7 @@ import (
 // mean that more is to come, so it waits for the clunk, which judges the
 // whole text. Either way the message goes to the session's error file, and
 // nothing from that open is submitted.
-func (s *Server) submitFile(dir string, sess *exec.Session) *node {
+func (s *Server) submitFile(dir string, sess *engine.Session) *node {
 	return &node{name: "submit", path: join(dir, "submit"), perm: 0222,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() == p9.ReadOnly {
@@ -37,7 +37,7 @@ func (s *Server) submitFile(dir string, sess *exec.Session) *node {
 }
 
 type submitter struct {
-	sess *exec.Session
+	sess *engine.Session
 	max  int
 
 	mu     sync.Mutex

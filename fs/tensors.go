@@ -10,13 +10,14 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec"
+	"marsfs/exec/engine"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 )
 
 // tensorsDir is /sessions/<N>/tensors: a directory a kept tensor; creating
 // NAME.npy in it uploads a tensor.
-func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
+func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 	dir := join(parent, "tensors")
 	n := dirNode(parent, "tensors", func(c *conn) ([]*node, error) {
 		var ents []*node
@@ -42,7 +43,7 @@ func (s *Server) tensorsDir(parent string, sess *exec.Session) *node {
 }
 
 // tensorDir is /sessions/<N>/tensors/<name>.
-func (s *Server) tensorDir(parent string, t *exec.Tensor) *node {
+func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 	dir := join(parent, t.Name())
 	tt := t.Tiled()
 	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
@@ -171,7 +172,7 @@ func (st *stream) load(i int) error {
 // a bad header fails the write that carries it; at the clunk the tensor is
 // stored under NAME. What goes wrong is recorded in the session's error
 // file, and then no tensor is made.
-func (s *Server) upload(c *conn, dir string, sess *exec.Session, file string) (*node, handle, error) {
+func (s *Server) upload(c *conn, dir string, sess *engine.Session, file string) (*node, handle, error) {
 	if c.ident != sess.Owner() {
 		return nil, nil, linux.EPERM
 	}
@@ -189,7 +190,7 @@ func (s *Server) upload(c *conn, dir string, sess *exec.Session, file string) (*
 
 type uploader struct {
 	c    *conn
-	sess *exec.Session
+	sess *engine.Session
 	name string
 	pw   *io.PipeWriter
 

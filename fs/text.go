@@ -6,13 +6,13 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
 	"marsfs/tensor/codec"
 )
 
 // textTensorFile is a tensor's text file: NumPy's print of it, rendered at
 // open from the elements the print shows.
-func textTensorFile(parent string, t *exec.Tensor) *node {
+func textTensorFile(parent string, t *engine.Tensor) *node {
 	return &node{name: "text", path: join(parent, "text"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {

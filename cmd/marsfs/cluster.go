@@ -13,7 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
+	"marsfs/exec/wire"
+	"marsfs/exec/worker"
 	"marsfs/shm"
 )
 
@@ -26,13 +29,13 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 			l.Close()
 		}
 	}
-	key, err := exec.LoadKey(wf.keyFile)
+	key, err := wire.LoadKey(wf.keyFile)
 	if err != nil {
 		closeAll()
 		return err
 	}
 	tuneGC()
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: gossip, SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key})
 	if err != nil {
 		closeAll()
 		return err
@@ -76,7 +79,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		return fmt.Errorf("waiting for the workers: %w", err)
 	}
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
-	eng := exec.NewEngine(sched)
+	eng := engine.New(sched)
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
@@ -118,7 +121,7 @@ func schedulerCmd(args []string) error {
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
-	key, err := exec.LoadKey(*keyFile)
+	key, err := wire.LoadKey(*keyFile)
 	if err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func schedulerCmd(args []string) error {
 	ctx, stop := signals()
 	defer stop()
 	tuneGC()
-	sched, err := exec.NewScheduler(ctx, exec.SchedulerConfig{Gossip: *gossip, Join: list(*join), SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -138,7 +141,7 @@ func schedulerCmd(args []string) error {
 	}
 	defer sched.Close()
 	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
-	eng := exec.NewEngine(sched)
+	eng := engine.New(sched)
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
@@ -163,7 +166,7 @@ func workerCmd(args []string) error {
 		return err
 	}
 	defer stopProfile()
-	key, err := exec.LoadKey(wf.keyFile)
+	key, err := wire.LoadKey(wf.keyFile)
 	if err != nil {
 		return err
 	}
@@ -173,7 +176,7 @@ func workerCmd(args []string) error {
 	if wf.procs > 0 {
 		runtime.GOMAXPROCS(wf.procs)
 	}
-	cfg := exec.WorkerConfig{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
+	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
 	switch wf.store {
 	case "mem":
 	case "shm":
@@ -192,7 +195,7 @@ func workerCmd(args []string) error {
 	tuneGC()
 	ctx, stop := signals()
 	defer stop()
-	err = exec.RunWorker(ctx, cfg)
+	err = worker.Run(ctx, cfg)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -210,7 +213,7 @@ func list(s string) []string {
 }
 
 // schedCluster shows a scheduler's cluster under /cluster.
-type schedCluster struct{ s *exec.Scheduler }
+type schedCluster struct{ s *sched.Scheduler }
 
 func (c schedCluster) Members() string {
 	var b strings.Builder

@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
 )
@@ -74,7 +75,7 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 // serve serves eng's tree on ls until ctx is done, and prints where; with
 // --mount, it also mounts the tree, and unmounts it first when it stops.
 // It returns once the server has stopped, the listeners closed.
-func serve(ctx context.Context, eng *exec.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
+func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
 	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
@@ -149,8 +150,8 @@ func up(args []string) error {
 	ctx, stop := signals()
 	defer stop()
 	if *workers == 0 {
-		run := exec.NewLocalRunner(wf.slots)
-		eng := exec.NewEngine(run)
+		run := sched.NewLocal(wf.slots)
+		eng := engine.New(run)
 		defer eng.Close()
 		return serve(ctx, eng, localCluster{run}, ls, &sf)
 	}
@@ -217,7 +218,7 @@ func cpuProfile(path string) (func(), error) {
 
 // localCluster shows the in-process runner of `up --workers 0` as the one
 // member and worker.
-type localCluster struct{ run *exec.LocalRunner }
+type localCluster struct{ run *sched.Local }
 
 func (l localCluster) Members() string   { return "local - scheduler,worker alive\n" }
 func (l localCluster) Workers() []string { return []string{"local"} }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/engine"
+	"marsfs/exec/sched"
 	"marsfs/fs"
 )
 
@@ -20,7 +21,7 @@ func mountTree(t *testing.T) string {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skip("no /dev/fuse")
 	}
-	eng := exec.NewEngine(exec.NewLocalRunner(2))
+	eng := engine.New(sched.NewLocal(2))
 	srv := fs.NewServer(eng, fs.Config{})
 	sock := filepath.Join(t.TempDir(), "m.sock")
 	l, err := fs.Listen(sock)

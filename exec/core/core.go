@@ -1,0 +1,811 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	"marsfs/exec/plan"
+	"marsfs/tensor/chunk"
+)
+
+// This file holds the scheduling core: the operand state machine of one job.
+// It does no I/O, starts no goroutine and reads no clock. The Scheduler feeds
+// it what happens (an op finished on a worker, a worker left, the user
+// cancelled) and carries out the instructions it returns (run this op there,
+// free that chunk, the job is over). Tests drive it alone.
+
+// ErrCancelled is the error of a job cancelled through Core.Cancel.
+var ErrCancelled = errors.New("job cancelled")
+
+// A Location says where a chunk lives.
+type Location struct {
+	ID     uint64 // global chunk ID
+	Worker string
+	NBytes int64
+}
+
+// A RunOp instructs Worker to run op Key of the job.
+type RunOp struct {
+	Key      int
+	Worker   string
+	Attempt  int
+	Priority int        // lower runs first
+	Inputs   []Location // where each of the op's inputs is, in op.Inputs order
+	// Unit, when above 1, says that this RunOp and the Unit-1 after it form
+	// one dispatch unit: the worker runs them one after the other, in this
+	// order, in one slot. An input made by an earlier op of the unit is
+	// located on the worker before it exists.
+	Unit int
+	// Flush, in a unit, says that ops outside the unit read this op's
+	// chunk (or the job keeps it): the worker reports it, and the unit's
+	// ops before it, as soon as it is made.
+	Flush bool
+}
+
+// A CancelOp instructs Worker to drop or interrupt op Key.
+type CancelOp struct {
+	Key     int
+	Worker  string
+	Attempt int
+}
+
+// Output is what the core asks the caller to do after one input, in order:
+// carry out Free, Cancel and Run, report Events, and if Done the job is over
+// with Err (nil for success).
+type Output struct {
+	Run    []RunOp
+	Cancel []CancelOp
+	Free   []Location
+	Events []Event // At is left zero: the core has no clock
+	Done   bool
+	Err    error
+}
+
+// Options tune a Core; the zero value uses the defaults.
+type Options struct {
+	MaxAttempts int        // runs of an op before it is FATAL; 3 when 0
+	Order       OrderFunc  // PlanOrder when nil
+	Assign      AssignFunc // PlanAssign when nil
+	// Stored locates the chunks that the graph's Stored ops name.
+	Stored func(id uint64) (Location, bool)
+	// Depth bounds the ops sent to a worker and not yet reported to Depth
+	// per slot (2 when 0; no bound when negative). READY ops beyond it wait
+	// at the core, so that they go to whichever worker frees a slot first,
+	// including one that joins mid-job.
+	Depth int
+	// RootDepth bounds the initial operands (those with no inputs, which
+	// only add chunks) sent to a worker and not yet reported, per slot (2
+	// when 0). Ops that consume chunks become READY only when the scheduler
+	// hears of their inputs; were the leaves of a reduction sent as deep as
+	// other ops, a worker would race through them and keep hundreds of
+	// chunks alive where the planned order needs a few (Dask queues root
+	// tasks at its scheduler for the same reason).
+	RootDepth int
+	// Planned, if not nil, is told the job's placement once it is made.
+	Planned func(Placement)
+	// Observe, if not nil, is given the events as they happen, in order,
+	// instead of Output.Events: a job of many operands then builds no
+	// slices of them.
+	Observe func(Event)
+	// UnitOps, when above 1, groups small ops into dispatch units of at
+	// most UnitOps ops (see units.go); 0 or 1 sends every op alone.
+	UnitOps int
+	// UnitCost bounds the bytes a unit's ops touch, reading, writing and
+	// generating on the way, and a quarter of it the bytes of the chunks
+	// they read and make (32 MiB when 0); an op above an eighth of either
+	// is never grouped. A unit counts as one op against its worker's
+	// Depth and, if it leads with an initial op, RootDepth.
+	UnitCost int64
+}
+
+type opState struct {
+	state    OpState
+	attempt  int    // of the current or last run; 0 before the first
+	failures int    // runs that failed or were lost with their worker
+	fetches  int    // runs that failed fetching an input from a live peer
+	worker   string // where it is sent or was run; "" if nowhere
+	waiting  int    // inputs not yet finished
+	users    int    // successors not yet finished
+	nbytes   int64
+	initial  bool
+	sent     bool // a RunOp for the current attempt is out
+	inUnit   bool // ... as part of its unit
+	lastFail string
+}
+
+type workerState struct {
+	slots       int
+	outstanding int // ops sent and not yet reported
+	limit       int // bound on outstanding; 0 for none
+	roots       int // initial ops outstanding
+	rootLimit   int // bound on roots; 0 for none
+}
+
+// room reports whether the worker takes another op now.
+func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
+
+// rootRoom reports whether the worker takes another initial op now.
+func (w *workerState) rootRoom() bool {
+	return w.room() && (w.rootLimit <= 0 || w.roots < w.rootLimit)
+}
+
+// A Core is the operand state machine of one job.
+type Core struct {
+	g        *chunk.Graph
+	ids      []uint64
+	keep     map[uint64]bool
+	opts     Options
+	rank     []int
+	succ     [][]int
+	ops      []opState
+	workers  map[string]*workerState
+	locSlab  []Location // what the next RunOps' inputs are cut from
+	freeSlab []Location // what the next outputs' frees are cut from
+	runSlab  []RunOp    // and their runs
+
+	started    bool
+	stopping   bool  // cancelled or failed: no new runs
+	err        error // why the job stops
+	done       bool
+	finished   int // ops FINISHED or FREED
+	nsent      int // ops whose run is out (sent), which a stopping job waits for
+	liveChunks int
+	liveBytes  int64
+	transfer   int64
+	spilled    int64
+	pending    []int                 // entered READY since the last dispatch
+	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
+	shared     readyHeap             // other READY ops waiting for any worker
+	out        *Output
+	outBuf     Output   // what out points to while a call is under way
+	holding    bool     // dispatch waits for Dispatch (see Hold)
+	sorted     []string // the workers' names, sorted; nil when to be sorted again
+
+	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
+	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
+	// together whose reports are still due.
+	unitOf   []int32
+	units    [][]int32
+	unitLeft []int32
+
+	// With the default order and assignment, the plan graph and the rank
+	// the order made, which the assignment reads in Start.
+	plan   *plan.Graph
+	rank32 []int32
+}
+
+// New returns the state machine of the job that computes g, whose op k
+// makes the chunk with global ID ids[k]; chunks named in keep outlive it.
+func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core {
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 3
+	}
+	if opts.Depth == 0 {
+		opts.Depth = 2
+	}
+	if opts.RootDepth == 0 {
+		opts.RootDepth = 2
+	}
+	if opts.UnitCost <= 0 {
+		opts.UnitCost = 32 << 20
+	}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
+	if opts.Order != nil {
+		c.rank = opts.Order(g)
+	} else {
+		// PlanOrder, on a plan graph that the default assignment reads
+		// again in Start.
+		c.plan = plan.NewGraph(g)
+		c.rank32 = c.plan.Order()
+		c.rank = make([]int, len(c.rank32))
+		for k, r := range c.rank32 {
+			c.rank[k] = int(r)
+		}
+	}
+	c.shared.rank = c.rank
+	c.succ = make([][]int, len(g.Ops))
+	c.ops = make([]opState, len(g.Ops))
+	for _, op := range g.Ops {
+		c.ops[op.Key].waiting = len(op.Inputs)
+		c.ops[op.Key].initial = len(op.Inputs) == 0 && op.Stored == 0
+		for _, in := range op.Inputs {
+			c.ops[in].users++
+		}
+	}
+	// The successor lists are cut from one slab, each as long as its op
+	// has users: one allocation, not one an op.
+	slab := make([]int, 0, countInputs(g))
+	for k := range c.succ {
+		n := c.ops[k].users
+		c.succ[k], slab = slab[:0:n], slab[n:n]
+	}
+	for _, op := range g.Ops {
+		for _, in := range op.Inputs {
+			c.succ[in] = append(c.succ[in], op.Key)
+		}
+	}
+	return c
+}
+
+func countInputs(g *chunk.Graph) int {
+	n := 0
+	for _, op := range g.Ops {
+		n += len(op.Inputs)
+	}
+	return n
+}
+
+// State returns op k's state.
+func (c *Core) State(k int) OpState { return c.ops[k].state }
+
+// Holder returns where op k's chunk is, if it exists.
+func (c *Core) Holder(k int) (Location, bool) {
+	o := &c.ops[k]
+	if o.state != Finished {
+		return Location{}, false
+	}
+	return Location{ID: c.chunkID(k), Worker: o.worker, NBytes: o.nbytes}, true
+}
+
+// Done reports whether the job is over, and its error.
+func (c *Core) Done() (bool, error) { return c.done, c.err }
+
+// Stats returns the job's chunks alive in the cluster and the bytes moved
+// between workers so far.
+func (c *Core) Stats() (liveChunks int, liveBytes, transfer int64) {
+	return c.liveChunks, c.liveBytes, c.transfer
+}
+
+// Spilled adds n bytes spilled to disk by a worker of the job, reported
+// with the end of one of its ops: the events that follow carry the total.
+func (c *Core) Spilled(n int64) { c.spilled += n }
+
+func (c *Core) chunkID(k int) uint64 {
+	if s := c.g.Ops[k].Stored; s != 0 {
+		return s
+	}
+	return c.ids[k]
+}
+
+func (c *Core) begin() *Output {
+	c.outBuf = Output{}
+	c.out = &c.outBuf
+	return c.out
+}
+
+func (c *Core) end() Output {
+	if !c.done {
+		if !c.holding {
+			c.dispatch()
+		}
+		c.checkDone()
+	}
+	out := *c.out
+	if n := len(out.Free); n > 0 && n <= len(c.freeSlab) && &out.Free[0] == &c.freeSlab[0] {
+		c.freeSlab = c.freeSlab[n:]
+	}
+	out.Free = out.Free[:len(out.Free):len(out.Free)] // its own: an append must not run into the slab
+	if n := len(out.Run); n > 0 && n <= len(c.runSlab) && &out.Run[0] == &c.runSlab[0] {
+		c.runSlab = c.runSlab[n:]
+	}
+	out.Run = out.Run[:len(out.Run):len(out.Run)]
+	c.out = nil
+	return out
+}
+
+// addFree adds l to the output's frees, which are cut from a slab (see end).
+func (c *Core) addFree(l Location) {
+	if c.out.Free == nil {
+		if len(c.freeSlab) < 64 {
+			c.freeSlab = make([]Location, 1024)
+		}
+		c.out.Free = c.freeSlab[:0:len(c.freeSlab)]
+	}
+	c.out.Free = append(c.out.Free, l)
+}
+
+func (c *Core) emit(k int, st OpState, worker string, errText string) {
+	o := &c.ops[k]
+	o.state = st
+	if st == Ready {
+		c.pending = append(c.pending, k)
+	}
+	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer, SpilledBytes: c.spilled}
+	if c.opts.Observe != nil {
+		c.opts.Observe(ev)
+		return
+	}
+	c.out.Events = append(c.out.Events, ev)
+}
+
+// WorkerUp adds a worker with the given slots, or updates its slots.
+func (c *Core) WorkerUp(name string, slots int) Output {
+	c.begin()
+	w, ok := c.workers[name]
+	if !ok {
+		w = &workerState{}
+		c.workers[name] = w
+		c.sorted = nil
+	}
+	w.slots = slots
+	if c.opts.Depth > 0 {
+		w.limit = max(slots, 1) * c.opts.Depth
+		w.rootLimit = max(slots, 1) * c.opts.RootDepth
+	}
+	return c.end()
+}
+
+// Start makes the stored ops FINISHED and the initial ops READY, and sends
+// the READY ops to the workers known so far.
+func (c *Core) Start() Output {
+	c.begin()
+	if c.started {
+		return c.end()
+	}
+	c.started = true
+	for _, op := range c.g.Ops {
+		if op.Stored == 0 {
+			continue
+		}
+		loc, ok := Location{}, false
+		if c.opts.Stored != nil {
+			loc, ok = c.opts.Stored(op.Stored)
+		}
+		if !ok {
+			c.ops[op.Key].lastFail = fmt.Sprintf("stored chunk %d is gone", op.Stored)
+			c.fatal(op.Key, fmt.Errorf("operand %d: stored chunk %d is gone", op.Key, op.Stored))
+			return c.end()
+		}
+		o := &c.ops[op.Key]
+		o.worker, o.nbytes = loc.Worker, loc.NBytes
+		c.finish(op.Key, loc.Worker)
+	}
+	var ws []WorkerLoad
+	for _, name := range SortedKeys(c.workers) {
+		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
+	}
+	var assign []string
+	switch {
+	case c.opts.Assign != nil:
+		assign = c.opts.Assign(c.g, c.rank, ws)
+	case c.plan != nil:
+		assign = planAssign(c.plan, c.g, c.rank32, ws)
+	default:
+		assign = PlanAssign(c.g, c.rank, ws)
+	}
+	c.plan, c.rank32 = nil, nil // read no more
+	if c.opts.Planned != nil {
+		c.opts.Planned(c.placement(ws, assign))
+	}
+	c.formUnits(assign)
+	for k := range c.ops {
+		if o := &c.ops[k]; o.initial {
+			o.worker = AssignedTo(assign, k)
+			c.emit(k, Ready, "", "")
+		}
+	}
+	return c.end()
+}
+
+// Hold makes the calls that follow leave the dispatch of READY ops to the
+// next call to Dispatch. A caller that feeds the core many inputs at once
+// (the reports of a frame) so dispatches once for them all, in rank order,
+// rather than once an input.
+func (c *Core) Hold() { c.holding = true }
+
+// Dispatch ends Hold: it sends the READY ops to workers with room.
+func (c *Core) Dispatch() Output {
+	c.holding = false
+	c.begin()
+	return c.end()
+}
+
+// AssignedTo is the worker an assignment gives op k, "" for none.
+func AssignedTo(assign []string, k int) string {
+	if k < len(assign) {
+		return assign[k]
+	}
+	return ""
+}
+
+// dispatch sends READY ops to workers with room, in rank order. An initial
+// op waits for the worker the assignment gave it while that worker is up;
+// any other op goes to the worker with room holding the most bytes of its
+// inputs. A worker's report frees room, so the ops beyond the workers' room
+// go to the first workers ready for them.
+func (c *Core) dispatch() {
+	if c.stopping || len(c.workers) == 0 || !c.started {
+		return
+	}
+	for _, k := range c.pending {
+		o := &c.ops[k]
+		if o.state != Ready || o.sent || c.follows(k) {
+			continue
+		}
+		c.enqueue(k)
+	}
+	c.pending = c.pending[:0]
+	for {
+		k, w := c.next()
+		if k < 0 {
+			return
+		}
+		c.send(k, w)
+	}
+}
+
+// enqueue makes the READY op k wait for a worker: its assigned worker's, if
+// it is an initial op on its first run and that worker is up, else any.
+func (c *Core) enqueue(k int) {
+	o := &c.ops[k]
+	if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
+		h := c.own[o.worker]
+		if h == nil {
+			h = &readyHeap{rank: c.rank}
+			c.own[o.worker] = h
+		}
+		h.push(k)
+	} else {
+		c.shared.push(k)
+	}
+}
+
+// follows reports whether the READY op k, an initial op of a unit but not
+// its first, is to go with its unit: it has not run, and neither has the
+// unit's first op, which waits for a worker. It then waits for no worker of
+// its own, and send enqueues it should the first op go alone. So the tens
+// of thousands of leaves of a reduction are not queued but their units'
+// first ones.
+func (c *Core) follows(k int) bool {
+	if c.unitOf == nil || !c.ops[k].initial || c.ops[k].attempt != 0 {
+		return false
+	}
+	u := c.unitOf[k]
+	if u < 0 {
+		return false
+	}
+	lead := &c.ops[c.units[u][0]]
+	return int(c.units[u][0]) != k && lead.attempt == 0 && !lead.sent
+}
+
+// next takes the best-ranked READY op some worker has room for, and that
+// worker; it returns -1 when there is none.
+func (c *Core) next() (int, string) {
+	best, bestW := -1, ""
+	for name, h := range c.own { // a map of few workers, empty once leaves are out
+		w, up := c.workers[name]
+		for h.len() > 0 {
+			k := h.top()
+			o := &c.ops[k]
+			if o.state == Ready && !o.sent && up && o.worker == name && o.attempt == 0 {
+				break
+			}
+			h.pop()
+			if o.state == Ready && !o.sent {
+				c.shared.push(k) // its worker left, or it is a retry
+			}
+		}
+		if h.len() == 0 {
+			delete(c.own, name)
+			continue
+		}
+		if w.rootRoom() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
+			best, bestW = h.top(), name
+		}
+	}
+	for c.shared.len() > 0 {
+		if o := &c.ops[c.shared.top()]; o.state == Ready && !o.sent {
+			break
+		}
+		c.shared.pop()
+	}
+	if c.shared.len() > 0 && (best < 0 || c.rank[c.shared.top()] < c.rank[best]) {
+		k := c.shared.top()
+		if w := c.place(k); w != "" {
+			c.shared.pop()
+			return k, w
+		}
+	}
+	if best >= 0 {
+		c.own[bestW].pop()
+		return best, bestW
+	}
+	return c.steal()
+}
+
+// steal gives a worker with an idle slot and nothing to run the best-ranked
+// initial op that waits for another worker, one without room. Initial ops
+// read no input, so they cost nothing to move.
+func (c *Core) steal() (int, string) {
+	if len(c.own) == 0 {
+		return -1, ""
+	}
+	thief := ""
+	for _, name := range c.names() {
+		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
+			thief = name
+		}
+	}
+	if thief == "" {
+		return -1, ""
+	}
+	from := ""
+	for name, h := range c.own {
+		if name != thief && (from == "" || c.rank[h.top()] < c.rank[c.own[from].top()]) {
+			from = name
+		}
+	}
+	if from == "" {
+		return -1, ""
+	}
+	return c.own[from].pop(), thief
+}
+
+// place picks the worker for a READY op that is not waiting for its
+// assigned worker: among those with room, the one holding the most bytes of
+// its inputs, and not the one it last ran on if another has room.
+func (c *Core) place(k int) string {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	holders := make([]string, len(op.Inputs))
+	nb := make([]int64, len(op.Inputs))
+	for i, in := range op.Inputs {
+		holders[i], nb[i] = c.ops[in].worker, c.ops[in].nbytes
+	}
+	avoid := ""
+	if o.attempt > 0 {
+		avoid = o.worker // retry elsewhere when there is elsewhere
+	}
+	return pickWorker(holders, nb, c.workers, c.names(), avoid)
+}
+
+// names returns the workers' names, sorted; the slice is the core's.
+func (c *Core) names() []string {
+	if c.sorted == nil {
+		c.sorted = SortedKeys(c.workers)
+	}
+	return c.sorted
+}
+
+// send makes RunOp for op k on worker w, or for k's whole unit when k
+// leads it and none of it has run.
+func (c *Core) send(k int, w string) {
+	c.workers[w].outstanding++
+	if c.ops[k].initial {
+		c.workers[w].roots++
+	}
+	if c.unitOf != nil {
+		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
+			ms := c.units[u]
+			c.unitLeft[u] = int32(len(ms))
+			for i, m := range ms {
+				c.sendOne(int(m), w, true)
+				r := &c.out.Run[len(c.out.Run)-1]
+				if i == 0 {
+					r.Unit = len(ms)
+				}
+				r.Flush = c.keep[c.ids[m]]
+				for _, s := range c.succ[m] {
+					r.Flush = r.Flush || c.unitOf[s] != u
+				}
+			}
+			return
+		}
+	}
+	if c.unitOf != nil {
+		// k goes alone: the initial ops that were to go with it wait for
+		// workers of their own.
+		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.ops[k].attempt == 0 {
+			for _, m := range c.units[u][1:] {
+				if o := &c.ops[m]; o.initial && o.attempt == 0 && o.state == Ready && !o.sent {
+					c.enqueue(int(m))
+				}
+			}
+		}
+	}
+	c.sendOne(k, w, false)
+}
+
+// sendOne makes RunOp for op k on worker w; the caller counts it against
+// the worker's room.
+func (c *Core) sendOne(k int, w string, inUnit bool) {
+	o := &c.ops[k]
+	op := c.g.Ops[k]
+	n := len(op.Inputs)
+	if len(c.locSlab) < n {
+		// Locations are taken from slabs: one allocation for many ops.
+		c.locSlab = make([]Location, max(n, 256))
+	}
+	ins := c.locSlab[:n:n]
+	c.locSlab = c.locSlab[n:]
+	for i, in := range op.Inputs {
+		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
+		if ins[i].Worker != w {
+			c.transfer += ins[i].NBytes
+		}
+	}
+	if !o.sent {
+		c.nsent++
+	}
+	o.worker, o.sent, o.inUnit = w, true, inUnit
+	o.attempt++
+	if c.out.Run == nil {
+		// Like frees, runs are cut from a slab (see end), large enough
+		// for the units of a whole dispatch.
+		if len(c.runSlab) < 4096 {
+			c.runSlab = make([]RunOp, 16384)
+		}
+		c.out.Run = c.runSlab[:0:len(c.runSlab)]
+	}
+	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
+}
+
+// current reports whether a report from worker about attempt of op k is
+// about the op's current run; stale reports are ignored.
+func (c *Core) current(k int, worker string, attempt int) bool {
+	if k < 0 || k >= len(c.ops) {
+		return false
+	}
+	o := &c.ops[k]
+	return o.sent && o.worker == worker && o.attempt == attempt
+}
+
+// settle records that op k's run is no longer out. An op sent in a unit
+// frees the worker's room once the unit's last op is settled.
+func (c *Core) settle(k int) {
+	o := &c.ops[k]
+	if o.sent {
+		c.nsent--
+	}
+	o.sent = false
+	lead, unit := k, o.inUnit
+	if unit {
+		o.inUnit = false
+		u := c.unitOf[k]
+		if c.unitLeft[u]--; c.unitLeft[u] > 0 {
+			return
+		}
+		lead = int(c.units[u][0])
+	}
+	if w, ok := c.workers[o.worker]; ok {
+		w.outstanding--
+		if c.ops[lead].initial {
+			w.roots--
+		}
+	}
+}
+
+// Started records that the worker began running op k.
+func (c *Core) Started(k int, worker string, attempt int) Output {
+	c.begin()
+	if c.current(k, worker, attempt) && c.ops[k].state == Ready {
+		c.emit(k, Running, worker, "")
+	}
+	return c.end()
+}
+
+// Finished records that op k finished on worker with a chunk of nbytes.
+// A report about a run the core no longer waits for (abandoned, or from
+// before a retry) frees the chunk it made, unless that chunk is the one the
+// core knows, or a later run of the op is out to the same worker: that run
+// replaces the chunk or drops it.
+func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 {
+			o := &c.ops[k]
+			known := o.state == Finished && o.worker == worker
+			later := o.sent && o.worker == worker
+			if !known && !later {
+				c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+			}
+		}
+		return c.end()
+	}
+	c.settle(k)
+	o := &c.ops[k]
+	o.nbytes = nbytes
+	c.liveChunks++
+	c.liveBytes += nbytes
+	switch o.state {
+	case Unscheduled:
+		// An op of a unit cannot finish before its inputs: its chunk is
+		// not one the core can use.
+		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
+	case Ready, Running:
+		c.finish(k, worker)
+		for _, in := range c.g.Ops[k].Inputs {
+			if c.ops[in].users--; c.ops[in].users == 0 {
+				c.maybeFree(in)
+			}
+		}
+		if o.users == 0 {
+			c.maybeFree(k)
+		}
+	case Cancelling:
+		// It finished before the cancel reached it: its chunk goes too.
+		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
+		c.liveChunks--
+		c.liveBytes -= nbytes
+		c.emit(k, Cancelled, worker, "")
+	}
+	return c.end()
+}
+
+// finish makes op k FINISHED and its successors whose inputs are all
+// finished READY.
+func (c *Core) finish(k int, worker string) {
+	c.finished++
+	c.emit(k, Finished, worker, "")
+	for _, s := range c.succ[k] {
+		if c.ops[s].waiting--; c.ops[s].waiting == 0 && c.ops[s].state == Unscheduled && !c.stopping {
+			c.emit(s, Ready, "", "")
+		}
+	}
+}
+
+// maybeFree frees op k's chunk unless it must outlive the job or was not
+// made by it.
+func (c *Core) maybeFree(k int) {
+	if c.g.Ops[k].Stored != 0 || c.keep[c.ids[k]] {
+		return
+	}
+	c.free(k)
+}
+
+func (c *Core) free(k int) {
+	o := &c.ops[k]
+	if o.state != Finished || c.g.Ops[k].Stored != 0 {
+		return
+	}
+	c.addFree(Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
+	c.liveChunks--
+	c.liveBytes -= o.nbytes
+	c.emit(k, Freed, o.worker, "")
+}
+
+func (c *Core) checkDone() {
+	if c.done || !c.started {
+		return
+	}
+	if !c.stopping {
+		if c.finished == len(c.ops) {
+			c.done = true
+			c.out.Done = true
+		}
+		return
+	}
+	if c.nsent > 0 {
+		return
+	}
+	c.done = true
+	c.out.Done, c.out.Err = true, c.err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// placement is the Core's plan of its job: its rank, its workers, the
+// assignment of the initial operands, and where the stored chunks are.
+func (c *Core) placement(ws []WorkerLoad, assign []string) Placement {
+	p := Placement{Rank: c.rank, Workers: ws, Worker: make([]string, len(c.ops))}
+	for k := range c.ops {
+		if c.ops[k].initial {
+			p.Worker[k] = AssignedTo(assign, k)
+		}
+	}
+	for _, op := range c.g.Ops {
+		// A stored op is never initial: it computes nothing.
+		if op.Stored != 0 {
+			p.Worker[op.Key] = c.ops[op.Key].worker
+		}
+	}
+	return p
+}

@@ -1,0 +1,283 @@
+package core
+
+import (
+	"fmt"
+)
+
+// This file holds the Core's paths out of the normal run of an operand:
+// failures and their retries, cancelling a job, and a worker leaving, whose
+// chunks are recomputed from their lineage.
+
+// Failed records that op k failed on worker with errText. The op is retried
+// on another worker if it has attempts left, and is FATAL otherwise.
+func (c *Core) Failed(k int, worker string, attempt int, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	c.fail(k, worker, errText, false)
+	return c.end()
+}
+
+// maxFetchFailures bounds the runs of an op that fail fetching an input from
+// a worker still in the cluster. Such a failure is not counted against
+// MaxAttempts: it is most often the peer dying, which the scheduler learns a
+// moment later (and then recomputes the input), not the op's fault. The
+// bound keeps a peer that is alive but cannot serve from looping forever.
+const maxFetchFailures = 16
+
+// FailedFetch records that op k failed on worker because an input could not
+// be fetched from worker peer. While peer is still in the cluster the op is
+// retried without counting a failure, up to maxFetchFailures times; once peer
+// has left, its loss has been handled and the op waits for its inputs.
+func (c *Core) FailedFetch(k int, worker string, attempt int, peer, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	o := &c.ops[k]
+	if _, alive := c.workers[peer]; (!alive || o.fetches < maxFetchFailures) && !c.stopping && (o.state == Ready || o.state == Running) {
+		o.fetches++
+		o.lastFail = errText
+		c.emit(k, Ready, worker, errText)
+		return c.end()
+	}
+	c.fail(k, worker, errText, false)
+	return c.end()
+}
+
+// FailedFinal records that op k failed on worker in a way no retry can fix:
+// its kernel rejected the op or its inputs (tensor.ErrKernel), and kernels
+// are deterministic. The op is FATAL at once.
+func (c *Core) FailedFinal(k int, worker string, attempt int, errText string) Output {
+	c.begin()
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	c.settle(k)
+	c.fail(k, worker, errText, true)
+	return c.end()
+}
+
+func (c *Core) fail(k int, worker, errText string, final bool) {
+	o := &c.ops[k]
+	o.lastFail = errText
+	switch o.state {
+	case Ready, Running:
+		if o.failures++; !final && o.failures < c.opts.MaxAttempts && !c.stopping {
+			c.emit(k, Ready, worker, errText)
+			return
+		}
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d %s: %s", k, c.g.Ops[k].Kind, worker, o.failures, plural(o.failures, "attempt"), errText))
+	case Cancelling:
+		c.emit(k, Cancelled, worker, "")
+	}
+}
+
+// fatal makes op k and its unfinished descendants FATAL and stops the job
+// with err.
+func (c *Core) fatal(k int, err error) {
+	c.emit(k, Fatal, c.ops[k].worker, c.ops[k].lastFail)
+	stack := append([]int(nil), c.succ[k]...)
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if st := c.ops[s].state; st == Fatal || st == Finished || st == Freed || st == Cancelled {
+			continue
+		}
+		if so := &c.ops[s]; so.sent {
+			if so.state != Unscheduled {
+				continue // running: cancelled by stop
+			}
+			// An op of a unit waiting at its worker for this input: call
+			// it back; what the worker reports of it is stale from now.
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+			c.settle(s)
+		}
+		c.emit(s, Fatal, "", fmt.Sprintf("input operand %d failed", k))
+		stack = append(stack, c.succ[s]...)
+	}
+	c.stop(err)
+}
+
+// Cancel stops the job: ops at workers become CANCELLING until the workers
+// confirm, the others CANCELLED, and every chunk the job made is freed.
+func (c *Core) Cancel() Output {
+	c.begin()
+	if !c.done {
+		c.stop(ErrCancelled)
+	}
+	return c.end()
+}
+
+func (c *Core) stop(err error) {
+	if c.stopping {
+		return
+	}
+	c.stopping, c.err = true, err
+	for k := range c.ops {
+		o := &c.ops[k]
+		switch {
+		case o.sent:
+			c.emit(k, Cancelling, o.worker, "")
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: k, Worker: o.worker, Attempt: o.attempt})
+		case o.state == Unscheduled || o.state == Ready:
+			c.emit(k, Cancelled, "", "")
+		case o.state == Finished:
+			c.free(k)
+		}
+	}
+}
+
+// CancelDone records that the worker dropped or interrupted op k.
+func (c *Core) CancelDone(k int, worker string, attempt int) Output {
+	c.begin()
+	if c.current(k, worker, attempt) {
+		c.settle(k)
+		c.fail(k, worker, "cancelled by its worker", false)
+	}
+	return c.end()
+}
+
+// Abandon stops waiting for the workers to confirm a cancel: ops still
+// CANCELLING become CANCELLED. Chunks they may make later are not the
+// core's to free.
+func (c *Core) Abandon() Output {
+	c.begin()
+	if c.stopping {
+		for k := range c.ops {
+			if o := &c.ops[k]; o.sent && o.state == Cancelling {
+				c.settle(k)
+				c.emit(k, Cancelled, o.worker, "abandoned")
+			}
+		}
+	}
+	return c.end()
+}
+
+// WorkerDown records that a worker left the cluster. The ops it was running
+// are retried elsewhere, and the chunks it held that the job still needs are
+// recomputed from their lineage: the ops that made them run again, and so
+// do the ops of any of their inputs already freed. A lost stored chunk (made
+// by an earlier job) cannot be recomputed: the job fails.
+func (c *Core) WorkerDown(name string) Output {
+	c.begin()
+	if _, ok := c.workers[name]; !ok || c.done {
+		return c.end()
+	}
+	delete(c.workers, name)
+	c.sorted = nil
+	why := "worker " + name + " left"
+	var lost, inflight []int
+	for k := range c.ops {
+		o := &c.ops[k]
+		if o.worker != name {
+			continue
+		}
+		switch {
+		case o.sent && o.state == Unscheduled:
+			// An op of a unit still waiting for its inputs there: it never
+			// ran, so it is sent again later without counting a failure.
+			o.sent, o.inUnit = false, false
+			c.nsent--
+		case o.sent:
+			o.sent, o.inUnit = false, false
+			c.nsent--
+			inflight = append(inflight, k)
+		case o.state == Finished:
+			if c.g.Ops[k].Stored == 0 {
+				c.liveChunks--
+				c.liveBytes -= o.nbytes
+			}
+			o.state = Freed // no Free: the chunk is gone
+			lost = append(lost, k)
+		}
+	}
+	if c.stopping {
+		for _, k := range lost {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+		}
+		for _, k := range inflight {
+			c.fail(k, name, why, false)
+		}
+		return c.end()
+	}
+	for _, k := range lost {
+		o := &c.ops[k]
+		stored := c.g.Ops[k].Stored != 0
+		if o.users == 0 && (stored || !c.keep[c.ids[k]]) {
+			c.emit(k, Freed, name, "chunk lost when "+why)
+			continue
+		}
+		if stored {
+			o.lastFail = "chunk lost when " + why
+			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			return c.end()
+		}
+		if o.state == Freed { // not revived yet as another lost op's input
+			if err := c.revive(k, "chunk lost when "+why); err != nil {
+				c.fatal(k, err)
+				return c.end()
+			}
+		}
+	}
+	for _, k := range inflight {
+		o := &c.ops[k]
+		if o.failures++; o.failures >= c.opts.MaxAttempts {
+			o.lastFail = why
+			c.fatal(k, fmt.Errorf("operand %d (%s) lost with its worker %d times, last %s", k, c.g.Ops[k].Kind, o.failures, name))
+			return c.end()
+		}
+		if o.state != Unscheduled { // its inputs are all there
+			c.emit(k, Ready, name, why)
+		}
+	}
+	return c.end()
+}
+
+// revive makes the FREED op k compute its chunk again: its inputs' chunks
+// are needed once more (and revived in turn if freed), its unfinished
+// successors wait for it again, and it is READY or UNSCHEDULED.
+func (c *Core) revive(k int, why string) error {
+	o := &c.ops[k]
+	if s := c.g.Ops[k].Stored; s != 0 {
+		return fmt.Errorf("stored chunk %d is gone", s)
+	}
+	c.finished--
+	o.worker, o.waiting = "", 0
+	for _, in := range c.g.Ops[k].Inputs {
+		i := &c.ops[in]
+		i.users++
+		if i.state == Freed {
+			if err := c.revive(in, "input of operand "+fmt.Sprint(k)); err != nil {
+				return err
+			}
+		}
+		if i.state != Finished {
+			o.waiting++
+		}
+	}
+	if o.waiting == 0 {
+		c.emit(k, Ready, "", why)
+	} else {
+		c.emit(k, Unscheduled, "", why)
+	}
+	for _, s := range c.succ[k] {
+		so := &c.ops[s]
+		switch so.state {
+		case Unscheduled:
+			so.waiting++
+		case Ready, Running:
+			so.waiting++
+			if so.sent {
+				// It will not find this input: call it back.
+				c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+				c.settle(s)
+			}
+			c.emit(s, Unscheduled, "", "input operand "+fmt.Sprint(k)+" is recomputed")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package core
+
+import (
+	"sort"
+
+	"marsfs/exec/plan"
+	"marsfs/tensor/chunk"
+)
+
+// PlanOrder ranks ops by plan.Order: Dask's depth-first ordering with the
+// Mars rules (operands deeper ones depend on first, smaller outputs first).
+// It is the Core's default order.
+func PlanOrder(g *chunk.Graph) []int {
+	r := plan.Order(g)
+	rank := make([]int, len(r))
+	for k, v := range r {
+		rank[k] = int(v)
+	}
+	return rank
+}
+
+// PlanAssign places initial ops as plan.Prepare does, Mars' heuristic (a
+// search of the undirected graph from an unassigned initial op fills one
+// worker's share at a time), taking initial ops in the order of rank. It
+// is the Core's default assignment.
+func PlanAssign(g *chunk.Graph, rank []int, workers []WorkerLoad) []string {
+	if len(workers) == 0 {
+		return nil
+	}
+	r := make([]int32, len(rank))
+	for k, v := range rank {
+		r[k] = int32(v)
+	}
+	return planAssign(plan.NewGraph(g), g, r, workers)
+}
+
+// planAssign is PlanAssign on g readied for planning as pg, with rank as
+// plan.Order makes it.
+func planAssign(pg *plan.Graph, g *chunk.Graph, rank []int32, workers []WorkerLoad) []string {
+	if len(workers) == 0 {
+		return nil
+	}
+	ws := make([]plan.Worker, len(workers))
+	for i, w := range workers {
+		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
+	}
+	worker, _ := pg.Assign(rank, ws, nil)
+	out := make([]string, len(g.Ops))
+	for _, op := range g.Ops {
+		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
+			out[op.Key] = workers[worker[op.Key]].Name
+		}
+	}
+	return out
+}
+
+// An OrderFunc ranks the ops of a graph: rank[k] is op k's priority, lower
+// first. Schedulers and workers run READY ops in rank order.
+type OrderFunc func(g *chunk.Graph) []int
+
+// An AssignFunc places the initial ops (no inputs, not stored) of a graph on
+// workers before the graph starts: the result holds, by op key, the name
+// of the worker an op starts on, "" for none; it is nil or shorter than
+// the graph when the ops past its end have none.
+type AssignFunc func(g *chunk.Graph, rank []int, workers []WorkerLoad) []string
+
+// A WorkerLoad is what the scheduling core knows of a worker's capacity.
+type WorkerLoad struct {
+	Name        string
+	Slots       int
+	Outstanding int // ops of the job sent to it and not yet reported
+}
+
+// Costs with which pickWorker weighs moving inputs against waiting: an
+// input fetched from another worker costs its bytes plus fetchCost, and
+// each op that must end before a worker has a free slot costs waitCost.
+// Moving a chunk of a few MiB takes about as long as a typical op runs.
+const (
+	fetchCost = 64 << 10
+	waitCost  = 1 << 20
+)
+
+// pickWorker chooses the worker for a non-initial op among those with room:
+// the one where it would start soonest, counting the bytes of its inputs
+// held elsewhere and the ops ahead of it when the worker's slots are all
+// busy; ties go to the most free slots, then the name. It avoids avoid
+// unless that is the only worker. holder[i] and nbytes[i] describe input i;
+// names are the workers' names, sorted. It returns "" when no worker has
+// room.
+func pickWorker(holders []string, nbytes []int64, workers map[string]*workerState, names []string, avoid string) string {
+	var all int64
+	for _, b := range nbytes {
+		all += b
+	}
+	best := ""
+	var bestCost int64
+	bestFree := 0
+	for _, name := range names {
+		w := workers[name]
+		if !w.room() || name == avoid && len(workers) > 1 {
+			continue
+		}
+		cost := all
+		for i, h := range holders {
+			if h == name {
+				cost -= nbytes[i]
+			} else {
+				cost += fetchCost
+			}
+		}
+		free := w.slots - w.outstanding
+		if free <= 0 {
+			cost += int64(1-free) * waitCost
+		}
+		if best == "" || cost < bestCost || (cost == bestCost && free > bestFree) {
+			best, bestCost, bestFree = name, cost, free
+		}
+	}
+	return best
+}
+
+func SortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

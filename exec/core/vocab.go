@@ -1,0 +1,60 @@
+package core
+
+import (
+	"time"
+)
+
+// A Placement is how a runner planned a job, reported once through
+// Job.Plan before any operand runs.
+type Placement struct {
+	// Rank[k] is op k's priority, lower first; nil when the runner runs
+	// ready operands as they come.
+	Rank []int
+	// Workers are the workers the job was planned on, by name.
+	Workers []WorkerLoad
+	// Worker holds, by op key, the worker each initial operand starts on
+	// and each stored operand's chunk is on; "" for the other operands,
+	// and for those past its end.
+	Worker []string
+}
+
+// An Event is a transition of one operand.
+type Event struct {
+	Key     int     // the op's key in the job's graph
+	State   OpState // the state entered
+	Worker  string  // the worker involved, if any
+	Attempt int     // 1 for the first run
+	Err     string  // why, for FATAL and retried failures
+	At      time.Time
+	// Chunk data of the job alive in the cluster after the transition.
+	LiveChunks int
+	LiveBytes  int64
+	// Bytes moved between workers for the job so far.
+	TransferBytes int64
+	// Bytes spilled to disk for the job so far.
+	SpilledBytes int64
+}
+
+// OpState is the state of one operand, as in Mars.
+type OpState uint8
+
+// Operand states. An initial operand starts READY, any other UNSCHEDULED.
+const (
+	Unscheduled OpState = iota
+	Ready
+	Running
+	Finished
+	Freed
+	Fatal
+	Cancelling
+	Cancelled
+)
+
+var opStateNames = [...]string{"UNSCHEDULED", "READY", "RUNNING", "FINISHED", "FREED", "FATAL", "CANCELLING", "CANCELLED"}
+
+func (s OpState) String() string {
+	if int(s) < len(opStateNames) {
+		return opStateNames[s]
+	}
+	return "OpState(?)"
+}

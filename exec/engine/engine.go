@@ -1,0 +1,562 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"marsfs/exec"
+	"marsfs/exec/core"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/fuse"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
+)
+
+// An Engine holds the sessions of a marsfs server and runs their graphs on
+// a Runner. It is safe for concurrent use.
+type Engine struct {
+	runner exec.Runner
+	nextID atomic.Uint64 // global chunk IDs; 0 means "none"
+
+	mu       sync.Mutex
+	sessions map[int]*Session
+	nextSess int
+	closed   bool
+}
+
+// New returns an engine that runs graphs on r.
+func New(r exec.Runner) *Engine {
+	return &Engine{runner: r, sessions: make(map[int]*Session)}
+}
+
+// Runner returns the runner the engine executes on.
+func (e *Engine) Runner() exec.Runner { return e.runner }
+
+// NewSession creates a session owned by owner.
+func (e *Engine) NewSession(owner string) (*Session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("engine closed")
+	}
+	e.nextSess++
+	s := &Session{
+		engine:  e,
+		id:      e.nextSess,
+		owner:   owner,
+		tensors: make(map[string]*Tensor),
+		refs:    make(map[uint64]int),
+		opt:     fuse.Options{Fuse: true, FuseExpr: true},
+	}
+	e.sessions[s.id] = s
+	return s, nil
+}
+
+// Session returns the open session with the given ID.
+func (e *Engine) Session(id int) (*Session, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.sessions[id]
+	return s, ok
+}
+
+// Sessions returns the open sessions in ID order.
+func (e *Engine) Sessions() []*Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Session, 0, len(e.sessions))
+	for _, s := range e.sessions {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Close closes every session, cancelling their graphs and freeing their chunks.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	for _, s := range e.Sessions() {
+		s.Close()
+	}
+}
+
+func (e *Engine) drop(s *Session) {
+	e.mu.Lock()
+	delete(e.sessions, s.id)
+	e.mu.Unlock()
+}
+
+// newIDs returns n fresh global chunk IDs.
+func (e *Engine) newIDs(n int) uint64 {
+	return e.nextID.Add(uint64(n)) - uint64(n) + 1
+}
+
+// ErrClosed is returned by the methods of a closed session.
+var ErrClosed = errors.New("session closed")
+
+// A Session is one client's workspace: its graphs and the tensors they keep.
+type Session struct {
+	engine *Engine
+	id     int
+	owner  string
+
+	mu      sync.Mutex
+	graphs  []*Graph
+	tensors map[string]*Tensor
+	refs    map[uint64]int // kept chunk IDs → tensors holding them
+	lastErr string
+	closed  bool
+	opt     fuse.Options // graph optimizations, set through ctl
+}
+
+// ID is the session's number in /sessions.
+func (s *Session) ID() int { return s.id }
+
+// Owner is the identity that created the session.
+func (s *Session) Owner() string { return s.owner }
+
+// Error returns the message of the session's last refused write.
+func (s *Session) Error() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// SetError records msg as the session's last refused write.
+func (s *Session) SetError(msg string) {
+	s.mu.Lock()
+	s.lastErr = msg
+	s.mu.Unlock()
+}
+
+// Lookup implements tensor.Env: the session's tensors whose graphs have
+// succeeded can be named by later specs.
+func (s *Session) Lookup(name string) (*tensor.TiledTensor, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tensors[name]
+	if !ok {
+		return nil, false
+	}
+	return &t.tiled, true
+}
+
+// Submit parses, tiles and starts src. A bad spec returns its error (a
+// *tensor.SpecError), records it as the session's error, and creates no
+// graph.
+func (s *Session) Submit(src string) (*Graph, error) {
+	g, err := s.submit(src)
+	if err != nil {
+		s.SetError(err.Error())
+		return nil, err
+	}
+	return g, nil
+}
+
+func (s *Session) submit(src string) (*Graph, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	tg, err := spec.Parse(src, s)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	opt := s.opt
+	s.mu.Unlock()
+	tileFn := tile.Stages
+	if opt.FuseExpr {
+		// What FuseExpr would fuse column by column is tiled fused.
+		tileFn = tile.StagesFused
+	}
+	st, err := tileFn(tg, s)
+	if err != nil {
+		return nil, err
+	}
+	return s.Start(src, tg, fuse.Optimize(st.Graph, opt), Stages{st, opt})
+}
+
+// Upload makes a tensor called name from a, chunked with the default
+// chunking, replacing any tensor of that name once stored.
+func (s *Session) Upload(ctx context.Context, name string, a *tensor.Array) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := a.Check(); err != nil {
+		return err
+	}
+	cg, err := tile.Const(name, a, spec.DefaultChunks(a.Shape, a.DType))
+	if err != nil {
+		return err
+	}
+	g, err := s.Start(fmt.Sprintf("# upload %s %v%v", name, a.DType, a.Shape), nil, cg, Stages{})
+	if err != nil {
+		return err
+	}
+	st := g.Wait(ctx)
+	if st.State != Succeeded {
+		return fmt.Errorf("upload %s: %s", name, g.Err())
+	}
+	return nil
+}
+
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("empty tensor name")
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return fmt.Errorf("bad tensor name %q: want a letter or _ then letters, digits or _", name)
+		}
+	}
+	return nil
+}
+
+// Stages is how a graph tiled in stages goes on after its first: the stage
+// that runs first (nil for a graph tiled at once) and the optimizations
+// for the next.
+type Stages struct {
+	first *tile.Stage
+	opt   fuse.Options
+}
+
+// ids assigns global chunk IDs to the ops of cg: a stored op's chunk keeps
+// its ID, every other op gets a fresh one.
+func (e *Engine) ids(cg *chunk.Graph) []uint64 {
+	ids := make([]uint64, len(cg.Ops))
+	fresh := 0
+	for _, op := range cg.Ops {
+		if op.Stored == 0 {
+			fresh++
+		}
+	}
+	next := e.newIDs(fresh)
+	for k, op := range cg.Ops {
+		if op.Stored != 0 {
+			ids[k] = op.Stored
+		} else {
+			ids[k] = next
+			next++
+		}
+	}
+	return ids
+}
+
+// keepSet holds the IDs of the chunks of cg's outputs.
+func keepSet(cg *chunk.Graph, ids []uint64) map[uint64]bool {
+	keep := make(map[uint64]bool)
+	for _, o := range cg.Outputs {
+		for _, k := range o.Keys {
+			keep[ids[k]] = true
+		}
+	}
+	return keep
+}
+
+// Start registers a graph for cg and runs it in the background; a graph
+// tiled in stages runs its later stages after cg (see runStages).
+func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages) (*Graph, error) {
+	ids := s.engine.ids(cg)
+	keep := keepSet(cg, ids)
+	ctx, cancel := context.WithCancel(context.Background())
+	g := newGraph(src, tg, cg, ids, cancel, sts.first)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return nil, ErrClosed
+	}
+	g.id = len(s.graphs) + 1
+	s.graphs = append(s.graphs, g)
+	// Hold the stored chunks this graph reads until it ends, so that a
+	// concurrent replacement of their tensor cannot free them under it.
+	var held []uint64
+	for _, op := range cg.Ops {
+		if op.Stored != 0 {
+			s.refs[op.Stored]++
+			held = append(held, op.Stored)
+		}
+	}
+	s.mu.Unlock()
+
+	go func() {
+		err := s.engine.runner.Run(ctx, &exec.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
+		var kept []uint64
+		if err == nil && sts.first != nil && !sts.first.Last() {
+			kept, err = s.runStages(ctx, g, sts, cg, ids)
+		}
+		if err == nil {
+			s.keep(g)
+		}
+		// Before the graph ends, so that a client who sees it ended sees
+		// the chunks only its stages needed gone.
+		s.freeStaged(g, kept, err == nil)
+		g.finish(err)
+		s.release(held)
+	}()
+	return g, nil
+}
+
+// runStages runs the stages of g after the first (cg, with chunk IDs
+// ids), which has run: it fetches the probes, tiles the next stage with
+// them, and runs it, until the last. It returns the IDs of the chunks the
+// stages that ran kept (their outputs, and the chunks later stages read).
+func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk.Graph, ids []uint64) ([]uint64, error) {
+	var kept []uint64
+	st := sts.first
+	for {
+		for _, o := range cg.Outputs {
+			for _, k := range o.Keys {
+				if cg.Ops[k].Stored == 0 {
+					kept = append(kept, ids[k])
+				}
+			}
+		}
+		if st.Last() {
+			return kept, nil
+		}
+		var keys [][]uint64
+		for _, o := range cg.Outputs[st.Results:] {
+			ks := make([]uint64, len(o.Keys))
+			for i, k := range o.Keys {
+				ks[i] = ids[k]
+			}
+			keys = append(keys, ks)
+		}
+		probes := make([]*tensor.Array, len(st.Probes))
+		for i, p := range st.Probes {
+			a, err := s.engine.runner.Fetch(ctx, ids[cg.Outputs[p].Keys[0]])
+			if err != nil {
+				return kept, fmt.Errorf("stage %d: %w", g.stage(), err)
+			}
+			probes[i] = a
+		}
+		next, err := g.next(st, keys, probes)
+		if err != nil {
+			return kept, err
+		}
+		st, cg = next, fuse.Optimize(next.Graph, sts.opt)
+		ids = s.engine.ids(cg)
+		off := g.extend(cg, ids, st.Results)
+		observe := func(ev core.Event) {
+			ev.Key += off
+			g.observe(ev)
+		}
+		job := &exec.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
+		if err := s.engine.runner.Run(ctx, job); err != nil {
+			return kept, err
+		}
+	}
+}
+
+// freeStaged frees the chunks the stages of g kept for the stages after
+// them: all of them when the graph failed, and those that are not its
+// outputs when it succeeded (its outputs are the session's now).
+func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
+	if len(kept) == 0 {
+		return
+	}
+	out := make(map[uint64]bool)
+	if ok {
+		for _, o := range g.chunks.Outputs {
+			for _, k := range o.Keys {
+				out[g.ids[k]] = true
+			}
+		}
+	}
+	var free []uint64
+	for _, id := range kept {
+		if !out[id] {
+			free = append(free, id)
+			out[id] = true // once
+		}
+	}
+	s.engine.runner.Free(free)
+}
+
+// keep turns the outputs of a finished graph into session tensors.
+func (s *Session) keep(g *Graph) {
+	s.mu.Lock()
+	var freed []uint64
+	for _, o := range g.chunks.Outputs {
+		t := &Tensor{session: s, tiled: o, graph: g.id}
+		t.tiled.Keys = make([]uint64, len(o.Keys))
+		for i, k := range o.Keys {
+			t.tiled.Keys[i] = g.ids[k]
+			s.refs[g.ids[k]]++
+		}
+		if old, ok := s.tensors[o.Name]; ok {
+			freed = append(freed, s.unref(old.tiled.Keys)...)
+		}
+		s.tensors[o.Name] = t
+	}
+	s.mu.Unlock()
+	s.engine.runner.Free(freed)
+}
+
+// release drops the hold a graph had on the stored chunks it read.
+func (s *Session) release(ids []uint64) {
+	s.mu.Lock()
+	freed := s.unref(ids)
+	s.mu.Unlock()
+	s.engine.runner.Free(freed)
+}
+
+// unref drops one reference to each of ids and returns those left with
+// none. s.mu must be held.
+func (s *Session) unref(ids []uint64) []uint64 {
+	var freed []uint64
+	for _, id := range ids {
+		if s.refs[id]--; s.refs[id] <= 0 {
+			delete(s.refs, id)
+			freed = append(freed, id)
+		}
+	}
+	return freed
+}
+
+// Graphs returns the session's graphs, oldest first.
+func (s *Session) Graphs() []*Graph {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Graph(nil), s.graphs...)
+}
+
+// Graph returns graph number id (1-based).
+func (s *Session) Graph(id int) (*Graph, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id < 1 || id > len(s.graphs) {
+		return nil, false
+	}
+	return s.graphs[id-1], true
+}
+
+// Tensors returns the names of the session's tensors, sorted.
+func (s *Session) Tensors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.tensors))
+	for n := range s.tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Tensor returns the session tensor called name.
+func (s *Session) Tensor(name string) (*Tensor, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tensors[name]
+	return t, ok
+}
+
+// Summary is the text of the session's ctl file.
+func (s *Session) Summary() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	running := 0
+	for _, g := range s.graphs {
+		if !g.Status().State.Ended() {
+			running++
+		}
+	}
+	var bytes int64
+	for _, t := range s.tensors {
+		bytes += int64(t.NBytes())
+	}
+	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
+		s.id, s.owner, len(s.graphs), running, len(s.tensors), bytes, onOff(s.opt.Fuse), onOff(s.opt.FuseExpr))
+}
+
+// Ctl carries out a control message written to the session's ctl file:
+//
+//	close                       close the session
+//	set fuse_enabled on|off     Mars' chain fusion (default on)
+//	set fuse_expr on|off        fusion of elementwise ops, generators and
+//	                            reduction maps into one kernel (default on)
+//
+// The settings apply to graphs submitted afterwards.
+func (s *Session) Ctl(msg string) error {
+	err := s.ctl(strings.Fields(msg))
+	if err != nil {
+		s.SetError(err.Error())
+	}
+	return err
+}
+
+func (s *Session) ctl(f []string) error {
+	switch {
+	case len(f) == 1 && f[0] == "close":
+		s.Close()
+		return nil
+	case len(f) == 3 && f[0] == "set":
+		on, ok := map[string]bool{"on": true, "true": true, "1": true, "off": false, "false": false, "0": false}[f[2]]
+		if !ok {
+			return fmt.Errorf("set %s: want on or off, not %q", f[1], f[2])
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch f[1] {
+		case "fuse_enabled":
+			s.opt.Fuse = on
+		case "fuse_expr":
+			s.opt.FuseExpr = on
+		default:
+			return fmt.Errorf("unknown setting %q", f[1])
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown control message %q", strings.Join(f, " "))
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close cancels the session's graphs, waits for them to end, and frees
+// every chunk the session holds, cluster-wide.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	graphs := append([]*Graph(nil), s.graphs...)
+	s.mu.Unlock()
+	for _, g := range graphs {
+		g.Cancel()
+	}
+	for _, g := range graphs {
+		g.Wait(context.Background())
+	}
+	s.mu.Lock()
+	ids := make([]uint64, 0, len(s.refs))
+	for id := range s.refs {
+		ids = append(ids, id)
+	}
+	s.refs = map[uint64]int{}
+	s.tensors = map[string]*Tensor{}
+	s.mu.Unlock()
+	s.engine.runner.Free(ids)
+	s.engine.drop(s)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

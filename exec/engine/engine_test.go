@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"marsfs/exec/core"
+	"marsfs/exec/sched"
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+)
+
+func newTestSession(t *testing.T) (*Engine, *sched.Local, *Session) {
+	t.Helper()
+	r := sched.NewLocal(2)
+	e := New(r)
+	t.Cleanup(e.Close)
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, r, s
+}
+
+func waitOK(t *testing.T, g *Graph) Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := g.Wait(ctx)
+	if st.State != Succeeded {
+		t.Fatalf("graph %d: %s (%s)", g.ID(), st.State, g.Err())
+	}
+	return st
+}
+
+func fetch(t *testing.T, s *Session, name string) *tensor.Array {
+	t.Helper()
+	tt, ok := s.Tensor(name)
+	if !ok {
+		t.Fatalf("no tensor %q; have %v", name, s.Tensors())
+	}
+	a, err := tt.Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestSessionSubmitAndReuse(t *testing.T) {
+	_, r, s := newTestSession(t)
+	g, err := s.Submit("x = arange(10, chunks=3)\ny = x * 2\nfetch x, y\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitOK(t, g)
+	if st.Finished != st.Operands || st.Operands == 0 {
+		t.Errorf("status %+v", st)
+	}
+	y := fetch(t, s, "y")
+	for i, v := range y.Int64s() {
+		if v != int64(2*i) {
+			t.Fatalf("y[%d] = %d", i, v)
+		}
+	}
+	// Only the kept outputs stay: x (4 chunks) and y (4 chunks).
+	if n := r.Len(); n != 8 {
+		t.Errorf("runner holds %d chunks after the graph, want 8", n)
+	}
+	// A later graph names y; replacing x frees its old chunks.
+	g2, err := s.Submit("z = y.sum()\nx = zeros(3)\nfetch z, x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g2)
+	if z := fetch(t, s, "z"); z.Int64s()[0] != 90 {
+		t.Errorf("z = %v, want 90", z.Int64s())
+	}
+	if n := r.Len(); n != 4+1+1 {
+		t.Errorf("runner holds %d chunks, want y's 4, z and the new x", n)
+	}
+	if got := s.Tensors(); strings.Join(got, ",") != "x,y,z" {
+		t.Errorf("tensors %v", got)
+	}
+}
+
+func TestSessionBadSpec(t *testing.T) {
+	_, _, s := newTestSession(t)
+	_, err := s.Submit("x = ones(3)\ny = frobnicate(x)\n")
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v, want a *tensor.SpecError", err)
+	}
+	if !strings.HasPrefix(s.Error(), "2:5: ") || !strings.Contains(s.Error(), "frobnicate") {
+		t.Errorf("session error %q", s.Error())
+	}
+	if len(s.Graphs()) != 0 {
+		t.Errorf("a bad spec made a graph")
+	}
+	if err := s.Ctl("frob"); err == nil || !strings.Contains(s.Error(), "frob") {
+		t.Errorf("ctl frob: %v, error file %q", err, s.Error())
+	}
+}
+
+func TestSessionUpload(t *testing.T) {
+	_, _, s := newTestSession(t)
+	a := tensor.NewArray(tensor.Float32, []int{2, 3})
+	copy(a.Float32s(), []float32{1, 2, 3, 4, 5, 6})
+	if err := s.Upload(context.Background(), "u", a); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Submit("v = u.sum(axis=1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g)
+	v := fetch(t, s, "v")
+	if v.DType != tensor.Float32 || v.Float32s()[0] != 6 || v.Float32s()[1] != 15 {
+		t.Errorf("v = %v %v", v.DType, v.Float32s())
+	}
+	if err := s.Upload(context.Background(), "9bad", a); err == nil {
+		t.Error("upload named 9bad accepted")
+	}
+}
+
+func TestSessionCancelAndClose(t *testing.T) {
+	e, r, s := newTestSession(t)
+	g, err := s.Submit("x = rand(8000000000, chunks=1000000, seed=1)\ny = (x * 2).sum()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	g.Cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st := g.Wait(ctx)
+	if st.State != CancelledGraph {
+		t.Fatalf("state %s after cancel", st.State)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	if n := r.Len(); n != 0 {
+		t.Errorf("%d chunks left after cancel", n)
+	}
+	// Another session is unaffected.
+	s2, _ := e.NewSession("other")
+	g2, err := s2.Submit("a = ones(5).sum()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g2)
+	s2.Close()
+	if n := r.Len(); n != 0 {
+		t.Errorf("%d chunks left after close", n)
+	}
+	if _, ok := e.Session(s2.ID()); ok {
+		t.Error("closed session still listed")
+	}
+}
+
+func TestEventLog(t *testing.T) {
+	var l eventLog
+	for i := 0; i < 2*eventBlock+5; i++ {
+		l.add(core.Event{Key: i})
+	}
+	for _, from := range []int{-1, 0, 1, eventBlock - 1, eventBlock, eventBlock + 1, 2 * eventBlock, 2*eventBlock + 4, 2*eventBlock + 5, 3 * eventBlock} {
+		got := l.from(from)
+		start := max(from, 0)
+		if want := max(2*eventBlock+5-start, 0); len(got) != want {
+			t.Fatalf("from(%d): %d events, want %d", from, len(got), want)
+		}
+		for i, ev := range got {
+			if ev.Key != start+i {
+				t.Fatalf("from(%d)[%d] is event %d", from, i, ev.Key)
+			}
+		}
+	}
+}
+
+func TestSessionCtlSettings(t *testing.T) {
+	_, _, s := newTestSession(t)
+	spec := "a = rand(1000, chunks=100, seed=1)\nb = ((a + 1) * 2).sum()\n"
+	ops := map[string]int{}
+	var sums []float64
+	for _, set := range []string{"", "set fuse_expr off", "set fuse_enabled off"} {
+		if set != "" {
+			if err := s.Ctl(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := s.Submit(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops[set] = waitOK(t, g).Operands
+		sums = append(sums, fetch(t, s, "b").Float64s()[0])
+	}
+	// Expression fusion folds rand, add, multiply and the sum's map into one
+	// op a chunk; chain fusion alone keeps the rands apart; no fusion keeps
+	// every op.
+	if !(ops[""] < ops["set fuse_expr off"] && ops["set fuse_expr off"] < ops["set fuse_enabled off"]) {
+		t.Errorf("operands by setting: %v", ops)
+	}
+	for _, v := range sums[1:] {
+		if d := v - sums[0]; d > 1e-9 || d < -1e-9 {
+			t.Errorf("sums differ with fusion settings: %v", sums)
+		}
+	}
+	if !strings.Contains(s.Summary(), "fuse_enabled off\nfuse_expr off\n") {
+		t.Errorf("summary:\n%s", s.Summary())
+	}
+	for _, bad := range []string{"set fuse_enabled maybe", "set frob on", "set", "close now"} {
+		if err := s.Ctl(bad); err == nil {
+			t.Errorf("ctl %q accepted", bad)
+		}
+	}
+}

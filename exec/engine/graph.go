@@ -1,0 +1,546 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"marsfs/exec/core"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
+)
+
+// GraphState is the state of a submitted graph.
+type GraphState uint8
+
+// Graph states, as the first line of a graph's status file shows them.
+const (
+	Preparing GraphState = iota
+	RunningGraph
+	Succeeded
+	Failed
+	CancelledGraph
+)
+
+var graphStateNames = [...]string{"PREPARING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"}
+
+func (s GraphState) String() string {
+	if int(s) < len(graphStateNames) {
+		return graphStateNames[s]
+	}
+	return "GraphState(?)"
+}
+
+// Ended reports whether the graph has stopped for good.
+func (s GraphState) Ended() bool { return s >= Succeeded }
+
+// Status is a snapshot of a graph's execution.
+type Status struct {
+	State         GraphState
+	Operands      int
+	Finished      int
+	Running       int
+	Failed        int
+	Elapsed       time.Duration
+	PeakBytes     int64
+	PeakChunks    int
+	TransferBytes int64
+	SpilledBytes  int64
+	Bytes         int64 // bytes of the chunks finished so far
+	TotalBytes    int64 // bytes of all the graph's chunks
+	// For a graph tiled in stages (a length depends on the data): the
+	// stages tiled so far, and each output's shape as known so far,
+	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
+	Stage  int
+	Shapes []string
+}
+
+// String renders s as the status file shows it: the state, then "key value"
+// lines.
+func (s Status) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.State)
+	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
+	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
+	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
+	if s.Stage > 0 {
+		fmt.Fprintf(&b, "stage %d\n", s.Stage)
+		for _, sh := range s.Shapes {
+			fmt.Fprintf(&b, "shape %s\n", sh)
+		}
+	}
+	return b.String()
+}
+
+// A Graph is one submission of a session.
+type Graph struct {
+	id     int
+	src    string
+	spec   *spec.Graph // nil for uploads
+	chunks *chunk.Graph
+	ids    []uint64
+	cancel context.CancelFunc
+	done   chan struct{}
+	start  time.Time
+
+	mu      sync.Mutex
+	status  Status
+	states  []core.OpState
+	end     time.Time
+	err     string
+	events  eventLog
+	changed chan struct{} // closed at the next event; nil until Events asks
+
+	plan planned // see planview.go
+
+	// specJSON is the JSON form of a graph tiled in stages as submitted:
+	// tiling its later stages sets the lengths in the spec's nodes.
+	specJSON []byte
+}
+
+// newGraph makes the graph of cg, whose ops have the chunk IDs ids. A graph
+// tiled in stages passes its first; cg runs it (optimized), and its
+// outputs after the first.Results carry chunks to the next stage: they are
+// not the graph's.
+func newGraph(src string, tg *spec.Graph, cg *chunk.Graph, ids []uint64, cancel context.CancelFunc, first *tile.Stage) *Graph {
+	if first != nil && !first.Last() {
+		cg = &chunk.Graph{Ops: cg.Ops, Outputs: cg.Outputs[:first.Results]}
+	}
+	g := &Graph{
+		src: src, spec: tg, chunks: cg, ids: ids, cancel: cancel,
+		done: make(chan struct{}), start: time.Now(),
+		states: make([]core.OpState, len(cg.Ops)),
+	}
+	g.events.start = g.start
+	g.status.State = RunningGraph
+	g.status.Operands = len(cg.Ops)
+	for _, op := range cg.Ops {
+		g.status.TotalBytes += int64(op.NBytes())
+	}
+	if first != nil && !first.Last() {
+		g.status.Stage = 1
+		g.status.Shapes = outputShapes(tg)
+		var err error
+		if g.specJSON, err = tg.JSON(); err != nil {
+			g.specJSON = []byte("{}\n")
+		}
+	}
+	return g
+}
+
+// outputShapes describes the shapes of tg's outputs, "name (?,)".
+func outputShapes(tg *spec.Graph) []string {
+	var out []string
+	for _, o := range tg.Outputs {
+		out = append(out, o.Name+" "+tensor.FormatShape(o.Node.Shape))
+	}
+	return out
+}
+
+// stage is the number of stages of g tiled so far.
+func (g *Graph) stage() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.status.Stage
+}
+
+// next tiles the stage after st with the chunks and probes st made.
+func (g *Graph) next(st *tile.Stage, keys [][]uint64, probes []*tensor.Array) (*tile.Stage, error) {
+	next, err := st.Next(keys, probes)
+	shapes := outputShapes(g.spec)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	g.status.Stage++
+	g.status.Shapes = shapes
+	g.mu.Unlock()
+	return next, nil
+}
+
+// extend adds the ops of a later stage, cg with chunk IDs ids, to g: their
+// keys follow the ops g has, and cg's first results outputs are g's. It
+// returns the key of cg's first op in g.
+func (g *Graph) extend(cg *chunk.Graph, ids []uint64, results int) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	off := len(g.chunks.Ops)
+	ops := make([]*chunk.Op, off, off+len(cg.Ops))
+	copy(ops, g.chunks.Ops)
+	for _, op := range cg.Ops {
+		c := *op
+		c.Key += off
+		c.Inputs = make([]int, len(op.Inputs))
+		for i, in := range op.Inputs {
+			c.Inputs[i] = in + off
+		}
+		ops = append(ops, &c)
+		g.status.TotalBytes += int64(op.NBytes())
+	}
+	outs := append([]tensor.TiledTensor(nil), g.chunks.Outputs...)
+	for _, o := range cg.Outputs[:results] {
+		o.Keys = append([]uint64(nil), o.Keys...)
+		for i := range o.Keys {
+			o.Keys[i] += uint64(off)
+		}
+		outs = append(outs, o)
+	}
+	// In the order the spec fetches them, whichever stage made them.
+	order := make(map[string]int, len(g.spec.Outputs))
+	for i, o := range g.spec.Outputs {
+		order[o.Name] = i
+	}
+	sort.SliceStable(outs, func(i, j int) bool { return order[outs[i].Name] < order[outs[j].Name] })
+	g.chunks = &chunk.Graph{Ops: ops, Outputs: outs}
+	g.ids = append(g.ids[:off:off], ids...)
+	g.states = append(g.states, make([]core.OpState, len(cg.Ops))...)
+	g.status.Operands = len(ops)
+	g.wake()
+	return off
+}
+
+// ID is the graph's number within its session.
+func (g *Graph) ID() int { return g.id }
+
+// Spec is the spec text as submitted.
+func (g *Graph) Spec() string { return g.src }
+
+// SpecJSON renders the graph in the spec's JSON form (empty for uploads).
+func (g *Graph) SpecJSON() ([]byte, error) {
+	if g.spec == nil {
+		return []byte("{}\n"), nil
+	}
+	if g.specJSON != nil {
+		return g.specJSON, nil
+	}
+	return g.spec.JSON()
+}
+
+// Chunks is the graph's chunk graph. A graph tiled in stages has the ops of
+// the stages tiled so far.
+func (g *Graph) Chunks() *chunk.Graph {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.chunks
+}
+
+// ChunkID is the global chunk ID of op key.
+func (g *Graph) ChunkID(key int) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ids[key]
+}
+
+// Status returns a snapshot of the graph's state and counters.
+func (g *Graph) Status() Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.status
+	if g.end.IsZero() {
+		st.Elapsed = time.Since(g.start)
+	} else {
+		st.Elapsed = g.end.Sub(g.start)
+	}
+	return st
+}
+
+// Err is why the graph failed; empty unless it did.
+func (g *Graph) Err() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// Done is closed when the graph has ended.
+func (g *Graph) Done() <-chan struct{} { return g.done }
+
+// Wait blocks until the graph has ended or ctx is done, and returns the
+// status then.
+func (g *Graph) Wait(ctx context.Context) Status {
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	}
+	return g.Status()
+}
+
+// Cancel asks the graph to stop; Wait tells when it has.
+func (g *Graph) Cancel() { g.cancel() }
+
+// Ctl carries out a control message written to the graph's ctl file.
+func (g *Graph) Ctl(msg string) error {
+	switch msg {
+	case "cancel":
+		g.Cancel()
+		return nil
+	}
+	return fmt.Errorf("unknown control message %q", msg)
+}
+
+// Progress is a one-line progress bar.
+func (g *Graph) Progress() string {
+	st := g.Status()
+	const width = 30
+	fill := 0
+	if st.Operands > 0 {
+		fill = width * st.Finished / st.Operands
+	}
+	return fmt.Sprintf("[%s%s] %d/%d operands %s/%s %.1fs %s\n",
+		strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+		st.Finished, st.Operands, humanBytes(st.Bytes), humanBytes(st.TotalBytes), st.Elapsed.Seconds(), st.State)
+}
+
+// Events returns the graph's events from index from on, and a channel that
+// is closed when more arrive; ended reports whether the graph has ended (no
+// more will come). The events carry their key, state, worker, attempt,
+// error and time; the cluster counters are in Status.
+func (g *Graph) Events(from int) (evs []core.Event, more <-chan struct{}, ended bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	evs = g.events.from(from)
+	if g.changed == nil {
+		g.changed = make(chan struct{})
+	}
+	return evs, g.changed, g.status.State.Ended()
+}
+
+// wake tells the callers of Events that something happened. g.mu is held.
+func (g *Graph) wake() {
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
+}
+
+// eventLog is an append-only list of events kept in fixed-size blocks, so
+// that a graph of a million operands grows it without copying it over. An
+// event is kept in 24 bytes: its worker and error stand for strings of
+// tables of the log's own, its time is counted from the log's start, and
+// the cluster counters it carried are folded into the graph's status as
+// they come. Events are made whole again when read.
+type eventLog struct {
+	start   time.Time
+	blocks  [][]eventRec
+	n       int
+	workers []string
+	errs    []string
+}
+
+type eventRec struct {
+	at      int64 // nanoseconds after start
+	key     int32
+	attempt int32
+	err     int32  // 1 + index in errs; 0 for none
+	worker  uint16 // 1 + index in workers; 0 for none
+	state   core.OpState
+}
+
+const eventBlock = 4096
+
+func (l *eventLog) add(ev core.Event) {
+	if l.n%eventBlock == 0 {
+		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
+	}
+	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State}
+	if ev.At.IsZero() {
+		r.at = math.MinInt64
+	}
+	if ev.Worker != "" {
+		r.worker = uint16(l.worker(ev.Worker) + 1)
+	}
+	if ev.Err != "" {
+		l.errs = append(l.errs, ev.Err)
+		r.err = int32(len(l.errs))
+	}
+	b := &l.blocks[len(l.blocks)-1]
+	*b = append(*b, r)
+	l.n++
+}
+
+// worker returns the index of name in the table of workers, adding it.
+func (l *eventLog) worker(name string) int {
+	for i, w := range l.workers {
+		if w == name {
+			return i
+		}
+	}
+	if len(l.workers) == math.MaxUint16-1 {
+		l.workers[len(l.workers)-1] = name // a cluster of 65,000 names: keep the log going
+		return len(l.workers) - 1
+	}
+	l.workers = append(l.workers, name)
+	return len(l.workers) - 1
+}
+
+// from returns the events from index i on.
+func (l *eventLog) from(i int) []core.Event {
+	if i < 0 {
+		i = 0
+	}
+	if i >= l.n {
+		return nil
+	}
+	out := make([]core.Event, 0, l.n-i)
+	for b := i / eventBlock; b < len(l.blocks); b++ {
+		blk := l.blocks[b]
+		if b == i/eventBlock {
+			blk = blk[i%eventBlock:]
+		}
+		for _, r := range blk {
+			ev := core.Event{Key: int(r.key), State: r.state, Attempt: int(r.attempt)}
+			if r.at != math.MinInt64 {
+				ev.At = l.start.Add(time.Duration(r.at))
+			}
+			if r.worker > 0 {
+				ev.Worker = l.workers[r.worker-1]
+			}
+			if r.err > 0 {
+				ev.Err = l.errs[r.err-1]
+			}
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// OpStates returns the current state of every operand, by key.
+func (g *Graph) OpStates() []core.OpState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]core.OpState(nil), g.states...)
+}
+
+func (g *Graph) observe(ev core.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev.Key >= 0 && ev.Key < len(g.states) {
+		prev := g.states[ev.Key]
+		g.states[ev.Key] = ev.State
+		done := func(s core.OpState) bool { return s == core.Finished || s == core.Freed }
+		if prev == core.Running {
+			g.status.Running--
+		}
+		// An op lost with its worker goes back from FINISHED or FREED to be
+		// computed again: it counts as finished once, when it is.
+		if done(prev) && !done(ev.State) {
+			g.status.Finished--
+			g.status.Bytes -= int64(g.chunks.Ops[ev.Key].NBytes())
+		}
+		switch ev.State {
+		case core.Running:
+			g.status.Running++
+		case core.Finished:
+			if !done(prev) {
+				g.status.Finished++
+				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+			}
+		case core.Fatal:
+			g.status.Failed++
+		}
+	}
+	g.status.PeakChunks = max(g.status.PeakChunks, ev.LiveChunks)
+	g.status.PeakBytes = max(g.status.PeakBytes, ev.LiveBytes)
+	g.status.TransferBytes = max(g.status.TransferBytes, ev.TransferBytes)
+	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
+	g.events.add(ev)
+	g.wake()
+}
+
+func (g *Graph) finish(err error) {
+	g.mu.Lock()
+	switch {
+	case err == nil:
+		g.status.State = Succeeded
+	case errors.Is(err, context.Canceled):
+		g.status.State = CancelledGraph
+	default:
+		g.status.State = Failed
+		g.err = err.Error()
+	}
+	g.status.Running = 0
+	g.end = time.Now()
+	g.wake()
+	g.mu.Unlock()
+	close(g.done)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// A Tensor is an output kept by a session.
+type Tensor struct {
+	session *Session
+	tiled   tensor.TiledTensor // Keys are global chunk IDs
+	graph   int
+}
+
+// Name is the tensor's name in its session.
+func (t *Tensor) Name() string { return t.tiled.Name }
+
+// Tiled describes the tensor's chunks; Keys are global chunk IDs.
+func (t *Tensor) Tiled() *tensor.TiledTensor { return &t.tiled }
+
+// NBytes is the size of the tensor's data.
+func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.tiled.DType.Size() }
+
+// Meta is the text of the tensor's meta file.
+func (t *Tensor) Meta() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shape %s\n", tensor.FormatShape(t.tiled.Shape))
+	fmt.Fprintf(&b, "dtype %s\n", t.tiled.DType)
+	cs := make([]int, len(t.tiled.Chunks))
+	for i, c := range t.tiled.Chunks {
+		if len(c) > 0 {
+			cs[i] = c[0]
+		}
+	}
+	fmt.Fprintf(&b, "chunk_shape %s\n", tensor.FormatShape(cs))
+	fmt.Fprintf(&b, "chunks %d\n", len(t.tiled.Keys))
+	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(t.tiled.Chunks)))
+	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
+	fmt.Fprintf(&b, "graph %d\n", t.graph)
+	fmt.Fprintf(&b, "state stored\n")
+	return b.String()
+}
+
+// Fetch gathers the whole tensor into one array.
+func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
+	parts := make([]*tensor.Array, len(t.tiled.Keys))
+	for i, id := range t.tiled.Keys {
+		a, err := t.session.engine.runner.Fetch(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+		}
+		parts[i] = a
+	}
+	return tensor.Gather(&t.tiled, parts)
+}
+
+// FetchIndex gathers the elements at the cross product of per-axis indices
+// sel (see tensor.GatherIndex), fetching only the chunks that hold them.
+func (t *Tensor) FetchIndex(ctx context.Context, sel [][]int) (*tensor.Array, error) {
+	return tensor.GatherIndex(&t.tiled, sel, func(i int) (*tensor.Array, error) {
+		a, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+		}
+		return a, nil
+	})
+}

@@ -1,0 +1,795 @@
+package sched
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"marsfs/cluster"
+	"marsfs/exec"
+	"marsfs/exec/core"
+	"marsfs/exec/wire"
+	"marsfs/shm"
+	"marsfs/tensor"
+)
+
+// Config configures a Scheduler.
+type Config struct {
+	Name   string   // the scheduler's cluster name; "scheduler" when empty
+	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
+	Join   []string // gossip addresses of an existing cluster, if any
+	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
+	// authenticates the connections to the workers. Without it the
+	// scheduler's gossip stays on loopback.
+	SecretKey []byte
+	Fast      bool // cluster timings for tests (see cluster.Config)
+	LogOutput io.Writer
+	// MaxAttempts bounds the runs of a failing op; 3 when 0.
+	MaxAttempts int
+	// CancelWait bounds how long a cancelled job waits for its workers to
+	// confirm; 1 s when 0. Chunks reported after it are freed on arrival.
+	CancelWait time.Duration
+	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
+	MaxChunk int64
+	// Depth bounds the ops sent to a worker and not yet reported, per slot
+	// (see CoreOptions.Depth); 32 when 0: deep enough that reports and
+	// submissions travel in batches.
+	Depth int
+	// UnitOps bounds the ops of a dispatch unit (see CoreOptions.UnitOps);
+	// 256 when 0, and no units when negative. Every unit costs a frame
+	// each way on the control connection, some tens of microseconds of
+	// CPU on each side on loopback: a unit of 256 tiny ops spreads them
+	// thin, and UnitCost still bounds a unit of larger ones.
+	UnitOps int
+	// UnitCost bounds a unit's estimated bytes (see CoreOptions.UnitCost).
+	UnitCost int64
+	// NoMap reads every chunk over TCP, also from workers on this host
+	// whose chunks are in shared memory and could be mapped.
+	NoMap bool
+}
+
+// WorkerInfo describes a worker the scheduler knows.
+type WorkerInfo struct {
+	Name      string
+	Addr      string // control and chunk service
+	Gossip    string
+	Slots     int
+	PID       int
+	State     string // "alive", "left" or "failed"
+	Connected bool   // the scheduler's control connection is up
+}
+
+// A Scheduler runs jobs on the worker processes of a cluster. It implements
+// Runner and is safe for concurrent use.
+type Scheduler struct {
+	cfg    Config
+	node   *cluster.Node
+	pool   *wire.Pool
+	remote sync.Map // names of workers found on other hosts: their chunks are not mapped
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	workers map[string]*remoteWorker // connecting or connected
+	jobs    map[uint64]*mailbox
+	nextJob uint64
+	chunks  map[uint64]core.Location // kept chunks by ID
+	seq     uint64
+	status  map[uint64]chan string
+	closed  bool
+}
+
+var _ exec.Runner = (*Scheduler)(nil)
+
+type remoteWorker struct {
+	name, addr string
+	slots      int
+	cc         *wire.Conn // nil while connecting
+}
+
+// An input is something that happened to a job, queued for its Run loop.
+type input struct {
+	up, down bool // worker up or down
+	worker   string
+	slots    int
+	msg      wire.Msg // a worker's report when neither up nor down
+}
+
+// A mailbox is an unbounded queue of inputs with a wake-up channel, so that
+// connection readers never block on a busy job.
+type mailbox struct {
+	mu    sync.Mutex
+	items []input
+	spare []input // the slice take returned last, to fill next
+	wake  chan struct{}
+}
+
+func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
+
+func (m *mailbox) put(in input) { m.putAll([]input{in}) }
+
+func (m *mailbox) putAll(ins []input) {
+	m.mu.Lock()
+	m.items = append(m.items, ins...)
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the inputs queued so far. The slice it returns is valid
+// until the next call.
+func (m *mailbox) take() []input {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	items := m.items
+	clear(m.spare)
+	m.items, m.spare = m.spare[:0], items
+	return items
+}
+
+// New joins the cluster as its scheduler (starting a cluster when
+// cfg.Join is empty) and connects to every worker that joins.
+func New(ctx context.Context, cfg Config) (*Scheduler, error) {
+	if cfg.Name == "" {
+		cfg.Name = "scheduler"
+	}
+	if cfg.MaxChunk <= 0 {
+		cfg.MaxChunk = 16 << 30
+	}
+	if cfg.CancelWait <= 0 {
+		cfg.CancelWait = time.Second
+	}
+	if cfg.Depth == 0 {
+		cfg.Depth = 32
+	}
+	if cfg.UnitOps == 0 {
+		cfg.UnitOps = 256
+	}
+	if cfg.Gossip != "" {
+		if err := wire.CheckListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
+	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
+		chunks: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+	node, err := cluster.Join(ctx, cluster.Config{
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go s.watch()
+	return s, nil
+}
+
+// GossipAddr is the address workers join the cluster through.
+func (s *Scheduler) GossipAddr() string { return s.node.GossipAddr() }
+
+// Members returns the cluster's member table.
+func (s *Scheduler) Members() []cluster.Member { return s.node.Members() }
+
+// Close leaves the cluster and closes the connections to the workers. Jobs
+// still running fail.
+func (s *Scheduler) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	err := s.node.Leave(time.Second)
+	s.mu.Lock()
+	for _, w := range s.workers {
+		if w.cc != nil {
+			w.cc.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.pool.Close()
+	return err
+}
+
+// watch follows the member table, connecting to workers that join and
+// dropping those that leave.
+func (s *Scheduler) watch() {
+	defer s.wg.Done()
+	for {
+		ch := s.node.Changed()
+		alive := map[string]bool{}
+		for _, m := range s.node.Members() {
+			if m.Meta.Role != cluster.RoleWorker || m.State != cluster.Alive || m.Meta.Addr == "" {
+				continue
+			}
+			alive[m.Name] = true
+			s.mu.Lock()
+			if _, ok := s.workers[m.Name]; !ok && !s.closed {
+				w := &remoteWorker{name: m.Name, addr: m.Meta.Addr, slots: max(m.Meta.Slots, 1)}
+				s.workers[m.Name] = w
+				s.wg.Add(1)
+				go s.connect(w)
+			}
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+		var gone []*remoteWorker
+		for name, w := range s.workers {
+			if !alive[name] {
+				gone = append(gone, w)
+			}
+		}
+		s.mu.Unlock()
+		for _, w := range gone {
+			s.drop(w)
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Second):
+			// Redial workers still alive whose connection dropped.
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// connect dials a worker's control service and reads its reports until the
+// connection fails.
+func (s *Scheduler) connect(w *remoteWorker) {
+	defer s.wg.Done()
+	var c net.Conn
+	var err error
+	for try := 0; try < 5; try++ {
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		c, err = wire.Dial(ctx, w.addr, wire.ConnControl, s.cfg.SecretKey)
+		cancel()
+		if err == nil || s.ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		s.drop(w)
+		return
+	}
+	cc := wire.NewConn(c)
+	s.mu.Lock()
+	if s.closed || s.workers[w.name] != w {
+		s.mu.Unlock()
+		cc.Close()
+		return
+	}
+	w.cc = cc
+	for _, mb := range s.jobs {
+		mb.put(input{up: true, worker: w.name, slots: w.slots})
+	}
+	s.mu.Unlock()
+	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+	// The reports of one frame go to their jobs together, so that a job
+	// takes them in one go.
+	var mb *mailbox
+	var batch []input
+	var job uint64 // the job of the last report, if known
+	var known, ok bool
+	var to *mailbox // job's mailbox, if ok
+	for {
+		var m wire.Msg
+		if err := dec.Next(&m); err != nil {
+			break
+		}
+		if m.Kind == wire.MsgStatusReply {
+			s.mu.Lock()
+			if ch, ok := s.status[m.Seq]; ok {
+				ch <- m.Text
+				delete(s.status, m.Seq)
+			}
+			s.mu.Unlock()
+		} else {
+			// The job of the frame's last report is looked up once a frame.
+			if !known || m.Job != job {
+				s.mu.Lock()
+				to, ok = s.jobs[m.Job]
+				s.mu.Unlock()
+				job, known = m.Job, true
+			}
+			switch {
+			case ok:
+				if to != mb && len(batch) > 0 {
+					mb.putAll(batch)
+					batch = batch[:0]
+				}
+				mb = to
+				batch = append(batch, input{worker: w.name, msg: m})
+			case m.Kind == wire.MsgDone:
+				// The job is over: nobody will use or free this chunk.
+				cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{m.ID}})
+			}
+		}
+		if !dec.Buffered() {
+			known = false
+			if len(batch) > 0 {
+				mb.putAll(batch)
+				batch = batch[:0]
+			}
+		}
+	}
+	if len(batch) > 0 {
+		mb.putAll(batch) // what came before a malformed message
+	}
+	s.drop(w)
+}
+
+// drop forgets a worker: its jobs learn it is down and its chunks are gone.
+func (s *Scheduler) drop(w *remoteWorker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.workers[w.name] != w {
+		return
+	}
+	delete(s.workers, w.name)
+	if w.cc != nil {
+		w.cc.Close()
+		for _, mb := range s.jobs {
+			mb.put(input{down: true, worker: w.name})
+		}
+	}
+	for id, loc := range s.chunks {
+		if loc.Worker == w.name {
+			delete(s.chunks, id)
+		}
+	}
+}
+
+// Run implements Runner.
+func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
+	if len(job.IDs) != len(job.Graph.Ops) {
+		return fmt.Errorf("run: %d chunk IDs for %d ops", len(job.IDs), len(job.Graph.Ops))
+	}
+	mb := newMailbox()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("scheduler closed")
+	}
+	s.nextJob++
+	jobID := s.nextJob
+	s.jobs[jobID] = mb
+	var ups []input
+	for _, w := range s.workers {
+		if w.cc != nil {
+			ups = append(ups, input{up: true, worker: w.name, slots: w.slots})
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.jobs, jobID)
+		s.mu.Unlock()
+		// Chunks reported after the job ended are nobody's: free them.
+		for _, in := range mb.take() {
+			if in.msg.Kind == wire.MsgDone {
+				if cc, _ := s.conn(in.worker); cc != nil {
+					cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{in.msg.ID}})
+				}
+			}
+		}
+	}()
+
+	// Events are stamped with the time their input was taken.
+	var now time.Time
+	var observe func(core.Event)
+	if job.Observe != nil {
+		observe = func(ev core.Event) {
+			ev.At = now
+			job.Observe(ev)
+		}
+	}
+	machine := core.New(job.Graph, job.IDs, job.Keep, core.Options{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
+		UnitOps: s.cfg.UnitOps, UnitCost: s.cfg.UnitCost, Observe: observe})
+	now = time.Now()
+	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
+	for _, in := range ups {
+		s.apply(jobID, job, mb, machine.WorkerUp(in.worker, in.slots))
+	}
+	s.apply(jobID, job, mb, machine.Start())
+
+	var abandon <-chan time.Time
+	var outs []core.Output
+	cancelled := false
+	for {
+		if done, _ := machine.Done(); done {
+			break
+		}
+		var stop <-chan struct{}
+		now = time.Now()
+		if !cancelled {
+			stop = ctx.Done()
+			if s.ctx.Err() != nil {
+				cancelled = true
+				s.apply(jobID, job, mb, machine.Cancel())
+				abandon = time.After(s.cfg.CancelWait)
+				continue
+			}
+		}
+		select {
+		case <-mb.wake:
+			now = time.Now()
+			// What the core answers to all the inputs taken goes out
+			// together: a message a worker, not one an input.
+			outs = outs[:0]
+			machine.Hold()
+			ins := mb.take()
+			for i := range ins {
+				outs = append(outs, s.step(machine, &ins[i]))
+			}
+			outs = append(outs, machine.Dispatch())
+			s.apply(jobID, job, mb, outs...)
+			clear(outs)
+		case <-stop:
+			now = time.Now()
+			cancelled = true
+			s.apply(jobID, job, mb, machine.Cancel())
+			abandon = time.After(s.cfg.CancelWait)
+		case <-s.ctx.Done():
+			// The scheduler closes: handled at the top of the loop.
+		case <-abandon:
+			now = time.Now()
+			s.apply(jobID, job, mb, machine.Abandon())
+		}
+	}
+	// The job's last frees go now: whoever ran it may look at the
+	// workers next.
+	s.mu.Lock()
+	for _, w := range s.workers {
+		if w.cc != nil {
+			w.cc.Flush()
+		}
+	}
+	s.mu.Unlock()
+	_, err := machine.Done()
+	if err == nil {
+		s.mu.Lock()
+		for k, id := range job.IDs {
+			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
+				if loc, ok := machine.Holder(k); ok {
+					s.chunks[id] = loc
+				}
+			}
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	if errors.Is(err, core.ErrCancelled) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errors.New("scheduler closed")
+	}
+	return err
+}
+
+// step feeds one input to the core.
+func (s *Scheduler) step(machine *core.Core, in *input) core.Output {
+	switch {
+	case in.up:
+		return machine.WorkerUp(in.worker, in.slots)
+	case in.down:
+		return machine.WorkerDown(in.worker)
+	}
+	m := &in.msg
+	switch m.Kind {
+	case wire.MsgStarted:
+		return machine.Started(m.Key, in.worker, m.Attempt)
+	case wire.MsgDone:
+		machine.Spilled(m.Spilled)
+		return machine.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
+	case wire.MsgFailed:
+		if m.Final {
+			return machine.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
+		}
+		if m.Peer != "" {
+			return machine.FailedFetch(m.Key, in.worker, m.Attempt, m.Peer, m.Err)
+		}
+		return machine.Failed(m.Key, in.worker, m.Attempt, m.Err)
+	case wire.MsgCancelled:
+		return machine.CancelDone(m.Key, in.worker, m.Attempt)
+	}
+	return core.Output{}
+}
+
+// apply carries out the core's instructions for job jobID, the outputs in
+// order. Each worker gets what is for it in one batch, in the order the
+// core gave it: frees and cancels before the runs of each output.
+func (s *Scheduler) apply(jobID uint64, job *exec.Job, mb *mailbox, outs ...core.Output) {
+	type batch struct {
+		worker string
+		cc     *wire.Conn
+		ms     []*wire.Msg
+		frees  int      // IDs to free
+		ids    []uint64 // the IDs to free so far
+		first  int      // the first of ids in the last free message
+		runsOf int      // 1 + the index of the output whose runs ms has last
+		urgent bool     // ms has more than frees
+	}
+	var batches []*batch // in the order the workers first appear
+	of := func(name string) *batch {
+		for _, b := range batches {
+			if b.worker == name {
+				return b
+			}
+		}
+		b := &batch{worker: name}
+		b.cc, _ = s.conn(name)
+		batches = append(batches, b)
+		return b
+	}
+	addrs := map[string]string{}
+	addr := func(name string) string {
+		a, ok := addrs[name]
+		if !ok {
+			_, a = s.conn(name)
+			addrs[name] = a
+		}
+		return a
+	}
+	// The IDs a worker is to free are cut from one slab a worker: its
+	// frees in a row go in one message.
+	for _, out := range outs {
+		for _, f := range out.Free {
+			of(f.Worker).frees++
+		}
+	}
+	for _, b := range batches {
+		b.ids = make([]uint64, 0, b.frees)
+	}
+	for oi, out := range outs {
+		for _, f := range out.Free {
+			b := of(f.Worker)
+			b.ids = append(b.ids, f.ID) // within its capacity
+			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == wire.MsgFree {
+				b.ms[n-1].IDs = b.ids[b.first:len(b.ids):len(b.ids)]
+			} else {
+				b.first = len(b.ids) - 1
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgFree, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
+			}
+		}
+		for _, c := range out.Cancel {
+			b := of(c.Worker)
+			b.urgent = true
+			b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgCancel, Job: jobID, Key: c.Key, Attempt: c.Attempt})
+		}
+		// A worker's runs go as one message, which the encoder expands.
+		for _, r := range out.Run {
+			b := of(r.Worker)
+			if b.runsOf != oi+1 {
+				b.runsOf, b.urgent = oi+1, true
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgSubmit, Runs: &wire.RunBatch{Job: jobID, Worker: r.Worker, Runs: out.Run,
+					G: job.Graph, Ids: job.IDs, Addrs: addrs}})
+			}
+			for _, in := range r.Inputs {
+				addr(in.Worker)
+			}
+		}
+	}
+	for _, b := range batches {
+		err := errors.New("no connection")
+		if b.cc != nil {
+			// Frees alone are not urgent: they wait for the worker's
+			// next frame, or a millisecond (see ctlConn.sendSoon).
+			if !b.urgent {
+				err = b.cc.SendSoon(b.ms...)
+			} else {
+				err = b.cc.SendAll(b.ms)
+			}
+		}
+		if err == nil {
+			continue
+		}
+		for _, m := range b.ms {
+			if m.Runs == nil {
+				continue
+			}
+			for _, r := range m.Runs.Runs {
+				if r.Worker == b.worker {
+					mb.put(input{worker: b.worker, msg: wire.Msg{Kind: wire.MsgFailed, Job: jobID, Key: r.Key, Attempt: r.Attempt,
+						Err: fmt.Sprintf("submit to %s: %v", b.worker, err)}})
+				}
+			}
+		}
+	}
+}
+
+// conn returns the control connection and the address of a worker.
+func (s *Scheduler) conn(name string) (*wire.Conn, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workers[name]
+	if !ok {
+		return nil, ""
+	}
+	return w.cc, w.addr
+}
+
+func (s *Scheduler) locate(id uint64) (core.Location, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	loc, ok := s.chunks[id]
+	return loc, ok
+}
+
+// Fetch implements Runner: it reads the chunk from the worker holding it.
+func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error) {
+	loc, ok := s.locate(id)
+	if !ok {
+		return nil, fmt.Errorf("no chunk %d", id)
+	}
+	_, addr := s.conn(loc.Worker)
+	if addr == "" {
+		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
+	}
+	if a, ok := s.fetchLocal(ctx, loc, addr); ok {
+		return a, nil
+	}
+	a, err := s.pool.Fetch(ctx, addr, id)
+	if err != nil {
+		return nil, fmt.Errorf("fetch chunk %d from %s: %w", id, loc.Worker, err)
+	}
+	return a, nil
+}
+
+// Where implements Runner.
+func (s *Scheduler) Where(id uint64) string {
+	loc, _ := s.locate(id)
+	return loc.Worker
+}
+
+// Free implements Runner: the workers holding the chunks drop them.
+func (s *Scheduler) Free(ids []uint64) {
+	byWorker := map[string][]uint64{}
+	s.mu.Lock()
+	for _, id := range ids {
+		if loc, ok := s.chunks[id]; ok {
+			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
+			delete(s.chunks, id)
+		}
+	}
+	s.mu.Unlock()
+	for name, ids := range byWorker {
+		if cc, _ := s.conn(name); cc != nil {
+			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: ids})
+		}
+	}
+}
+
+// Put stores a as chunk id on the connected worker holding the fewest kept
+// bytes, as if a job had made and kept it.
+func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
+	if err := a.Check(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	held := map[string]int64{}
+	for _, loc := range s.chunks {
+		held[loc.Worker] += loc.NBytes
+	}
+	var best *remoteWorker
+	for _, name := range core.SortedKeys(s.workers) {
+		w := s.workers[name]
+		if w.cc != nil && (best == nil || held[name] < held[best.name]) {
+			best = w
+		}
+	}
+	s.mu.Unlock()
+	if best == nil {
+		return errors.New("put: no worker connected")
+	}
+	if err := wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey); err != nil {
+		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
+	}
+	s.mu.Lock()
+	s.chunks[id] = core.Location{ID: id, Worker: best.name, NBytes: int64(a.NBytes())}
+	s.mu.Unlock()
+	return nil
+}
+
+// Workers lists the workers of the member table, by name.
+func (s *Scheduler) Workers() []WorkerInfo {
+	var out []WorkerInfo
+	for _, m := range s.node.Members() {
+		if m.Meta.Role != cluster.RoleWorker {
+			continue
+		}
+		cc, _ := s.conn(m.Name)
+		out = append(out, WorkerInfo{Name: m.Name, Addr: m.Meta.Addr, Gossip: m.Gossip, Slots: m.Meta.Slots,
+			PID: m.Meta.PID, State: m.State.String(), Connected: cc != nil})
+	}
+	return out
+}
+
+// WaitWorkers waits until n workers are connected or ctx is done.
+func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
+	for {
+		ch := s.node.Changed()
+		k := 0
+		for _, w := range s.Workers() {
+			if w.Connected {
+				k++
+			}
+		}
+		if k >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d workers connected: %w", k, n, ctx.Err())
+		case <-ch:
+		case <-time.After(20 * time.Millisecond): // connections come up after joins
+		}
+	}
+}
+
+// WorkerStatus asks a worker for its status text ("key value" lines).
+func (s *Scheduler) WorkerStatus(name string) (string, bool) {
+	s.mu.Lock()
+	w, ok := s.workers[name]
+	if !ok || w.cc == nil {
+		s.mu.Unlock()
+		return "", false
+	}
+	s.seq++
+	seq := s.seq
+	ch := make(chan string, 1)
+	s.status[seq] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.status, seq)
+		s.mu.Unlock()
+	}()
+	if w.cc.Send(&wire.Msg{Kind: wire.MsgStatus, Seq: seq}) != nil {
+		return "", false
+	}
+	select {
+	case text := <-ch:
+		return text, true
+	case <-time.After(2 * time.Second):
+		return "", false
+	case <-s.ctx.Done():
+		return "", false
+	}
+}
+
+// fetchLocal reads chunk loc.ID by mapping it (see mapLocal). The array's
+// data stay mapped until the array is unreachable: a caller keeps the
+// array, not only its Data, while it reads them.
+func (s *Scheduler) fetchLocal(ctx context.Context, loc core.Location, addr string) (*tensor.Array, bool) {
+	if s.cfg.NoMap {
+		return nil, false
+	}
+	m, ok := wire.MapLocal(ctx, &s.remote, loc, addr, s.cfg.SecretKey)
+	if !ok {
+		return nil, false
+	}
+	a := m.Array()
+	runtime.AddCleanup(a, func(m *shm.Mapping) { m.Close() }, m)
+	return a, true
+}

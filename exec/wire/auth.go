@@ -1,0 +1,179 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// Every connection to a worker's TCP service opens with a challenge and
+// response that proves to each end that the other holds the cluster key:
+//
+//	client → server: "MFS1", a 32-byte random nonce c
+//	server → client: a 32-byte random nonce s, HMAC-SHA256(key, "server" c s)
+//	client → server: HMAC-SHA256(key, "client" c s), the connection's kind byte
+//	server → client: 0 (accepted) or 1 (refused)
+//
+// Each end checks the other's MAC before anything else moves, so a peer
+// without the key can neither submit ops, read chunks nor pose as a worker.
+// Without a key the MACs use the empty key: that is only allowed on loopback
+// (see checkListen), and a keyed end still refuses a keyless one. The
+// handshake authenticates the peer; the bytes that follow are not encrypted.
+
+const (
+	authMagic = "MFS1"
+	nonceLen  = 32
+	// authTimeout bounds a handshake, so that a silent peer cannot hold a
+	// worker's goroutine.
+	authTimeout = 10 * time.Second
+)
+
+// ErrAuth is the error of a handshake with a peer that holds another key.
+var ErrAuth = errors.New("cluster authentication failed (wrong or missing key)")
+
+// DeriveKey turns a shared secret of any length into the 32-byte cluster
+// key: the gossip encryption key and the key of the workers' TCP service.
+func DeriveKey(secret []byte) []byte {
+	sum := sha256.Sum256(secret)
+	return sum[:]
+}
+
+// LoadKey returns the cluster key from the secret in file, or, when file is
+// empty, from the MARSFS_KEY environment variable; surrounding white space
+// is ignored. It returns nil when neither is given.
+func LoadKey(file string) ([]byte, error) {
+	var secret string
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("key file: %w", err)
+		}
+		if secret = strings.TrimSpace(string(b)); secret == "" {
+			return nil, fmt.Errorf("key file %s is empty", file)
+		}
+	} else if secret = strings.TrimSpace(os.Getenv("MARSFS_KEY")); secret == "" {
+		return nil, nil
+	}
+	return DeriveKey([]byte(secret)), nil
+}
+
+// CheckListen refuses an address beyond loopback when there is no key:
+// cluster traffic off the machine must be authenticated.
+func CheckListen(what, addr string, key []byte) error {
+	if len(key) > 0 {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s address %q: %w", what, addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%s address %s is beyond loopback: cluster traffic there needs a shared key (--key-file or MARSFS_KEY)", what, addr)
+}
+
+func authMAC(key []byte, role string, cn, sn []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(role))
+	m.Write(cn)
+	m.Write(sn)
+	return m.Sum(nil)
+}
+
+// clientAuth runs the client's side of the handshake on c and names the
+// connection's kind.
+func clientAuth(c net.Conn, key []byte, kind byte) error {
+	c.SetDeadline(time.Now().Add(authTimeout))
+	defer c.SetDeadline(time.Time{})
+	hello := make([]byte, len(authMagic)+nonceLen)
+	copy(hello, authMagic)
+	cn := hello[len(authMagic):]
+	rand.Read(cn)
+	if _, err := c.Write(hello); err != nil {
+		return err
+	}
+	reply := make([]byte, nonceLen+sha256.Size)
+	if _, err := io.ReadFull(c, reply); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return ErrAuth // the server hung up on the hello
+		}
+		return err
+	}
+	sn := reply[:nonceLen]
+	if !hmac.Equal(reply[nonceLen:], authMAC(key, "server", cn, sn)) {
+		return ErrAuth
+	}
+	if _, err := c.Write(append(authMAC(key, "client", cn, sn), kind)); err != nil {
+		return err
+	}
+	var ok [1]byte
+	if _, err := io.ReadFull(c, ok[:]); err != nil || ok[0] != 0 {
+		return ErrAuth
+	}
+	return nil
+}
+
+// ServerAuth runs the server's side of the handshake on c, reading through
+// r (which buffers c), and returns the connection's kind.
+func ServerAuth(c net.Conn, r io.Reader, key []byte) (byte, error) {
+	c.SetDeadline(time.Now().Add(authTimeout))
+	defer c.SetDeadline(time.Time{})
+	hello := make([]byte, len(authMagic)+nonceLen)
+	if _, err := io.ReadFull(r, hello); err != nil {
+		return 0, err
+	}
+	if !bytes.Equal(hello[:len(authMagic)], []byte(authMagic)) {
+		return 0, errors.New("not a marsfs connection")
+	}
+	cn := hello[len(authMagic):]
+	sn := make([]byte, nonceLen)
+	rand.Read(sn)
+	if _, err := c.Write(append(append([]byte(nil), sn...), authMAC(key, "server", cn, sn)...)); err != nil {
+		return 0, err
+	}
+	resp := make([]byte, sha256.Size+1)
+	if _, err := io.ReadFull(r, resp); err != nil {
+		return 0, err
+	}
+	if !hmac.Equal(resp[:sha256.Size], authMAC(key, "client", cn, sn)) {
+		c.Write([]byte{1})
+		return 0, ErrAuth
+	}
+	if _, err := c.Write([]byte{0}); err != nil {
+		return 0, err
+	}
+	return resp[sha256.Size], nil
+}
+
+// Dial connects to a worker's service at addr for a connection of the
+// given kind, authenticating both ends with key.
+func Dial(ctx context.Context, addr string, kind byte, key []byte) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	err = clientAuth(c, key, kind)
+	if !stop() {
+		err = ctx.Err() // the handshake may have seen the deadline
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return c, nil
+}

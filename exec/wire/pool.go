@@ -1,0 +1,142 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"net"
+	"sync"
+
+	"marsfs/tensor"
+)
+
+// Pool keeps idle fetch connections to workers' chunk services, so that
+// moving many small chunks does not pay a TCP handshake each.
+type Pool struct {
+	limit int64  // largest chunk accepted
+	key   []byte // the cluster key
+
+	mu     sync.Mutex
+	idle   map[string][]*dataConn
+	closed bool
+}
+
+type dataConn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+// maxIdle bounds the idle connections kept to one address.
+const maxIdle = 4
+
+func NewPool(limit int64, key []byte) *Pool {
+	return &Pool{limit: limit, key: key, idle: make(map[string][]*dataConn)}
+}
+
+func (p *Pool) get(ctx context.Context, addr string) (*dataConn, error) {
+	p.mu.Lock()
+	if cs := p.idle[addr]; len(cs) > 0 {
+		c := cs[len(cs)-1]
+		p.idle[addr] = cs[:len(cs)-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	c, err := Dial(ctx, addr, ConnFetch, p.key)
+	if err != nil {
+		return nil, err
+	}
+	return &dataConn{Conn: c, br: bufio.NewReader(c)}, nil
+}
+
+func (p *Pool) put(addr string, c *dataConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.idle[addr]) >= maxIdle {
+		c.Close()
+		return
+	}
+	p.idle[addr] = append(p.idle[addr], c)
+}
+
+// Fetch reads chunk id from the worker serving at addr. A connection that
+// answered cleanly, even with an error reply, goes back to the pool.
+func (p *Pool) Fetch(ctx context.Context, addr string, id uint64) (*tensor.Array, error) {
+	c, err := p.get(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	a, err := p.exchange(c, id)
+	if !stop() {
+		// ctx ended during the exchange and closed the connection.
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		if _, remote := err.(remoteError); !remote {
+			c.Close()
+			return nil, err
+		}
+	}
+	p.put(addr, c)
+	return a, err
+}
+
+func (p *Pool) exchange(c *dataConn, id uint64) (*tensor.Array, error) {
+	if _, err := c.Write(putID(id)); err != nil {
+		return nil, err
+	}
+	return ReadChunk(c.br, p.limit)
+}
+
+// FetchAll reads chunks ids from the worker serving at addr into out, in
+// order, in one exchange: the IDs go out in one write, and the worker
+// answers them one after the other, flushing once it has answered all it
+// read. Small chunks read from one peer then cost one round trip, not one
+// each. On error, out holds the chunks read before it.
+func (p *Pool) FetchAll(ctx context.Context, addr string, ids []uint64, out []*tensor.Array) error {
+	c, err := p.get(ctx, addr)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	req := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
+		req = binary.BigEndian.AppendUint64(req, id)
+	}
+	_, err = c.Write(req)
+	i := 0
+	for ; err == nil && i < len(ids); i++ {
+		out[i], err = ReadChunk(c.br, p.limit)
+	}
+	if !stop() {
+		if err == nil {
+			err = ctx.Err()
+		}
+		return err
+	}
+	if err != nil {
+		// An error reply leaves the connection in step only once every
+		// reply has been read.
+		c.Close()
+		return err
+	}
+	p.put(addr, c)
+	return nil
+}
+
+// Close closes the idle connections; later puts close theirs.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, cs := range p.idle {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	p.idle = nil
+}
