@@ -30,7 +30,9 @@ const size = 1 << 30
 // tree serves an engine holding a 1 GiB tensor, x, in session 1.
 func tree(b *testing.B) (sock, tcp string) {
 	b.Helper()
-	eng := engine.New(sched.NewLocal(0))
+	run := sched.NewLocal(0)
+	b.Cleanup(func() { run.Close() })
+	eng := engine.New(run)
 	srv := fs.NewServer(eng, fs.Config{})
 	sock = filepath.Join(b.TempDir(), "m.sock")
 	ul, err := fs.Listen(sock)

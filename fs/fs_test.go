@@ -27,7 +27,7 @@ import (
 type testServer struct {
 	srv  *Server
 	eng  *engine.Engine
-	run  *sched.Local
+	run  *sched.Scheduler
 	tcp  string // 127.0.0.1:port
 	sock string // unix socket path
 }
@@ -36,6 +36,7 @@ type testServer struct {
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	run := sched.NewLocal(2)
+	t.Cleanup(func() { run.Close() })
 	ts := startServerOn(t, cfg, run)
 	ts.run = run
 	return ts

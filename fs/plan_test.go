@@ -7,7 +7,7 @@ import (
 )
 
 // TestPlanFile reads a graph's plan: the header, then one line an operand
-// with its inputs, worker and priority.
+// with its inputs, worker and priority (its rank in the run order).
 func TestPlanFile(t *testing.T) {
 	needParser(t)
 	ts := startServer(t, Config{})
@@ -30,7 +30,7 @@ func TestPlanFile(t *testing.T) {
 	}
 	for k, l := range lines {
 		f := strings.Fields(l)
-		if len(f) != 5 || f[0] != strconv.Itoa(k) || f[3] != "local" || f[4] != "-" {
+		if _, err := strconv.Atoi(f[4]); len(f) != 5 || f[0] != strconv.Itoa(k) || f[3] != "local" || err != nil {
 			t.Errorf("line %d: %q", k, l)
 			continue
 		}

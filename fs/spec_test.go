@@ -439,7 +439,7 @@ func TestChunks(t *testing.T) {
 }
 
 // failing runs nothing: every job fails as a worker would report it.
-type failing struct{ *sched.Local }
+type failing struct{ *sched.Scheduler }
 
 func (failing) Run(ctx context.Context, job *exec.Job) error {
 	return errors.New("operand 0 (rand) failed on w9 after 3 attempts: disk on fire")
@@ -447,7 +447,9 @@ func (failing) Run(ctx context.Context, job *exec.Job) error {
 
 func TestFailedGraph(t *testing.T) {
 	needParser(t)
-	ts := startServerOn(t, Config{}, failing{sched.NewLocal(1)})
+	run := sched.NewLocal(1)
+	t.Cleanup(func() { run.Close() })
+	ts := startServerOn(t, Config{}, failing{run})
 	c := dial(t, ts.sock)
 	s := clone(t, c)
 	submit(t, c, s, "x = rand(10)\n")
@@ -496,7 +498,9 @@ func TestSubmitJSON(t *testing.T) {
 // write that ends there makes of the text written so far.
 func TestSubmitChecks(t *testing.T) {
 	needParser(t)
-	eng := engine.New(sched.NewLocal(1))
+	run := sched.NewLocal(1)
+	defer run.Close()
+	eng := engine.New(run)
 	defer eng.Close()
 	sess, _ := eng.NewSession("me")
 	tests := []struct {

@@ -216,17 +216,14 @@ func cpuProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// localCluster shows the in-process runner of `up --workers 0` as the one
-// member and worker.
-type localCluster struct{ run *sched.Local }
+// localCluster shows the scheduler of `up --workers 0` and its one
+// in-process worker as the one member and worker.
+type localCluster struct{ run *sched.Scheduler }
 
-func (l localCluster) Members() string   { return "local - scheduler,worker alive\n" }
-func (l localCluster) Workers() []string { return []string{"local"} }
+func (l localCluster) Members() string   { return sched.LocalWorker + " - scheduler,worker alive\n" }
+func (l localCluster) Workers() []string { return []string{sched.LocalWorker} }
 func (l localCluster) WorkerStatus(name string) (string, bool) {
-	if name != "local" {
-		return "", false
-	}
-	return fmt.Sprintf("chunks %d\n", l.run.Len()), true
+	return l.run.WorkerStatus(name)
 }
 
 // children are the worker processes of up.

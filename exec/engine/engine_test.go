@@ -13,9 +13,10 @@ import (
 	"marsfs/tensor/spec/syntax"
 )
 
-func newTestSession(t *testing.T) (*Engine, *sched.Local, *Session) {
+func newTestSession(t *testing.T) (*Engine, *sched.Scheduler, *Session) {
 	t.Helper()
 	r := sched.NewLocal(2)
+	t.Cleanup(func() { r.Close() })
 	e := New(r)
 	t.Cleanup(e.Close)
 	s, err := e.NewSession("test")

@@ -14,7 +14,7 @@ import (
 // gatedRunner is a LocalRunner whose job number at (1 for the first)
 // waits until gate is closed or its context is done.
 type gatedRunner struct {
-	*sched.Local
+	*sched.Scheduler
 	gate    chan struct{}
 	at      int
 	jobs    int
@@ -22,7 +22,7 @@ type gatedRunner struct {
 }
 
 func newGatedRunner(at int) *gatedRunner {
-	return &gatedRunner{Local: sched.NewLocal(2), gate: make(chan struct{}), at: at, waiting: make(chan struct{})}
+	return &gatedRunner{Scheduler: sched.NewLocal(2), gate: make(chan struct{}), at: at, waiting: make(chan struct{})}
 }
 
 func (r *gatedRunner) Run(ctx context.Context, job *exec.Job) error {
@@ -34,7 +34,7 @@ func (r *gatedRunner) Run(ctx context.Context, job *exec.Job) error {
 			return ctx.Err()
 		}
 	}
-	return r.Local.Run(ctx, job)
+	return r.Scheduler.Run(ctx, job)
 }
 
 // TestStagedGraph runs a spec whose lengths the data decides: one graph
@@ -116,11 +116,8 @@ func TestStagedGraph(t *testing.T) {
 		tt, _ := s.Tensor(name)
 		n += len(tt.Tiled().Keys)
 	}
-	r.Mu.Lock()
-	held := len(r.Chunks)
-	r.Mu.Unlock()
-	if held != n {
-		t.Errorf("the runner holds %d chunks, the session's tensors %d", held, n)
+	if held := r.Len(); held != n {
+		t.Errorf("the runner keeps %d chunks, the session's tensors %d", held, n)
 	}
 	g2, err := s.Submit(string(js))
 	if err != nil {
@@ -135,6 +132,7 @@ func TestStagedGraph(t *testing.T) {
 // fails the graph with NumPy's message and frees what its stages kept.
 func TestStagedGraphFails(t *testing.T) {
 	r := sched.NewLocal(2)
+	defer r.Close()
 	e := New(r)
 	defer e.Close()
 	s, err := e.NewSession("test")
@@ -150,10 +148,7 @@ func TestStagedGraphFails(t *testing.T) {
 	if st := g.Wait(ctx); st.State != Failed || !strings.Contains(g.Err(), "operands could not be broadcast together with shapes (13,) (3,)") {
 		t.Errorf("%s: %q", st.State, g.Err())
 	}
-	r.Mu.Lock()
-	held := len(r.Chunks)
-	r.Mu.Unlock()
-	if held != 0 {
+	if held := r.Len(); held != 0 {
 		t.Errorf("a failed graph left %d chunks", held)
 	}
 	if len(s.Tensors()) != 0 {
@@ -164,7 +159,9 @@ func TestStagedGraphFails(t *testing.T) {
 // TestStagedStoredOnly runs a graph whose last stage only names chunks of
 // the first (unique's values, one chunk): a stage of stored operands.
 func TestStagedStoredOnly(t *testing.T) {
-	e := New(sched.NewLocal(2))
+	r := sched.NewLocal(2)
+	defer r.Close()
+	e := New(r)
 	defer e.Close()
 	s, err := e.NewSession("test")
 	if err != nil {
@@ -212,10 +209,7 @@ func TestStagedGraphCancel(t *testing.T) {
 	if st := g.Wait(ctx); st.State != CancelledGraph {
 		t.Errorf("%s: %s", st.State, g.Err())
 	}
-	r.Mu.Lock()
-	held := len(r.Chunks)
-	r.Mu.Unlock()
-	if held != 0 || len(s.Tensors()) != 0 {
+	if held := r.Len(); held != 0 || len(s.Tensors()) != 0 {
 		t.Errorf("a cancelled graph left %d chunks and tensors %v", held, s.Tensors())
 	}
 }

@@ -17,7 +17,9 @@ import (
 // localResult computes spec's output name with the LocalRunner.
 func localResult(t *testing.T, spec, name string) []byte {
 	t.Helper()
-	e := engine.New(NewLocal(2))
+	lr := NewLocal(2)
+	defer lr.Close()
+	e := engine.New(lr)
 	defer e.Close()
 	s, err := e.NewSession("test")
 	if err != nil {

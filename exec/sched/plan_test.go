@@ -17,7 +17,7 @@ func TestPlanOnRunners(t *testing.T) {
 		run     exec.Runner
 		workers int
 		ranked  bool
-	}{{"scheduler", tc.s, 2, true}, {"local", NewLocal(2), 1, false}} {
+	}{{"scheduler", tc.s, 2, true}, {"local", newLocal(t, 2), 1, true}} {
 		t.Run(r.name, func(t *testing.T) {
 			e := engine.New(r.run)
 			defer e.Close()

@@ -17,6 +17,7 @@ import (
 	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
+	"marsfs/exec/worker"
 	"marsfs/shm"
 	"marsfs/tensor"
 )
@@ -94,6 +95,10 @@ type remoteWorker struct {
 	name, addr string
 	slots      int
 	cc         *wire.Conn // nil while connecting
+	// local is the worker when it runs in this process (NewLocal): its
+	// chunks are read and put through its store, not over the network,
+	// and no member table lists it.
+	local *worker.Worker
 }
 
 // An input is something that happened to a job, queued for its Run loop.
@@ -141,6 +146,29 @@ func (m *mailbox) take() []input {
 // New joins the cluster as its scheduler (starting a cluster when
 // cfg.Join is empty) and connects to every worker that joins.
 func New(ctx context.Context, cfg Config) (*Scheduler, error) {
+	if cfg.Gossip != "" {
+		if err := wire.CheckListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
+	s := newScheduler(cfg)
+	cfg = s.cfg
+	node, err := cluster.Join(ctx, cluster.Config{
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	s.wg.Add(1)
+	go s.watch()
+	return s, nil
+}
+
+// newScheduler returns a scheduler of cfg, with cfg's defaults set, that
+// knows no worker yet.
+func newScheduler(cfg Config) *Scheduler {
 	if cfg.Name == "" {
 		cfg.Name = "scheduler"
 	}
@@ -156,32 +184,39 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if cfg.UnitOps == 0 {
 		cfg.UnitOps = 256
 	}
-	if cfg.Gossip != "" {
-		if err := wire.CheckListen("scheduler gossip", cfg.Gossip, cfg.SecretKey); err != nil {
-			return nil, err
-		}
-	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
-	node, err := cluster.Join(ctx, cluster.Config{
-		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
-		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.node = node
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.wg.Add(1)
-	go s.watch()
-	return s, nil
+	return s
 }
 
-// GossipAddr is the address workers join the cluster through.
-func (s *Scheduler) GossipAddr() string { return s.node.GossipAddr() }
+// GossipAddr is the address workers join the cluster through ("" for a
+// scheduler of NewLocal).
+func (s *Scheduler) GossipAddr() string {
+	if s.node == nil {
+		return ""
+	}
+	return s.node.GossipAddr()
+}
 
-// Members returns the cluster's member table.
-func (s *Scheduler) Members() []cluster.Member { return s.node.Members() }
+// Members returns the cluster's member table (nil for a scheduler of
+// NewLocal).
+func (s *Scheduler) Members() []cluster.Member {
+	if s.node == nil {
+		return nil
+	}
+	return s.node.Members()
+}
+
+// localWorker returns the in-process worker called name, or nil.
+func (s *Scheduler) localWorker(name string) *worker.Worker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.workers[name]; ok {
+		return w.local
+	}
+	return nil
+}
 
 // Close leaves the cluster and closes the connections to the workers. Jobs
 // still running fail.
@@ -194,14 +229,24 @@ func (s *Scheduler) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.stop()
-	err := s.node.Leave(time.Second)
+	var err error
+	if s.node != nil {
+		err = s.node.Leave(time.Second)
+	}
 	s.mu.Lock()
+	var local []*worker.Worker
 	for _, w := range s.workers {
 		if w.cc != nil {
 			w.cc.Close()
 		}
+		if w.local != nil {
+			local = append(local, w.local)
+		}
 	}
 	s.mu.Unlock()
+	for _, w := range local {
+		w.Close()
+	}
 	s.wg.Wait()
 	s.pool.Close()
 	return err
@@ -271,6 +316,12 @@ func (s *Scheduler) connect(w *remoteWorker) {
 		s.drop(w)
 		return
 	}
+	s.serve(w, c)
+}
+
+// serve reads the reports of worker w on its control connection c until
+// the connection fails, then forgets the worker.
+func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	cc := wire.NewConn(c)
 	s.mu.Lock()
 	if s.closed || s.workers[w.name] != w {
@@ -642,6 +693,13 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
 	if !ok {
 		return nil, fmt.Errorf("no chunk %d", id)
 	}
+	if lw := s.localWorker(loc.Worker); lw != nil {
+		a, ok := lw.Store().Get(id)
+		if !ok {
+			return nil, fmt.Errorf("worker %s holds no chunk %d", loc.Worker, id)
+		}
+		return a, nil
+	}
 	_, addr := s.conn(loc.Worker)
 	if addr == "" {
 		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
@@ -702,7 +760,13 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if best == nil {
 		return errors.New("put: no worker connected")
 	}
-	if err := wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey); err != nil {
+	var err error
+	if best.local != nil {
+		err = best.local.Put(id, a)
+	} else {
+		err = wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey)
+	}
+	if err != nil {
 		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
 	}
 	s.mu.Lock()
@@ -714,6 +778,15 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 // Workers lists the workers of the member table, by name.
 func (s *Scheduler) Workers() []WorkerInfo {
 	var out []WorkerInfo
+	if s.node == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, name := range core.SortedKeys(s.workers) {
+			w := s.workers[name]
+			out = append(out, WorkerInfo{Name: name, Slots: w.slots, PID: os.Getpid(), State: "alive", Connected: w.cc != nil})
+		}
+		return out
+	}
 	for _, m := range s.node.Members() {
 		if m.Meta.Role != cluster.RoleWorker {
 			continue
@@ -728,7 +801,10 @@ func (s *Scheduler) Workers() []WorkerInfo {
 // WaitWorkers waits until n workers are connected or ctx is done.
 func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 	for {
-		ch := s.node.Changed()
+		var ch <-chan struct{}
+		if s.node != nil {
+			ch = s.node.Changed()
+		}
 		k := 0
 		for _, w := range s.Workers() {
 			if w.Connected {

@@ -34,3 +34,10 @@ func fetchNamed(t *testing.T, s *engine.Session, name string) *tensor.Array {
 	}
 	return a
 }
+
+// newLocal returns NewLocal(slots), closed when the test ends.
+func newLocal(t testing.TB, slots int) *Scheduler {
+	s := NewLocal(slots)
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -44,7 +44,9 @@ func specOutputs(t *testing.T, s *engine.Session, g *engine.Graph) []*tensor.Arr
 
 // runSpecs runs clusterSpecs on a fresh session of each engine and compares.
 func runSpecs(t *testing.T, tc *testCluster) {
-	local := engine.New(NewLocal(2))
+	lr := NewLocal(2)
+	defer lr.Close()
+	local := engine.New(lr)
 	defer local.Close()
 	remote := engine.New(tc.s)
 	defer remote.Close()
@@ -125,7 +127,7 @@ func TestSpecThroughput(t *testing.T) {
 	for _, r := range []struct {
 		name   string
 		runner exec.Runner
-	}{{"local", NewLocal(2)}, {"2 worker processes", tc.s}} {
+	}{{"local", newLocal(t, 2)}, {"2 worker processes", tc.s}} {
 		e := engine.New(r.runner)
 		s, err := e.NewSession("bench")
 		if err != nil {

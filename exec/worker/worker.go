@@ -138,6 +138,51 @@ func (q *taskQueue) Pop() any {
 // Start starts a worker: it listens, joins the cluster as a worker and
 // serves until Close.
 func Start(ctx context.Context, cfg Config) (*Worker, error) {
+	listen := cfg.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	w, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = w.cfg
+	fail := func(err error) (*Worker, error) {
+		w.Close()
+		return nil, err
+	}
+	if err := wire.CheckListen("worker "+cfg.Name, listen, cfg.SecretKey); err != nil {
+		return fail(err)
+	}
+	if cfg.Gossip != "" {
+		if err := wire.CheckListen("worker "+cfg.Name+" gossip", cfg.Gossip, cfg.SecretKey); err != nil {
+			return fail(err)
+		}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fail(fmt.Errorf("worker %s: %w", cfg.Name, err))
+	}
+	w.ln = ln
+	w.addr = advertise(ln.Addr().(*net.TCPAddr), cfg.Gossip)
+	node, err := cluster.Join(ctx, cluster.Config{
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Meta: cluster.Meta{Role: cluster.RoleWorker, Addr: w.addr, Slots: cfg.Slots, PID: os.Getpid()},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	w.node = node
+	w.wg.Add(1)
+	go w.accept()
+	return w, nil
+}
+
+// New returns a worker that listens on no port and joins no cluster: it
+// serves the control connections handed to ServeControl and holds its
+// chunks for a scheduler in the same process (see sched.NewLocal), so its
+// inputs must all be its own chunks.
+func New(cfg Config) (*Worker, error) {
 	if cfg.Slots <= 0 {
 		cfg.Slots = runtime.GOMAXPROCS(0)
 	}
@@ -151,46 +196,52 @@ func Start(ctx context.Context, cfg Config) (*Worker, error) {
 		host, _ := os.Hostname()
 		cfg.Name = fmt.Sprintf("worker-%s-%d", host, os.Getpid())
 	}
-	listen := cfg.Listen
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
-	if err := wire.CheckListen("worker "+cfg.Name, listen, cfg.SecretKey); err != nil {
-		return nil, err
-	}
-	if cfg.Gossip != "" {
-		if err := wire.CheckListen("worker "+cfg.Name+" gossip", cfg.Gossip, cfg.SecretKey); err != nil {
-			return nil, err
-		}
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
-	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, ln: ln, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey),
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey),
 		running: make(map[wire.RunKey]*task), owner: make(map[uint64]wire.RunKey), made: make(map[uint64]*wire.Conn), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
-	w.addr = advertise(ln.Addr().(*net.TCPAddr), cfg.Gossip)
 	w.ctx, w.stop = context.WithCancel(context.Background())
-	node, err := cluster.Join(ctx, cluster.Config{
-		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
-		Meta: cluster.Meta{Role: cluster.RoleWorker, Addr: w.addr, Slots: cfg.Slots, PID: os.Getpid()},
-	})
-	if err != nil {
-		ln.Close()
-		w.stop()
-		return nil, err
-	}
-	w.node = node
 	w.runq = make(chan *task, cfg.Slots)
-	w.wg.Add(1 + cfg.Slots)
+	w.wg.Add(cfg.Slots)
 	for range cfg.Slots {
 		go w.runner()
 	}
-	go w.accept()
 	return w, nil
+}
+
+// ServeControl serves a scheduler's control connection until it closes or
+// the worker does.
+func (w *Worker) ServeControl(c net.Conn) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		c.Close()
+		return
+	}
+	w.conns[c] = true
+	w.wg.Add(1)
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.conns, c)
+		w.mu.Unlock()
+		c.Close()
+		w.wg.Done()
+	}()
+	w.serveControl(c, bufio.NewReader(c))
+}
+
+// Put stores a as chunk id, as an upload: no job made it, and it stays
+// until the scheduler frees it.
+func (w *Worker) Put(id uint64, a *tensor.Array) error {
+	if err := w.store.Put(id, a); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.made[id] = nil
+	w.mu.Unlock()
+	return nil
 }
 
 // advertise returns the address others dial to reach a listener at a.
@@ -224,8 +275,13 @@ func (w *Worker) Name() string { return w.name }
 // Addr is the address of the worker's control and chunk service.
 func (w *Worker) Addr() string { return w.addr }
 
-// GossipAddr is the worker's memberlist address.
-func (w *Worker) GossipAddr() string { return w.node.GossipAddr() }
+// GossipAddr is the worker's memberlist address ("" for a worker of New).
+func (w *Worker) GossipAddr() string {
+	if w.node == nil {
+		return ""
+	}
+	return w.node.GossipAddr()
+}
 
 // Store is the worker's chunk store.
 func (w *Worker) Store() Store { return w.store }
@@ -240,9 +296,14 @@ func (w *Worker) Close() error {
 	}
 	w.closed = true
 	w.mu.Unlock()
-	err := w.node.Leave(time.Second)
+	var err error
+	if w.node != nil {
+		err = w.node.Leave(time.Second)
+	}
 	w.stop()
-	w.ln.Close()
+	if w.ln != nil {
+		w.ln.Close()
+	}
 	w.mu.Lock()
 	for c := range w.conns {
 		c.Close()
@@ -342,12 +403,9 @@ func (w *Worker) serve(c net.Conn) {
 				bw.Flush()
 				return
 			}
-			if err := w.store.Put(wire.GetID(id[:]), a); err != nil {
+			if err := w.Put(wire.GetID(id[:]), a); err != nil {
 				err = wire.WriteErr(bw, err.Error())
 			} else {
-				w.mu.Lock()
-				w.made[wire.GetID(id[:])] = nil
-				w.mu.Unlock()
 				err = bw.WriteByte(0)
 			}
 			if err != nil || bw.Flush() != nil {
@@ -844,3 +902,6 @@ type kernelPanic string
 
 func (e kernelPanic) Error() string        { return string(e) }
 func (e kernelPanic) Is(target error) bool { return target == kernel.ErrKernel }
+
+// Slots is the number of ops the worker runs at once.
+func (w *Worker) Slots() int { return w.cfg.Slots }

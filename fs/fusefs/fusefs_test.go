@@ -21,7 +21,9 @@ func mountTree(t *testing.T) string {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skip("no /dev/fuse")
 	}
-	eng := engine.New(sched.NewLocal(2))
+	run := sched.NewLocal(2)
+	t.Cleanup(func() { run.Close() })
+	eng := engine.New(run)
 	srv := fs.NewServer(eng, fs.Config{})
 	sock := filepath.Join(t.TempDir(), "m.sock")
 	l, err := fs.Listen(sock)
