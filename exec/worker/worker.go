@@ -2,7 +2,6 @@ package worker
 
 import (
 	"bufio"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -72,67 +71,11 @@ type Worker struct {
 	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
 	remote  sync.Map     // names of workers found on other hosts
 
-	mu      sync.Mutex
-	queue   taskQueue
-	running map[wire.RunKey]*task
-	runq    chan *task             // started tasks, for the runners
-	owner   map[uint64]wire.RunKey // the latest run submitted for each chunk ID
-	uses    map[uint64][]int       // ranks of the tasks reading each chunk held (see noteUses)
-	// made names the control connection each chunk held was made for (nil
-	// for an upload). The scheduler forgets a worker's chunks when their
-	// connection breaks, so dropConn frees them: nobody else can name them.
-	made   map[uint64]*wire.Conn
-	nctl   int // control connections open
+	mu     sync.Mutex
+	st     *State     // the worker's policy; every call under mu
+	runq   chan *Task // started tasks, for the runners
 	conns  map[net.Conn]bool
 	closed bool
-}
-
-type task struct {
-	wire.RunKey
-	prio      int
-	seq       uint64 // submission order, to break priority ties
-	op        *chunk.Op
-	id        uint64
-	inputs    []core.Location
-	addrs     []string
-	ctl       *wire.Conn
-	ctx       context.Context // of the run, once started
-	cancel    context.CancelFunc
-	cancelled bool
-	index     int      // in the queue, -1 when not queued
-	pins      []func() // release the inputs read from the store
-	// rest holds the ops of t's dispatch unit that run after t, in order,
-	// in the slot that runs t.
-	rest []*task
-	// flush: others wait for t's chunk, so its report goes out at once.
-	flush bool
-}
-
-// taskQueue is a heap of tasks, lowest priority value first.
-type taskQueue []*task
-
-func (q taskQueue) Len() int           { return len(q) }
-func (q taskQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
-
-// less orders tasks by priority, then by submission.
-func (taskQueue) less(a, b *task) bool {
-	if a.prio != b.prio {
-		return a.prio < b.prio
-	}
-	return a.seq < b.seq
-}
-func (q taskQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
-}
-func (q *taskQueue) Push(x any) { t := x.(*task); t.index = len(*q); *q = append(*q, t) }
-func (q *taskQueue) Pop() any {
-	old := *q
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	t.index = -1
-	return t
 }
 
 // Start starts a worker: it listens, joins the cluster as a worker and
@@ -196,13 +139,13 @@ func New(cfg Config) (*Worker, error) {
 		host, _ := os.Hostname()
 		cfg.Name = fmt.Sprintf("worker-%s-%d", host, os.Getpid())
 	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey),
-		running: make(map[wire.RunKey]*task), owner: make(map[uint64]wire.RunKey), made: make(map[uint64]*wire.Conn), conns: make(map[net.Conn]bool)}
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), conns: make(map[net.Conn]bool)}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
+	w.st = NewState(stateConfig(cfg.Name, cfg.Slots, cfg.Mem, w.store))
 	w.ctx, w.stop = context.WithCancel(context.Background())
-	w.runq = make(chan *task, cfg.Slots)
+	w.runq = make(chan *Task, cfg.Slots)
 	w.wg.Add(cfg.Slots)
 	for range cfg.Slots {
 		go w.runner()
@@ -239,7 +182,7 @@ func (w *Worker) Put(id uint64, a *tensor.Array) error {
 		return err
 	}
 	w.mu.Lock()
-	w.made[id] = nil
+	w.st.Put(id)
 	w.mu.Unlock()
 	return nil
 }
@@ -295,6 +238,7 @@ func (w *Worker) Close() error {
 		return nil
 	}
 	w.closed = true
+	w.st.Close()
 	w.mu.Unlock()
 	var err error
 	if w.node != nil {
@@ -318,7 +262,7 @@ func (w *Worker) Close() error {
 // Status describes the worker as "key value" lines.
 func (w *Worker) Status() string {
 	w.mu.Lock()
-	running, queued, quota := len(w.running), len(w.queue), w.quotaUsed()
+	running, queued, quota := w.st.Running(), w.st.Queued(), w.st.QuotaUsed()
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nprocs %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
@@ -419,13 +363,17 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	cc := wire.NewConn(c)
 	dec := wire.NewDecoder(br)
 	w.mu.Lock()
-	w.nctl++
+	w.st.ConnOpened()
 	w.mu.Unlock()
 	defer cc.Close()
-	defer w.dropConn(cc)
-	var seq uint64
-	var tasks []task
-	var unit []*task // a dispatch unit being received
+	defer func() {
+		w.mu.Lock()
+		w.st.ConnClosed(cc)
+		w.apply()
+		w.mu.Unlock()
+	}()
+	var tasks []Task
+	var unit []*Task // a dispatch unit being received
 	want := 0        // its size
 	for {
 		var m wire.Msg
@@ -441,60 +389,35 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 				cc.Send(&wire.Msg{Kind: wire.MsgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, Err: "malformed submit"})
 				continue
 			}
-			seq++
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
-			*t = task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, prio: m.Priority, seq: seq, op: m.Op, id: m.ID,
-				inputs: m.Inputs, addrs: m.Addrs, ctl: cc, index: -1, flush: m.Flush}
+			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
+				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
-				unit = make([]*task, 0, min(want, 1024))
+				unit = make([]*Task, 0, min(want, 1024))
 			}
+			var ops []*Task
 			if want > 0 {
 				if unit = append(unit, t); len(unit) < want {
 					continue
 				}
-				ops := unit
-				unit, want = nil, 0
-				// An op the quota can never admit fails alone; the unit's
-				// ops that read it fail when they find no input.
-				kept := ops[:0]
-				for _, u := range ops {
-					if err := w.refuse(u); err != nil {
-						cc.Send(&wire.Msg{Kind: wire.MsgFailed, Job: u.Job, Key: u.Key, Attempt: u.Attempt, ID: u.id, Err: err.Error(), Final: true})
-						continue
-					}
-					kept = append(kept, u)
-				}
-				if len(kept) == 0 {
-					continue
-				}
-				for i := range kept {
-					kept[i].rest = kept[i+1:]
-				}
-				t = kept[0]
-			} else if err := w.refuse(t); err != nil {
-				cc.Send(&wire.Msg{Kind: wire.MsgFailed, Job: m.Job, Key: m.Key, Attempt: m.Attempt, ID: m.ID, Err: err.Error(), Final: true})
-				continue
+				ops, unit, want = unit, nil, 0
+			} else {
+				ops = []*Task{t}
 			}
 			w.mu.Lock()
-			w.owner[t.id] = t.RunKey
-			for _, r := range t.rest {
-				w.owner[r.id] = r.RunKey
-			}
-			heap.Push(&w.queue, t)
-			w.noteUses(t, true)
-			for _, r := range t.rest {
-				w.noteUses(r, true)
-			}
-			w.pump()
+			w.st.Submit(ops)
+			w.apply()
 			w.mu.Unlock()
 		case wire.MsgCancel:
-			w.cancel(wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt})
+			w.mu.Lock()
+			w.st.Cancel(wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt})
+			w.apply()
+			w.mu.Unlock()
 		case wire.MsgFree:
 			w.mu.Lock()
-			for _, id := range m.IDs {
-				w.forget(id)
-			}
+			w.st.Free(m.IDs)
+			w.apply()
 			w.mu.Unlock()
 		case wire.MsgStatus:
 			cc.Send(&wire.Msg{Kind: wire.MsgStatusReply, Seq: m.Seq, Text: w.Status()})
@@ -502,161 +425,68 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	}
 }
 
-// dropConn cancels the tasks submitted over a control connection that closed:
-// nobody is left to hear of their results. It frees the chunks made for it,
-// and once no control connection is left, every chunk held: a scheduler
-// whose connection broke has forgotten them (it recomputes what it still
-// needs), and a scheduler that died cannot free them.
-func (w *Worker) dropConn(cc *wire.Conn) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.nctl--
-	for id, by := range w.made {
-		if by == cc || w.nctl == 0 {
-			w.forget(id)
+// apply carries out what the state asks for. w.mu is held: what it does
+// takes no time (the reports only queue on their connections).
+func (w *Worker) apply() {
+	rd := w.st.Ready()
+	for _, id := range rd.Forget {
+		w.store.Delete(id)
+	}
+	if nu, ok := w.store.(nextUseStore); ok {
+		for _, u := range rd.NextUse {
+			nu.SetNextUse(u.ID, u.Rank)
 		}
 	}
-	kept := w.queue[:0]
-	for _, t := range w.queue {
-		if t.ctl != cc {
-			t.index = len(kept)
-			kept = append(kept, t)
-		} else {
-			w.disown(t)
-			for _, r := range t.rest {
-				w.disown(r)
-			}
-		}
+	for _, t := range rd.Interrupt {
+		t.run.cancel()
 	}
-	clear(w.queue[len(kept):])
-	w.queue = kept
-	heap.Init(&w.queue)
-	for _, t := range w.running {
-		if t.ctl == cc {
-			t.cancelled = true
-			t.cancel()
-			for _, r := range t.rest {
-				if !r.cancelled {
-					r.cancelled = true
-					w.disown(r)
-				}
-			}
-		}
+	for _, t := range rd.Cancelled {
+		t.Conn.Send(&wire.Msg{Kind: wire.MsgCancelled, Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID})
 	}
-}
-
-// forget drops the chunk held under id. w.mu is held.
-func (w *Worker) forget(id uint64) {
-	delete(w.made, id)
-	w.store.Delete(id)
-}
-
-func (w *Worker) cancel(k wire.RunKey) {
-	w.mu.Lock()
-	var dropped *task
-	if t, ok := w.running[k]; ok {
-		t.cancelled = true
-		t.cancel()
-	} else if dropped = w.dropQueued(k); dropped == nil {
-		// An op of a unit waiting behind another: its slot skips it.
-		for _, t := range w.running {
-			if r := unitMember(t, k); r != nil && !r.cancelled {
-				r.cancelled = true
-				w.disown(r)
-				dropped = r
-			}
-		}
+	for _, r := range rd.Refused {
+		t := r.Task
+		t.Conn.Send(&wire.Msg{Kind: wire.MsgFailed, Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID, Err: r.Err, Final: true})
 	}
-	w.mu.Unlock()
-	if dropped != nil {
-		dropped.ctl.Send(&wire.Msg{Kind: wire.MsgCancelled, Job: k.Job, Key: k.Key, Attempt: k.Attempt, ID: dropped.id})
-	}
-}
-
-// dropQueued removes the op k waits in the queue, alone, leading its unit
-// (the unit's next op then leads it) or within it, and returns its task.
-// w.mu is held.
-func (w *Worker) dropQueued(k wire.RunKey) *task {
-	for _, t := range w.queue {
-		if t.RunKey == k {
-			heap.Remove(&w.queue, t.index)
-			w.disown(t)
-			if len(t.rest) > 0 {
-				next := t.rest[0]
-				heap.Push(&w.queue, next)
-			}
-			return t
-		}
-		if r := unitMember(t, k); r != nil && !r.cancelled {
-			r.cancelled = true
-			w.disown(r)
-			return r
-		}
-	}
-	return nil
-}
-
-// unitMember returns the op k among those of t's unit after t, or nil.
-func unitMember(t *task, k wire.RunKey) *task {
-	for _, r := range t.rest {
-		if r.RunKey == k {
-			return r
-		}
-	}
-	return nil
-}
-
-// disown ends the claim of task t, dropped from the queue, on its chunk: a
-// chunk an earlier run left under its ID is stale. w.mu is held.
-func (w *Worker) disown(t *task) {
-	w.noteUses(t, false)
-	if w.owner[t.id] == t.RunKey {
-		delete(w.owner, t.id)
-		w.forget(t.id)
-	}
-}
-
-// pump starts queued tasks while slots and memory allow. w.mu is held.
-func (w *Worker) pump() {
-	for len(w.queue) > 0 && len(w.running) < w.cfg.Slots && !w.closed {
-		t := w.queue[0]
-		if !w.admit(t) {
-			return
-		}
-		heap.Pop(&w.queue)
-		t.ctx, t.cancel = context.WithCancel(w.ctx)
-		w.running[t.RunKey] = t
+	for _, t := range rd.Start {
+		t.run.ctx, t.run.cancel = context.WithCancel(w.ctx)
 		w.runq <- t // never blocks: it holds at most Slots tasks
 	}
 }
 
-// runner runs the tasks pump starts until the worker closes. Slots runners
-// live as long as the worker, so that a task does not pay for a goroutine
-// and the growth of its stack.
+// runState is what the Worker keeps of a started task: the context its
+// kernel runs under.
+type runState struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// runner runs the tasks the state starts until the worker closes. Slots
+// runners live as long as the worker, so that a task does not pay for a
+// goroutine and the growth of its stack.
 //
 // The ops of a dispatch unit run one after the other in the slot, and their
 // reports go out together when the unit ends, or every reportEvery while it
 // runs: one message to the scheduler for many ops. The report of an op whose
 // chunk others wait for (and those before it) goes out within soonWait,
-// most often with the unit's end (see ctlConn.sendSoon). Only the first op
+// most often with the unit's end (see wire.Conn.SendSoon). Only the first op
 // of a run of a unit reports its start.
 func (w *Worker) runner() {
 	defer w.wg.Done()
 	var reports []*wire.Msg
 	var slab []wire.Msg // what reports are cut from: one allocation for many
 	for t := range w.runq {
-		ctl, since := t.ctl, time.Now()
+		conn, since := t.Conn, time.Now()
 		for first := true; t != nil; first = false {
 			ran := t
 			m := &wire.Take(&slab, 1)[0]
-			var next, rest *task
-			*m, next, rest = w.run(ran.ctx, ran, first)
+			var next, rest *Task
+			*m, next, rest = w.run(ran, first)
 			reports = append(reports, m)
 			// The unit's end goes out now; when it yields its slot, or
-			// others wait for ran's chunk, soon (see ctlConn.sendSoon).
+			// others wait for ran's chunk, soon (see wire.Conn.SendSoon).
 			now := next == nil && rest == nil || time.Since(since) >= reportEvery
-			if now || ran.flush || rest != nil {
-				w.report(ctl, reports, !now)
+			if now || ran.Flush || rest != nil {
+				w.report(conn, reports, !now)
 				clear(reports)
 				reports, since = reports[:0], time.Now()
 			}
@@ -665,8 +495,8 @@ func (w *Worker) runner() {
 				// only now, so that no other slot reports its next op
 				// before the ops before it.
 				w.mu.Lock()
-				heap.Push(&w.queue, rest)
-				w.pump()
+				w.st.Yield(rest)
+				w.apply()
 				w.mu.Unlock()
 			}
 			t = next
@@ -689,15 +519,15 @@ func (w *Worker) report(cc *wire.Conn, ms []*wire.Msg, soon bool) {
 	if err == nil {
 		return
 	}
-	w.mu.Lock()
+	var ids []uint64
 	for _, m := range ms {
-		if m.Kind != wire.MsgDone {
-			continue
-		}
-		if _, again := w.owner[m.ID]; !again {
-			w.forget(m.ID)
+		if m.Kind == wire.MsgDone {
+			ids = append(ids, m.ID)
 		}
 	}
+	w.mu.Lock()
+	w.st.Unreported(ids)
+	w.apply()
 	w.mu.Unlock()
 }
 
@@ -705,66 +535,47 @@ func (w *Worker) report(cc *wire.Conn, ms []*wire.Msg, soon bool) {
 // more ops to run, it returns the next too: already counted as running in
 // t's slot, or, when a more urgent op waits, as rest, for the queue. first
 // says whether t starts the slot's run.
-func (w *Worker) run(ctx context.Context, t *task, first bool) (report wire.Msg, next, rest *task) {
+func (w *Worker) run(t *Task, first bool) (report wire.Msg, next, rest *Task) {
+	ctx := t.run.ctx
 	if first {
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
-		t.ctl.SendSoon(&wire.Msg{Kind: wire.MsgStarted, Job: t.Job, Key: t.Key, Attempt: t.Attempt})
+		t.Conn.SendSoon(&wire.Msg{Kind: wire.MsgStarted, Job: t.Job, Key: t.Key, Attempt: t.Attempt})
 	}
-	ctx, buf := withOutBuf(ctx, w.store, t.op)
+	ctx, buf := withOutBuf(ctx, w.store, t.Op)
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
+	outcome := Computed
+	if err != nil {
+		outcome = Failed
+	}
 	w.mu.Lock()
-	delete(w.running, t.RunKey)
-	w.noteUses(t, false)
-	cancelled := t.cancelled
-	// Only the latest run of an op here may touch its chunk: an earlier
-	// one, cancelled but still running, must not replace or drop it.
-	mine := w.owner[t.id] == t.RunKey
-	if mine {
-		delete(w.owner, t.id)
-		if err == nil && !cancelled {
-			if err = buf.store(w.store, t.id, out); err == nil {
-				w.made[t.id] = t.ctl
-			}
+	cancelled := t.Cancelled()
+	store, mine := w.st.Ended(t, outcome)
+	if store {
+		if err = buf.store(w.store, t.ID, out); err == nil {
+			w.st.Stored(t)
 		} else {
-			w.forget(t.id) // what an earlier run left is stale
+			w.st.Free([]uint64{t.ID}) // nothing stored, nothing left
 		}
 	}
-	for i, r := range t.rest {
-		if !r.cancelled && !w.closed {
-			next = r
-			next.rest = t.rest[i+1:]
-			break
-		}
-	}
-	if next != nil && len(w.queue) > 0 && w.queue.less(w.queue[0], next) {
-		// A more urgent op arrived (one that frees the chunks waiting for
-		// it): the rest of the unit queues behind it, once the reports of
-		// the ops before it are out (see runner).
-		rest = next
-		next = nil
-	}
-	if next != nil && ctx.Err() == nil {
+	next, rest = w.st.Next(t)
+	if next != nil && t.run.ctx.Err() == nil {
 		// The unit's next op runs in the same context: cancelling the op
 		// that runs cancels it, and the op after gets a new one.
-		next.ctx, next.cancel = t.ctx, t.cancel
+		next.run = t.run
 	} else {
-		t.cancel()
+		t.run.cancel()
 		if next != nil {
-			next.ctx, next.cancel = context.WithCancel(w.ctx)
+			next.run.ctx, next.run.cancel = context.WithCancel(w.ctx)
 		}
 	}
-	if next != nil {
-		w.running[next.RunKey] = next
-	} else {
-		w.pump()
-	}
+	w.apply()
 	w.mu.Unlock()
 	for _, release := range t.pins {
 		release()
 	}
-	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.id}
+	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID}
 	switch {
 	case cancelled || !mine:
 		m.Kind = wire.MsgCancelled
@@ -782,12 +593,12 @@ func (w *Worker) run(ctx context.Context, t *task, first bool) (report wire.Msg,
 
 // compute loads the task's inputs, from the store or from their workers,
 // and runs its kernel.
-func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
-	in := make([]*tensor.Array, len(t.inputs))
+func (w *Worker) compute(ctx context.Context, t *Task) (*tensor.Array, error) {
+	in := make([]*tensor.Array, len(t.Inputs))
 	if err := w.fetchSmall(ctx, t, in); err != nil {
 		return nil, err
 	}
-	for i, loc := range t.inputs {
+	for i, loc := range t.Inputs {
 		if in[i] != nil {
 			continue
 		}
@@ -799,7 +610,7 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 			in[i] = a
 			continue
 		}
-		a, err := w.fetchInput(ctx, loc, t.addrs[i], &t.pins)
+		a, err := w.fetchInput(ctx, loc, t.Addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -808,27 +619,27 @@ func (w *Worker) compute(ctx context.Context, t *task) (*tensor.Array, error) {
 		}
 		in[i] = a
 	}
-	return runKernel(ctx, t.op, in)
+	return runKernel(ctx, t.Op, in)
 }
 
 // fetchSmall fetches into in the task's inputs that are too small to map
 // and that it reads from a peer along with others: those of each peer in
 // one exchange (see dataPool.fetchAll). A combine of a tree reduction reads
 // several scalars from one peer.
-func (w *Worker) fetchSmall(ctx context.Context, t *task, in []*tensor.Array) error {
-	if len(t.inputs) < 2 {
+func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) error {
+	if len(t.Inputs) < 2 {
 		return nil
 	}
 	small := func(loc core.Location) bool {
 		return loc.Worker != w.name && (loc.NBytes < wire.MapMin || w.cfg.NoMap)
 	}
-	for i, loc := range t.inputs {
+	for i, loc := range t.Inputs {
 		if !small(loc) || in[i] != nil {
 			continue
 		}
 		var idx []int
-		for j := i; j < len(t.inputs); j++ {
-			if l := t.inputs[j]; small(l) && l.Worker == loc.Worker && in[j] == nil {
+		for j := i; j < len(t.Inputs); j++ {
+			if l := t.Inputs[j]; small(l) && l.Worker == loc.Worker && in[j] == nil {
 				idx = append(idx, j)
 			}
 		}
@@ -837,10 +648,10 @@ func (w *Worker) fetchSmall(ctx context.Context, t *task, in []*tensor.Array) er
 		}
 		ids := make([]uint64, len(idx))
 		for k, j := range idx {
-			ids[k] = t.inputs[j].ID
+			ids[k] = t.Inputs[j].ID
 		}
 		got := make([]*tensor.Array, len(idx))
-		if err := w.pool.FetchAll(ctx, t.addrs[i], ids, got); err != nil {
+		if err := w.pool.FetchAll(ctx, t.Addrs[i], ids, got); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
