@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
 )
@@ -256,10 +255,6 @@ func (c *Core) Stats() (liveChunks int, liveBytes, transfer int64) {
 	return c.liveChunks, c.liveBytes, c.transfer
 }
 
-// Spilled adds n bytes spilled to disk by a worker of the job, reported
-// with the end of one of its ops: the events that follow carry the total.
-func (c *Core) Spilled(n int64) { c.spilled += n }
-
 func (c *Core) chunkID(k int) uint64 {
 	if s := c.g.Ops[k].Stored; s != 0 {
 		return s
@@ -319,8 +314,8 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	c.out.Events = append(c.out.Events, ev)
 }
 
-// WorkerUp adds a worker with the given slots, or updates its slots.
-func (c *Core) WorkerUp(name string, slots int) Output {
+// workerUp adds a worker with the given slots, or updates its slots.
+func (c *Core) workerUp(name string, slots int) Output {
 	c.begin()
 	w, ok := c.workers[name]
 	if !ok {
@@ -336,9 +331,9 @@ func (c *Core) WorkerUp(name string, slots int) Output {
 	return c.end()
 }
 
-// Start makes the stored ops FINISHED and the initial ops READY, and sends
+// startJob makes the stored ops FINISHED and the initial ops READY, and sends
 // the READY ops to the workers known so far.
-func (c *Core) Start() Output {
+func (c *Core) startJob() Output {
 	c.begin()
 	if c.started {
 		return c.end()
@@ -388,14 +383,12 @@ func (c *Core) Start() Output {
 	return c.end()
 }
 
-// Hold makes the calls that follow leave the dispatch of READY ops to the
-// next call to Dispatch. A caller that feeds the core many inputs at once
-// (the reports of a frame) so dispatches once for them all, in rank order,
-// rather than once an input.
-func (c *Core) Hold() { c.holding = true }
-
-// Dispatch ends Hold: it sends the READY ops to workers with room.
-func (c *Core) Dispatch() Output {
+// dispatchHeld ends a hold: it sends the READY ops to workers with room.
+// After an InHold input, the inputs that follow leave the dispatch of
+// READY ops to the next InDispatch: a caller that feeds the core many
+// inputs at once (the reports of a frame) so dispatches once for them all,
+// in rank order, rather than once an input.
+func (c *Core) dispatchHeld() Output {
 	c.holding = false
 	c.begin()
 	return c.end()
@@ -676,8 +669,8 @@ func (c *Core) settle(k int) {
 	}
 }
 
-// Started records that the worker began running op k.
-func (c *Core) Started(k int, worker string, attempt int) Output {
+// opStarted records that the worker began running op k.
+func (c *Core) opStarted(k int, worker string, attempt int) Output {
 	c.begin()
 	if c.current(k, worker, attempt) && c.ops[k].state == Ready {
 		c.emit(k, Running, worker, "")
@@ -685,12 +678,12 @@ func (c *Core) Started(k int, worker string, attempt int) Output {
 	return c.end()
 }
 
-// Finished records that op k finished on worker with a chunk of nbytes.
+// opFinished records that op k finished on worker with a chunk of nbytes.
 // A report about a run the core no longer waits for (abandoned, or from
 // before a retry) frees the chunk it made, unless that chunk is the one the
 // core knows, or a later run of the op is out to the same worker: that run
 // replaces the chunk or drops it.
-func (c *Core) Finished(k int, worker string, attempt int, nbytes int64) Output {
+func (c *Core) opFinished(k int, worker string, attempt int, nbytes int64) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
 		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 {

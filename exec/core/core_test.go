@@ -2,14 +2,13 @@ package core
 
 import (
 	"fmt"
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"math/rand"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 )
 
 // graph builds a chunk graph from input lists: ops[k] are op k's inputs.
@@ -80,7 +79,7 @@ func newHarness(t *testing.T, g *chunk.Graph, keep []int, opts Options, workers 
 	}
 	h := &harness{t: t, c: New(g, ids, km, opts), g: g, ids: ids, runs: map[int]RunOp{}, chunks: map[string]bool{}}
 	for _, w := range workers {
-		h.apply(h.c.WorkerUp(w, 2))
+		h.apply(h.c.workerUp(w, 2))
 	}
 	return h
 }
@@ -173,19 +172,19 @@ func (h *harness) finish(k int) {
 	h.t.Helper()
 	r := h.run(k)
 	h.chunks[fmt.Sprintf("%d@%s", h.ids[k], r.Worker)] = true
-	h.apply(h.c.Finished(k, r.Worker, r.Attempt, 8))
+	h.apply(h.c.opFinished(k, r.Worker, r.Attempt, 8))
 }
 
 func (h *harness) started(k int) {
 	h.t.Helper()
 	r := h.run(k)
-	h.apply(h.c.Started(k, r.Worker, r.Attempt))
+	h.apply(h.c.opStarted(k, r.Worker, r.Attempt))
 }
 
 func (h *harness) fail(k int) {
 	h.t.Helper()
 	r := h.run(k)
-	h.apply(h.c.Failed(k, r.Worker, r.Attempt, "boom"))
+	h.apply(h.c.opFailed(k, r.Worker, r.Attempt, "boom"))
 }
 
 // finishAll finishes sent ops in key order until none is left.
@@ -215,7 +214,7 @@ func (h *harness) states() string {
 
 func TestCoreScenarios(t *testing.T) {
 	type step func(h *harness)
-	start := func(h *harness) { h.apply(h.c.Start()) }
+	start := func(h *harness) { h.apply(h.c.startJob()) }
 	fin := func(ks ...int) step {
 		return func(h *harness) {
 			for _, k := range ks {
@@ -231,9 +230,9 @@ func TestCoreScenarios(t *testing.T) {
 		}
 	}
 	started := func(k int) step {
-		return func(h *harness) { r := h.run(k); h.apply(h.c.Started(k, r.Worker, r.Attempt)) }
+		return func(h *harness) { r := h.run(k); h.apply(h.c.opStarted(k, r.Worker, r.Attempt)) }
 	}
-	cancel := func(h *harness) { h.apply(h.c.Cancel()) }
+	cancel := func(h *harness) { h.apply(h.c.cancelJob()) }
 	// failFetch fails op k's current run for want of its first input, from
 	// the worker holding it, n times.
 	failFetch := func(k, n int) step {
@@ -241,15 +240,15 @@ func TestCoreScenarios(t *testing.T) {
 			for range n {
 				r := h.run(k)
 				loc, _ := h.c.Holder(h.g.Ops[k].Inputs[0])
-				h.apply(h.c.FailedFetch(k, r.Worker, r.Attempt, loc.Worker, "fetch failed"))
+				h.apply(h.c.opFailedFetch(k, r.Worker, r.Attempt, loc.Worker, "fetch failed"))
 			}
 		}
 	}
 	ackCancel := func(k int) step {
-		return func(h *harness) { r := h.run(k); h.apply(h.c.CancelDone(k, r.Worker, r.Attempt)) }
+		return func(h *harness) { r := h.run(k); h.apply(h.c.opCancelled(k, r.Worker, r.Attempt)) }
 	}
-	up := func(w string) step { return func(h *harness) { h.apply(h.c.WorkerUp(w, 2)) } }
-	down := func(w string) step { return func(h *harness) { h.apply(h.c.WorkerDown(w)) } }
+	up := func(w string) step { return func(h *harness) { h.apply(h.c.workerUp(w, 2)) } }
+	down := func(w string) step { return func(h *harness) { h.apply(h.c.workerDown(w)) } }
 	all := func(h *harness) { h.finishAll() }
 	checkStates := func(want string) step {
 		return func(h *harness) {
@@ -444,7 +443,7 @@ func coreRandom(t *testing.T, unitOps int) {
 			}
 		}
 		h := newHarness(t, graph(ops), keep, Options{MaxAttempts: 5, UnitOps: unitOps}, "w1", "w2", "w3")
-		h.apply(h.c.Start())
+		h.apply(h.c.startJob())
 		cancelled := false
 		nextWorker := 4
 		for steps := 0; !h.done && steps < 10000; steps++ {
@@ -457,9 +456,9 @@ func coreRandom(t *testing.T, unitOps int) {
 							delete(h.chunks, k)
 						}
 					}
-					h.apply(h.c.WorkerDown(w))
+					h.apply(h.c.workerDown(w))
 				} else {
-					h.apply(h.c.WorkerUp(fmt.Sprintf("w%d", nextWorker), 1+rng.Intn(3)))
+					h.apply(h.c.workerUp(fmt.Sprintf("w%d", nextWorker), 1+rng.Intn(3)))
 					nextWorker++
 				}
 				continue
@@ -482,13 +481,13 @@ func coreRandom(t *testing.T, unitOps int) {
 			switch x := rng.Intn(100); {
 			case x < 3 && !cancelled:
 				cancelled = true
-				h.apply(h.c.Cancel())
+				h.apply(h.c.cancelJob())
 			case x < 8:
 				h.fail(k)
 			case x < 10 && h.c.State(k) == Cancelling:
-				h.apply(h.c.CancelDone(k, r.Worker, r.Attempt))
+				h.apply(h.c.opCancelled(k, r.Worker, r.Attempt))
 			case x < 12 && h.c.State(k) == Ready:
-				h.apply(h.c.Started(k, r.Worker, r.Attempt))
+				h.apply(h.c.opStarted(k, r.Worker, r.Attempt))
 			default:
 				h.finish(k)
 			}
@@ -547,7 +546,7 @@ func coreRandom(t *testing.T, unitOps int) {
 func TestDepthFirstMemory(t *testing.T) {
 	g := graph(tree(64))
 	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{}, "w1")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	peak := 0
 	for !h.done {
 		best := -1
@@ -600,25 +599,25 @@ func TestCoreTransitions(t *testing.T) {
 		{Finished, func(h *harness) { h.finish(0); h.finish(1) }},
 		{Freed, func(h *harness) { h.finish(0); h.finish(1); h.finish(2) }},
 		{Fatal, func(h *harness) { h.finish(0); h.fail(1); h.fail(1); h.fail(1) }},
-		{Cancelling, func(h *harness) { h.finish(0); h.apply(h.c.Cancel()) }},
-		{Cancelled, func(h *harness) { h.apply(h.c.Cancel()) }},
+		{Cancelling, func(h *harness) { h.finish(0); h.apply(h.c.cancelJob()) }},
+		{Cancelled, func(h *harness) { h.apply(h.c.cancelJob()) }},
 	}
 	type input struct {
 		name string
 		do   func(h *harness, r RunOp)
 	}
 	inputs := []input{
-		{"started", func(h *harness, r RunOp) { h.apply(h.c.Started(1, r.Worker, r.Attempt)) }},
+		{"started", func(h *harness, r RunOp) { h.apply(h.c.opStarted(1, r.Worker, r.Attempt)) }},
 		{"finished", func(h *harness, r RunOp) {
 			// Whether the core expects it or not, the worker made the chunk.
 			h.chunks[fmt.Sprintf("%d@%s", h.ids[1], r.Worker)] = true
-			h.apply(h.c.Finished(1, r.Worker, r.Attempt, 8))
+			h.apply(h.c.opFinished(1, r.Worker, r.Attempt, 8))
 		}},
-		{"failed", func(h *harness, r RunOp) { h.apply(h.c.Failed(1, r.Worker, r.Attempt, "boom")) }},
-		{"cancel-done", func(h *harness, r RunOp) { h.apply(h.c.CancelDone(1, r.Worker, r.Attempt)) }},
+		{"failed", func(h *harness, r RunOp) { h.apply(h.c.opFailed(1, r.Worker, r.Attempt, "boom")) }},
+		{"cancel-done", func(h *harness, r RunOp) { h.apply(h.c.opCancelled(1, r.Worker, r.Attempt)) }},
 		{"stale-finished", func(h *harness, r RunOp) {
 			h.chunks[fmt.Sprintf("%d@%s", h.ids[1], r.Worker)] = true
-			h.apply(h.c.Finished(1, r.Worker, r.Attempt+1, 8))
+			h.apply(h.c.opFinished(1, r.Worker, r.Attempt+1, 8))
 		}},
 		{"worker-down", func(h *harness, r RunOp) {
 			// The worker's chunks are lost with it.
@@ -627,13 +626,13 @@ func TestCoreTransitions(t *testing.T) {
 					delete(h.chunks, k)
 				}
 			}
-			h.apply(h.c.WorkerDown("w1"))
+			h.apply(h.c.workerDown("w1"))
 		}},
-		{"cancel", func(h *harness, r RunOp) { h.apply(h.c.Cancel()) }},
-		{"failed-final", func(h *harness, r RunOp) { h.apply(h.c.FailedFinal(1, r.Worker, r.Attempt, "singular")) }},
-		{"abandon", func(h *harness, r RunOp) { h.apply(h.c.Abandon()) }},
-		{"worker-up", func(h *harness, r RunOp) { h.apply(h.c.WorkerUp("w2", 1)) }},
-		{"stale-failed", func(h *harness, r RunOp) { h.apply(h.c.Failed(1, r.Worker, r.Attempt+1, "late")) }},
+		{"cancel", func(h *harness, r RunOp) { h.apply(h.c.cancelJob()) }},
+		{"failed-final", func(h *harness, r RunOp) { h.apply(h.c.opFailedFinal(1, r.Worker, r.Attempt, "singular")) }},
+		{"abandon", func(h *harness, r RunOp) { h.apply(h.c.abandonJob()) }},
+		{"worker-up", func(h *harness, r RunOp) { h.apply(h.c.workerUp("w2", 1)) }},
+		{"stale-failed", func(h *harness, r RunOp) { h.apply(h.c.opFailed(1, r.Worker, r.Attempt+1, "late")) }},
 	}
 	U, R, Ru, F, Fr, Fa, Cg, Cd := Unscheduled, Ready, Running, Finished, Freed, Fatal, Cancelling, Cancelled
 	want := map[OpState][]OpState{
@@ -656,7 +655,7 @@ func TestCoreTransitions(t *testing.T) {
 		for i, in := range inputs {
 			t.Run(su.state.String()+"/"+in.name, func(t *testing.T) {
 				h := newHarness(t, graph([][]int{nil, {0}, {1}}), []int{2}, Options{}, "w1")
-				h.apply(h.c.Start())
+				h.apply(h.c.startJob())
 				su.steps(h)
 				if got := h.c.State(1); got != su.state {
 					t.Fatalf("setup reached %v", got)
@@ -680,7 +679,7 @@ func TestCoreTransitions(t *testing.T) {
 								// A worker's latest run of an op that ends
 								// cancelled drops the op's chunk there.
 								delete(h.chunks, fmt.Sprintf("%d@%s", h.ids[k], r.Worker))
-								h.apply(h.c.CancelDone(k, r.Worker, r.Attempt))
+								h.apply(h.c.opCancelled(k, r.Worker, r.Attempt))
 							} else {
 								h.finish(k)
 							}
@@ -688,7 +687,7 @@ func TestCoreTransitions(t *testing.T) {
 						}
 					}
 					if !progress {
-						h.apply(h.c.WorkerUp("w2", 1))
+						h.apply(h.c.workerUp("w2", 1))
 						if !h.done && len(h.c.pending) == 0 && !slices.ContainsFunc(h.c.ops, func(o opState) bool { return o.sent }) {
 							t.Fatalf("stalled: %s", h.states())
 						}
@@ -770,9 +769,9 @@ func TestCoreScale(t *testing.T) {
 		}
 	}
 	for w := 0; w < workers; w++ {
-		apply(c.WorkerUp(fmt.Sprintf("w%03d", w), slots))
+		apply(c.workerUp(fmt.Sprintf("w%03d", w), slots))
 	}
-	apply(c.Start())
+	apply(c.startJob())
 	rng := rand.New(rand.NewSource(2))
 	peak := 0
 	for steps := 0; ; steps++ {
@@ -806,7 +805,7 @@ func TestCoreScale(t *testing.T) {
 		w := busy[rng.Intn(len(busy))]
 		r := running[w][0]
 		running[w] = running[w][1:]
-		apply(c.Finished(r.Key, r.Worker, r.Attempt, 8))
+		apply(c.opFinished(r.Key, r.Worker, r.Attempt, 8))
 		live, _, _ := c.Stats()
 		peak = max(peak, live)
 	}

@@ -8,9 +8,9 @@ import (
 // failures and their retries, cancelling a job, and a worker leaving, whose
 // chunks are recomputed from their lineage.
 
-// Failed records that op k failed on worker with errText. The op is retried
+// opFailed records that op k failed on worker with errText. The op is retried
 // on another worker if it has attempts left, and is FATAL otherwise.
-func (c *Core) Failed(k int, worker string, attempt int, errText string) Output {
+func (c *Core) opFailed(k int, worker string, attempt int, errText string) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
 		return c.end()
@@ -27,11 +27,11 @@ func (c *Core) Failed(k int, worker string, attempt int, errText string) Output 
 // bound keeps a peer that is alive but cannot serve from looping forever.
 const maxFetchFailures = 16
 
-// FailedFetch records that op k failed on worker because an input could not
+// opFailedFetch records that op k failed on worker because an input could not
 // be fetched from worker peer. While peer is still in the cluster the op is
 // retried without counting a failure, up to maxFetchFailures times; once peer
 // has left, its loss has been handled and the op waits for its inputs.
-func (c *Core) FailedFetch(k int, worker string, attempt int, peer, errText string) Output {
+func (c *Core) opFailedFetch(k int, worker string, attempt int, peer, errText string) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
 		return c.end()
@@ -48,10 +48,10 @@ func (c *Core) FailedFetch(k int, worker string, attempt int, peer, errText stri
 	return c.end()
 }
 
-// FailedFinal records that op k failed on worker in a way no retry can fix:
+// opFailedFinal records that op k failed on worker in a way no retry can fix:
 // its kernel rejected the op or its inputs (tensor.ErrKernel), and kernels
 // are deterministic. The op is FATAL at once.
-func (c *Core) FailedFinal(k int, worker string, attempt int, errText string) Output {
+func (c *Core) opFailedFinal(k int, worker string, attempt int, errText string) Output {
 	c.begin()
 	if !c.current(k, worker, attempt) {
 		return c.end()
@@ -102,9 +102,9 @@ func (c *Core) fatal(k int, err error) {
 	c.stop(err)
 }
 
-// Cancel stops the job: ops at workers become CANCELLING until the workers
+// cancelJob stops the job: ops at workers become CANCELLING until the workers
 // confirm, the others CANCELLED, and every chunk the job made is freed.
-func (c *Core) Cancel() Output {
+func (c *Core) cancelJob() Output {
 	c.begin()
 	if !c.done {
 		c.stop(ErrCancelled)
@@ -131,8 +131,8 @@ func (c *Core) stop(err error) {
 	}
 }
 
-// CancelDone records that the worker dropped or interrupted op k.
-func (c *Core) CancelDone(k int, worker string, attempt int) Output {
+// opCancelled records that the worker dropped or interrupted op k.
+func (c *Core) opCancelled(k int, worker string, attempt int) Output {
 	c.begin()
 	if c.current(k, worker, attempt) {
 		c.settle(k)
@@ -141,10 +141,10 @@ func (c *Core) CancelDone(k int, worker string, attempt int) Output {
 	return c.end()
 }
 
-// Abandon stops waiting for the workers to confirm a cancel: ops still
+// abandonJob stops waiting for the workers to confirm a cancel: ops still
 // CANCELLING become CANCELLED. Chunks they may make later are not the
 // core's to free.
-func (c *Core) Abandon() Output {
+func (c *Core) abandonJob() Output {
 	c.begin()
 	if c.stopping {
 		for k := range c.ops {
@@ -157,12 +157,12 @@ func (c *Core) Abandon() Output {
 	return c.end()
 }
 
-// WorkerDown records that a worker left the cluster. The ops it was running
+// workerDown records that a worker left the cluster. The ops it was running
 // are retried elsewhere, and the chunks it held that the job still needs are
 // recomputed from their lineage: the ops that made them run again, and so
 // do the ops of any of their inputs already freed. A lost stored chunk (made
 // by an earlier job) cannot be recomputed: the job fails.
-func (c *Core) WorkerDown(name string) Output {
+func (c *Core) workerDown(name string) Output {
 	c.begin()
 	if _, ok := c.workers[name]; !ok || c.done {
 		return c.end()

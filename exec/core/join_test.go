@@ -9,11 +9,11 @@ import (
 // wait at the core, and a worker that comes up takes them.
 func TestCoreDepth(t *testing.T) {
 	h := newHarness(t, graph([][]int{nil, nil, nil, nil, {0, 1, 2, 3}}), []int{4}, Options{Depth: 1}, "w1")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	if len(h.runs) != 2 {
 		t.Fatalf("two-slot worker got %d ops at depth 1", len(h.runs))
 	}
-	h.apply(h.c.WorkerUp("w2", 2))
+	h.apply(h.c.workerUp("w2", 2))
 	if len(h.runs) != 4 {
 		t.Fatalf("after w2 came up %d ops are out", len(h.runs))
 	}

@@ -1,10 +1,9 @@
 package core
 
 import (
-	"sort"
-
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
+	"sort"
 )
 
 // PlanOrder ranks ops by plan.Order: Dask's depth-first ordering with the

@@ -12,7 +12,8 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/core scripts")
 
-// TestCoreScripts runs the scheduling scenarios of testdata/core. A script
+// TestCoreScripts runs the scheduling scenarios of testdata/core, feeding
+// the Core through Step as the scheduler does. A script
 // is a series of blocks separated by blank lines: one command, "----", then
 // what the core answered. Lines starting with # are comments. Commands:
 //
@@ -148,31 +149,31 @@ func (s *script) do(cmd string) string {
 		s.keep = ints(f[1:])
 		return ""
 	case "up":
-		o = s.core().WorkerUp(f[1], ints(f[2:3])[0])
+		o = s.core().Step(Input{Kind: InWorkerUp, Worker: f[1], Slots: ints(f[2:3])[0]})
 	case "down":
-		o = s.core().WorkerDown(f[1])
+		o = s.core().Step(Input{Kind: InWorkerDown, Worker: f[1]})
 	case "start":
-		o = s.core().Start()
+		o = s.core().Step(Input{Kind: InStart})
 	case "cancel":
-		o = s.core().Cancel()
+		o = s.core().Step(Input{Kind: InCancel})
 	case "abandon":
-		o = s.core().Abandon()
+		o = s.core().Step(Input{Kind: InAbandon})
 	case "started":
 		k, r := s.key(f[1])
-		o = s.core().Started(k, r.Worker, r.Attempt)
+		o = s.core().Step(Input{Kind: InStarted, Key: k, Worker: r.Worker, Attempt: r.Attempt})
 	case "finish":
 		k, r := s.key(f[1])
 		nb := int64(8)
 		if len(f) > 2 {
 			nb = int64(ints(f[2:3])[0])
 		}
-		o = s.core().Finished(k, r.Worker, r.Attempt, nb)
+		o = s.core().Step(Input{Kind: InFinished, Key: k, Worker: r.Worker, Attempt: r.Attempt, NBytes: nb})
 	case "fail":
 		k, r := s.key(f[1])
-		o = s.core().Failed(k, r.Worker, r.Attempt, strings.Join(f[2:], " "))
+		o = s.core().Step(Input{Kind: InFailed, Key: k, Worker: r.Worker, Attempt: r.Attempt, Err: strings.Join(f[2:], " ")})
 	case "cancelled":
 		k, r := s.key(f[1])
-		o = s.core().CancelDone(k, r.Worker, r.Attempt)
+		o = s.core().Step(Input{Kind: InCancelDone, Key: k, Worker: r.Worker, Attempt: r.Attempt})
 	default:
 		s.t.Fatalf("unknown command %q", cmd)
 	}

@@ -1,12 +1,11 @@
 package core
 
 import (
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"slices"
 	"strings"
 	"testing"
-
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 )
 
 // TestUnitsFormed checks the units of a tree reduction over small chunks:
@@ -17,7 +16,7 @@ func TestUnitsFormed(t *testing.T) {
 	g := graph(tree(64))
 	h := newHarness(t, g, nil, Options{UnitOps: 8}, "w1", "w2")
 	assign := map[int]string{}
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	for k := range g.Ops {
 		if h.c.ops[k].initial {
 			assign[k] = h.c.ops[k].worker
@@ -80,8 +79,8 @@ func TestUnitDispatch(t *testing.T) {
 	// A chain of four ops and a second chain: each one unit.
 	g := graph([][]int{nil, {0}, {1}, {2}, nil, {4}})
 	h := newHarness(t, g, []int{3, 5}, Options{UnitOps: 4, Depth: 1, RootDepth: 1}, "w1")
-	h.apply(h.c.WorkerUp("w1", 1))
-	out := h.c.Start()
+	h.apply(h.c.workerUp("w1", 1))
+	out := h.c.startJob()
 	h.apply(out)
 	if len(out.Run) != 4 {
 		t.Fatalf("%d ops sent, want the first unit's 4: %+v", len(out.Run), out.Run)
@@ -123,12 +122,12 @@ func TestUnitDispatch(t *testing.T) {
 func TestUnitFailure(t *testing.T) {
 	g := graph([][]int{nil, {0}, {1}})
 	h := newHarness(t, g, []int{2}, Options{UnitOps: 4}, "w1")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	if h.units != 1 {
 		t.Fatalf("%d units sent", h.units)
 	}
 	r := h.run(0)
-	h.apply(h.c.FailedFinal(0, r.Worker, r.Attempt, "bad arguments"))
+	h.apply(h.c.opFailedFinal(0, r.Worker, r.Attempt, "bad arguments"))
 	if !h.done || h.err == nil || !strings.Contains(h.err.Error(), "bad arguments") {
 		t.Fatalf("done %v, %v", h.done, h.err)
 	}
@@ -140,7 +139,7 @@ func TestUnitFailure(t *testing.T) {
 	}
 	// What the worker reports of them afterwards is stale.
 	r1 := h.run(1)
-	if o := h.c.Failed(1, r1.Worker, r1.Attempt, "input chunk missing"); len(o.Events) != 0 || o.Done {
+	if o := h.c.opFailed(1, r1.Worker, r1.Attempt, "input chunk missing"); len(o.Events) != 0 || o.Done {
 		t.Errorf("stale report changed the core: %+v", o)
 	}
 }
@@ -153,7 +152,7 @@ func TestLargeOpsAlone(t *testing.T) {
 		op.Shape = []int{1 << 18} // 2 MiB of float64
 	}
 	h := newHarness(t, g, []int{2}, Options{UnitOps: 4, UnitCost: 8 << 20}, "w1")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	if len(h.c.units) != 0 {
 		t.Errorf("%d units of large ops", len(h.c.units))
 	}
@@ -197,7 +196,7 @@ func TestUnitBounds(t *testing.T) {
 			}
 		}
 		h := newHarness(t, g, nil, Options{UnitOps: tc.maxOps, UnitCost: unitCost}, "w1")
-		h.apply(h.c.Start())
+		h.apply(h.c.startJob())
 		if len(h.c.units) == 0 {
 			t.Fatalf("%s: no units", tc.name)
 		}
@@ -229,7 +228,7 @@ func TestUnitBounds(t *testing.T) {
 func TestUnitWorkerLost(t *testing.T) {
 	g := graph([][]int{nil, {0}, {1}, {2}})
 	h := newHarness(t, g, []int{3}, Options{UnitOps: 4, MaxAttempts: 2}, "w1", "w2")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	w := h.run(0).Worker
 	h.finish(0)
 	for k := range h.chunks {
@@ -237,7 +236,7 @@ func TestUnitWorkerLost(t *testing.T) {
 			delete(h.chunks, k)
 		}
 	}
-	h.apply(h.c.WorkerDown(w))
+	h.apply(h.c.workerDown(w))
 	for k, want := range []int{0, 1, 0, 0} {
 		if f := h.c.ops[k].failures; f != want {
 			t.Errorf("op %d has %d failures, want %d (only op 1 could have run)", k, f, want)
@@ -258,7 +257,7 @@ func TestUnitWorkerLost(t *testing.T) {
 func TestHoldDispatch(t *testing.T) {
 	g := graph(tree(16))
 	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{Depth: -1}, "w1")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	for !h.done {
 		var sent []int
 		for k := range g.Ops {
@@ -269,7 +268,7 @@ func TestHoldDispatch(t *testing.T) {
 		if len(sent) == 0 {
 			t.Fatalf("nothing sent, states %s", h.states())
 		}
-		h.c.Hold()
+		h.c.Step(Input{Kind: InHold})
 		for _, k := range sent {
 			before := len(h.runs)
 			h.finish(k)
@@ -280,7 +279,7 @@ func TestHoldDispatch(t *testing.T) {
 		if h.done {
 			break
 		}
-		out := h.c.Dispatch()
+		out := h.c.dispatchHeld()
 		if len(out.Run) == 0 {
 			t.Fatalf("Dispatch sent nothing, states %s", h.states())
 		}
@@ -302,7 +301,7 @@ func TestHoldDispatch(t *testing.T) {
 func TestUnitLeavesNotQueued(t *testing.T) {
 	g := graph(tree(256))
 	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{UnitOps: 16, Depth: 1, RootDepth: 1}, "w1", "w2")
-	h.apply(h.c.Start())
+	h.apply(h.c.startJob())
 	queued := h.c.shared.len()
 	for _, q := range h.c.own {
 		queued += q.len()

@@ -27,9 +27,9 @@ var errStopped = errors.New("stopped after Start")
 func (r *startRunner) Run(ctx context.Context, job *exec.Job) error {
 	machine := core.New(job.Graph, job.IDs, job.Keep, core.Options{Depth: 32, UnitOps: 64,
 		Planned: job.Plan, Order: job.Order, Observe: job.Observe})
-	machine.WorkerUp("w1", 2)
-	machine.WorkerUp("w2", 2)
-	out := machine.Start()
+	machine.Step(core.Input{Kind: core.InWorkerUp, Worker: "w1", Slots: 2})
+	machine.Step(core.Input{Kind: core.InWorkerUp, Worker: "w2", Slots: 2})
+	out := machine.Step(core.Input{Kind: core.InStart})
 	r.sent += len(out.Run)
 	return errStopped
 }

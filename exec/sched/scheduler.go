@@ -459,9 +459,9 @@ func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
 	now = time.Now()
 	sort.Slice(ups, func(i, j int) bool { return ups[i].worker < ups[j].worker })
 	for _, in := range ups {
-		s.apply(jobID, job, mb, machine.WorkerUp(in.worker, in.slots))
+		s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InWorkerUp, Worker: in.worker, Slots: in.slots}))
 	}
-	s.apply(jobID, job, mb, machine.Start())
+	s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InStart}))
 
 	var abandon <-chan time.Time
 	var outs []core.Output
@@ -476,7 +476,7 @@ func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
 			stop = ctx.Done()
 			if s.ctx.Err() != nil {
 				cancelled = true
-				s.apply(jobID, job, mb, machine.Cancel())
+				s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InCancel}))
 				abandon = time.After(s.cfg.CancelWait)
 				continue
 			}
@@ -487,24 +487,26 @@ func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
 			// What the core answers to all the inputs taken goes out
 			// together: a message a worker, not one an input.
 			outs = outs[:0]
-			machine.Hold()
+			machine.Step(core.Input{Kind: core.InHold})
 			ins := mb.take()
 			for i := range ins {
-				outs = append(outs, s.step(machine, &ins[i]))
+				if ci, ok := coreInput(&ins[i]); ok {
+					outs = append(outs, machine.Step(ci))
+				}
 			}
-			outs = append(outs, machine.Dispatch())
+			outs = append(outs, machine.Step(core.Input{Kind: core.InDispatch}))
 			s.apply(jobID, job, mb, outs...)
 			clear(outs)
 		case <-stop:
 			now = time.Now()
 			cancelled = true
-			s.apply(jobID, job, mb, machine.Cancel())
+			s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InCancel}))
 			abandon = time.After(s.cfg.CancelWait)
 		case <-s.ctx.Done():
 			// The scheduler closes: handled at the top of the loop.
 		case <-abandon:
 			now = time.Now()
-			s.apply(jobID, job, mb, machine.Abandon())
+			s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InAbandon}))
 		}
 	}
 	// The job's last frees go now: whoever ran it may look at the
@@ -538,33 +540,35 @@ func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
 	return err
 }
 
-// step feeds one input to the core.
-func (s *Scheduler) step(machine *core.Core, in *input) core.Output {
+// coreInput is what a worker's report, or its coming or going, tells the
+// job's Core.
+func coreInput(in *input) (core.Input, bool) {
 	switch {
 	case in.up:
-		return machine.WorkerUp(in.worker, in.slots)
+		return core.Input{Kind: core.InWorkerUp, Worker: in.worker, Slots: in.slots}, true
 	case in.down:
-		return machine.WorkerDown(in.worker)
+		return core.Input{Kind: core.InWorkerDown, Worker: in.worker}, true
 	}
 	m := &in.msg
+	ci := core.Input{Worker: in.worker, Key: m.Key, Attempt: m.Attempt}
 	switch m.Kind {
 	case wire.MsgStarted:
-		return machine.Started(m.Key, in.worker, m.Attempt)
+		ci.Kind = core.InStarted
 	case wire.MsgDone:
-		machine.Spilled(m.Spilled)
-		return machine.Finished(m.Key, in.worker, m.Attempt, m.NBytes)
+		ci.Kind, ci.NBytes, ci.Spilled = core.InFinished, m.NBytes, m.Spilled
 	case wire.MsgFailed:
+		ci.Kind, ci.Err = core.InFailed, m.Err
 		if m.Final {
-			return machine.FailedFinal(m.Key, in.worker, m.Attempt, m.Err)
+			ci.Kind = core.InFailedFinal
+		} else if m.Peer != "" {
+			ci.Kind, ci.Peer = core.InFailedFetch, m.Peer
 		}
-		if m.Peer != "" {
-			return machine.FailedFetch(m.Key, in.worker, m.Attempt, m.Peer, m.Err)
-		}
-		return machine.Failed(m.Key, in.worker, m.Attempt, m.Err)
 	case wire.MsgCancelled:
-		return machine.CancelDone(m.Key, in.worker, m.Attempt)
+		ci.Kind = core.InCancelDone
+	default:
+		return ci, false
 	}
-	return core.Output{}
+	return ci, true
 }
 
 // apply carries out the core's instructions for job jobID, the outputs in

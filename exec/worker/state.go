@@ -25,10 +25,10 @@ import (
 // A Task is one run of an op on the worker.
 type Task struct {
 	wire.RunKey
-	Prio   int           // the Core's rank: lower runs first
-	Seq    uint64        // submission order, to break priority ties
-	Op     *chunk.Op     // the op; its chunk is ID
-	ID     uint64        // the global ID of the chunk the op makes
+	Prio   int       // the Core's rank: lower runs first
+	Seq    uint64    // submission order, to break priority ties
+	Op     *chunk.Op // the op; its chunk is ID
+	ID     uint64    // the global ID of the chunk the op makes
 	Inputs []core.Location
 	Addrs  []string   // where each input's worker serves its chunks
 	Conn   *wire.Conn // the control connection it came on (nil in tests)
@@ -96,12 +96,12 @@ type State struct {
 // Ready is what the Worker must carry out after feeding the State, in this
 // order.
 type Ready struct {
-	Forget    []uint64   // chunks to drop from the store
-	NextUse   []NextUse  // ranks to tell the store
-	Interrupt []*Task    // running tasks to interrupt (cancel their context)
-	Cancelled []*Task    // tasks to report cancelled to their connection
-	Refused   []Refusal  // tasks to report failed for good
-	Start     []*Task    // tasks to start, each in a slot of its own
+	Forget    []uint64  // chunks to drop from the store
+	NextUse   []NextUse // ranks to tell the store
+	Interrupt []*Task   // running tasks to interrupt (cancel their context)
+	Cancelled []*Task   // tasks to report cancelled to their connection
+	Refused   []Refusal // tasks to report failed for good
+	Start     []*Task   // tasks to start, each in a slot of its own
 }
 
 // A NextUse tells the store the rank of the next task to read chunk ID
