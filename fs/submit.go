@@ -78,10 +78,10 @@ func (h *submitter) check() error {
 		if !json.Valid(h.text) {
 			return nil // incomplete, or wrong: the clunk tells
 		}
-		_, err := spec.Parse(text, h.sess)
+		_, err := spec.Parse(text, h.sess.Env())
 		return err
 	}
-	prefix := text[:complete(text)]
+	prefix := text[:syntax.Complete(text)]
 	if !hasStatement(prefix) {
 		return nil // "assigns nothing" may only mean the rest is to come
 	}
@@ -89,7 +89,7 @@ func (h *submitter) check() error {
 	// line, the last one assigned), so the prefix is checked with a
 	// statement after it that gives it a valid output; errors in that
 	// probe are not the prefix's.
-	_, err := spec.Parse(prefix+probe, h.sess)
+	_, err := spec.Parse(prefix+probe, h.sess.Env())
 	var se *syntax.Error
 	if errors.As(err, &se) && se.Line > strings.Count(prefix, "\n") {
 		return nil
@@ -99,50 +99,6 @@ func (h *submitter) check() error {
 
 // probe follows a spec prefix being checked; see check.
 const probe = "_marsfs_write_check = zeros(1)\nfetch _marsfs_write_check\n"
-
-// complete returns the length of the longest prefix of src made of whole
-// statements: it ends at a newline outside brackets, strings and line
-// continuations.
-func complete(src string) int {
-	end, depth := 0, 0
-	var quote rune
-	escaped, comment := false, false
-	for i, r := range src {
-		switch {
-		case comment:
-			if r == '\n' {
-				comment = false
-				if depth <= 0 {
-					end = i + 1
-				}
-			}
-		case quote != 0:
-			switch {
-			case escaped:
-				escaped = false
-			case r == '\\':
-				escaped = true
-			case r == quote || r == '\n':
-				quote = 0
-			}
-		case escaped: // a backslash outside strings continues the line
-			escaped = false
-		case r == '\\':
-			escaped = true
-		case r == '#':
-			comment = true
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '(' || r == '[' || r == '{':
-			depth++
-		case r == ')' || r == ']' || r == '}':
-			depth--
-		case r == '\n' && depth <= 0:
-			end = i + 1
-		}
-	}
-	return end
-}
 
 // hasStatement reports whether src has a line other than blanks and
 // comments.

@@ -137,20 +137,20 @@ func (s *Session) SetError(msg string) {
 	s.mu.Unlock()
 }
 
-// Lookup implements tensor.Env: the session's tensors whose graphs have
-// succeeded can be named by later specs.
-func (s *Session) Lookup(name string) (*tensor.TiledTensor, bool) {
+// Env returns a snapshot of the session's tensors (those whose graphs
+// succeeded, and uploads), for a spec to name them.
+func (s *Session) Env() spec.Env {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.tensors[name]
-	if !ok {
-		return nil, false
+	env := make(spec.Env, len(s.tensors))
+	for name, t := range s.tensors {
+		env[name] = &t.tiled
 	}
-	return &t.tiled, true
+	return env
 }
 
 // Submit parses, tiles and starts src. A bad spec returns its error (a
-// *tensor.SpecError), records it as the session's error, and creates no
+// *syntax.Error), records it as the session's error, and creates no
 // graph.
 func (s *Session) Submit(src string) (*Graph, error) {
 	g, err := s.submit(src)
@@ -165,7 +165,8 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	tg, err := spec.Parse(src, s)
+	env := s.Env()
+	tg, err := spec.Parse(src, env)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func (s *Session) submit(src string) (*Graph, error) {
 		// What FuseExpr would fuse column by column is tiled fused.
 		tileFn = tile.StagesFused
 	}
-	st, err := tileFn(tg, s)
+	st, err := tileFn(tg, env)
 	if err != nil {
 		return nil, err
 	}

@@ -253,9 +253,7 @@ func checkGoroutines(t testing.TB, g0 int) {
 	}
 }
 
-type envMap map[string]*tensor.TiledTensor
-
-func (e envMap) Lookup(name string) (*tensor.TiledTensor, bool) { t, ok := e[name]; return t, ok }
+type envMap = spec.Env
 
 // putTensor cuts the 2-D array a into chunks, puts them on the workers
 // under IDs from firstID on, and returns the tiled tensor naming them.

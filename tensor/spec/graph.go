@@ -6,12 +6,16 @@ import (
 	"marsfs/tensor"
 )
 
-// Env tells the parser and the tiler about the tensors a session already
-// holds, so that specs can name them.
-type Env interface {
-	// Lookup returns the session tensor called name, with global chunk IDs
-	// as its Keys, or false if there is none.
-	Lookup(name string) (*tensor.TiledTensor, bool)
+// An Env holds the tensors a session already has, by name, with global
+// chunk IDs as their Keys: a snapshot the session takes when a spec comes
+// in, which the parser and the tiler read without ever calling back into
+// the session. A nil Env has no tensors.
+type Env map[string]*tensor.TiledTensor
+
+// Lookup returns the tensor called name, or false if there is none.
+func (e Env) Lookup(name string) (*tensor.TiledTensor, bool) {
+	t, ok := e[name]
+	return t, ok
 }
 
 // A Graph is a parsed spec: whole-tensor (tileable) operations with their

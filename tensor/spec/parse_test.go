@@ -496,12 +496,7 @@ func TestParseSeeds(t *testing.T) {
 
 // testEnv is a session with tensors a (float32, 4x6 in 2x3 chunks) and
 // k (int64 scalar).
-type testEnv map[string]*tensor.TiledTensor
-
-func (e testEnv) Lookup(name string) (*tensor.TiledTensor, bool) {
-	t, ok := e[name]
-	return t, ok
-}
+type testEnv = Env
 
 var env = testEnv{
 	"a": {Name: "a", Shape: []int{4, 6}, DType: tensor.Float32, Chunks: [][]int{{2, 2}, {3, 3}}, Keys: []uint64{1, 2, 3, 4}},

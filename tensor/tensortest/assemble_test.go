@@ -9,9 +9,7 @@ import (
 	"marsfs/tensor/tile"
 )
 
-type mapEnv map[string]*tensor.TiledTensor
-
-func (m mapEnv) Lookup(name string) (*tensor.TiledTensor, bool) { t, ok := m[name]; return t, ok }
+type mapEnv = spec.Env
 
 // TestRechunkRoundTrip stores a 5x7 array as 2x3 chunks, rechunks it to
 // ragged 3x4 chunks and gathers it back.

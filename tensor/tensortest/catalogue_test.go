@@ -180,7 +180,7 @@ func raggedChunks(n int) []int {
 
 // catEnv holds a case's inputs as stored chunks, as a session would.
 type catEnv struct {
-	tensors map[string]*tensor.TiledTensor
+	tensors spec.Env
 	chunks  map[uint64]*tensor.Array
 	next    uint64
 }
@@ -189,10 +189,6 @@ func newCatEnv() *catEnv {
 	return &catEnv{tensors: map[string]*tensor.TiledTensor{}, chunks: map[uint64]*tensor.Array{}, next: 1000}
 }
 
-func (e *catEnv) Lookup(name string) (*tensor.TiledTensor, bool) {
-	tt, ok := e.tensors[name]
-	return tt, ok
-}
 
 // store uploads a as a session would: ConstGraph cuts it into const
 // operands, whose chunks are kept under fresh global IDs.
@@ -290,7 +286,7 @@ func TestCatalogue(t *testing.T) {
 // specJSON returns the JSON form of spec.
 func specJSON(t *testing.T, text string, env *catEnv) string {
 	t.Helper()
-	g, err := spec.Parse(text, env)
+	g, err := spec.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}
@@ -317,11 +313,11 @@ var catExprOps int
 // specError parses, tiles, optimizes and computes spec and returns the
 // first error.
 func specError(text string, env *catEnv, opt fuse.Options) error {
-	g, err := spec.Parse(text, env)
+	g, err := spec.Parse(text, env.tensors)
 	if err != nil {
 		return err
 	}
-	_, err = ComputeGraph(context.Background(), g, env, env.stored, opt, nil)
+	_, err = ComputeGraph(context.Background(), g, env.tensors, env.stored, opt, nil)
 	return err
 }
 
@@ -335,11 +331,11 @@ func runSpec(t *testing.T, text string, env *catEnv) map[string]*tensor.Array {
 // go through gob first when any is on.
 func runSpecWith(t *testing.T, text string, env *catEnv, opt fuse.Options) map[string]*tensor.Array {
 	t.Helper()
-	g, err := spec.Parse(text, env)
+	g, err := spec.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}
-	got, err := ComputeGraph(context.Background(), g, env, env.stored, opt, func(cg *chunk.Graph) {
+	got, err := ComputeGraph(context.Background(), g, env.tensors, env.stored, opt, func(cg *chunk.Graph) {
 		if opt.Fuse || opt.FuseExpr {
 			for i, op := range cg.Ops {
 				cg.Ops[i] = gobRoundTrip(t, op)

@@ -100,14 +100,10 @@ func cpuTime() time.Duration {
 
 // benchEnv holds session tensors for the benchmarks.
 type benchEnv struct {
-	tensors map[string]*tensor.TiledTensor
+	tensors spec.Env
 	chunks  map[uint64]*tensor.Array
 }
 
-func (e *benchEnv) Lookup(name string) (*tensor.TiledTensor, bool) {
-	t, ok := e.tensors[name]
-	return t, ok
-}
 
 func (e *benchEnv) stored(id uint64) (*tensor.Array, error) {
 	a, ok := e.chunks[id]
@@ -159,11 +155,11 @@ func BenchmarkW1Materialized(b *testing.B) {
 				b.SetBytes(int64(2 * 8 * n))
 				cpu0 := cpuTime()
 				for b.Loop() {
-					g, err := spec.Parse(text, env)
+					g, err := spec.Parse(text, env.tensors)
 					if err != nil {
 						b.Fatal(err)
 					}
-					cg, err := tile.Graph(g, env)
+					cg, err := tile.Graph(g, env.tensors)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -62,6 +62,9 @@ type lexer struct {
 	depth  int // open parentheses and brackets
 	toks   []token
 	lineOK bool // the current line has a token (a NEWLINE is due at its end)
+	// stmtEnd is the offset just past the last newline that ended a
+	// statement.
+	stmtEnd int
 }
 
 // lex cuts src into tokens. The last two tokens are always NEWLINE and EOF.
@@ -69,7 +72,31 @@ func lex(src string) ([]token, error) {
 	// Specs average a token every two or three bytes; sizing the slice up front
 	// spares the copies of growing it.
 	l := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2)}
-	if strings.HasPrefix(src, "\ufeff") {
+	if err := l.run(); err != nil {
+		return nil, err
+	}
+	return l.toks, nil
+}
+
+// Complete returns the length of the longest prefix of src made of whole
+// statements: it ends just after the newline that ends the last statement
+// whose text is all there. A newline inside parentheses or brackets, or
+// after a backslash, does not end a statement, and text the lexer cannot
+// read (a string still open) ends the prefix before the statement that
+// holds it. Blank and comment lines after the last statement are left out.
+//
+// A client writing a spec a piece at a time (as the kernel cuts a long
+// write) uses it to tell a statement still to be completed from one that
+// is wrong.
+func Complete(src string) int {
+	l := &lexer{src: src, line: 1, col: 1}
+	l.run()
+	return l.stmtEnd
+}
+
+// run lexes l.src into l.toks.
+func (l *lexer) run() error {
+	if strings.HasPrefix(l.src, "\ufeff") {
 		l.off = len("\ufeff") // a byte order mark some editors write
 	}
 	for {
@@ -84,6 +111,7 @@ func lex(src string) ([]token, error) {
 			if l.depth == 0 && l.lineOK {
 				l.toks = append(l.toks, token{kind: tokNewline, text: "\n", pos: p})
 				l.lineOK = false
+				l.stmtEnd = l.off
 			}
 		case r == ' ' || r == '\t' || r == '\r' || r == '\f':
 			l.advance(size)
@@ -99,7 +127,7 @@ func lex(src string) ([]token, error) {
 			} else if strings.HasPrefix(rest, "\n") {
 				l.advance(1)
 			} else {
-				return nil, Errorf(p, "unexpected character after line continuation character")
+				return Errorf(p, "unexpected character after line continuation character")
 			}
 		case r == ';' && l.depth == 0:
 			l.advance(1)
@@ -120,13 +148,13 @@ func lex(src string) ([]token, error) {
 		case IsDigit(r) || r == '.' && l.off+1 < len(l.src) && IsDigit(rune(l.src[l.off+1])):
 			t, err := l.number(p)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			l.emit(t)
 		case r == '\'' || r == '"':
 			t, err := l.str(p, byte(r))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			l.emit(t)
 		default:
@@ -139,9 +167,9 @@ func lex(src string) ([]token, error) {
 			}
 			if op == "" {
 				if r == utf8.RuneError && size == 1 {
-					return nil, Errorf(p, "invalid UTF-8 in spec")
+					return Errorf(p, "invalid UTF-8 in spec")
 				}
-				return nil, Errorf(p, "unexpected character %q", r)
+				return Errorf(p, "unexpected character %q", r)
 			}
 			switch op {
 			case "(", "[":
@@ -160,7 +188,7 @@ func lex(src string) ([]token, error) {
 		l.toks = append(l.toks, token{kind: tokNewline, text: "\n", pos: end})
 	}
 	l.toks = append(l.toks, token{kind: tokEOF, pos: end})
-	return l.toks, nil
+	return nil
 }
 
 func (l *lexer) emit(t token) {
