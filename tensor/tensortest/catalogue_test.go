@@ -189,7 +189,6 @@ func newCatEnv() *catEnv {
 	return &catEnv{tensors: map[string]*tensor.TiledTensor{}, chunks: map[uint64]*tensor.Array{}, next: 1000}
 }
 
-
 // store uploads a as a session would: ConstGraph cuts it into const
 // operands, whose chunks are kept under fresh global IDs.
 func (e *catEnv) store(t *testing.T, name string, a *tensor.Array, chunks [][]int) {

@@ -104,7 +104,6 @@ type benchEnv struct {
 	chunks  map[uint64]*tensor.Array
 }
 
-
 func (e *benchEnv) stored(id uint64) (*tensor.Array, error) {
 	a, ok := e.chunks[id]
 	if !ok {
