@@ -62,7 +62,13 @@ func (s *Server) sessionDir(sess *engine.Session) *node {
 		}
 		s.touch(sess.ID())
 		return []*node{
-			ctlFile(dir, "ctl", func() (string, error) { return sess.Summary(), nil }, sess.Ctl),
+			ctlFile(dir, "ctl", func() (string, error) { return sessionText(sess), nil }, func(msg string) error {
+				err := ctl(sessionVerbs, sess, msg)
+				if err != nil {
+					sess.SetError(err.Error())
+				}
+				return err
+			}),
 			s.submitFile(dir, sess),
 			textFile(dir, "error", func() (string, error) { return line(sess.Error()), nil }),
 			dirNode(dir, "graphs", func(c *conn) ([]*node, error) { return s.graphsDir(dir, sess), nil }),
@@ -140,15 +146,15 @@ func graphDir(parent, id string, sess *engine.Session, g *engine.Graph) *node {
 				}
 				return line(string(b)), nil
 			}),
-			textFile(dir, "status", func() (string, error) { return graphStatus(g), nil }),
-			blockingFile(dir, "wait", g.Done(), func() (string, error) { return graphStatus(g), nil }),
-			textFile(dir, "progress", func() (string, error) { return line(g.Progress()), nil }),
+			textFile(dir, "status", func() (string, error) { return statusText(g), nil }),
+			blockingFile(dir, "wait", g.Done(), func() (string, error) { return statusText(g), nil }),
+			textFile(dir, "progress", func() (string, error) { return progressText(g), nil }),
 			textFile(dir, "error", func() (string, error) { return line(g.Err()), nil }),
 			textFile(dir, "operands", func() (string, error) { return operandsText(g), nil }),
 			planFile(dir, g),
 			eventsFile(dir, g),
-			ctlFile(dir, "ctl", func() (string, error) { return graphStatus(g), nil }, func(msg string) error {
-				err := g.Ctl(msg)
+			ctlFile(dir, "ctl", func() (string, error) { return statusText(g), nil }, func(msg string) error {
+				err := ctl(graphVerbs, g, msg)
 				if err != nil {
 					sess.SetError(err.Error())
 				}
@@ -156,16 +162,6 @@ func graphDir(parent, id string, sess *engine.Session, g *engine.Graph) *node {
 			}),
 		}, nil
 	})
-}
-
-// graphStatus is the status file: exec's rendering, and for a failed graph
-// the reason as a last "error" line.
-func graphStatus(g *engine.Graph) string {
-	st := g.Status().String()
-	if e := g.Err(); e != "" {
-		st += "error " + strings.ReplaceAll(strings.TrimSpace(e), "\n", "; ") + "\n"
-	}
-	return st
 }
 
 // clusterDir is /cluster: members, and a directory a worker.

@@ -48,7 +48,7 @@ func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 	tt := t.Tiled()
 	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
 		ents := []*node{
-			textFile(dir, "meta", func() (string, error) { return t.Meta(), nil }),
+			textFile(dir, "meta", func() (string, error) { return metaText(t), nil }),
 			s.arrayFile(dir, "data", tt, nil),
 			s.arrayFile(dir, "npy", tt, codec.NPYHeader(tt.DType, tt.Shape)),
 			textTensorFile(dir, t),

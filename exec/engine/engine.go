@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -114,7 +113,7 @@ type Session struct {
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
 	lastErr string
 	closed  bool
-	opt     fuse.Options // graph optimizations, set through ctl
+	opt     fuse.Options // graph optimizations (SetOptions)
 }
 
 // ID is the session's number in /sessions.
@@ -461,63 +460,20 @@ func (s *Session) Tensor(name string) (*Tensor, bool) {
 	return t, ok
 }
 
-// Summary is the text of the session's ctl file.
-func (s *Session) Summary() string {
+// Options returns the graph optimizations the session's next submissions
+// use.
+func (s *Session) Options() fuse.Options {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	running := 0
-	for _, g := range s.graphs {
-		if !g.Status().State.Ended() {
-			running++
-		}
-	}
-	var bytes int64
-	for _, t := range s.tensors {
-		bytes += int64(t.NBytes())
-	}
-	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
-		s.id, s.owner, len(s.graphs), running, len(s.tensors), bytes, onOff(s.opt.Fuse), onOff(s.opt.FuseExpr))
+	return s.opt
 }
 
-// Ctl carries out a control message written to the session's ctl file:
-//
-//	close                       close the session
-//	set fuse_enabled on|off     Mars' chain fusion (default on)
-//	set fuse_expr on|off        fusion of elementwise ops, generators and
-//	                            reduction maps into one kernel (default on)
-//
-// The settings apply to graphs submitted afterwards.
-func (s *Session) Ctl(msg string) error {
-	err := s.ctl(strings.Fields(msg))
-	if err != nil {
-		s.SetError(err.Error())
-	}
-	return err
-}
-
-func (s *Session) ctl(f []string) error {
-	switch {
-	case len(f) == 1 && f[0] == "close":
-		s.Close()
-		return nil
-	case len(f) == 3 && f[0] == "set":
-		on, ok := map[string]bool{"on": true, "true": true, "1": true, "off": false, "false": false, "0": false}[f[2]]
-		if !ok {
-			return fmt.Errorf("set %s: want on or off, not %q", f[1], f[2])
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		switch f[1] {
-		case "fuse_enabled":
-			s.opt.Fuse = on
-		case "fuse_expr":
-			s.opt.FuseExpr = on
-		default:
-			return fmt.Errorf("unknown setting %q", f[1])
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown control message %q", strings.Join(f, " "))
+// SetOptions sets the graph optimizations of the session's next
+// submissions.
+func (s *Session) SetOptions(opt fuse.Options) {
+	s.mu.Lock()
+	s.opt = opt
+	s.mu.Unlock()
 }
 
 func (s *Session) isClosed() bool {
@@ -553,11 +509,4 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.engine.runner.Free(ids)
 	s.engine.drop(s)
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

@@ -100,9 +100,6 @@ func TestSessionBadSpec(t *testing.T) {
 	if len(s.Graphs()) != 0 {
 		t.Errorf("a bad spec made a graph")
 	}
-	if err := s.Ctl("frob"); err == nil || !strings.Contains(s.Error(), "frob") {
-		t.Errorf("ctl frob: %v, error file %q", err, s.Error())
-	}
 }
 
 func TestSessionUpload(t *testing.T) {
@@ -178,45 +175,6 @@ func TestEventLog(t *testing.T) {
 			if ev.Key != start+i {
 				t.Fatalf("from(%d)[%d] is event %d", from, i, ev.Key)
 			}
-		}
-	}
-}
-
-func TestSessionCtlSettings(t *testing.T) {
-	_, _, s := newTestSession(t)
-	spec := "a = rand(1000, chunks=100, seed=1)\nb = ((a + 1) * 2).sum()\n"
-	ops := map[string]int{}
-	var sums []float64
-	for _, set := range []string{"", "set fuse_expr off", "set fuse_enabled off"} {
-		if set != "" {
-			if err := s.Ctl(set); err != nil {
-				t.Fatal(err)
-			}
-		}
-		g, err := s.Submit(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops[set] = waitOK(t, g).Operands
-		sums = append(sums, fetch(t, s, "b").Float64s()[0])
-	}
-	// Expression fusion folds rand, add, multiply and the sum's map into one
-	// op a chunk; chain fusion alone keeps the rands apart; no fusion keeps
-	// every op.
-	if !(ops[""] < ops["set fuse_expr off"] && ops["set fuse_expr off"] < ops["set fuse_enabled off"]) {
-		t.Errorf("operands by setting: %v", ops)
-	}
-	for _, v := range sums[1:] {
-		if d := v - sums[0]; d > 1e-9 || d < -1e-9 {
-			t.Errorf("sums differ with fusion settings: %v", sums)
-		}
-	}
-	if !strings.Contains(s.Summary(), "fuse_enabled off\nfuse_expr off\n") {
-		t.Errorf("summary:\n%s", s.Summary())
-	}
-	for _, bad := range []string{"set fuse_enabled maybe", "set frob on", "set", "close now"} {
-		if err := s.Ctl(bad); err == nil {
-			t.Errorf("ctl %q accepted", bad)
 		}
 	}
 }

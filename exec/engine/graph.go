@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -60,23 +59,6 @@ type Status struct {
 	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
 	Stage  int
 	Shapes []string
-}
-
-// String renders s as the status file shows it: the state, then "key value"
-// lines.
-func (s Status) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", s.State)
-	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
-	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
-	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
-	if s.Stage > 0 {
-		fmt.Fprintf(&b, "stage %d\n", s.Stage)
-		for _, sh := range s.Shapes {
-			fmt.Fprintf(&b, "shape %s\n", sh)
-		}
-	}
-	return b.String()
 }
 
 // A Graph is one submission of a session.
@@ -274,29 +256,6 @@ func (g *Graph) Wait(ctx context.Context) Status {
 // Cancel asks the graph to stop; Wait tells when it has.
 func (g *Graph) Cancel() { g.cancel() }
 
-// Ctl carries out a control message written to the graph's ctl file.
-func (g *Graph) Ctl(msg string) error {
-	switch msg {
-	case "cancel":
-		g.Cancel()
-		return nil
-	}
-	return fmt.Errorf("unknown control message %q", msg)
-}
-
-// Progress is a one-line progress bar.
-func (g *Graph) Progress() string {
-	st := g.Status()
-	const width = 30
-	fill := 0
-	if st.Operands > 0 {
-		fill = width * st.Finished / st.Operands
-	}
-	return fmt.Sprintf("[%s%s] %d/%d operands %s/%s %.1fs %s\n",
-		strings.Repeat("#", fill), strings.Repeat(".", width-fill),
-		st.Finished, st.Operands, humanBytes(st.Bytes), humanBytes(st.TotalBytes), st.Elapsed.Seconds(), st.State)
-}
-
 // Events returns the graph's events from index from on, and a channel that
 // is closed when more arrive; ended reports whether the graph has ended (no
 // more will come). The events carry their key, state, worker, attempt,
@@ -471,19 +430,6 @@ func (g *Graph) finish(err error) {
 	close(g.done)
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 // A Tensor is an output kept by a session.
 type Tensor struct {
 	session *Session
@@ -497,28 +443,11 @@ func (t *Tensor) Name() string { return t.tiled.Name }
 // Tiled describes the tensor's chunks; Keys are global chunk IDs.
 func (t *Tensor) Tiled() *tensor.TiledTensor { return &t.tiled }
 
+// Graph is the number of the graph that made the tensor.
+func (t *Tensor) Graph() int { return t.graph }
+
 // NBytes is the size of the tensor's data.
 func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.tiled.DType.Size() }
-
-// Meta is the text of the tensor's meta file.
-func (t *Tensor) Meta() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "shape %s\n", tensor.FormatShape(t.tiled.Shape))
-	fmt.Fprintf(&b, "dtype %s\n", t.tiled.DType)
-	cs := make([]int, len(t.tiled.Chunks))
-	for i, c := range t.tiled.Chunks {
-		if len(c) > 0 {
-			cs[i] = c[0]
-		}
-	}
-	fmt.Fprintf(&b, "chunk_shape %s\n", tensor.FormatShape(cs))
-	fmt.Fprintf(&b, "chunks %d\n", len(t.tiled.Keys))
-	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(t.tiled.Chunks)))
-	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
-	fmt.Fprintf(&b, "graph %d\n", t.graph)
-	fmt.Fprintf(&b, "state stored\n")
-	return b.String()
-}
 
 // Fetch gathers the whole tensor into one array.
 func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {

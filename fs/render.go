@@ -1,0 +1,110 @@
+package fs
+
+import (
+	"fmt"
+	"strings"
+
+	"marsfs/exec/engine"
+	"marsfs/tensor"
+)
+
+// The texts of the tree's files are rendered here, at read time, from
+// what the engine reports.
+
+// statusText renders a graph's status: its state, then "key value" lines,
+// and for a failed graph the reason as a last "error" line.
+func statusText(g *engine.Graph) string {
+	s := g.Status()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.State)
+	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
+	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
+	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
+	if s.Stage > 0 {
+		fmt.Fprintf(&b, "stage %d\n", s.Stage)
+		for _, sh := range s.Shapes {
+			fmt.Fprintf(&b, "shape %s\n", sh)
+		}
+	}
+	if e := g.Err(); e != "" {
+		fmt.Fprintf(&b, "error %s\n", strings.ReplaceAll(strings.TrimSpace(e), "\n", "; "))
+	}
+	return b.String()
+}
+
+// progressText renders a graph's progress file: a one-line bar.
+func progressText(g *engine.Graph) string {
+	st := g.Status()
+	const width = 30
+	fill := 0
+	if st.Operands > 0 {
+		fill = width * st.Finished / st.Operands
+	}
+	return fmt.Sprintf("[%s%s] %d/%d operands %s/%s %.1fs %s\n",
+		strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+		st.Finished, st.Operands, humanBytes(st.Bytes), humanBytes(st.TotalBytes), st.Elapsed.Seconds(), st.State)
+}
+
+// sessionText renders a session's ctl file: its number, owner, graphs,
+// tensors and settings.
+func sessionText(s *engine.Session) string {
+	graphs := s.Graphs()
+	running := 0
+	for _, g := range graphs {
+		if !g.Status().State.Ended() {
+			running++
+		}
+	}
+	names := s.Tensors()
+	var bytes int64
+	for _, name := range names {
+		if t, ok := s.Tensor(name); ok {
+			bytes += int64(t.NBytes())
+		}
+	}
+	opt := s.Options()
+	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
+		s.ID(), s.Owner(), len(graphs), running, len(names), bytes, onOff(opt.Fuse), onOff(opt.FuseExpr))
+}
+
+// metaText renders a tensor's meta file.
+func metaText(t *engine.Tensor) string {
+	tt := t.Tiled()
+	var b strings.Builder
+	fmt.Fprintf(&b, "shape %s\n", tensor.FormatShape(tt.Shape))
+	fmt.Fprintf(&b, "dtype %s\n", tt.DType)
+	cs := make([]int, len(tt.Chunks))
+	for i, c := range tt.Chunks {
+		if len(c) > 0 {
+			cs[i] = c[0]
+		}
+	}
+	fmt.Fprintf(&b, "chunk_shape %s\n", tensor.FormatShape(cs))
+	fmt.Fprintf(&b, "chunks %d\n", len(tt.Keys))
+	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(tt.Chunks)))
+	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
+	fmt.Fprintf(&b, "graph %d\n", t.Graph())
+	fmt.Fprintf(&b, "state stored\n")
+	return b.String()
+}
+
+// humanBytes renders n bytes in binary units: 512B, 1.5KiB, 3.0GiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
