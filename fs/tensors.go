@@ -57,8 +57,63 @@ func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 		if hasCSV(tt) {
 			ents = append(ents, s.csvFile(dir, tt))
 		}
-		return append(ents, s.chunksDir(dir, tt)), nil
+		ents = append(ents, s.chunksDir(dir, tt))
+		for _, e := range ents[1:] {
+			leased(e, t)
+		}
+		return ents, nil
 	})
+}
+
+// leased makes every open of n, and of the files below it, hold a lease on
+// t's chunks until its clunk: a reader reads the tensor it opened to the
+// end, even when a later graph binds the name to another tensor.
+func leased(n *node, t *engine.Tensor) *node {
+	if open := n.open; open != nil {
+		n.open = func(c *conn, mode p9.OpenFlags) (handle, error) {
+			l, err := t.Lease()
+			if err != nil {
+				return nil, linux.ENOENT // replaced, and nobody held it
+			}
+			h, err := open(c, mode)
+			if err != nil {
+				l.Release()
+				return nil, err
+			}
+			return &leasedHandle{handle: h, lease: l}, nil
+		}
+	}
+	if list := n.list; list != nil {
+		n.list = func(c *conn) ([]*node, error) {
+			ents, err := list(c)
+			for _, e := range ents {
+				leased(e, t)
+			}
+			return ents, err
+		}
+	}
+	if lookup := n.lookup; lookup != nil {
+		n.lookup = func(c *conn, name string) (*node, error) {
+			e, err := lookup(c, name)
+			if e != nil {
+				leased(e, t)
+			}
+			return e, err
+		}
+	}
+	return n
+}
+
+// A leasedHandle releases its lease when closed.
+type leasedHandle struct {
+	handle
+	lease *engine.Lease
+}
+
+func (h *leasedHandle) Close() error {
+	err := h.handle.Close()
+	h.lease.Release()
+	return err
 }
 
 // arrayFile serves a prefix followed by the tensor's bytes in C order. Its

@@ -139,13 +139,70 @@ func (s *Session) SetError(msg string) {
 // Env returns a snapshot of the session's tensors (those whose graphs
 // succeeded, and uploads), for a spec to name them.
 func (s *Session) Env() spec.Env {
+	env, _ := s.snapshot(false)
+	return env
+}
+
+// snapshot returns the session's tensors, and with lease a lease on all
+// their chunks: a spec being submitted names the tensors of its snapshot,
+// whose chunks must outlive the graphs that replace them until the new
+// graph holds them itself.
+func (s *Session) snapshot(lease bool) (spec.Env, *Lease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	env := make(spec.Env, len(s.tensors))
+	var l *Lease
+	if lease {
+		l = &Lease{s: s}
+	}
 	for name, t := range s.tensors {
 		env[name] = &t.tiled
+		if lease {
+			for _, id := range t.tiled.Keys {
+				s.refs[id]++
+			}
+			l.ids = append(l.ids, t.tiled.Keys...)
+		}
 	}
-	return env
+	return env, l
+}
+
+// A Lease holds chunks of a session alive, whatever later graphs bind to
+// the names of their tensors, until it is released: a reader of a tensor
+// takes one so that it reads to the end the tensor it opened.
+type Lease struct {
+	s    *Session
+	ids  []uint64
+	once sync.Once
+}
+
+// Lease takes a lease on the tensor's chunks. It fails when they are gone
+// already: the tensor was replaced, and nothing held it.
+func (t *Tensor) Lease() (*Lease, error) {
+	s := t.session
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	for _, id := range t.tiled.Keys {
+		if s.refs[id] <= 0 {
+			return nil, fmt.Errorf("tensor %s of graph %d was replaced", t.tiled.Name, t.graph)
+		}
+	}
+	for _, id := range t.tiled.Keys {
+		s.refs[id]++
+	}
+	return &Lease{s: s, ids: t.tiled.Keys}, nil
+}
+
+// Release ends the lease; the chunks no tensor, graph or other lease holds
+// are freed. A second Release does nothing.
+func (l *Lease) Release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() { l.s.release(l.ids) })
 }
 
 // Submit parses, tiles and starts src. A bad spec returns its error (a
@@ -164,7 +221,9 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	env := s.Env()
+	env, lease := s.snapshot(true)
+	// Start holds the chunks the graph reads; until then the lease does.
+	defer lease.Release()
 	tg, err := spec.Parse(src, env)
 	if err != nil {
 		return nil, err
@@ -415,6 +474,9 @@ func (s *Session) release(ids []uint64) {
 func (s *Session) unref(ids []uint64) []uint64 {
 	var freed []uint64
 	for _, id := range ids {
+		if _, held := s.refs[id]; !held {
+			continue // the session closed and freed every chunk
+		}
 		if s.refs[id]--; s.refs[id] <= 0 {
 			delete(s.refs, id)
 			freed = append(freed, id)

@@ -178,3 +178,39 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 }
+
+// TestLease holds a tensor's chunks with a lease while a later graph
+// rebinds its name: they stay until the lease ends, and then a lease on the
+// old tensor is refused.
+func TestLease(t *testing.T) {
+	_, r, s := newTestSession(t)
+	g, err := s.Submit("x = arange(12, chunks=4)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g)
+	old, _ := s.Tensor("x")
+	l, err := old.Lease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err = s.Submit("x = zeros(12, chunks=6)\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, g)
+	if n := r.Len(); n != 3+2 {
+		t.Errorf("with the lease held the runner keeps %d chunks, want the old x's 3 and the new x's 2", n)
+	}
+	a, err := old.Fetch(context.Background())
+	if err != nil || a.Int64s()[11] != 11 {
+		t.Fatalf("the leased x reads %v, %v", a, err)
+	}
+	l.Release()
+	l.Release() // a second release does nothing
+	if n := r.Len(); n != 2 {
+		t.Errorf("after the lease the runner keeps %d chunks, want 2", n)
+	}
+	if _, err := old.Lease(); err == nil {
+		t.Error("a lease on the replaced x, whose chunks are gone, was granted")
+	}
+}
