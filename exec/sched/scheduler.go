@@ -649,7 +649,7 @@ func (s *Scheduler) apply(jobID uint64, job *exec.Job, mb *mailbox, outs ...core
 		err := errors.New("no connection")
 		if b.cc != nil {
 			// Frees alone are not urgent: they wait for the worker's
-			// next frame, or a millisecond (see ctlConn.sendSoon).
+			// next frame, or a millisecond (see wire.Conn.SendSoon).
 			if !b.urgent {
 				err = b.cc.SendSoon(b.ms...)
 			} else {

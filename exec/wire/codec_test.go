@@ -67,7 +67,7 @@ func decodeAll(data []byte) ([]*Msg, error) {
 	}
 }
 
-func TestCtlCodecRoundTrip(t *testing.T) {
+func TestCodecRoundTrip(t *testing.T) {
 	want := codecMessages()
 	e := NewEncoder()
 	// Two frames, the second sending the same arguments again.
@@ -91,7 +91,7 @@ func TestCtlCodecRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCtlCodecArgSlotsRecycle(t *testing.T) {
+func TestCodecArgSlotsRecycle(t *testing.T) {
 	// More distinct arguments than slots: each op must still decode with
 	// its own.
 	e := NewEncoder()
@@ -111,10 +111,10 @@ func TestCtlCodecArgSlotsRecycle(t *testing.T) {
 	}
 }
 
-// TestCtlCodecMalformed cuts a valid stream at every length and flips bytes
+// TestCodecMalformed cuts a valid stream at every length and flips bytes
 // at random: the decoder must return an error (or, for a cut between
 // frames, stop cleanly), never panic.
-func TestCtlCodecMalformed(t *testing.T) {
+func TestCodecMalformed(t *testing.T) {
 	data := encodeFrames(t, NewEncoder(), codecMessages())
 	for n := 0; n < len(data); n++ {
 		ms, err := decodeAll(data[:n])
@@ -148,7 +148,7 @@ func TestCtlCodecMalformed(t *testing.T) {
 	}
 }
 
-func FuzzCtlDecode(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	data, _ := NewEncoder().frame(codecMessages())
 	f.Add(bytes.Clone(data))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -215,10 +215,10 @@ func TestArgSlotKeepsNewest(t *testing.T) {
 	}
 }
 
-// TestCtlCodecRunBatch encodes a batch of runs for two workers as the
+// TestCodecRunBatch encodes a batch of runs for two workers as the
 // scheduler queues it: a worker's connection gets the submits of its runs
 // alone, in order, equal to those of one message a run.
-func TestCtlCodecRunBatch(t *testing.T) {
+func TestCodecRunBatch(t *testing.T) {
 	ms := codecMessages()
 	g := &chunk.Graph{Ops: make([]*chunk.Op, 10)}
 	ids := make([]uint64, 10)

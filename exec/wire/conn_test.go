@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// TestCtlConnOrder queues reports now and soon, alternately: they arrive
+// TestConnOrder queues reports now and soon, alternately: they arrive
 // in the order queued, a soon one alone within soonWait (and well before
 // a second), and a started report queued with its op's end is dropped.
-func TestCtlConnOrder(t *testing.T) {
+func TestConnOrder(t *testing.T) {
 	a, b := net.Pipe()
 	cc := NewConn(a)
 	defer cc.Close()

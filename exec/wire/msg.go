@@ -14,9 +14,9 @@ import (
 
 // The worker's TCP service. A connection opens with one byte naming its use:
 //
-//	'C' control: the scheduler and the worker exchange ctlMsg values in
+//	'C' control: the scheduler and the worker exchange Msg values in
 //	    both directions until one side closes, in frames of many messages
-//	    each (see ctlcodec.go).
+//	    each (see codec.go).
 //	'F' fetch: the client sends a chunk ID (8 bytes, big-endian); the worker
 //	    answers with a chunk frame. A client may send several IDs at once:
 //	    the worker answers them in order, flushing its answers once it has
