@@ -8,9 +8,9 @@ import (
 	"marsfs/tensor/chunk"
 )
 
-// A Runner executes chunk graphs and keeps the chunks they make. The
-// Scheduler runs them on worker processes found through the cluster;
-// LocalRunner runs them in this process.
+// A Runner executes chunk graphs and keeps the chunks they make:
+// sched.Scheduler, on the worker processes of a cluster or on one worker in
+// this process.
 type Runner interface {
 	// Run executes job and returns when every op has finished (nil), when
 	// an op has failed for good (its error), or when ctx is done (ctx.Err()).

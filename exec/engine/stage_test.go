@@ -12,7 +12,7 @@ import (
 	"marsfs/exec/sched"
 )
 
-// gatedRunner is a LocalRunner whose job number at (1 for the first)
+// gatedRunner is a local scheduler (NewLocal) whose job number at (1 for the first)
 // waits until gate is closed or its context is done.
 type gatedRunner struct {
 	*sched.Scheduler

@@ -530,7 +530,7 @@ func TestClusterProcesses(t *testing.T) {
 
 // TestWorkerProcessCrash kills a worker process in the middle of a spec: the
 // lost chunks are recomputed on the survivor, the result is bit-identical to
-// the LocalRunner's, the survivor keeps only the result, and the member
+// the local scheduler's, the survivor keeps only the result, and the member
 // table declares the dead worker failed. It does so for large ops sent one by
 // one and for units of tiny ops, whose ops out on the dead worker go again.
 func TestWorkerProcessCrash(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"marsfs/tensor"
 )
 
-// localResult computes spec's output name with the LocalRunner.
+// localResult computes spec's output name with the local scheduler.
 func localResult(t *testing.T, spec, name string) []byte {
 	t.Helper()
 	lr := NewLocal(2)
@@ -36,7 +36,7 @@ func localResult(t *testing.T, spec, name string) []byte {
 // TestKilledWhileSending kills a worker process in the middle of sending a
 // chunk to another worker: the fetching side sees the frame cut short, the
 // scheduler recomputes what the dead worker held on the survivor, and the
-// result is the LocalRunner's, bit for bit.
+// result is the local scheduler's, bit for bit.
 func TestKilledWhileSending(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
@@ -100,7 +100,7 @@ func TestKilledWhileSending(t *testing.T) {
 		t.Fatalf("graph %v after the kill: %s", st.State, g.Err())
 	}
 	if got := fetchNamed(t, s, "y").Data; !bytes.Equal(got, want) {
-		t.Error("result differs from the LocalRunner's")
+		t.Error("result differs from the local scheduler's")
 	}
 	// The survivor may have paused too, sending to the victim before it
 	// died: it would not exit in time.

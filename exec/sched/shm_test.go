@@ -15,7 +15,7 @@ var _ worker.Store = (*shm.Arrays)(nil)
 
 // TestSpecsOnShmWorkers runs the cluster specs on workers whose chunks live
 // in shared memory, with a limit small enough that they spill, and checks
-// the results against the LocalRunner and that nothing is left behind.
+// the results against the local scheduler and that nothing is left behind.
 func TestSpecsOnShmWorkers(t *testing.T) {
 	dir, err := os.MkdirTemp("/dev/shm", "exectest-")
 	if err != nil {

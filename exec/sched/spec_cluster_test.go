@@ -11,7 +11,7 @@ import (
 	"marsfs/tensor"
 )
 
-// clusterSpecs are run both on a LocalRunner and on the cluster; the
+// clusterSpecs are run both on a local scheduler (NewLocal) and on the cluster; the
 // results must agree bit for bit, since the same kernels run on the same
 // chunks wherever they run.
 var clusterSpecs = []string{
@@ -116,7 +116,7 @@ func TestSpecsOnWorkerProcesses(t *testing.T) {
 }
 
 // TestSpecThroughput times a Monte Carlo spec of 2×10^7 elements on the
-// LocalRunner and on two worker processes (measurement; the machine's cores
+// local scheduler and on two worker processes (measurement; the machine's cores
 // are shared by both).
 func TestSpecThroughput(t *testing.T) {
 	if testing.Short() {

@@ -1,0 +1,16 @@
+// Package worker runs the ops a scheduler submits and serves its chunks to
+// the scheduler and to the other workers. A worker runs at most Slots
+// kernels at once, its queued ops in priority order, admits an op only
+// while the chunks it holds and makes fit in its memory quota, and keeps
+// chunks in a Store: the heap (MemStore) or shared memory (shm.Arrays),
+// which kernels then write their outputs into directly.
+//
+// The policy (queue, admission, dispatch units, which run owns a chunk,
+// the next uses the store spills by) is a pure State (state.go), driven by
+// scripts in testdata/state; the Worker is its serving loop: it decodes the
+// control connection, runs kernels in its slots, fetches inputs from peers
+// or maps them, and carries out what the State asks for. A chunk ID is the
+// same for every run of its op: the latest run submitted owns it, so that
+// an earlier run, cancelled but still finishing, neither stores nor drops
+// it.
+package worker
