@@ -28,7 +28,7 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 				if made != nil || tensor.NumElements(shape)*dt.Size() < minScratchBytes {
 					return nil
 				}
-				made = scratch.Take(dt, shape)
+				made = scratch.take(dt, shape)
 				if zero {
 					clear(made.Data)
 				}
@@ -40,11 +40,11 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 		if held != nil && (err != nil || !sharesMemory(out, held)) {
 			// The member read held's chunk and made its own: held is free.
 			// (One that returned a view of it keeps it, for the collector.)
-			scratch.Put(held)
+			scratch.put(held)
 		}
 		if err != nil {
 			if made != nil {
-				scratch.Put(made)
+				scratch.put(made)
 			}
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 		if made != nil && sharesMemory(out, made) {
 			held = made
 		} else if made != nil {
-			scratch.Put(made)
+			scratch.put(made)
 		}
 		cur = []*tensor.Array{out}
 	}

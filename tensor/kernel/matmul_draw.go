@@ -74,7 +74,7 @@ func (s *blockSource) get(i int) (a *tensor.Array, release func(), err error) {
 		return s.in[s.inputOf(i)], func() {}, nil
 	}
 	g := &s.args.Blocks[i]
-	buf := scratch.Take(g.DType, g.Shape)
+	buf := scratch.take(g.DType, g.Shape)
 	ctx := tensor.WithAlloc(s.ctx, func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
 		if dt != buf.DType || tensor.NumElements(shape) != buf.Len() {
 			return nil
@@ -86,8 +86,8 @@ func (s *blockSource) get(i int) (a *tensor.Array, release func(), err error) {
 	})
 	a, err = Run(ctx, g, nil)
 	if err != nil {
-		scratch.Put(buf)
+		scratch.put(buf)
 		return nil, nil, err
 	}
-	return a, func() { scratch.Put(buf) }, nil
+	return a, func() { scratch.put(buf) }, nil
 }

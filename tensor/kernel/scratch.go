@@ -10,19 +10,19 @@ import (
 // scratch keeps the buffers matmul ops draw blocks into, so that the next
 // op writes to pages already mapped: touching fresh ones costs more than
 // drawing the values.
-var scratch = &ScratchPool{Limit: 64 << 20}
+var scratch = &scratchPool{Limit: 64 << 20}
 
-// A ScratchPool holds freed buffers up to limit bytes.
-type ScratchPool struct {
+// A scratchPool holds freed buffers up to limit bytes.
+type scratchPool struct {
 	mu    sync.Mutex
 	Free  [][]byte
 	Bytes int
 	Limit int
 }
 
-// Take returns an array of dtype dt and the given shape whose contents are
+// take returns an array of dtype dt and the given shape whose contents are
 // undefined.
-func (p *ScratchPool) Take(dt tensor.DType, shape []int) *tensor.Array {
+func (p *scratchPool) take(dt tensor.DType, shape []int) *tensor.Array {
 	n := tensor.NumElements(shape) * dt.Size()
 	p.mu.Lock()
 	for i, b := range p.Free {
@@ -39,9 +39,9 @@ func (p *ScratchPool) Take(dt tensor.DType, shape []int) *tensor.Array {
 	return tensor.NewArray(dt, shape)
 }
 
-// Put gives a's buffer back to the pool, or to the collector when the
+// put gives a's buffer back to the pool, or to the collector when the
 // pool is full.
-func (p *ScratchPool) Put(a *tensor.Array) {
+func (p *scratchPool) put(a *tensor.Array) {
 	b := a.Data[:cap(a.Data)]
 	p.mu.Lock()
 	defer p.mu.Unlock()

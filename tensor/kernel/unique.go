@@ -86,7 +86,7 @@ func uniqueMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	keys = RadixSort(keys)
+	keys = radixSort(keys)
 	var out []keyCount
 	for i := 0; i < len(keys); {
 		j := i + 1
@@ -99,11 +99,11 @@ func uniqueMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	return pairsArray(out), nil
 }
 
-// RadixSort sorts keys, by bytes from the least significant, skipping the
+// radixSort sorts keys, by bytes from the least significant, skipping the
 // bytes all keys share (the high bytes of small integers, of floats of one
 // sign and range); it returns the sorted keys, keys or a buffer of their
 // length. Short runs go to slices.Sort.
-func RadixSort(keys []uint64) []uint64 {
+func radixSort(keys []uint64) []uint64 {
 	if len(keys) < 256 {
 		slices.Sort(keys)
 		return keys

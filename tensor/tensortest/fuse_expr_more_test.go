@@ -8,8 +8,6 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/kernel/elem"
-	"marsfs/tensor/kernel/expr"
 )
 
 // TestFuseExprSiblingReductions checks W6's graph: a random tensor read
@@ -78,73 +76,6 @@ func TestFuseExprSiblingReductions(t *testing.T) {
 		for i, g := range computeAll(t, f) {
 			if msg := sameValues(g, want[i], true); msg != "" {
 				t.Errorf("%q: output %s %s", text, cg.Outputs[i].Name, msg)
-			}
-		}
-	}
-}
-
-func TestSumBytes(t *testing.T) {
-	s := elem.NewRandStream(9, 0)
-	for _, n := range []int{0, 1, 7, 8, 9, 1023, 1024, 1025, 5000} {
-		for _, full := range []bool{false, true} {
-			b := make([]byte, n)
-			want := 0
-			for i := range b {
-				b[i] = byte(s.Bits(uint64(i)))
-				if full {
-					b[i] = 255
-				}
-				want += int(b[i])
-			}
-			if got := expr.SumBytes(b); got != want {
-				t.Errorf("n=%d full=%v: %d, want %d", n, full, got, want)
-			}
-		}
-	}
-}
-
-// testVecCmp checks the packed float64 comparisons against Go's operators.
-func testVecCmp(t *testing.T, special []float64) {
-	ops := []struct {
-		kind string
-		f    func(a, b float64) bool
-	}{
-		{tensor.OpLess, func(a, b float64) bool { return a < b }},
-		{tensor.OpLessEq, func(a, b float64) bool { return a <= b }},
-		{tensor.OpGreater, func(a, b float64) bool { return a > b }},
-		{tensor.OpGreaterEq, func(a, b float64) bool { return a >= b }},
-		{tensor.OpEqual, func(a, b float64) bool { return a == b }},
-		{tensor.OpNotEqual, func(a, b float64) bool { return a != b }},
-	}
-	s := elem.NewRandStream(4, 0)
-	for _, op := range ops {
-		row := expr.VecRow(op.kind, tensor.Float64, tensor.Bool)
-		if row == nil {
-			if expr.UseCmpAVX {
-				t.Fatalf("no packed %s", op.kind)
-			}
-			continue
-		}
-		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 255, 4096} {
-			a, b := make([]float64, n+1), make([]float64, n+1)
-			for i := range a {
-				a[i] = special[int(s.Bits(uint64(2*i))%uint64(len(special)))]
-				b[i] = special[int(s.Bits(uint64(2*i+1))%uint64(len(special)))]
-				if i%4 == 0 {
-					b[i] = a[i] // equal operands, NaN included
-				}
-			}
-			d := make([]byte, n)
-			for i := range d {
-				d[i] = 7 // overwritten
-			}
-			if err := row(d, [][]byte{elem.Float64Bytes(a), elem.Float64Bytes(b)}); err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range d {
-				if w := elem.B2u(op.f(a[i], b[i])); v != w {
-					t.Fatalf("%s n=%d: %v, %v gives %d, want %d", op.kind, n, a[i], b[i], v, w)
-				}
 			}
 		}
 	}

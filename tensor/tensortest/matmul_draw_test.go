@@ -1,7 +1,6 @@
 package tensortest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -94,27 +93,6 @@ func TestDrawnMatmulBadArgs(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// Drawn blocks go to buffers the next draws reuse, up to the pool's limit.
-func TestScratchPoolReuses(t *testing.T) {
-	p := &kernel.ScratchPool{Limit: 1 << 20}
-	a := p.Take(tensor.Float64, []int{100, 100})
-	first := &a.Data[0]
-	p.Put(a)
-	b := p.Take(tensor.Float64, []int{50, 100})
-	if &b.Data[0] != first || b.Len() != 5000 || b.Shape[0] != 50 {
-		t.Fatalf("took a new buffer of %d elements, want the freed one cut to 5000", b.Len())
-	}
-	big := p.Take(tensor.Float64, []int{1 << 18}) // 2 MiB, past the limit
-	p.Put(big)
-	p.Put(b)
-	if p.Bytes != 80000 || len(p.Free) != 1 {
-		t.Fatalf("pool holds %d bytes in %d buffers, want the 80000 of the first", p.Bytes, len(p.Free))
-	}
-	if _, err := kernel.Run(context.Background(), &chunk.Op{Kind: "matmul", Shape: []int{0, 0}, DType: tensor.Float64}, nil); err != nil {
-		t.Fatalf("empty product: %v", err)
 	}
 }
 

@@ -414,22 +414,6 @@ func TestConcatErrors(t *testing.T) {
 	}
 }
 
-func TestRefineChunks(t *testing.T) {
-	for _, tc := range []struct {
-		in   [][]int
-		want []int
-	}{
-		{[][]int{{3, 4}, {2, 2, 3}}, []int{2, 1, 1, 3}},
-		{[][]int{{7}, {7}}, []int{7}},
-		{[][]int{{0}, {0}}, []int{0}},
-		{[][]int{{2, 0, 3}, {5}}, []int{2, 3}},
-	} {
-		if got := tile.RefineChunks(tc.in...); !slices.Equal(got, tc.want) {
-			t.Errorf("refineChunks%v = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestCopyStridedNegativeSteps checks the assemble kernel's copy with
 // negative steps on every axis, the innermost included.
 func TestCopyStridedNegativeSteps(t *testing.T) {

@@ -126,7 +126,7 @@ func tileCholesky(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		return nil, fmt.Errorf("node shape %v for an input of %v", n.Shape, n.Inputs[0].Shape)
 	}
 	a := t.input(n, 0)
-	cs := RefineChunks(a.Chunks[0], a.Chunks[1])
+	cs := refineChunks(a.Chunks[0], a.Chunks[1])
 	a = t.rechunk(a, [][]int{cs, cs})
 	nb := len(cs)
 	l := make([]uint64, nb*nb)

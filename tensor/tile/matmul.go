@@ -42,12 +42,12 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	if !n.DType.Valid() {
 		return nil, fmt.Errorf("invalid dtype %v", n.DType)
 	}
-	kc := RefineChunks(a.Chunks[1], b.Chunks[0])
+	kc := refineChunks(a.Chunks[1], b.Chunks[0])
 	a = t.rechunk(a, [][]int{a.Chunks[0], kc})
 	b = t.rechunk(b, [][]int{kc, b.Chunks[1]})
 	rows, cols := a.Chunks[0], b.Chunks[1]
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
-	groups := MatmulGroups(len(kc))
+	groups := matmulGroups(len(kc))
 	for i, m := range rows {
 		for j, c := range cols {
 			shape := []int{m, c}
@@ -65,10 +65,10 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
-// MatmulGroups cuts k block products into groups of at most matmulCombine,
+// matmulGroups cuts k block products into groups of at most matmulCombine,
 // as even as can be, and returns their bounds: group g is [b[g], b[g+1]).
 // No chunk along k (an empty sum) is one empty group.
-func MatmulGroups(k int) []int {
+func matmulGroups(k int) []int {
 	n := max(1, (k+MatmulCombine-1)/MatmulCombine)
 	bounds := make([]int, n+1)
 	for g := range bounds {

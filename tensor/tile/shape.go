@@ -163,10 +163,10 @@ func tileSlice(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
-// RefineChunks returns the common refinement of chunkings of one axis: a
+// refineChunks returns the common refinement of chunkings of one axis: a
 // chunk boundary wherever any of them has one. All must cover the same
 // length; a zero length gives one empty chunk.
-func RefineChunks(lists ...[]int) []int {
+func refineChunks(lists ...[]int) []int {
 	var bounds []int
 	total := 0
 	for _, cs := range lists {
@@ -238,7 +238,7 @@ func tileConcat(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for i := range n.Inputs {
 			lists = append(lists, t.input(n, i).Chunks[ax])
 		}
-		common[ax] = RefineChunks(lists...)
+		common[ax] = refineChunks(lists...)
 	}
 	// The inputs that contribute along the axis, aligned and converted.
 	var parts []*tensor.TiledTensor

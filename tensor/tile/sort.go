@@ -9,12 +9,12 @@ import (
 	"marsfs/tensor/spec"
 )
 
-// BatcherNetwork returns the comparators (a, b), a < b, of Batcher's odd-even
+// batcherNetwork returns the comparators (a, b), a < b, of Batcher's odd-even
 // merge sort on p wires, in an order that respects their dependencies: the
 // network for the next power of two, without the comparators that touch a
 // wire at or past p (those wires would hold +inf, and the comparators would
 // move nothing).
-func BatcherNetwork(p int) [][2]int {
+func batcherNetwork(p int) [][2]int {
 	n := 1
 	for n < p {
 		n *= 2
@@ -99,7 +99,7 @@ func (t *tiler) sortBlocks(x *tensor.TiledTensor, arg bool) *tensor.TiledTensor 
 	for k, in := range x.Keys {
 		keys[k] = t.emit(&chunk.Op{Kind: "sort.local", Inputs: []int{int(in)}, Shape: blockShape(k), DType: dt, Args: chunk.SortArgs{Pairs: arg, Offset: offs[k%p]}})
 	}
-	for _, c := range BatcherNetwork(p) {
+	for _, c := range batcherNetwork(p) {
 		for r := range rows {
 			a, b := r*p+c[0], r*p+c[1]
 			in := []int{int(keys[a]), int(keys[b])}

@@ -1,10 +1,12 @@
 package expr
 
-import "marsfs/tensor"
+import (
+	"marsfs/tensor"
+)
 
-// UseCmpAVX selects the packed comparisons of fuse_expr_cmp_amd64.s,
+// useCmpAVX selects the packed comparisons of fuse_expr_cmp_amd64.s,
 // which need AVX and BMI2's PDEP.
-var UseCmpAVX = useAVX && cpuidBMI2()
+var useCmpAVX = useAVX && cpuidBMI2()
 
 // cpuidBMI2 reports CPUID.(EAX=7, ECX=0):EBX bit 8.
 func cpuidBMI2() bool {
@@ -28,7 +30,7 @@ func notEqualAVX(d []uint8, a, b []float64)
 // swapped for greater and greater_equal (a > b is b < a, NaNs included),
 // or nil.
 func cmpWide(kind string) (loop func(d []uint8, a, b []float64), swap bool) {
-	if !UseCmpAVX {
+	if !useCmpAVX {
 		return nil, false
 	}
 	switch kind {

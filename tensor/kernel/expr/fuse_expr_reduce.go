@@ -27,7 +27,7 @@ import (
 type exprReducer struct {
 	op      string
 	fsum    bool        // a float64 sum
-	cascade *SumCascade // a float64 sum to one value
+	cascade *sumCascade // a float64 sum to one value
 	m       elem.Monoid
 	acc     []byte    // the accumulators: out's data, or sums for mean
 	counts  []float64 // nanmean: values that are not NaN, per accumulator
@@ -113,7 +113,7 @@ func newExprReducer(dt tensor.DType, ins *chunk.ExprInstr, src []tensor.DType, s
 	}
 	r.fsum = accDT == tensor.Float64 && (mop == tensor.OpSum || mop == tensor.OpNansum)
 	if r.fsum && nout == 1 {
-		r.cascade = &SumCascade{}
+		r.cascade = &sumCascade{}
 	}
 	return r, nil
 }
@@ -158,9 +158,9 @@ func (r *exprReducer) add(l *segLayout, vals, orig []byte) {
 		case r.op == tensor.OpVar || r.op == tensor.OpStd:
 			r.addMoments(o, step, tensor.View[float64](row))
 		case step == 0 && r.cascade != nil:
-			r.cascade.Push(PairwiseSumF64(tensor.View[float64](row)))
+			r.cascade.push(pairwiseSumF64(tensor.View[float64](row)))
 		case step == 0 && r.fsum:
-			tensor.View[float64](r.acc)[o] += PairwiseSumF64(tensor.View[float64](row))
+			tensor.View[float64](r.acc)[o] += pairwiseSumF64(tensor.View[float64](row))
 		case step == 0:
 			r.m.Inner(r.acc, o, row)
 		case step == 1 && r.fsum:
@@ -190,9 +190,9 @@ func (r *exprReducer) addBytes(l *segLayout, vals []byte) {
 		row := vals[pos : pos+cnt]
 		switch {
 		case step == 0 && r.cascade != nil:
-			r.cascade.Push(float64(SumBytes(row)))
+			r.cascade.push(float64(sumBytes(row)))
 		case step == 0:
-			acc[o] += float64(SumBytes(row))
+			acc[o] += float64(sumBytes(row))
 		default:
 			for j, v := range row {
 				acc[o+j*step] += float64(v)
@@ -201,9 +201,9 @@ func (r *exprReducer) addBytes(l *segLayout, vals []byte) {
 	}
 }
 
-// SumBytes is the sum of b's bytes, eight at a time: the even and the odd
+// sumBytes is the sum of b's bytes, eight at a time: the even and the odd
 // bytes of each word add into 16-bit lanes, which 128 words cannot fill.
-func SumBytes(b []byte) int {
+func sumBytes(b []byte) int {
 	const even = 0x00FF00FF00FF00FF
 	total := 0
 	for len(b) >= 8 {
@@ -250,7 +250,7 @@ func (r *exprReducer) addMoments(o, step int, row []float64) {
 			return
 		}
 		n := float64(len(row))
-		mean := (0 + PairwiseSumF64(row)) / n // as varMap: the monoid starts at 0
+		mean := (0 + pairwiseSumF64(row)) / n // as varMap: the monoid starts at 0
 		m2 := 0.0
 		for _, x := range row {
 			d := x - mean
@@ -277,7 +277,7 @@ func (r *exprReducer) addMoments(o, step int, row []float64) {
 
 func (r *exprReducer) finish(out *tensor.Array) {
 	if r.cascade != nil {
-		tensor.View[float64](r.acc)[0] += r.cascade.Total()
+		tensor.View[float64](r.acc)[0] += r.cascade.total()
 	}
 	if r.op != tensor.OpMean && r.op != tensor.OpNanmean {
 		return

@@ -144,7 +144,7 @@ func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Ar
 	}
 	for _, r := range m.reds {
 		if r.cascade != nil {
-			*r.cascade = SumCascade{}
+			*r.cascade = sumCascade{}
 		}
 	}
 	return true, nil

@@ -1,6 +1,8 @@
 package expr
 
-import "marsfs/tensor/kernel/elem"
+import (
+	"marsfs/tensor/kernel/elem"
+)
 
 // UseAVX2 selects the four-wide uniform fill of fuse_expr_rand_amd64.s.
 var UseAVX2 = useAVX && cpuidAVX2()

@@ -306,7 +306,7 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 			}
 		}
 		st.f = f
-		if v := VecRow(ins.Kind, ins.Elem.Compute, ins.DType); v != nil && len(ins.Src) == 2 {
+		if v := vecRow(ins.Kind, ins.Elem.Compute, ins.DType); v != nil && len(ins.Src) == 2 {
 			st.f = v
 		}
 		st.srcs = make([][]byte, len(ins.Src))

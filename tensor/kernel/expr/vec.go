@@ -5,17 +5,17 @@ import (
 	"marsfs/tensor/kernel/elem"
 )
 
-// A VecSet is one implementation of the packed loops.
-type VecSet struct {
+// A vecSet is one implementation of the packed loops.
+type vecSet struct {
 	Name               string
 	Add, Sub, Mul, Div func(d, a, b []float64)
 	Sum8               func(x []float64, r *[8]float64)
 }
 
-// VecRow returns a packed loop for the float64 arithmetic of an expr
+// vecRow returns a packed loop for the float64 arithmetic of an expr
 // program, or nil when kind has none; ops on other dtypes, and other ops,
 // run the elementwise kernels' loops.
-func VecRow(kind string, ct, out tensor.DType) elem.RowFn {
+func vecRow(kind string, ct, out tensor.DType) elem.RowFn {
 	if ct == tensor.Float64 && out == tensor.Bool {
 		return cmpRow(kind)
 	}
@@ -74,10 +74,10 @@ func cmpRow(kind string) elem.RowFn {
 	}
 }
 
-// PairwiseSumF64 is pairwiseSum[float64] with the running sums of its
+// pairwiseSumF64 is pairwiseSum[float64] with the running sums of its
 // leaves kept in packed registers: the same additions in the same order,
 // so the same result.
-func PairwiseSumF64(x []float64) float64 {
+func pairwiseSumF64(x []float64) float64 {
 	n := len(x)
 	if n < 8 {
 		var s float64
@@ -98,18 +98,18 @@ func PairwiseSumF64(x []float64) float64 {
 	}
 	n2 := n / 2
 	n2 -= n2 % 8
-	return PairwiseSumF64(x[:n2]) + PairwiseSumF64(x[n2:])
+	return pairwiseSumF64(x[:n2]) + pairwiseSumF64(x[n2:])
 }
 
-// A SumCascade adds a stream of partial sums pairwise, as a binary
+// A sumCascade adds a stream of partial sums pairwise, as a binary
 // counter: the sum of 2^k pushed values is formed as the sum of two sums
 // of 2^(k-1), so that rounding error grows with the log of their number.
-type SumCascade struct {
+type sumCascade struct {
 	level [64]float64 // level l holds a sum of 2^l values when bit l of full is set
 	full  uint64
 }
 
-func (c *SumCascade) Push(v float64) {
+func (c *sumCascade) push(v float64) {
 	l := 0
 	for ; c.full&(1<<l) != 0; l++ {
 		v = c.level[l] + v // earlier values on the left
@@ -119,8 +119,8 @@ func (c *SumCascade) Push(v float64) {
 	c.full |= 1 << l
 }
 
-// Total is the sum of the pushed values (0 for none).
-func (c *SumCascade) Total() float64 {
+// total is the sum of the pushed values (0 for none).
+func (c *sumCascade) total() float64 {
 	var s float64
 	for l := range c.level {
 		if c.full&(1<<l) != 0 {

@@ -21,11 +21,11 @@ func sum8F64(x []float64, r *[8]float64) {
 	}
 }
 
-// VecVariants are the loop sets this CPU can run, for tests.
-func VecVariants() []VecSet {
-	v := []VecSet{{"sse2", addSSE, subSSE, mulSSE, divSSE, sum8SSE}}
+// vecVariants are the loop sets this CPU can run, for tests.
+func vecVariants() []vecSet {
+	v := []vecSet{{"sse2", addSSE, subSSE, mulSSE, divSSE, sum8SSE}}
 	if hasAVX() {
-		v = append(v, VecSet{"avx", addAVX, subAVX, mulAVX, divAVX, sum8AVX})
+		v = append(v, vecSet{"avx", addAVX, subAVX, mulAVX, divAVX, sum8AVX})
 	}
 	return v
 }

@@ -15,9 +15,9 @@ var (
 
 func sum8F64(x []float64, r *[8]float64) { sum8Go(x, r) }
 
-// VecVariants are the loop sets this CPU can run, for tests.
-func VecVariants() []VecSet {
-	return []VecSet{{"go", addGo, subGo, mulGo, divGo, sum8Go}}
+// vecVariants are the loop sets this CPU can run, for tests.
+func vecVariants() []vecSet {
+	return []vecSet{{"go", addGo, subGo, mulGo, divGo, sum8Go}}
 }
 
 func addGo(d, a, b []float64) { elem.AddLoop(d, a, b) }
@@ -61,5 +61,5 @@ var UseAVX2 = false
 // cmpWide has no packed loops here.
 func cmpWide(kind string) (loop func(d []uint8, a, b []float64), swap bool) { return nil, false }
 
-// UseCmpAVX is never set here.
-var UseCmpAVX = false
+// useCmpAVX is never set here.
+var useCmpAVX = false
