@@ -1,7 +1,8 @@
-// Package exec holds the contract between the sessions of marsfs and what
-// runs their chunk graphs: a Runner takes a Job (a chunk.Graph, the global
-// ID of each op's chunk, the chunks to keep) and runs it, reporting every
-// operand transition. Its packages, each with one job:
+// Package exec is where marsfs runs chunk graphs: a session
+// (exec/engine) hands its Runner a core.Job (a chunk.Graph, the global ID
+// of each op's chunk, the chunks to keep), and the scheduler (exec/sched)
+// runs it, reporting every operand transition. This package holds only
+// this map; nothing imports it. Its packages, each with one job:
 //
 //	exec/core     the operand state machine of one job: pure, Step in,
 //	              instructions out (which op runs where, what is freed)
@@ -12,8 +13,9 @@
 //	              cluster, or one worker in this process (NewLocal)
 //	exec/engine   sessions, their graphs and kept tensors, over a Runner
 //
-// Imports go one way: engine over exec; sched over core, wire and worker;
-// worker over wire and core's vocabulary; core over plan. There is one
+// Imports go one way: engine over core (its Runner interface is what
+// sched.Scheduler implements); sched over core, wire and worker; worker
+// over wire and core's vocabulary; core over plan. There is one
 // executor: sched.Scheduler, whether its workers are processes or the one
 // in-process worker of `marsfs up --workers 0`.
 package exec

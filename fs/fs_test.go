@@ -17,7 +17,6 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
 	"marsfs/tensor"
@@ -43,7 +42,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 }
 
 // startServerOn serves a fresh engine running on r.
-func startServerOn(t testing.TB, cfg Config, r exec.Runner) *testServer {
+func startServerOn(t testing.TB, cfg Config, r engine.Runner) *testServer {
 	t.Helper()
 	eng := engine.New(r)
 	srv := NewServer(eng, cfg)

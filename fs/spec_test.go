@@ -15,7 +15,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
+	"marsfs/exec/core"
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
 	"marsfs/tensor"
@@ -437,7 +437,7 @@ func TestChunks(t *testing.T) {
 // failing runs nothing: every job fails as a worker would report it.
 type failing struct{ *sched.Scheduler }
 
-func (failing) Run(ctx context.Context, job *exec.Job) error {
+func (failing) Run(ctx context.Context, job *core.Job) error {
 	return errors.New("operand 0 (rand) failed on w9 after 3 attempts: disk on fire")
 }
 

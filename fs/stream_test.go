@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"marsfs/exec"
+	"marsfs/exec/core"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 )
@@ -16,7 +16,7 @@ import (
 // chunkStore is a Runner that only holds chunks.
 type chunkStore map[uint64]*tensor.Array
 
-func (m chunkStore) Run(context.Context, *exec.Job) error { return errors.New("cannot run") }
+func (m chunkStore) Run(context.Context, *core.Job) error { return errors.New("cannot run") }
 func (m chunkStore) Where(uint64) string                  { return "" }
 func (m chunkStore) Free([]uint64)                        {}
 func (m chunkStore) Fetch(_ context.Context, id uint64) (*tensor.Array, error) {

@@ -9,7 +9,6 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/exec"
 	"marsfs/exec/engine"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
@@ -138,7 +137,7 @@ func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix [
 type stream struct {
 	readOnly
 	c      *conn
-	run    exec.Runner
+	run    engine.Runner
 	tt     *tensor.TiledTensor
 	prefix []byte
 	ends   []int64 // ends[i]: byte offset (after prefix) where slab i ends
@@ -150,7 +149,7 @@ type stream struct {
 	arr  *tensor.Array // the chunk data aliases, kept: its pages may be mapped
 }
 
-func newStream(c *conn, run exec.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
+func newStream(c *conn, run engine.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
 	st := &stream{c: c, run: run, tt: tt, prefix: prefix, cur: -1, inner: 1}
 	if len(tt.Shape) == 0 {
 		st.ends = []int64{int64(tt.DType.Size())}

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
 )

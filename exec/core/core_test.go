@@ -2,13 +2,14 @@ package core
 
 import (
 	"fmt"
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"math/rand"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // graph builds a chunk graph from input lists: ops[k] are op k's inputs.

@@ -1,9 +1,10 @@
 package core
 
 import (
+	"sort"
+
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
-	"sort"
 )
 
 // PlanOrder ranks ops by plan.Order: Dask's depth-first ordering with the

@@ -1,10 +1,11 @@
 package core
 
 import (
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
-	"slices"
 )
 
 // Dispatch units. An op that computes next to nothing (a sum of ten

@@ -1,11 +1,12 @@
 package core
 
 import (
-	"marsfs/tensor"
-	"marsfs/tensor/chunk"
 	"slices"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // TestUnitsFormed checks the units of a tree reduction over small chunks:

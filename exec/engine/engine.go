@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -20,7 +19,7 @@ import (
 // An Engine holds the sessions of a marsfs server and runs their graphs on
 // a Runner. It is safe for concurrent use.
 type Engine struct {
-	runner exec.Runner
+	runner Runner
 	nextID atomic.Uint64 // global chunk IDs; 0 means "none"
 
 	mu       sync.Mutex
@@ -30,12 +29,12 @@ type Engine struct {
 }
 
 // New returns an engine that runs graphs on r.
-func New(r exec.Runner) *Engine {
+func New(r Runner) *Engine {
 	return &Engine{runner: r, sessions: make(map[int]*Session)}
 }
 
 // Runner returns the runner the engine executes on.
-func (e *Engine) Runner() exec.Runner { return e.runner }
+func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
@@ -347,7 +346,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 	s.mu.Unlock()
 
 	go func() {
-		err := s.engine.runner.Run(ctx, &exec.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
+		err := s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
 		var kept []uint64
 		if err == nil && sts.first != nil && !sts.first.Last() {
 			kept, err = s.runStages(ctx, g, sts, cg, ids)
@@ -409,7 +408,7 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 			ev.Key += off
 			g.observe(ev)
 		}
-		job := &exec.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
 		if err := s.engine.runner.Run(ctx, job); err != nil {
 			return kept, err
 		}

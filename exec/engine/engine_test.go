@@ -214,3 +214,6 @@ func TestLease(t *testing.T) {
 		t.Error("a lease on the replaced x, whose chunks are gone, was granted")
 	}
 }
+
+// The scheduler is the Runner sessions run on.
+var _ Runner = (*sched.Scheduler)(nil)

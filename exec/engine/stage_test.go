@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/sched"
 )
@@ -26,7 +25,7 @@ func newGatedRunner(at int) *gatedRunner {
 	return &gatedRunner{Scheduler: sched.NewLocal(2), gate: make(chan struct{}), at: at, waiting: make(chan struct{})}
 }
 
-func (r *gatedRunner) Run(ctx context.Context, job *exec.Job) error {
+func (r *gatedRunner) Run(ctx context.Context, job *core.Job) error {
 	if r.jobs++; r.jobs == r.at {
 		close(r.waiting)
 		select {

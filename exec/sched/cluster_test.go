@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/engine"
 	"marsfs/exec/wire"
@@ -99,7 +98,7 @@ type testCluster struct {
 	t       testing.TB
 	s       *Scheduler
 	workers []*worker.Worker
-	procs   []*osexec.Cmd
+	procs   []*exec.Cmd
 	stdins  []io.Closer
 	killed  map[int]bool // indexes of procs killed by the test
 	g0      int
@@ -168,7 +167,7 @@ func newTestScheduler(t testing.TB) (*testCluster, context.Context) {
 func (tc *testCluster) spawn(wrap []string, name string, env ...string) io.Reader {
 	tc.t.Helper()
 	args := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^$")
-	cmd := osexec.Command(args[0], args[1:]...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "MARSFS_TEST_WORKER="+name, "MARSFS_TEST_JOIN="+tc.s.GossipAddr(), "MARSFS_TEST_SLOTS=2")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
@@ -283,7 +282,7 @@ func putTensor(t *testing.T, s *Scheduler, a *tensor.Array, chunks [][]int, firs
 
 // tileJob tiles g over env, computes the expected outputs in this process
 // and returns the job that keeps the outputs' chunks.
-func tileJob(t *testing.T, g *spec.Graph, env envMap, stored map[uint64]*tensor.Array) (*exec.Job, []*tensor.Array) {
+func tileJob(t *testing.T, g *spec.Graph, env envMap, stored map[uint64]*tensor.Array) (*core.Job, []*tensor.Array) {
 	t.Helper()
 	cg, err := tile.Graph(g, env)
 	if err != nil {
@@ -293,7 +292,7 @@ func tileJob(t *testing.T, g *spec.Graph, env envMap, stored map[uint64]*tensor.
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &exec.Job{Graph: cg, IDs: make([]uint64, len(cg.Ops)), Keep: map[uint64]bool{}}
+	job := &core.Job{Graph: cg, IDs: make([]uint64, len(cg.Ops)), Keep: map[uint64]bool{}}
 	for k, op := range cg.Ops {
 		job.IDs[k] = 1000 + uint64(k)
 		if op.Stored != 0 {
@@ -319,7 +318,7 @@ func ramp(dt tensor.DType, shape []int, scale float64) *tensor.Array {
 // rechunkJob puts an 8x6 tensor as 2x3 chunks on the workers and returns a
 // job that rechunks it twice (so that most ops read chunks of both workers)
 // and multiplies it by a stored 6x4 matrix (block products summed in a tree).
-func rechunkJob(t *testing.T, s *Scheduler) (*exec.Job, []*tensor.Array, []uint64) {
+func rechunkJob(t *testing.T, s *Scheduler) (*core.Job, []*tensor.Array, []uint64) {
 	t.Helper()
 	stored := map[uint64]*tensor.Array{}
 	x := putTensor(t, s, ramp(tensor.Float64, []int{8, 6}, 1.5), [][]int{{2, 2, 2, 2}, {3, 3}}, 1, stored)
@@ -341,9 +340,9 @@ func rechunkJob(t *testing.T, s *Scheduler) (*exec.Job, []*tensor.Array, []uint6
 // chainsJob is a long job: n chains of length steps copying one 4-element
 // chunk, the stored chunk storedID or, when it is 0, a zero chunk made at the
 // head of each chain. Only the chains' ends are kept.
-func chainsJob(n, steps int, storedID uint64) *exec.Job {
+func chainsJob(n, steps int, storedID uint64) *core.Job {
 	g := &chunk.Graph{}
-	job := &exec.Job{Keep: map[uint64]bool{}}
+	job := &core.Job{Keep: map[uint64]bool{}}
 	add := func(op *chunk.Op) int {
 		op.Key = len(g.Ops)
 		g.Ops = append(g.Ops, op)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
@@ -20,9 +19,9 @@ import (
 
 // zerosJob is n independent "assemble" ops with no pieces (zero chunks),
 // all kept.
-func zerosJob(n int) *exec.Job {
+func zerosJob(n int) *core.Job {
 	g := &chunk.Graph{}
-	job := &exec.Job{Keep: map[uint64]bool{}}
+	job := &core.Job{Keep: map[uint64]bool{}}
 	for k := 0; k < n; k++ {
 		g.Ops = append(g.Ops, &chunk.Op{Key: k, Kind: "assemble", Shape: []int{3}, DType: tensor.Int64, Args: chunk.AssembleArgs{}})
 		job.IDs = append(job.IDs, uint64(7000+k))

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
@@ -72,7 +71,7 @@ func TestTreeReductionPeakChunks(t *testing.T) {
 		}
 		peak := 0
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		err := tc.s.Run(ctx, &exec.Job{Graph: cg, IDs: ids, Keep: keep, Order: order,
+		err := tc.s.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Order: order,
 			Observe: func(ev core.Event) { peak = max(peak, ev.LiveChunks) }})
 		cancel()
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/core"
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -35,7 +35,7 @@ func TestSchedulerGoneFreesChunks(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := tc.s.Run(ctx, &exec.Job{Graph: cg, IDs: ids, Keep: keep}); err != nil {
+	if err := tc.s.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep}); err != nil {
 		t.Fatal(err)
 	}
 	up := tensor.NewArray(tensor.Float64, []int{1000})

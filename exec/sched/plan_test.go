@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/engine"
 )
 
@@ -14,7 +13,7 @@ func TestPlanOnRunners(t *testing.T) {
 	tc := newTestCluster(t, 2, false)
 	for _, r := range []struct {
 		name    string
-		run     exec.Runner
+		run     engine.Runner
 		workers int
 		ranked  bool
 	}{{"scheduler", tc.s, 2, true}, {"local", newLocal(t, 2), 1, true}} {

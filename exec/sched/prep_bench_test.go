@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/engine"
 	"marsfs/tensor"
@@ -24,7 +23,7 @@ type startRunner struct {
 
 var errStopped = errors.New("stopped after Start")
 
-func (r *startRunner) Run(ctx context.Context, job *exec.Job) error {
+func (r *startRunner) Run(ctx context.Context, job *core.Job) error {
 	machine := core.New(job.Graph, job.IDs, job.Keep, core.Options{Depth: 32, UnitOps: 64,
 		Planned: job.Plan, Order: job.Order, Observe: job.Observe})
 	machine.Step(core.Input{Kind: core.InWorkerUp, Worker: "w1", Slots: 2})

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"marsfs/cluster"
-	"marsfs/exec"
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
@@ -88,8 +87,6 @@ type Scheduler struct {
 	status  map[uint64]chan string
 	closed  bool
 }
-
-var _ exec.Runner = (*Scheduler)(nil)
 
 type remoteWorker struct {
 	name, addr string
@@ -411,7 +408,7 @@ func (s *Scheduler) drop(w *remoteWorker) {
 }
 
 // Run implements Runner.
-func (s *Scheduler) Run(ctx context.Context, job *exec.Job) error {
+func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	if len(job.IDs) != len(job.Graph.Ops) {
 		return fmt.Errorf("run: %d chunk IDs for %d ops", len(job.IDs), len(job.Graph.Ops))
 	}
@@ -574,7 +571,7 @@ func coreInput(in *input) (core.Input, bool) {
 // apply carries out the core's instructions for job jobID, the outputs in
 // order. Each worker gets what is for it in one batch, in the order the
 // core gave it: frees and cancels before the runs of each output.
-func (s *Scheduler) apply(jobID uint64, job *exec.Job, mb *mailbox, outs ...core.Output) {
+func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core.Output) {
 	type batch struct {
 		worker string
 		cc     *wire.Conn

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
 	"marsfs/exec/engine"
 	"marsfs/tensor"
 )
@@ -126,7 +125,7 @@ func TestSpecThroughput(t *testing.T) {
 	tc := newTestCluster(t, 2, true)
 	for _, r := range []struct {
 		name   string
-		runner exec.Runner
+		runner engine.Runner
 	}{{"local", newLocal(t, 2)}, {"2 worker processes", tc.s}} {
 		e := engine.New(r.runner)
 		s, err := e.NewSession("bench")

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"marsfs/exec"
+	"marsfs/exec/core"
 	"marsfs/exec/worker"
 	"marsfs/shm"
 	"marsfs/tensor"
@@ -68,9 +68,9 @@ func BenchmarkWorkerStore(b *testing.B) {
 
 // addChainsJob is chains chains of a chunk of n float64 ones added to
 // itself twice; the chains' ends are kept. IDs start at base.
-func addChainsJob(chains, n int, base uint64) *exec.Job {
+func addChainsJob(chains, n int, base uint64) *core.Job {
 	g := &chunk.Graph{}
-	job := &exec.Job{Keep: map[uint64]bool{}}
+	job := &core.Job{Keep: map[uint64]bool{}}
 	add := func(op *chunk.Op) int {
 		op.Key = len(g.Ops)
 		op.Shape, op.DType = []int{n}, tensor.Float64

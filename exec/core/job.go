@@ -1,0 +1,24 @@
+package core
+
+import (
+	"marsfs/tensor/chunk"
+)
+
+// A Job is one chunk graph to execute.
+type Job struct {
+	Graph *chunk.Graph
+	// IDs[k] is the global ID of op k's chunk. A Stored op's ID is its
+	// op.Stored: that chunk exists already and is not computed again.
+	IDs []uint64
+	// Keep holds the IDs of the chunks that must outlive the job.
+	Keep map[uint64]bool
+	// Observe, if not nil, is called for every transition of an operand. It
+	// must not block.
+	Observe func(Event)
+	// Order, if not nil, replaces the runner's run order (PlanOrder): tests
+	// use it to compare orders on the same graph.
+	Order OrderFunc
+	// Plan, if not nil, is called once before any op runs with how the
+	// runner placed the job (see Options.Planned). It must not block.
+	Plan func(Placement)
+}
