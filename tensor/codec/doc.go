@@ -1,5 +1,6 @@
 // Package codec reads and writes arrays in the formats users meet: NumPy's
 // .npy (versions 1 to 3, any supported dtype, either byte order on read),
-// CSV, and the text NumPy prints for an array (summarized with "..." as
-// NumPy does for large ones), byte for byte as NumPy 1.24 renders it.
+// CSV, the text NumPy prints for an array (summarized with "..." as NumPy
+// does for large ones, byte for byte as NumPy 1.24 renders it), and Apache
+// Arrow record batches, written a slab at a time.
 package codec
