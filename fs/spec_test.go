@@ -185,7 +185,7 @@ func TestSubmitInPieces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, piece := range []string{"# a comment\n", "x = ara", "nge(4)\ny = x +", " 1\n"} {
+	for _, piece := range []string{"# a comment\nx = ara", "nge(4)\ny = x +", " 1\n"} {
 		if _, err := f.Write([]byte(piece)); err != nil {
 			t.Fatalf("write %q: %v (error: %q)", piece, err, read(t, c, s+"/error"))
 		}
@@ -504,18 +504,24 @@ func TestSubmitChecks(t *testing.T) {
 		ok     bool // every write is accepted
 	}{
 		{[]string{"x = ones(3)\n"}, true},
-		{[]string{"x = on", "es(3)\n"}, true},                          // split in a name
-		{[]string{"# only a comment\n", "x = 1\n"}, true},              // nothing assigned yet
-		{[]string{"x = ones(3)\ny = (x +\n"}, true},                    // ends mid-expression
-		{[]string{"x = ones(3) # é(\ny = (x\n", "+ 1)\n"}, true},       // an open bracket
-		{[]string{"x = ones(3)\ny = x + \\\n", "1\n"}, true},           // a continued line
-		{[]string{"n = 3\n", "x = ones(n)\n"}, true},                   // n alone is no output
-		{[]string{"s = 'a(b'\n", "x = ones(2)\n"}, true},               // brackets in strings
-		{[]string{"x = ones(3)\ny = x +\n"}, false},                    // no continuation
-		{[]string{"{\"version\": 1,", " \"nodes\": []"}, true},         // JSON, incomplete
-		{[]string{"x = frobnicate(3)\n"}, false},                       // unknown function
-		{[]string{"x = ones(3)\n", "y = ones(4)\nz = x + y\n"}, false}, // shapes
-		{[]string{"x = ones(3)\ny = )\nz = x\n"}, false},               // error before the end
+		{[]string{"x = on", "es(3)\n"}, true},                           // split in a name
+		{[]string{"# only a comment\nx = ", "1\n"}, true},               // nothing assigned yet
+		{[]string{"# only a comment\n", "x = 1\n"}, false},              // a whole write of nothing
+		{[]string{"x = ones(3)\ny = (x +\n"}, false},                    // a whole write, unfinished
+		{[]string{"x = ones(3)\ny = (x +", "\n1)\n"}, true},             // ends mid-expression
+		{[]string{"x = ones(3) # é(\ny = (x\n+ 1)\n"}, true},            // an open bracket, closed
+		{[]string{"x = ones(3) # é(\ny = (x\n", "+ 1)\n"}, false},       // ... left open by a write
+		{[]string{"x = ones(3)\ny = (x", "\n+ 1)\n"}, true},             // ... by a piece not a line
+		{[]string{"x = ones(3)\ny = x + \\", "\n1\n"}, true},            // a continued line
+		{[]string{"x = ones(3)\ny = x + \\\n", "1\n"}, false},           // ... ended by a whole write
+		{[]string{strings.Repeat(" ", 4090) + "x = (\n", "1)\n"}, true}, // a block cut by cat
+		{[]string{"n = 3\n", "x = ones(n)\n"}, true},                    // n alone is no output
+		{[]string{"s = 'a(b'\n", "x = ones(2)\n"}, true},                // brackets in strings
+		{[]string{"x = ones(3)\ny = x +\n"}, false},                     // no continuation
+		{[]string{"{\"version\": 1,", " \"nodes\": []"}, true},          // JSON, incomplete
+		{[]string{"x = frobnicate(3)\n"}, false},                        // unknown function
+		{[]string{"x = ones(3)\n", "y = ones(4)\nz = x + y\n"}, false},  // shapes
+		{[]string{"x = ones(3)\ny = )\nz = x\n"}, false},                // error before the end
 	}
 	for _, tt := range tests {
 		h := &submitter{sess: sess, max: 1 << 20}

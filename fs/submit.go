@@ -64,24 +64,53 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 		h.text = append(h.text, make([]byte, int(end)-len(h.text))...)
 	}
 	copy(h.text[off:], p)
-	if err := h.check(); err != nil {
+	if err := h.check(endsWrite(p, end == int64(len(h.text)))); err != nil {
 		h.fail(err.Error())
 		return 0, linux.EINVAL
 	}
 	return len(p), nil
 }
 
+// endsWrite reports whether write p, which ends the text when last, looks
+// like the whole of what its writer writes: it ends a line and is not a
+// block that a larger write was cut into. cat and the kernel cut a long
+// write into blocks of a multiple of 4096 bytes; echo, printf and a
+// program's one write of a spec end a line at a length that is not. The
+// text of such a write is judged whole: a statement left unfinished or a
+// spec of only blanks and comments fails at the write, where the shell
+// sees it (bash ignores the errors of closing a redirection).
+func endsWrite(p []byte, last bool) bool {
+	return last && len(p) > 0 && p[len(p)-1] == '\n' && len(p)%4096 != 0
+}
+
 // check parses what can be judged of the text so far; see submitFile.
-func (h *submitter) check() error {
+// whole says that the text should be complete now (see endsWrite).
+func (h *submitter) check(whole bool) error {
 	text := string(h.text)
 	if strings.HasPrefix(strings.TrimSpace(text), "{") {
 		if !json.Valid(h.text) {
+			if whole {
+				_, err := spec.Parse(text, h.sess.Env()) // says what is wrong
+				return err
+			}
 			return nil // incomplete, or wrong: the clunk tells
 		}
 		_, err := spec.Parse(text, h.sess.Env())
 		return err
 	}
 	prefix := text[:syntax.Complete(text)]
+	if whole {
+		if !hasStatement(text) {
+			return errEmptySpec
+		}
+		if hasStatement(text[len(prefix):]) {
+			// A statement is left unfinished: the parser says where.
+			if _, err := spec.Parse(text, h.sess.Env()); err != nil {
+				return err
+			}
+			return errUnfinished
+		}
+	}
 	if !hasStatement(prefix) {
 		return nil // "assigns nothing" may only mean the rest is to come
 	}
@@ -120,24 +149,33 @@ func (h *submitter) fail(msg string) {
 }
 
 // Close submits the text. Session.Submit records a refusal in the
-// session's error file.
+// session's error file. Every refusal is EINVAL, whether at a write or
+// here (an error of another kind would reach the client as EIO).
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failed {
-		return errRefused
+		return linux.EINVAL // refused at a write, which said why
 	}
-	if len(strings.TrimSpace(string(h.text))) == 0 {
+	if len(h.text) == 0 {
 		return nil // opened and closed: nothing to submit
+	}
+	if !hasStatement(string(h.text)) {
+		h.fail(errEmptySpec.Error())
+		return linux.EINVAL
 	}
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
-	return err
+	if err != nil {
+		return linux.EINVAL
+	}
+	return nil
 }
 
 var (
-	errRefused   = errors.New("submission refused at a write")
-	errAbandoned = errors.New("upload abandoned")
+	errEmptySpec  = errors.New("empty spec: only blank lines and comments")
+	errUnfinished = errors.New("the last statement is not finished")
+	errAbandoned  = errors.New("upload abandoned")
 )
 
 // panicError carries a recovered panic as an error.

@@ -310,11 +310,11 @@ func (u *uploader) Close() error {
 	u.mu.Unlock()
 	<-u.done
 	if failed {
-		return nil
+		return linux.EINVAL // refused at a write, which said why
 	}
 	if u.err != nil {
 		u.sess.SetError("upload " + u.name + ": " + u.err.Error())
-		return u.err
+		return linux.EINVAL
 	}
 	if err := u.sess.Upload(u.c.ctx, u.name, u.arr); err != nil {
 		u.sess.SetError("upload " + u.name + ": " + err.Error())

@@ -206,13 +206,14 @@ func (l *Lease) Release() {
 
 // Submit parses, tiles and starts src. A bad spec returns its error (a
 // *syntax.Error), records it as the session's error, and creates no
-// graph.
+// graph; an accepted one empties the session's error.
 func (s *Session) Submit(src string) (*Graph, error) {
 	g, err := s.submit(src)
 	if err != nil {
 		s.SetError(err.Error())
 		return nil, err
 	}
+	s.SetError("") // the error file tells of the last refusal since
 	return g, nil
 }
 
