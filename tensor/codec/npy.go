@@ -77,11 +77,67 @@ func WriteNPY(w io.Writer, a *tensor.Array) error {
 	return err
 }
 
-// ReadNPY reads one .npy file from r: versions 1.0, 2.0 and 3.0, C order,
-// little-endian float64, float32, int64, int32 or bool elements. The stream
-// must end where the data ends. limit bounds the size of the data in bytes;
-// limit <= 0 means no bound. Bool elements other than 0 read as 1.
+// ReadNPY reads one .npy file from r into an array (see ReadNPYHeader for
+// the dtypes and orders it reads). The stream must end where the data
+// ends. limit bounds the size of the data as written in bytes; limit <= 0
+// means no bound. Bool elements other than 0 read as 1.
 func ReadNPY(r io.Reader, limit int64) (*tensor.Array, error) {
+	l, err := ReadNPYHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	size := l.DataSize()
+	if limit > 0 && size > limit {
+		return nil, fmt.Errorf("npy: data of %d bytes exceeds the limit of %d", size, limit)
+	}
+	raw, err := readExactly(r, size)
+	if err != nil {
+		return nil, err
+	}
+	a := tensor.NewArray(l.DType, l.Shape)
+	if !l.Fortran {
+		l.Convert(a.Data, raw)
+		return a, nil
+	}
+	tmp := tensor.NewArray(l.DType, l.Shape)
+	l.Convert(tmp.Data, raw)
+	FortranToC(a, tmp.Data)
+	return a, nil
+}
+
+// An NPYLayout describes the elements of a .npy stream as they are
+// written, and the dtype marsfs holds them in.
+type NPYLayout struct {
+	Descr   string // the header's descr: "<f8", ">i2", "|u1", "<f2", "|b1"
+	Kind    byte   // 'b' bool, 'i' signed integer, 'u' unsigned, 'f' float
+	Size    int    // bytes an element as written
+	Big     bool   // big-endian elements
+	Fortran bool   // Fortran (column-major) order
+	Shape   []int
+	// DType is the dtype the elements are held in: the written one, or
+	// the nearest the kernels have (int8, int16, uint8 and uint16 as
+	// int32; uint32 and uint64 as int64; float16 as float32).
+	DType tensor.DType
+}
+
+// Converted reports whether the elements change dtype when read, and the
+// NumPy name of the type they are written in.
+func (l *NPYLayout) Converted() (string, bool) {
+	name := npyTypeName(l.Kind, l.Size)
+	return name, name != l.DType.String()
+}
+
+// DataSize is the number of bytes of the elements as written.
+func (l *NPYLayout) DataSize() int64 {
+	return int64(tensor.NumElements(l.Shape)) * int64(l.Size)
+}
+
+// ReadNPYHeader reads the preamble and header of a .npy stream (versions
+// 1.0, 2.0 and 3.0) and leaves r at the first element. It reads every
+// fixed-size numeric and bool type NumPy writes (int8 to int64, uint8 to
+// uint64, float16 to float64, bool), in either byte order and either
+// memory order.
+func ReadNPYHeader(r io.Reader) (*NPYLayout, error) {
 	var pre [8]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		return nil, fmt.Errorf("npy: reading magic: %w", noEOF(err))
@@ -124,35 +180,153 @@ func ReadNPY(r io.Reader, limit int64) (*tensor.Array, error) {
 			}
 		}
 	}
-	dt, shape, err := parseNPYHeader(string(hdr))
+	l, err := parseNPYHeader(string(hdr))
 	if err != nil {
 		return nil, err
 	}
-	size := int64(dt.Size())
-	for _, s := range shape {
+	size := int64(l.Size)
+	for _, s := range l.Shape {
 		if s != 0 && size > math.MaxInt64/int64(s) {
-			return nil, fmt.Errorf("npy: shape %v is too large", shape)
+			return nil, fmt.Errorf("npy: shape %v is too large", l.Shape)
 		}
 		size *= int64(s)
 	}
 	if size > math.MaxInt {
-		return nil, fmt.Errorf("npy: shape %v is too large", shape)
+		return nil, fmt.Errorf("npy: shape %v is too large", l.Shape)
 	}
-	if limit > 0 && size > limit {
-		return nil, fmt.Errorf("npy: data of %d bytes exceeds the limit of %d", size, limit)
+	return l, nil
+}
+
+// Convert converts the elements of src, as written, into dst, as held:
+// len(src)/l.Size elements. Bools other than 0 become 1. A uint64 above
+// the largest int64 wraps, as NumPy's astype(int64) does.
+func (l *NPYLayout) Convert(dst, src []byte) {
+	n := len(src) / l.Size
+	var order binary.ByteOrder = binary.LittleEndian
+	if l.Big {
+		order = binary.BigEndian
 	}
-	data, err := readExactly(r, size)
-	if err != nil {
-		return nil, err
-	}
-	if dt == tensor.Bool {
-		for i, c := range data {
-			if c > 1 {
-				data[i] = 1
+	switch {
+	case l.Kind == 'b':
+		for i, c := range src[:n] {
+			dst[i] = b2u(c != 0)
+		}
+	case l.DType == tensor.Int32:
+		d := dst[:4*n]
+		for i := range n {
+			var v int32
+			e := src[i*l.Size:]
+			switch {
+			case l.Kind == 'i' && l.Size == 1:
+				v = int32(int8(e[0]))
+			case l.Kind == 'u' && l.Size == 1:
+				v = int32(e[0])
+			case l.Kind == 'i' && l.Size == 2:
+				v = int32(int16(order.Uint16(e)))
+			case l.Kind == 'u' && l.Size == 2:
+				v = int32(order.Uint16(e))
+			default:
+				v = int32(order.Uint32(e))
 			}
+			binary.LittleEndian.PutUint32(d[4*i:], uint32(v))
+		}
+	case l.DType == tensor.Int64:
+		for i := range n {
+			var v uint64
+			e := src[i*l.Size:]
+			if l.Size == 4 { // uint32
+				v = uint64(order.Uint32(e))
+			} else {
+				v = order.Uint64(e)
+			}
+			binary.LittleEndian.PutUint64(dst[8*i:], v)
+		}
+	case l.DType == tensor.Float32:
+		for i := range n {
+			e := src[i*l.Size:]
+			var bits uint32
+			if l.Size == 2 {
+				bits = math.Float32bits(float16(order.Uint16(e)))
+			} else {
+				bits = order.Uint32(e)
+			}
+			binary.LittleEndian.PutUint32(dst[4*i:], bits)
+		}
+	default: // float64
+		if !l.Big {
+			copy(dst, src[:8*n])
+			return
+		}
+		for i := range n {
+			binary.LittleEndian.PutUint64(dst[8*i:], order.Uint64(src[8*i:]))
 		}
 	}
-	return &tensor.Array{DType: dt, Shape: shape, Data: data}, nil
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// float16 converts an IEEE 754 half-precision value to float32, exactly.
+func float16(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := int(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // inf, nan
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0:
+		if frac == 0 {
+			return math.Float32frombits(sign)
+		}
+		// Subnormal: frac × 2^-24.
+		v := float32(frac) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
+}
+
+// FortranToC fills dst, a C-order array, from src holding the same
+// elements in Fortran order (of the same dtype and shape).
+func FortranToC(dst *tensor.Array, src []byte) {
+	shape, es := dst.Shape, dst.DType.Size()
+	n := tensor.NumElements(shape)
+	if len(shape) < 2 || n == 0 {
+		copy(dst.Data, src[:n*es])
+		return
+	}
+	// Element (i0, ..., ik) is at C offset sum(i·cstride) and Fortran
+	// offset sum(i·fstride); walk the C order with a running index.
+	fstride := make([]int, len(shape))
+	f := 1
+	for ax := range shape {
+		fstride[ax] = f
+		f *= shape[ax]
+	}
+	idx := make([]int, len(shape))
+	last := len(shape) - 1
+	inner, step := shape[last], fstride[last]
+	for c := 0; c < n; c += inner {
+		off := 0
+		for ax, i := range idx {
+			off += i * fstride[ax]
+		}
+		for j := range inner {
+			copy(dst.Data[(c+j)*es:(c+j+1)*es], src[(off+j*step)*es:])
+		}
+		for ax := last - 1; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < shape[ax] {
+				break
+			}
+			idx[ax] = 0
+		}
+	}
 }
 
 // readExactly reads n bytes and checks that the stream ends there. It grows
@@ -194,17 +368,15 @@ func noEOF(err error) error {
 // parseNPYHeader parses the header dict. It is a Python literal; this reads
 // exactly the subset NumPy writes (and hand-written variants of it: either
 // quote, any spacing, trailing commas) and nothing else.
-func parseNPYHeader(h string) (tensor.DType, []int, error) {
+func parseNPYHeader(h string) (*NPYLayout, error) {
 	p := &dictParser{s: strings.TrimRight(h, " \t\n\x00")}
 	var (
-		dt              tensor.DType
-		shape           []int
-		seen            = map[string]bool{}
-		fortran, hasFor bool
+		l    = &NPYLayout{}
+		seen = map[string]bool{}
 	)
 	p.space()
 	if !p.eat('{') {
-		return 0, nil, errors.New("npy: header is not a dict")
+		return nil, errors.New("npy: header is not a dict")
 	}
 	for {
 		p.space()
@@ -213,68 +385,105 @@ func parseNPYHeader(h string) (tensor.DType, []int, error) {
 		}
 		key, err := p.str()
 		if err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		if seen[key] {
-			return 0, nil, fmt.Errorf("npy: header repeats key %q", key)
+			return nil, fmt.Errorf("npy: header repeats key %q", key)
 		}
 		seen[key] = true
 		p.space()
 		if !p.eat(':') {
-			return 0, nil, fmt.Errorf("npy: header: expected ':' after %q", key)
+			return nil, fmt.Errorf("npy: header: expected ':' after %q", key)
 		}
 		p.space()
 		switch key {
 		case "descr":
 			d, err := p.str()
 			if err != nil {
-				return 0, nil, err
+				return nil, err
 			}
-			if dt, err = descrDType(d); err != nil {
-				return 0, nil, err
+			if err = l.setDescr(d); err != nil {
+				return nil, err
 			}
 		case "fortran_order":
-			if fortran, err = p.boolean(); err != nil {
-				return 0, nil, err
+			if l.Fortran, err = p.boolean(); err != nil {
+				return nil, err
 			}
-			hasFor = true
 		case "shape":
-			if shape, err = p.tuple(); err != nil {
-				return 0, nil, err
+			if l.Shape, err = p.tuple(); err != nil {
+				return nil, err
 			}
 		default:
-			return 0, nil, fmt.Errorf("npy: header has unexpected key %q", key)
+			return nil, fmt.Errorf("npy: header has unexpected key %q", key)
 		}
 		p.space()
 		if p.eat('}') {
 			break
 		}
 		if !p.eat(',') {
-			return 0, nil, fmt.Errorf("npy: header: expected ',' or '}' at byte %d", p.i)
+			return nil, fmt.Errorf("npy: header: expected ',' or '}' at byte %d", p.i)
 		}
 	}
 	p.space()
 	if p.i != len(p.s) {
-		return 0, nil, fmt.Errorf("npy: header: unexpected text after the dict at byte %d", p.i)
+		return nil, fmt.Errorf("npy: header: unexpected text after the dict at byte %d", p.i)
 	}
 	for _, k := range []string{"descr", "fortran_order", "shape"} {
 		if !seen[k] {
-			return 0, nil, fmt.Errorf("npy: header lacks key %q", k)
+			return nil, fmt.Errorf("npy: header lacks key %q", k)
 		}
 	}
-	if hasFor && fortran {
-		return 0, nil, errors.New("npy: fortran_order arrays are not supported")
-	}
-	return dt, shape, nil
+	return l, nil
 }
 
-func descrDType(d string) (tensor.DType, error) {
-	for _, dt := range []tensor.DType{tensor.Bool, tensor.Int32, tensor.Int64, tensor.Float32, tensor.Float64} {
-		if d == dt.NPYDescr() {
-			return dt, nil
-		}
+// setDescr sets the element type from a descr: a byte order ('<', '>',
+// '|' or '='), a kind and a size in bytes.
+func (l *NPYLayout) setDescr(d string) error {
+	bad := fmt.Errorf("npy: unsupported dtype '%s' (marsfs reads bool, int8 to int64, uint8 to uint64 and float16 to float64)", d)
+	if len(d) < 3 {
+		return bad
 	}
-	return 0, fmt.Errorf("npy: unsupported dtype '%s'", d)
+	order, kind := d[0], d[1]
+	size, err := strconv.Atoi(d[2:])
+	if err != nil {
+		return bad
+	}
+	switch order {
+	case '<', '|', '=': // '=' is native: little-endian on every machine marsfs runs on
+	case '>':
+		l.Big = true
+	default:
+		return bad
+	}
+	switch {
+	case kind == 'b' && size == 1:
+		l.DType = tensor.Bool
+	case kind == 'i' && (size == 1 || size == 2 || size == 4), kind == 'u' && (size == 1 || size == 2):
+		l.DType = tensor.Int32
+	case kind == 'i' && size == 8, kind == 'u' && (size == 4 || size == 8):
+		l.DType = tensor.Int64
+	case kind == 'f' && (size == 2 || size == 4):
+		l.DType = tensor.Float32
+	case kind == 'f' && size == 8:
+		l.DType = tensor.Float64
+	default:
+		return bad
+	}
+	l.Descr, l.Kind, l.Size = d, kind, size
+	return nil
+}
+
+// npyTypeName is NumPy's name of the type of kind and size.
+func npyTypeName(kind byte, size int) string {
+	switch kind {
+	case 'b':
+		return "bool"
+	case 'i':
+		return "int" + strconv.Itoa(8*size)
+	case 'u':
+		return "uint" + strconv.Itoa(8*size)
+	}
+	return "float" + strconv.Itoa(8*size)
 }
 
 type dictParser struct {

@@ -87,9 +87,9 @@ func TestNPYHeaderAlignment(t *testing.T) {
 			if n := int(binary.LittleEndian.Uint16(h[8:])); n+10 != len(h) {
 				t.Errorf("%v%v: header length field %d, header %d", dt, shape, n, len(h))
 			}
-			gotDT, gotShape, err := parseNPYHeader(string(h[10:]))
-			if err != nil || gotDT != dt || !slices.Equal(gotShape, shape) {
-				t.Errorf("%v%v: header parses as %v%v, %v", dt, shape, gotDT, gotShape, err)
+			l, err := parseNPYHeader(string(h[10:]))
+			if err != nil || l.DType != dt || !slices.Equal(l.Shape, shape) || l.Fortran || l.Big {
+				t.Errorf("%v%v: header parses as %+v, %v", dt, shape, l, err)
 			}
 		}
 	}
@@ -117,8 +117,9 @@ func TestReadNPYErrors(t *testing.T) {
 		{"version", []byte(npyMagic + "\x04\x00\x00\x00"), "unsupported version 4.0"},
 		{"short header", []byte(npyMagic + "\x01\x00\x40\x00{'descr'"), "reading 64-byte header"},
 		{"complex", npyFile("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", make([]byte, 16)), "npy: unsupported dtype '<c16'"},
-		{"big endian", npyFile("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8)), "unsupported dtype '>f8'"},
-		{"fortran", npyFile("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", make([]byte, 32)), "npy: fortran_order arrays are not supported"},
+		{"string", npyFile("{'descr': '<U4', 'fortran_order': False, 'shape': (1,), }", make([]byte, 16)), "npy: unsupported dtype '<U4'"},
+		{"object", npyFile("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8)), "npy: unsupported dtype '|O'"},
+		{"odd int", npyFile("{'descr': '<i3', 'fortran_order': False, 'shape': (1,), }", make([]byte, 3)), "npy: unsupported dtype '<i3'"},
 		{"short data", npyFile(f8("(2,)"), make([]byte, 12)), "npy: data is 12 bytes, header says 16"},
 		{"trailing", npyFile(f8("(2,)"), make([]byte, 20)), "npy: data is 20 bytes, header says 16"},
 		{"limit", npyFile(f8("(1000,)"), nil), "exceeds the limit"},
