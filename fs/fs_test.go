@@ -375,7 +375,6 @@ func TestUploadRefused(t *testing.T) {
 		{"bad magic", "x.npy", []byte("this is not a numpy file at all"), true, "npy"},
 		{"truncated", "x.npy", good.Bytes()[:good.Len()-5], false, "npy"},
 		{"trailing", "x.npy", append(append([]byte{}, good.Bytes()...), 1, 2, 3), false, "header says"},
-		{"bad name", "1x.npy", good.Bytes(), false, "bad tensor name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,6 +400,14 @@ func TestUploadRefused(t *testing.T) {
 	}
 	if _, err := c.Create(s+"/tensors", "x.csv"); !IsErrno(err, linux.EINVAL) {
 		t.Errorf("create x.csv: %v, want EINVAL", err)
+	}
+	// A name that cannot be a tensor's is refused at the create, before
+	// any of the stream is sent.
+	if _, err := c.Create(s+"/tensors", "2020-data.npy"); !IsErrno(err, linux.EINVAL) {
+		t.Errorf("create 2020-data.npy: %v, want EINVAL", err)
+	}
+	if got := read(t, c, s+"/error"); !strings.Contains(got, "bad tensor name") {
+		t.Errorf("error after a bad name = %q", got)
 	}
 }
 

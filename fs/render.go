@@ -83,7 +83,16 @@ func metaText(t *engine.Tensor) string {
 	fmt.Fprintf(&b, "chunks %d\n", len(tt.Keys))
 	fmt.Fprintf(&b, "grid %s\n", tensor.FormatShape(tensor.GridShape(tt.Chunks)))
 	fmt.Fprintf(&b, "nbytes %d\n", t.NBytes())
-	fmt.Fprintf(&b, "graph %d\n", t.Graph())
+	if t.Graph() > 0 {
+		fmt.Fprintf(&b, "graph %d\n", t.Graph())
+	} else {
+		// An upload: no graph made it. Its data may have been written in
+		// a dtype the kernels lack, converted on the way in.
+		b.WriteString("graph upload\n")
+		if src := t.Source(); src != "" {
+			fmt.Fprintf(&b, "converted_from %s\n", src)
+		}
+	}
 	fmt.Fprintf(&b, "state stored\n")
 	return b.String()
 }

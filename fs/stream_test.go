@@ -19,6 +19,9 @@ type chunkStore map[uint64]*tensor.Array
 func (m chunkStore) Run(context.Context, *core.Job) error { return errors.New("cannot run") }
 func (m chunkStore) Where(uint64) string                  { return "" }
 func (m chunkStore) Free([]uint64)                        {}
+func (m chunkStore) Put(context.Context, uint64, *tensor.Array) error {
+	return errors.New("cannot put")
+}
 func (m chunkStore) Fetch(_ context.Context, id uint64) (*tensor.Array, error) {
 	a, ok := m[id]
 	if !ok {

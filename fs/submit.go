@@ -175,7 +175,6 @@ func (h *submitter) Close() error {
 var (
 	errEmptySpec  = errors.New("empty spec: only blank lines and comments")
 	errUnfinished = errors.New("the last statement is not finished")
-	errAbandoned  = errors.New("upload abandoned")
 )
 
 // panicError carries a recovered panic as an error.

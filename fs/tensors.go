@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"bytes"
 	"io"
 	"sort"
 	"sync"
@@ -218,107 +217,5 @@ func (st *stream) load(i int) error {
 		return linux.EIO
 	}
 	st.cur, st.data, st.arr = i, a.Data, a
-	return nil
-}
-
-// upload returns the file made by creating NAME.npy in a session's tensors
-// directory. The .npy stream written to it is decoded as it arrives, so
-// a bad header fails the write that carries it; at the clunk the tensor is
-// stored under NAME. What goes wrong is recorded in the session's error
-// file, and then no tensor is made.
-func (s *Server) upload(c *conn, dir string, sess *engine.Session, file string) (*node, handle, error) {
-	if c.ident != sess.Owner() {
-		return nil, nil, linux.EPERM
-	}
-	name, ok := bytes.CutSuffix([]byte(file), []byte(".npy"))
-	if !ok || len(name) == 0 {
-		sess.SetError("create " + file + ": only NAME.npy can be created in tensors/, to upload tensor NAME")
-		return nil, nil, linux.EINVAL
-	}
-	pr, pw := io.Pipe()
-	u := &uploader{c: c, sess: sess, name: string(name), pw: pw, done: make(chan struct{})}
-	go u.decode(pr, s.cfg.MaxUpload)
-	n := &node{name: file, path: join(dir, file), perm: 0200}
-	return n, u, nil
-}
-
-type uploader struct {
-	c    *conn
-	sess *engine.Session
-	name string
-	pw   *io.PipeWriter
-
-	mu     sync.Mutex
-	off    int64 // the next offset expected: uploads are streams
-	failed bool
-
-	done chan struct{} // closed when decode has returned
-	arr  *tensor.Array
-	err  error
-}
-
-// decode reads the stream from pr; its error, if any, also fails the
-// writes still to come.
-func (u *uploader) decode(pr *io.PipeReader, limit int64) {
-	defer close(u.done)
-	defer func() {
-		if r := recover(); r != nil {
-			u.err = panicError{r}
-			pr.CloseWithError(u.err)
-		}
-	}()
-	// ReadNPY reads to the end of the stream, and refuses data past the
-	// end the header gives.
-	u.arr, u.err = codec.ReadNPY(pr, limit)
-	if u.err != nil {
-		pr.CloseWithError(u.err)
-	}
-}
-
-func (u *uploader) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
-
-func (u *uploader) WriteAt(p []byte, off int64) (int, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.failed {
-		return 0, linux.EINVAL
-	}
-	if off != u.off {
-		u.fail("upload " + u.name + ": writes must follow each other (a .npy is a stream)")
-		return 0, linux.EINVAL
-	}
-	n, err := u.pw.Write(p)
-	u.off += int64(n)
-	if err != nil {
-		u.fail("upload " + u.name + ": " + err.Error())
-		return n, linux.EINVAL
-	}
-	return n, nil
-}
-
-// fail records msg and refuses the rest of the upload. u.mu must be held.
-func (u *uploader) fail(msg string) {
-	u.failed = true
-	u.sess.SetError(msg)
-	u.pw.CloseWithError(errAbandoned)
-}
-
-func (u *uploader) Close() error {
-	u.mu.Lock()
-	failed := u.failed
-	u.pw.Close()
-	u.mu.Unlock()
-	<-u.done
-	if failed {
-		return linux.EINVAL // refused at a write, which said why
-	}
-	if u.err != nil {
-		u.sess.SetError("upload " + u.name + ": " + u.err.Error())
-		return linux.EINVAL
-	}
-	if err := u.sess.Upload(u.c.ctx, u.name, u.arr); err != nil {
-		u.sess.SetError("upload " + u.name + ": " + err.Error())
-		return err
-	}
 	return nil
 }

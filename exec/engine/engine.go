@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -244,27 +245,167 @@ func (s *Session) submit(src string) (*Graph, error) {
 }
 
 // Upload makes a tensor called name from a, chunked with the default
-// chunking, replacing any tensor of that name once stored.
+// chunking, replacing any tensor of that name.
 func (s *Session) Upload(ctx context.Context, name string, a *tensor.Array) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
 	if err := a.Check(); err != nil {
 		return err
 	}
-	cg, err := tile.Const(name, a, spec.DefaultChunks(a.Shape, a.DType))
+	chunks := spec.DefaultChunks(a.Shape, a.DType)
+	u, err := s.BeginUpload(name, a.DType, a.Shape, chunks)
 	if err != nil {
 		return err
 	}
-	g, err := s.Start(fmt.Sprintf("# upload %s %v%v", name, a.DType, a.Shape), nil, cg, Stages{})
-	if err != nil {
-		return err
+	offs, grid := tensor.ChunkOffsets(chunks), tensor.GridShape(chunks)
+	for k := range u.tiled.Keys {
+		idx := tensor.Unravel(k, grid)
+		shape := tensor.ChunkShape(chunks, grid, k)
+		sel := make([]tensor.Slice, len(shape))
+		for ax := range sel {
+			sel[ax] = tensor.Slice{Start: offs[ax][idx[ax]], Step: 1, Len: shape[ax]}
+		}
+		c := tensor.NewArray(a.DType, shape)
+		tensor.CopyStrided(c, make([]int, len(shape)), a, sel)
+		if err := u.Put(ctx, k, c); err != nil {
+			u.Abort()
+			return err
+		}
 	}
-	st := g.Wait(ctx)
-	if st.State != Succeeded {
-		return fmt.Errorf("upload %s: %s", name, g.Err())
+	return u.Commit()
+}
+
+// CheckName reports why name cannot name a tensor, if it cannot.
+func CheckName(name string) error { return checkName(name) }
+
+// An Upload makes a tensor of a session from its chunks, put one by one
+// as they arrive: the session holds none of the data, only where the
+// chunks went. Until Commit the tensor has no name; Abort frees what was
+// put.
+type Upload struct {
+	s      *Session
+	tiled  tensor.TiledTensor // Keys are the chunks' global IDs
+	source string             // the dtype the data were written in, when converted
+	mu     sync.Mutex
+	put    []bool
+	n      int  // chunks put
+	ended  bool // committed or aborted
+}
+
+// BeginUpload starts the upload of a tensor called name, of dtype dt and
+// the given shape, cut into chunks (a list of chunk sizes an axis).
+func (s *Session) BeginUpload(name string, dt tensor.DType, shape []int, chunks [][]int) (*Upload, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	tt := tensor.TiledTensor{Name: name, Shape: shape, DType: dt, Chunks: chunks}
+	for ax, cs := range chunks {
+		sum := 0
+		for _, c := range cs {
+			sum += c
+		}
+		if ax >= len(shape) || sum != shape[ax] {
+			return nil, fmt.Errorf("upload %s: chunks %v do not cut shape %v", name, chunks, shape)
+		}
+	}
+	if len(chunks) != len(shape) {
+		return nil, fmt.Errorf("upload %s: chunks %v do not cut shape %v", name, chunks, shape)
+	}
+	n := tensor.NumElements(tensor.GridShape(chunks))
+	first := s.engine.newIDs(n)
+	tt.Keys = make([]uint64, n)
+	for k := range tt.Keys {
+		tt.Keys[k] = first + uint64(k)
+	}
+	return &Upload{s: s, tiled: tt, put: make([]bool, n)}, nil
+}
+
+// Tiled describes the tensor being uploaded; Keys are its chunks' IDs.
+func (u *Upload) Tiled() *tensor.TiledTensor { return &u.tiled }
+
+// Converted records that the data were written in dtype source and
+// converted to the tensor's: the tensor's meta says so.
+func (u *Upload) Converted(source string) { u.source = source }
+
+// Put stores a as the chunk of grid index k (C order over the chunk grid)
+// on a worker. a is not kept: the caller may reuse it once Put returns.
+func (u *Upload) Put(ctx context.Context, k int, a *tensor.Array) error {
+	grid := tensor.GridShape(u.tiled.Chunks)
+	if k < 0 || k >= len(u.tiled.Keys) {
+		return fmt.Errorf("upload %s: no chunk %d", u.tiled.Name, k)
+	}
+	if shape := tensor.ChunkShape(u.tiled.Chunks, grid, k); a.DType != u.tiled.DType || !slices.Equal(a.Shape, shape) {
+		return fmt.Errorf("upload %s: chunk %d is %v%v, want %v%v", u.tiled.Name, k, a.DType, a.Shape, u.tiled.DType, shape)
+	}
+	u.mu.Lock()
+	if u.ended || u.put[k] {
+		u.mu.Unlock()
+		return fmt.Errorf("upload %s: chunk %d put twice, or after the end", u.tiled.Name, k)
+	}
+	u.mu.Unlock()
+	if err := u.s.engine.runner.Put(ctx, u.tiled.Keys[k], a); err != nil {
+		return fmt.Errorf("upload %s: %w", u.tiled.Name, err)
+	}
+	u.mu.Lock()
+	u.put[k] = true
+	u.n++
+	u.mu.Unlock()
 	return nil
+}
+
+// Commit names the tensor, replacing any tensor of that name, once every
+// chunk is put.
+func (u *Upload) Commit() error {
+	u.mu.Lock()
+	if u.ended {
+		u.mu.Unlock()
+		return fmt.Errorf("upload %s has ended", u.tiled.Name)
+	}
+	if u.n != len(u.tiled.Keys) {
+		u.mu.Unlock()
+		u.Abort()
+		return fmt.Errorf("upload %s: %d of %d chunks put", u.tiled.Name, u.n, len(u.tiled.Keys))
+	}
+	u.ended = true
+	u.mu.Unlock()
+	s := u.s
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.engine.runner.Free(u.tiled.Keys)
+		return ErrClosed
+	}
+	t := &Tensor{session: s, tiled: u.tiled, source: u.source}
+	for _, id := range t.tiled.Keys {
+		s.refs[id]++
+	}
+	var freed []uint64
+	if old, ok := s.tensors[u.tiled.Name]; ok {
+		freed = s.unref(old.tiled.Keys)
+	}
+	s.tensors[u.tiled.Name] = t
+	s.mu.Unlock()
+	s.engine.runner.Free(freed)
+	return nil
+}
+
+// Abort frees the chunks put so far; the upload makes no tensor.
+func (u *Upload) Abort() {
+	u.mu.Lock()
+	if u.ended {
+		u.mu.Unlock()
+		return
+	}
+	u.ended = true
+	var ids []uint64
+	for k, ok := range u.put {
+		if ok {
+			ids = append(ids, u.tiled.Keys[k])
+		}
+	}
+	u.mu.Unlock()
+	u.s.engine.runner.Free(ids)
 }
 
 func checkName(name string) error {

@@ -24,6 +24,10 @@ type Runner interface {
 	Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
 	// Where names the worker holding the chunk ("" if none does).
 	Where(id uint64) string
+	// Put stores a as the chunk with the given global ID on a worker, as if
+	// a job had made and kept it (an upload's chunk). It does not keep a:
+	// the caller may reuse its data once Put returns.
+	Put(ctx context.Context, id uint64, a *tensor.Array) error
 	// Free drops chunks kept by earlier jobs.
 	Free(ids []uint64)
 }

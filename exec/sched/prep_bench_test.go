@@ -37,7 +37,10 @@ func (r *startRunner) Fetch(ctx context.Context, id uint64) (*tensor.Array, erro
 	return nil, errStopped
 }
 func (r *startRunner) Where(id uint64) string { return "" }
-func (r *startRunner) Free(ids []uint64)      {}
+func (r *startRunner) Put(context.Context, uint64, *tensor.Array) error {
+	return errStopped
+}
+func (r *startRunner) Free(ids []uint64) {}
 
 // BenchmarkPrepare times overheadSpec from Submit to the Core's first
 // dispatch: parsing, tiling, fusion, chunk IDs, the graph's record, the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -740,10 +741,16 @@ func (s *Scheduler) Free(ids []uint64) {
 }
 
 // Put stores a as chunk id on the connected worker holding the fewest kept
-// bytes, as if a job had made and kept it.
+// bytes, as if a job had made and kept it: so an upload's chunks, put one
+// after the other, spread evenly. It sends the chunk on the worker's chunk
+// service, not its control connection, and does not keep a.
 func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if err := a.Check(); err != nil {
 		return err
+	}
+	// As a job does, an upload waits for a worker to put its chunks on.
+	if err := s.WaitWorkers(ctx, 1); err != nil {
+		return fmt.Errorf("put chunk %d: %w", id, err)
 	}
 	s.mu.Lock()
 	held := map[string]int64{}
@@ -763,7 +770,9 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	}
 	var err error
 	if best.local != nil {
-		err = best.local.Put(id, a)
+		// The store would keep a itself; the caller may reuse it.
+		c := &tensor.Array{DType: a.DType, Shape: slices.Clone(a.Shape), Data: slices.Clone(a.Data)}
+		err = best.local.Put(id, c)
 	} else {
 		err = wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey)
 	}
