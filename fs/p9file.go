@@ -102,11 +102,12 @@ func (f *file) GetAttr(req p9.AttrMask) (q p9.QID, m p9.AttrMask, a p9.Attr, err
 	return n.qid(), m, a, nil
 }
 
-// SetAttr implements p9.File. Only truncation to zero of a writable file
-// is accepted, as a no-op: shells open with O_TRUNC before writing to
-// submit or ctl.
+// SetAttr implements p9.File. On a writable file, truncation to zero and
+// changes of times and mode are accepted, as no-ops: shells open with
+// O_TRUNC before writing to submit or ctl, and cp -p and shutil.copy2 set
+// an upload's times and mode.
 func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) error {
-	times := p9.SetAttrMask{Size: true, ATime: true, MTime: true, CTime: true, ATimeNotSystemTime: true, MTimeNotSystemTime: true}
+	times := p9.SetAttrMask{Size: true, ATime: true, MTime: true, CTime: true, ATimeNotSystemTime: true, MTimeNotSystemTime: true, Permissions: true}
 	if f.n.dir || f.n.perm&0222 == 0 || !valid.IsSubsetOf(times) || valid.Size && attr.Size != 0 {
 		return linux.EPERM
 	}
@@ -247,8 +248,16 @@ func (f *file) Rename(p9.File, string) error { return linux.EPERM }
 // RenameAt implements p9.File.
 func (f *file) RenameAt(string, p9.File, string) error { return linux.EPERM }
 
-// UnlinkAt implements p9.File.
-func (f *file) UnlinkAt(string, uint32) error { return linux.EPERM }
+// UnlinkAt implements p9.File: only directories that say how remove
+// entries (a session's tensors).
+func (f *file) UnlinkAt(name string, flags uint32) (err error) {
+	defer f.guard("unlinkat", &err)
+	if !f.n.dir || f.n.unlink == nil {
+		return linux.EPERM
+	}
+	const removeDir = 0x200 // AT_REMOVEDIR
+	return f.n.unlink(f.c, name, flags&removeDir != 0)
+}
 
 // uids caches the uids of identities, for stat.
 var uids sync.Map

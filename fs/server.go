@@ -57,6 +57,11 @@ type Server struct {
 
 	idle idle
 
+	// uploading counts the uploads under way by session and file name, so
+	// that NAME.npy can be walked while it is written (cp -p sets its
+	// times by path before the close that makes tensor NAME).
+	uploading sync.Map // uploadKey -> *atomic.Int32
+
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
 	conns     map[*conn]bool

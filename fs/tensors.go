@@ -3,6 +3,7 @@ package fs
 import (
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hugelgupf/p9/linux"
@@ -27,24 +28,56 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 		return ents, nil
 	})
 	n.lookup = func(c *conn, name string) (*node, error) {
-		t, ok := sess.Tensor(name)
-		if !ok {
-			return nil, linux.ENOENT
+		if t, ok := sess.Tensor(name); ok {
+			return s.tensorDir(dir, t), nil
 		}
-		return s.tensorDir(dir, t), nil
+		// NAME.npy, while NAME is uploaded and once it is, is the file
+		// it is uploaded through: cp -p and shutil.copy2 set its times
+		// and mode (accepted, and ignored), and writing it again uploads
+		// anew. It is not listed.
+		if base, ok := strings.CutSuffix(name, ".npy"); ok {
+			if _, ok := sess.Tensor(base); ok || s.isUploading(sess.ID(), name) {
+				return s.uploadFile(dir, sess, name), nil
+			}
+		}
+		return nil, linux.ENOENT
 	}
 	n.perm = 0755
 	n.create = func(c *conn, name string) (*node, handle, error) {
 		return s.upload(c, dir, sess, name)
 	}
+	// Removing a tensor's directory drops the tensor (its chunks go once
+	// no graph or reader holds them): rm -r tensors/NAME.
+	n.unlink = func(c *conn, name string, isDir bool) error {
+		if c.ident != sess.Owner() {
+			return linux.EPERM
+		}
+		if err := sess.Drop(name); err != nil {
+			return linux.ENOENT
+		}
+		return nil
+	}
 	return n
+}
+
+// uploadFile is tensors/NAME.npy for a tensor NAME already made: opened
+// for writing, it uploads NAME again.
+func (s *Server) uploadFile(dir string, sess *engine.Session, file string) *node {
+	return &node{name: file, path: join(dir, file), perm: 0200,
+		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() == p9.ReadOnly {
+				return nil, linux.EACCES
+			}
+			_, h, err := s.upload(c, dir, sess, file)
+			return h, err
+		}}
 }
 
 // tensorDir is /sessions/<N>/tensors/<name>.
 func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 	dir := join(parent, t.Name())
 	tt := t.Tiled()
-	return dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
+	n := dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
 		ents := []*node{
 			textFile(dir, "meta", func() (string, error) { return metaText(t), nil }),
 			s.arrayFile(dir, "data", tt, nil),
@@ -61,6 +94,38 @@ func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 		}
 		return ents, nil
 	})
+	return letRemove(n)
+}
+
+// letRemove lets the entries of directory n, and of the directories below
+// it, be removed, doing nothing: rm -r removes a directory's files before
+// the directory, and a tensor's files stay as every file of the tree does,
+// but their removal must pass for the tensor directory's, which drops the
+// tensor, to come.
+func letRemove(n *node) *node {
+	if !n.dir {
+		return n
+	}
+	n.unlink = func(c *conn, name string, isDir bool) error { return nil }
+	if list := n.list; list != nil {
+		n.list = func(c *conn) ([]*node, error) {
+			ents, err := list(c)
+			for _, e := range ents {
+				letRemove(e)
+			}
+			return ents, err
+		}
+	}
+	if lookup := n.lookup; lookup != nil {
+		n.lookup = func(c *conn, name string) (*node, error) {
+			e, err := lookup(c, name)
+			if e != nil {
+				letRemove(e)
+			}
+			return e, err
+		}
+	}
+	return n
 }
 
 // leased makes every open of n, and of the files below it, hold a lease on

@@ -28,6 +28,8 @@ type node struct {
 	list   func(c *conn) ([]*node, error)
 	lookup func(c *conn, name string) (*node, error)
 	create func(c *conn, name string) (*node, handle, error)
+	// unlink, if set, removes the entry called name (a directory when dir).
+	unlink func(c *conn, name string, dir bool) error
 
 	// Files: open returns a handle for one open fid.
 	open func(c *conn, mode p9.OpenFlags) (handle, error)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hugelgupf/p9/linux"
 
@@ -41,16 +42,33 @@ func (s *Server) upload(c *conn, dir string, sess *engine.Session, file string) 
 	}
 	pr, pw := io.Pipe()
 	u := &uploader{c: c, sess: sess, name: string(name), pw: pw, done: make(chan struct{})}
+	key := uploadKey{sess.ID(), file}
+	v, _ := s.uploading.LoadOrStore(key, new(atomic.Int32))
+	v.(*atomic.Int32).Add(1)
+	u.ended = func() { v.(*atomic.Int32).Add(-1) }
 	go u.decode(pr, s.cfg.MaxUpload)
 	n := &node{name: file, path: join(dir, file), perm: 0200}
 	return n, u, nil
 }
 
+// uploadKey names an upload under way.
+type uploadKey struct {
+	session int
+	file    string
+}
+
+// isUploading reports whether file is being uploaded in session sess.
+func (s *Server) isUploading(sess int, file string) bool {
+	v, ok := s.uploading.Load(uploadKey{sess, file})
+	return ok && v.(*atomic.Int32).Load() > 0
+}
+
 type uploader struct {
-	c    *conn
-	sess *engine.Session
-	name string
-	pw   *io.PipeWriter
+	c     *conn
+	sess  *engine.Session
+	name  string
+	pw    *io.PipeWriter
+	ended func() // the upload is no longer under way
 
 	mu     sync.Mutex
 	off    int64 // the next offset expected: uploads are streams
@@ -312,6 +330,7 @@ func (u *uploader) Close() error {
 	u.pw.Close()
 	u.mu.Unlock()
 	<-u.done
+	defer u.ended()
 	if failed {
 		return linux.EINVAL // refused at a write, which said why
 	}

@@ -663,6 +663,22 @@ func (s *Session) Tensor(name string) (*Tensor, bool) {
 	return t, ok
 }
 
+// Drop forgets the tensor called name. Its chunks are freed once no graph
+// reading them runs and no reader holds a lease on them.
+func (s *Session) Drop(name string) error {
+	s.mu.Lock()
+	t, ok := s.tensors[name]
+	if !ok {
+		s.mu.Unlock()
+		return fmt.Errorf("no tensor %q", name)
+	}
+	delete(s.tensors, name)
+	freed := s.unref(t.tiled.Keys)
+	s.mu.Unlock()
+	s.engine.runner.Free(freed)
+	return nil
+}
+
 // Options returns the graph optimizations the session's next submissions
 // use.
 func (s *Session) Options() fuse.Options {
