@@ -16,6 +16,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,9 @@ type Config struct {
 	// Join lists gossip addresses of nodes already in the cluster; empty
 	// starts a new cluster.
 	Join []string
+	// JoinTimeout bounds how long Join retries a cluster it cannot reach
+	// (10 s when 0), so that a wrong address or key is told, not waited on.
+	JoinTimeout time.Duration
 	// Meta is published to the other nodes.
 	Meta Meta
 	// SecretKey, when set (16, 24 or 32 bytes), encrypts gossip with AES.
@@ -227,6 +231,11 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.list = list
 	if len(cfg.Join) > 0 {
+		timeout := cfg.JoinTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		giveUp := time.After(timeout)
 		for {
 			_, err = list.Join(cfg.Join)
 			if err == nil {
@@ -236,11 +245,25 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 			case <-ctx.Done():
 				list.Shutdown()
 				return nil, fmt.Errorf("cluster: join %v: %w", cfg.Join, err)
+			case <-giveUp:
+				list.Shutdown()
+				return nil, joinError(cfg.Join, timeout, err)
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}
 	return n, nil
+}
+
+// joinError says why a join failed for timeout: the other end speaks with
+// another key (or none), or could not be reached at all.
+func joinError(addrs []string, timeout time.Duration, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "decrypt") || strings.Contains(msg, "encrypt") || strings.Contains(msg, "label") {
+		return fmt.Errorf("cluster: authentication failed joining %s: the cluster's key differs from this one (--key-file, $MARSFS_KEY): %w",
+			strings.Join(addrs, ","), err)
+	}
+	return fmt.Errorf("cluster: cannot reach the cluster at %s in %v: %w", strings.Join(addrs, ","), timeout, err)
 }
 
 // Name is the node's name.

@@ -147,3 +147,20 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestJoinFailures joins a cluster that is not there, and one that speaks
+// with another key: each fails within the join timeout, saying which.
+func TestJoinFailures(t *testing.T) {
+	ctx := context.Background()
+	_, err := Join(ctx, Config{Name: "w1", Join: []string{"127.0.0.1:1"}, JoinTimeout: 500 * time.Millisecond, Fast: true})
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the cluster at 127.0.0.1:1") {
+		t.Errorf("join of nobody: %v", err)
+	}
+	s := start(t, "s", RoleScheduler, nil, nil)
+	defer s.Leave(time.Second)
+	key := []byte("0123456789abcdef")
+	_, err = Join(ctx, Config{Name: "w2", Join: []string{s.GossipAddr()}, SecretKey: key, JoinTimeout: 500 * time.Millisecond, Fast: true})
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") {
+		t.Errorf("join with another key: %v", err)
+	}
+}

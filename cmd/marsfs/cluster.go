@@ -150,7 +150,7 @@ func schedulerCmd(args []string) error {
 func workerCmd(args []string) error {
 	f := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var wf workerFlags
-	wf.add(f)
+	wf.add(f, 1)
 	name := f.String("name", "", "the worker's name in the cluster (default worker-HOST-PID)")
 	listen := f.String("listen", "127.0.0.1:0", "address of the worker's chunk and control service")
 	gossip := f.String("gossip", "127.0.0.1:0", "memberlist address")

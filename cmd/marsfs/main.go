@@ -11,6 +11,7 @@
 //	marsfs write PATH          write standard input to a file of the tree
 //	marsfs run SPEC            run a spec (a file, or - for standard input)
 //	marsfs mount DIR           mount the tree on DIR with FUSE
+//	marsfs version             print the version
 //
 // The client verbs (ls, cat, write, run, mount) reach the server at --addr, or
 // $MARSFS_ADDR, or 127.0.0.1:5640; an address starting with / or unix: is
@@ -22,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 const usage = `usage:
@@ -33,7 +35,9 @@ const usage = `usage:
   marsfs write PATH          write standard input to a file of the tree
   marsfs run SPEC            run a spec (a file, or - for standard input)
   marsfs mount DIR           mount the tree on DIR with FUSE
-Run "marsfs COMMAND -h" for the flags of a command.
+  marsfs version             print the version
+Run "marsfs COMMAND -h" for the flags of a command. Sizes take units:
+64M, 2GiB (powers of 1024), 500MB (powers of 1000).
 `
 
 var commands = map[string]func(args []string) error{
@@ -45,6 +49,7 @@ var commands = map[string]func(args []string) error{
 	"write":     write,
 	"run":       run,
 	"mount":     mount,
+	"version":   version,
 }
 
 func main() {
@@ -53,7 +58,8 @@ func main() {
 	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" {
+	if name == "help" || name == "up" && len(args) == 1 && isHelp(args[0]) && len(os.Args) == 2 {
+		// marsfs -h lists the commands; marsfs up -h gives up's flags.
 		fmt.Print(usage)
 		return
 	}
@@ -95,4 +101,34 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// version prints the build's version: the module's, or the commit it was
+// built from, and Go's.
+func version(args []string) error {
+	v := "marsfs (devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = "marsfs " + bi.Main.Version
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+modified"
+				}
+			}
+		}
+		if rev != "" {
+			v += " commit " + rev[:min(12, len(rev))] + dirty
+		}
+		v += " " + bi.GoVersion
+	}
+	fmt.Println(v)
+	return nil
 }

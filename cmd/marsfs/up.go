@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"marsfs/exec/sched"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
+	"marsfs/shm"
 )
 
 // defaultSocket is the unix socket up and scheduler listen on by default.
@@ -129,7 +131,7 @@ func up(args []string) error {
 	var sf serveFlags
 	sf.add(f)
 	var wf workerFlags
-	wf.add(f)
+	wf.add(f, 2)
 	workers := f.Int("workers", 2, "number of local worker processes (0: run in this process)")
 	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
 	if _, err := parse(f, args); err != nil {
@@ -172,11 +174,22 @@ type workerFlags struct {
 	cpuprofile string // up passes each worker FILE.worker-N
 }
 
-func (w *workerFlags) add(f *flag.FlagSet) {
-	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs)")
+// add defines the flags on f. share is the number of workers that share
+// the host's memory by default (up's default --workers; 1 for a worker),
+// for the help to show the default --shm resolves to here.
+func (w *workerFlags) add(f *flag.FlagSet, share int) {
+	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs, "+strconv.Itoa(runtime.NumCPU())+" here)")
 	f.IntVar(&w.procs, "procs", 0, "CPUs a worker's Go code runs on at once, GOMAXPROCS (0: all)")
-	f.Int64Var(&w.mem, "mem", 0, "a worker's memory quota in bytes: an operand runs only when its inputs and output fit (0: no bound)")
-	f.Int64Var(&w.shm, "shm", 0, "a worker's shared-memory limit in bytes (0: the default)")
+	f.Var(sizeFlag{&w.mem}, "mem", "the `size` of a worker's memory quota, in bytes or with a unit (64M, 2GiB, 500MB): an operand runs only when its inputs and output fit (0: no bound)")
+	shmDefault := "half the RAM"
+	if ram, err := shm.TotalRAM(); err == nil {
+		if share > 1 {
+			shmDefault = fmt.Sprintf("%s here: half the RAM between the %d workers", formatSize(ram/2/int64(share)), share)
+		} else {
+			shmDefault = fmt.Sprintf("%s here: half the RAM", formatSize(ram/2))
+		}
+	}
+	f.Var(sizeFlag{&w.shm}, "shm", "the `size` of a worker's shared memory, in bytes or with a unit (0: the default, "+shmDefault+")")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
