@@ -15,6 +15,9 @@ import (
 var specErrors = []struct{ src, want string }{
 	{"x = frobnicate(3)", "1:5: unknown function frobnicate"},
 	{"x = 1\ny = np.frobnicate(x)", "2:5: unknown function np.frobnicate"},
+	{"x = cov(ones(3))", "1:5: unknown function cov (did you mean cos?)"},
+	{"x = arnage(3)", "1:5: unknown function arnage (did you mean arange?)"},
+	{"x = frobnicate(3)", "1:5: unknown function frobnicate"},
 	{"x = foo + 1", "1:5: unknown name foo"},
 	{"x = (1, 2", "1:5: '(' was never closed"},
 	{"x = ones(3))", "1:12: unexpected ')'"},
