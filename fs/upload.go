@@ -235,10 +235,11 @@ type sent struct {
 }
 
 func newChunkSender(ctx context.Context, up *engine.Upload) *chunkSender {
-	s := &chunkSender{up: up, work: make(chan sent, 1), free: make(chan *tensor.Array, 2), errc: make(chan error, 1)}
+	work := make(chan sent, 1)
+	s := &chunkSender{up: up, work: work, free: make(chan *tensor.Array, 2), errc: make(chan error, 1)}
 	go func() {
 		var err error
-		for c := range s.work {
+		for c := range work {
 			if err == nil {
 				err = up.Put(ctx, c.k, c.a)
 			}
