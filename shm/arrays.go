@@ -111,6 +111,12 @@ func (a *Arrays) Put(id uint64, x *tensor.Array) error {
 		time.Sleep(wait) // cleanups run on their own goroutine
 		err = a.s.Put(id, x)
 	}
+	if errors.Is(err, errNoRoom) {
+		// Shared memory is full and nothing can spill: the chunk stays in
+		// the heap, like a small one, rather than fail its operand.
+		a.putHeap(id, x)
+		return nil
+	}
 	return err
 }
 

@@ -251,28 +251,3 @@ func TestQuotaTryRequest(t *testing.T) {
 		t.Fatalf("stats at end: %+v", st)
 	}
 }
-
-func TestParseBytes(t *testing.T) {
-	ram, err := TotalRAM()
-	if err != nil || ram <= 0 {
-		t.Fatalf("TotalRAM = %d, %v", ram, err)
-	}
-	for _, c := range []struct {
-		in   string
-		want int64
-	}{{"0", 0}, {"4096", 4096}, {"512M", 512 << 20}, {"2GiB", 2 << 30}, {"1.5G", 3 << 29}, {"8 KB", 8 << 10},
-		{"1t", 1 << 40}, {"100B", 100}, {"50%", ram / 2}, {" 100 % ", ram}} {
-		got, err := ParseBytes(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
-		}
-	}
-	for _, in := range []string{"", "G", "-1G", "12X", "1.2.3M", "0%", "101%", "x%", "1e30G", "NaN", "Inf", "2GiBB"} {
-		if _, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", in)
-		}
-	}
-	if got := (QuotaStats{Limit: 2 << 30, Used: 1 << 30, Waiting: 3}).String(); got != "quota 1.0 GiB/2.0 GiB waiting 3" {
-		t.Errorf("QuotaStats.String = %q", got)
-	}
-}

@@ -56,9 +56,27 @@ func (s *Store) allocLocked(size, maxSize int64, what string, zero bool) (segmen
 		return segment{}, fmt.Errorf("shm: %w", err)
 	}
 	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		os.Remove(path)
-		return segment{}, fmt.Errorf("shm: %w", err)
+	for retried := false; ; retried = true {
+		err = backFile(f, size)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.ENOSPC) || retried {
+			os.Remove(path)
+			if errors.Is(err, unix.ENOSPC) {
+				return segment{}, fmt.Errorf("shm: %s needs %s, and %s is full: %w", what, FormatBytes(size), s.dir, errNoRoom)
+			}
+			return segment{}, fmt.Errorf("shm: %w", err)
+		}
+		// The file system is full before the store's limit (a small
+		// tmpfs, or others' files in it): the limit is what fits, and
+		// spilling makes room for size under it.
+		s.fitLimitLocked()
+		s.limit = min(s.limit, s.used)
+		if err := s.reserveLocked(size, what); err != nil {
+			os.Remove(path)
+			return segment{}, err
+		}
 	}
 	rw, err := mapFile(f, nil, size, unix.PROT_READ|unix.PROT_WRITE)
 	if err != nil {
@@ -75,6 +93,18 @@ func (s *Store) allocLocked(size, maxSize int64, what string, zero bool) (segmen
 	return segment{path: path, addr: ro, rw: rw, size: size}, nil
 }
 
+// backFile gives f size bytes of storage now, so that writing through a
+// mapping of it can never fault for want of space (SIGBUS on a full
+// tmpfs): it fails with ENOSPC instead. A file system without fallocate
+// gets a sparse file.
+func backFile(f *os.File, size int64) error {
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return f.Truncate(size)
+	}
+	return err
+}
+
 // dropSegmentLocked unmaps and removes a segment no chunk uses.
 func (s *Store) dropSegmentLocked(f segment) {
 	unmapSegment(f.addr, f.rw, f.size)
@@ -87,8 +117,11 @@ func (s *Store) dropSegmentLocked(f segment) {
 // ChooseVictims gives, until size fits. s.mu is released while a spill
 // writes its file, so the state is looked at afresh after each.
 func (s *Store) reserveLocked(size int64, what string) error {
+	if s.used+size > s.limit && s.limit < s.maxLimit {
+		s.fitLimitLocked() // the file system may have room again
+	}
 	if size > s.limit {
-		return fmt.Errorf("shm: %s needs %s, limit is %s", what, FormatBytes(size), FormatBytes(s.limit))
+		return fmt.Errorf("shm: %s needs %s, limit is %s: %w", what, FormatBytes(size), FormatBytes(s.limit), errNoRoom)
 	}
 	for s.used+size > s.limit {
 		if s.closed {

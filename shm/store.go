@@ -41,7 +41,10 @@ var ErrClosed = errors.New("shm: store closed")
 // documentation for the policy. It is safe for concurrent use.
 type Store struct {
 	dir, spillDir string
-	limit         int64
+	// limit is what the store may hold now: maxLimit (Options.Limit), or
+	// less while the directory's file system holds less (see
+	// fitLimitLocked).
+	limit, maxLimit int64
 	keepFree      int64
 
 	mu       sync.Mutex
@@ -119,11 +122,11 @@ func Open(opt Options) (*Store, error) {
 		return nil, fmt.Errorf("shm: negative limit %d", opt.Limit)
 	}
 	if opt.Limit == 0 {
-		ram, err := TotalRAM()
+		mem, err := HostMemory()
 		if err != nil {
 			return nil, err
 		}
-		opt.Limit = ram / 2
+		opt.Limit = mem / 2
 	}
 	switch {
 	case opt.KeepFree == 0:
@@ -144,6 +147,7 @@ func Open(opt Options) (*Store, error) {
 		dir:      filepath.Join(opt.Dir, name),
 		spillDir: filepath.Join(opt.SpillDir, name),
 		limit:    opt.Limit,
+		maxLimit: opt.Limit,
 		keepFree: opt.KeepFree,
 		chunks:   make(map[uint64]*chunk),
 		zombies:  make(map[*chunk]bool),
@@ -157,6 +161,7 @@ func Open(opt Options) (*Store, error) {
 		}
 		s.locks = append(s.locks, f)
 	}
+	s.fitLimitLocked()
 	return s, nil
 }
 
@@ -175,7 +180,23 @@ func (s *Store) closeLocks() {
 func (s *Store) Dir() string { return s.dir }
 
 // Limit is the bound on the store's shared memory, in bytes.
-func (s *Store) Limit() int64 { return s.limit }
+func (s *Store) Limit() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit
+}
+
+// fitLimitLocked sets the limit to what the directory's file system can
+// hold beside what the store holds, within maxLimit: a tmpfs smaller than
+// the limit (Docker's /dev/shm), or filled by others, makes chunks spill
+// rather than fault. It is checked again whenever the store is short.
+func (s *Store) fitLimitLocked() {
+	free, err := DirFree(s.dir)
+	if err != nil {
+		return
+	}
+	s.limit = min(s.maxLimit, s.used+free)
+}
 
 func (s *Store) segPath(id uint64) string { return filepath.Join(s.dir, strconv.FormatUint(id, 10)) }
 

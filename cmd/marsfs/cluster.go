@@ -46,15 +46,11 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
-	if wf.shm == 0 && n > 0 {
-		// The workers share this host's memory: half of it between them,
-		// as the seeds give one worker a host half.
-		ram, err := shm.TotalRAM()
-		if err != nil {
-			closeAll()
-			return err
-		}
-		wf.shm = ram / 2 / int64(n)
+	// The workers share this host's memory (the cgroup's, or the RAM): its
+	// sizes are resolved here and passed on.
+	if err := wf.resolve(n); err != nil {
+		closeAll()
+		return err
 	}
 	kids := &children{}
 	defer kids.stop(5 * time.Second)
@@ -172,6 +168,9 @@ func workerCmd(args []string) error {
 	}
 	if wf.slots <= 0 {
 		wf.slots = runtime.GOMAXPROCS(0) // the CPUs, whatever --procs says
+	}
+	if err := wf.resolve(1); err != nil {
+		return err
 	}
 	if wf.procs > 0 {
 		runtime.GOMAXPROCS(wf.procs)

@@ -10,9 +10,17 @@ import (
 // sizeFlag is a flag whose value is a size in bytes: a number, with or
 // without a unit, case-insensitive. K, M, G and T and KiB, MiB, GiB and
 // TiB are powers of 1024; KB, MB, GB and TB powers of 1000; B is a byte.
-type sizeFlag struct{ p *int64 }
+// With none set, "none" stands for 0 (no bound).
+type sizeFlag struct {
+	p    *int64
+	none bool
+}
 
 func (f sizeFlag) Set(s string) error {
+	if f.none && strings.EqualFold(strings.TrimSpace(s), "none") {
+		*f.p = 0
+		return nil
+	}
 	n, err := parseSize(s)
 	if err != nil {
 		return err
@@ -22,8 +30,8 @@ func (f sizeFlag) Set(s string) error {
 }
 
 func (f sizeFlag) String() string {
-	if f.p == nil {
-		return "0"
+	if f.p == nil || *f.p < 0 {
+		return "" // not set: the default, which the usage says
 	}
 	return formatSize(*f.p)
 }

@@ -22,7 +22,6 @@ import (
 	"marsfs/exec/sched"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
-	"marsfs/shm"
 )
 
 // defaultSocket is the unix socket up and scheduler listen on by default.
@@ -180,16 +179,13 @@ type workerFlags struct {
 func (w *workerFlags) add(f *flag.FlagSet, share int) {
 	f.IntVar(&w.slots, "slots", 0, "operands a worker runs at once (0: the number of CPUs, "+strconv.Itoa(runtime.NumCPU())+" here)")
 	f.IntVar(&w.procs, "procs", 0, "CPUs a worker's Go code runs on at once, GOMAXPROCS (0: all)")
-	f.Var(sizeFlag{&w.mem}, "mem", "the `size` of a worker's memory quota, in bytes or with a unit (64M, 2GiB, 500MB): an operand runs only when its inputs and output fit (0: no bound)")
-	shmDefault := "half the RAM"
-	if ram, err := shm.TotalRAM(); err == nil {
-		if share > 1 {
-			shmDefault = fmt.Sprintf("%s here: half the RAM between the %d workers", formatSize(ram/2/int64(share)), share)
-		} else {
-			shmDefault = fmt.Sprintf("%s here: half the RAM", formatSize(ram/2))
-		}
+	shmHelp, memHelp := "half the memory", "three quarters of what the shared memory leaves"
+	if d, err := defaultsFor(share, ""); err == nil {
+		shmHelp, memHelp = d.describe(share)
 	}
-	f.Var(sizeFlag{&w.shm}, "shm", "the `size` of a worker's shared memory, in bytes or with a unit (0: the default, "+shmDefault+")")
+	w.mem, w.shm = -1, -1 // not set: the defaults, resolved when the worker starts
+	f.Var(sizeFlag{&w.mem, true}, "mem", "the `size` of a worker's memory quota, in bytes or with a unit (64M, 2GiB, 500MB): an operand runs only when its inputs and output fit beside the others' (default "+memHelp+"; \"none\" for no bound)")
+	f.Var(sizeFlag{p: &w.shm}, "shm", "the `size` of a worker's shared memory, in bytes or with a unit (default "+shmHelp+")")
 	f.StringVar(&w.shmDir, "shm-dir", "", "directory of shared-memory chunk files (default /dev/shm)")
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
@@ -198,6 +194,25 @@ func (w *workerFlags) add(f *flag.FlagSet, share int) {
 }
 
 // args renders the flags for a worker's command line.
+// resolve sets the sizes not given to their defaults for workers workers
+// sharing this host.
+func (w *workerFlags) resolve(workers int) error {
+	if w.mem >= 0 && w.shm >= 0 {
+		return nil
+	}
+	d, err := defaultsFor(workers, w.shmDir)
+	if err != nil {
+		return err
+	}
+	if w.shm < 0 {
+		w.shm = d.shm
+	}
+	if w.mem < 0 {
+		w.mem = d.mem
+	}
+	return nil
+}
+
 func (w *workerFlags) args() []string {
 	a := []string{"--slots", strconv.Itoa(w.slots), "--procs", strconv.Itoa(w.procs), "--mem", strconv.FormatInt(w.mem, 10), "--shm", strconv.FormatInt(w.shm, 10), "--store", w.store}
 	if w.shmDir != "" {
