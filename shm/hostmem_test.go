@@ -26,16 +26,16 @@ func TestCgroupLimit(t *testing.T) {
 			"/sys/fs/cgroup/memory/a/memory.limit_in_bytes":   "1073741824\n",
 		}, 1 << 30, true},
 		{"v1 none", map[string]string{
-			"/proc/self/cgroup": "4:memory:/\n",
+			"/proc/self/cgroup":                           "4:memory:/\n",
 			"/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n",
 		}, 0, false},
 		{"v2 limited", map[string]string{
-			"/proc/self/cgroup":                       "0::/user.slice/job\n",
+			"/proc/self/cgroup":                        "0::/user.slice/job\n",
 			"/sys/fs/cgroup/user.slice/job/memory.max": "2147483648\n",
 			"/sys/fs/cgroup/user.slice/memory.max":     "max\n",
 		}, 2 << 30, true},
 		{"v2 max", map[string]string{
-			"/proc/self/cgroup":          "0::/\n",
+			"/proc/self/cgroup":         "0::/\n",
 			"/sys/fs/cgroup/memory.max": "max\n",
 		}, 0, false},
 		{"no cgroup file", map[string]string{}, 0, false},

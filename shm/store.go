@@ -45,7 +45,7 @@ type Store struct {
 	// less while the directory's file system holds less (see
 	// fitLimitLocked).
 	limit, maxLimit int64
-	keepFree      int64
+	keepFree        int64
 
 	mu       sync.Mutex
 	chunks   map[uint64]*chunk
