@@ -250,6 +250,9 @@ func (c *Core) Holder(k int) (Location, bool) {
 // Done reports whether the job is over, and its error.
 func (c *Core) Done() (bool, error) { return c.done, c.err }
 
+// Workers is the number of workers the job can run on.
+func (c *Core) Workers() int { return len(c.workers) }
+
 // Stats returns the job's chunks alive in the cluster and the bytes moved
 // between workers so far.
 func (c *Core) Stats() (liveChunks int, liveBytes, transfer int64) {

@@ -158,6 +158,8 @@ func (s *script) do(cmd string) string {
 		o = s.core().Step(Input{Kind: InCancel})
 	case "abandon":
 		o = s.core().Step(Input{Kind: InAbandon})
+	case "fail-job":
+		o = s.core().Step(Input{Kind: InFail, Err: strings.Join(f[1:], " ")})
 	case "started":
 		k, r := s.key(f[1])
 		o = s.core().Step(Input{Kind: InStarted, Key: k, Worker: r.Worker, Attempt: r.Attempt})

@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // An Input is one thing that happened to a job, fed to the Core by Step:
 // the Core's only way in, as raft's Step is.
@@ -12,7 +15,7 @@ type Input struct {
 	Attempt int    // the op's run the report is about
 	NBytes  int64  // InFinished: the size of the chunk made
 	Spilled int64  // InFinished: bytes the worker's store spilled since its last report
-	Err     string // InFailed, InFailedFetch, InFailedFinal: why
+	Err     string // InFailed, InFailedFetch, InFailedFinal, InFail: why
 	Peer    string // InFailedFetch: the worker an input could not be fetched from
 }
 
@@ -53,10 +56,13 @@ const (
 	InHold
 	// InDispatch: send what the held inputs made READY.
 	InDispatch
+	// InFail: the job fails with Err, as a cancel does, for a reason of
+	// the caller's (no worker left to run it).
+	InFail
 )
 
 var inputNames = [...]string{"up", "down", "start", "started", "finished", "failed", "failed-fetch",
-	"failed-final", "cancel", "cancelled", "abandon", "hold", "dispatch"}
+	"failed-final", "cancel", "cancelled", "abandon", "hold", "dispatch", "fail"}
 
 func (k InputKind) String() string {
 	if int(k) < len(inputNames) {
@@ -97,6 +103,12 @@ func (c *Core) Step(in Input) Output {
 		return Output{}
 	case InDispatch:
 		return c.dispatchHeld()
+	case InFail:
+		c.begin()
+		if !c.done {
+			c.stop(errors.New(in.Err))
+		}
+		return c.end()
 	}
 	return Output{}
 }

@@ -518,3 +518,55 @@ func TestCloseDuringRun(t *testing.T) {
 		t.Error("run on a closed scheduler")
 	}
 }
+
+// TestNoWorkerFailsJob runs a job whose only worker dies partway: after
+// NoWorkerWait with nobody to run it, the job fails saying so rather than
+// stay RUNNING for ever, and a job submitted to the empty cluster then
+// fails the same way.
+func TestNoWorkerFailsJob(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	s, err := New(context.Background(), Config{Fast: true, NoWorkerWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close(); checkGoroutines(t, g0) }()
+	w, err := worker.Start(context.Background(), worker.Config{Name: "only", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := chainsJob(2, 4000, 0)
+	started := make(chan struct{})
+	var once sync.Once
+	job.Observe = func(ev core.Event) {
+		if ev.State == core.Finished {
+			once.Do(func() { close(started) })
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(context.Background(), job) }()
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("run ended before the worker ran anything: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing ran")
+	}
+	w.Close()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "no worker to run the graph") {
+			t.Fatalf("run after the only worker died: %v", err)
+		}
+		t.Log(err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("run still going with no worker")
+	}
+	begin := time.Now()
+	err = s.Run(context.Background(), zerosJob(2))
+	if err == nil || !strings.Contains(err.Error(), "no worker to run the graph") {
+		t.Fatalf("run on the empty cluster: %v", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("run on the empty cluster failed after %v, want about 300ms", d)
+	}
+}

@@ -35,6 +35,10 @@ type Config struct {
 	LogOutput io.Writer
 	// MaxAttempts bounds the runs of a failing op; 3 when 0.
 	MaxAttempts int
+	// NoWorkerWait bounds how long a job waits with no worker to run it
+	// (none has joined, or every one left) before it fails saying so; 30 s
+	// when 0. A worker that comes back in time takes the job up.
+	NoWorkerWait time.Duration
 	// CancelWait bounds how long a cancelled job waits for its workers to
 	// confirm; 1 s when 0. Chunks reported after it are freed on arrival.
 	CancelWait time.Duration
@@ -172,6 +176,9 @@ func newScheduler(cfg Config) *Scheduler {
 	}
 	if cfg.MaxChunk <= 0 {
 		cfg.MaxChunk = 16 << 30
+	}
+	if cfg.NoWorkerWait <= 0 {
+		cfg.NoWorkerWait = 30 * time.Second
 	}
 	if cfg.CancelWait <= 0 {
 		cfg.CancelWait = time.Second
@@ -464,9 +471,20 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	var abandon <-chan time.Time
 	var outs []core.Output
 	cancelled := false
+	// A job with no worker to run it waits NoWorkerWait for one, then
+	// fails: never a graph RUNNING for ever with nobody to run it.
+	var noWorker <-chan time.Time
+	var alone time.Time // since when the job has had no worker
 	for {
 		if done, _ := machine.Done(); done {
 			break
+		}
+		switch {
+		case machine.Workers() > 0 || cancelled:
+			noWorker = nil
+		case noWorker == nil:
+			alone = time.Now()
+			noWorker = time.After(s.cfg.NoWorkerWait)
 		}
 		var stop <-chan struct{}
 		now = time.Now()
@@ -505,6 +523,12 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		case <-abandon:
 			now = time.Now()
 			s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InAbandon}))
+		case <-noWorker:
+			now = time.Now()
+			cancelled = true
+			why := fmt.Sprintf("no worker to run the graph: none has been connected for %v (every worker left or died, or none joined)", now.Sub(alone).Round(10*time.Millisecond))
+			s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InFail, Err: why}))
+			abandon = time.After(s.cfg.CancelWait)
 		}
 	}
 	// The job's last frees go now: whoever ran it may look at the
