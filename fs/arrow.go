@@ -43,7 +43,11 @@ type arrowStream struct {
 	w    *ipc.Writer // nil before the first write and after the end
 	next int         // the next chunk-row to write
 	end  bool        // the end-of-stream marker is written
+	buf  []byte      // a slab's bytes, reused
 }
+
+// Close releases the chunks the source holds.
+func (a *arrowStream) Close() error { return a.src.Close() }
 
 func newArrowStream(src *stream) *arrowStream {
 	schema, inner := codec.ArrowSchema(src.tt.Name, src.tt.DType, src.tt.Shape)
@@ -93,10 +97,7 @@ func (a *arrowStream) more() error {
 		}
 		return nil
 	}
-	a.src.mu.Lock()
-	err := a.src.load(a.next)
-	data := a.src.data
-	a.src.mu.Unlock()
+	data, err := a.src.slab(a.next, &a.buf)
 	if err != nil {
 		return err
 	}

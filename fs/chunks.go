@@ -75,11 +75,11 @@ func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []in
 					if mode.Mode() != p9.ReadOnly {
 						return nil, linux.EACCES
 					}
-					a, err := run.Fetch(c.ctx, id)
+					a, release, err := run.Fetch(c.ctx, id)
 					if err != nil {
 						return nil, linux.EIO
 					}
-					return &snapshot{r: bytes.NewReader(a.Data), keep: a}, nil
+					return &snapshot{r: bytes.NewReader(a.Data), keep: a, release: release}, nil
 				}},
 		}, nil
 	})

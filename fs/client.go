@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,7 @@ import (
 )
 
 // ClientMsize is the message size clients ask for: the most the p9 server
-// grants (its client keeps what it asked for, so asking more would break
-// large reads).
+// grants. A marsfs server may grant less (see Config.ConnMemory).
 const ClientMsize = 4 << 20
 
 // A Client speaks 9P2000.L to a marsfs server: the client verbs of the
@@ -36,7 +36,14 @@ func Dial(addr string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := p9.NewClient(nc, p9.WithMessageSize(ClientMsize))
+	// The p9 client speaks at the size it asked for, whatever the server
+	// granted: ask first, then have it ask for what was granted.
+	msize, err := negotiate(nc, ClientMsize)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
+	}
+	c, err := p9.NewClient(nc, p9.WithMessageSize(msize))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
@@ -205,4 +212,41 @@ func (e *PathError) Unwrap() error { return e.Err }
 func IsErrno(err error, want linux.Errno) bool {
 	var e linux.Errno
 	return errors.As(err, &e) && e == want
+}
+
+// negotiate sends a Tversion of 9P2000.L asking for msize and returns the
+// msize the server granted.
+func negotiate(nc net.Conn, msize uint32) (uint32, error) {
+	const version = "9P2000.L"
+	m := binary.LittleEndian.AppendUint32(nil, uint32(4+1+2+4+2+len(version)))
+	m = append(m, msgTversion)
+	m = binary.LittleEndian.AppendUint16(m, 0xffff) // NOTAG
+	m = binary.LittleEndian.AppendUint32(m, msize)
+	m = binary.LittleEndian.AppendUint16(m, uint16(len(version)))
+	m = append(m, version...)
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	defer nc.SetDeadline(time.Time{})
+	if _, err := nc.Write(m); err != nil {
+		return 0, err
+	}
+	var hdr [7]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		return 0, err
+	}
+	size := binary.LittleEndian.Uint32(hdr[:4])
+	if size < 7+4+2 || size > 1<<16 {
+		return 0, fmt.Errorf("bad Rversion of %d bytes", size)
+	}
+	body := make([]byte, size-7)
+	if _, err := io.ReadFull(nc, body); err != nil {
+		return 0, err
+	}
+	if hdr[4] != msgTversion+1 {
+		return 0, fmt.Errorf("Tversion answered with message type %d", hdr[4])
+	}
+	granted := binary.LittleEndian.Uint32(body)
+	if granted < 8192 || granted > msize {
+		return 0, fmt.Errorf("server granted an msize of %d", granted)
+	}
+	return granted, nil
 }

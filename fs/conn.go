@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hugelgupf/p9/linux"
 )
@@ -16,6 +17,7 @@ const (
 	msgTrename   = 20
 	msgTlink     = 70
 	msgTrenameat = 74
+	msgTversion  = 100
 	msgTauth     = 102
 	msgTflush    = 108
 )
@@ -56,11 +58,27 @@ type conn struct {
 
 	flushMu sync.Mutex
 	flushed chan struct{} // closed and replaced at every Tflush
+
+	fids atomic.Int64 // files (fids) open on the connection: see MaxFids
+
+	budget   *msizeBudget  // shares out the server's buffers (nil: no bound)
+	msize    atomic.Uint32 // granted at the connection's Tversion
+	extra    []byte        // a rewritten message body, handed on after hdr
+	extraOff int
 }
 
-func newConn(parent context.Context, c net.Conn, ident string) *conn {
+// MaxFids bounds the fids one connection holds at once: a fid costs the
+// server a kilobyte or so, and a client that walks without clunking must
+// not exhaust its memory. A walk beyond it fails with EMFILE. The kernel's
+// 9P client holds a fid per cached dentry and open file, far fewer.
+const MaxFids = 1 << 16
+
+// fidLimit is MaxFids, lowered by tests.
+var fidLimit int64 = MaxFids
+
+func newConn(parent context.Context, c net.Conn, ident string, budget *msizeBudget) *conn {
 	ctx, cancel := context.WithCancel(parent)
-	return &conn{Conn: c, ident: ident, ctx: ctx, cancel: cancel, flushed: make(chan struct{})}
+	return &conn{Conn: c, ident: ident, ctx: ctx, cancel: cancel, flushed: make(chan struct{}), budget: budget}
 }
 
 // Read hands the server the connection's requests, minus those answered here.
@@ -69,6 +87,11 @@ func (c *conn) Read(p []byte) (int, error) {
 		if c.hdrOff < c.hdrLen {
 			n := copy(p, c.hdr[c.hdrOff:c.hdrLen])
 			c.hdrOff += n
+			return n, nil
+		}
+		if c.extraOff < len(c.extra) {
+			n := copy(p, c.extra[c.extraOff:])
+			c.extraOff += n
 			return n, nil
 		}
 		if c.pending > 0 {
@@ -100,6 +123,19 @@ func (c *conn) Read(p []byte) (int, error) {
 			answer = linux.EPERM
 		case msgTflush:
 			c.interrupt()
+		case msgTversion:
+			// The msize is granted here, from the server's budget.
+			if body > 1<<16 {
+				answer = linux.EINVAL
+				break
+			}
+			c.extra, c.extraOff = make([]byte, body), 0
+			if _, err := io.ReadFull(c.Conn, c.extra); err != nil {
+				c.cancel()
+				return 0, err
+			}
+			c.rewriteVersion(c.extra)
+			continue
 		}
 		if answer == 0 {
 			c.pending = body
@@ -154,6 +190,13 @@ func (c *conn) Write(p []byte) (int, error) {
 func (c *conn) Close() error {
 	c.cancel()
 	return c.Conn.Close()
+}
+
+// releaseBudget gives back the connection's msize grant, once it ended.
+func (c *conn) releaseBudget() {
+	if m := c.msize.Swap(0); c.budget != nil && m != 0 {
+		c.budget.release(m)
+	}
 }
 
 // interrupt ends the blocking reads in progress on the connection with

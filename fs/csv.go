@@ -39,7 +39,11 @@ type csvStream struct {
 	next  int    // the slab to render after win
 	start int64  // offset of win in the text
 	win   []byte // the text of slab next-1
+	buf   []byte // a slab's bytes, reused
 }
+
+// Close releases the chunks the source holds.
+func (r *csvStream) Close() error { return r.st.Close() }
 
 func (r *csvStream) ReadAt(p []byte, off int64) (int, error) {
 	r.mu.Lock()
@@ -71,10 +75,7 @@ func (r *csvStream) ReadAt(p []byte, off int64) (int, error) {
 // render returns the CSV text of slab i.
 func (r *csvStream) render(i int) ([]byte, error) {
 	st := r.st
-	st.mu.Lock()
-	err := st.load(i)
-	data := st.data
-	st.mu.Unlock()
+	data, err := st.slab(i, &r.buf)
 	if err != nil {
 		return nil, err
 	}

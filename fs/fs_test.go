@@ -460,3 +460,81 @@ func TestJunkMessages(t *testing.T) {
 		t.Errorf("after junk, ctl reads %q", got)
 	}
 }
+
+// TestFidLimit walks without clunking until the connection's fids run out:
+// the next walk fails with EMFILE, another connection is served as ever,
+// and a clunk makes room again.
+func TestFidLimit(t *testing.T) {
+	defer func(n int64) { fidLimit = n }(fidLimit)
+	fidLimit = 200
+	ts := startServer(t, Config{})
+	greedy := dial(t, ts.sock)
+	var fids []p9.File
+	for {
+		f, err := greedy.Walk("/sessions")
+		if err != nil {
+			if !errors.Is(err, linux.EMFILE) {
+				t.Fatalf("walk %d: %v, want EMFILE", len(fids), err)
+			}
+			break
+		}
+		fids = append(fids, f)
+		if len(fids) > int(fidLimit)+10 {
+			t.Fatal("no limit on fids")
+		}
+	}
+	// The root's fid is the 200th.
+	if len(fids) != int(fidLimit)-1 {
+		t.Errorf("%d walks before EMFILE, want 199", len(fids))
+	}
+	other := dial(t, ts.sock)
+	if got := strings.TrimSpace(read(t, other, "/sessions/clone")); got == "" {
+		t.Error("another connection read nothing")
+	}
+	if err := fids[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := greedy.Walk("/sessions")
+	if err != nil {
+		t.Fatalf("walk after a clunk: %v", err)
+	}
+	f.Close()
+}
+
+// TestReadBeyondMsize negotiates a small msize, then asks to read far more
+// than it in one Tread: the server refuses it (or reads no more than the
+// msize allows), and serves on.
+func TestReadBeyondMsize(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := rawConn(t, ts.tcp)
+	nc.Write(message(100, 0xffff, u32(8192), str("9P2000.L")))
+	if typ, _, body := readMessage(t, nc); typ != 101 || binary.LittleEndian.Uint32(body) != 8192 {
+		t.Fatalf("Tversion answered with type %d body %x", typ, body)
+	}
+	nc.Write(message(104, 1, u32(1), u32(^uint32(0)), str("me"), str("/"), u32(0)))
+	readMessage(t, nc)
+	// Twalk fid 1 to newfid 2, "README"; Tlopen it; Tread 4 MiB.
+	nc.Write(message(110, 2, u32(1), u32(2), []byte{1, 0}, str("README")))
+	if typ, _, body := readMessage(t, nc); typ != 111 {
+		t.Fatalf("Twalk answered with type %d body %x", typ, body)
+	}
+	nc.Write(message(12, 3, u32(2), u32(0)))
+	if typ, _, body := readMessage(t, nc); typ != 13 {
+		t.Fatalf("Tlopen answered with type %d body %x", typ, body)
+	}
+	nc.Write(message(116, 4, u32(2), make([]byte, 8), u32(4<<20)))
+	switch typ, _, body := readMessage(t, nc); typ {
+	case msgRlerror:
+		t.Logf("refused: %v", linux.Errno(binary.LittleEndian.Uint32(body)))
+	case 117:
+		if n := binary.LittleEndian.Uint32(body); n > 8192 {
+			t.Errorf("Rread of %d bytes on an msize of 8192", n)
+		}
+	default:
+		t.Fatalf("Tread answered with type %d body %x", typ, body)
+	}
+	c := dial(t, ts.sock)
+	if got := read(t, c, "/sessions/clone"); got == "" {
+		t.Error("the server serves no more")
+	}
+}

@@ -21,7 +21,17 @@ type attacher struct {
 }
 
 func (a attacher) Attach() (p9.File, error) {
-	return &file{s: a.s, c: a.c, n: a.s.root()}, nil
+	return a.c.newFile(a.s, a.s.root())
+}
+
+// newFile makes a fid's file for node n, counted against MaxFids until
+// its clunk.
+func (c *conn) newFile(s *Server, n *node) (*file, error) {
+	if c.fids.Add(1) > fidLimit {
+		c.fids.Add(-1)
+		return nil, linux.EMFILE
+	}
+	return &file{s: s, c: c, n: n}, nil
 }
 
 // A file is a fid's view of a node: the p9.File the server calls.
@@ -64,7 +74,11 @@ func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 		}
 		qids = append(qids, n.qid())
 	}
-	return qids, &file{s: f.s, c: f.c, n: n}, nil
+	nf, err = f.c.newFile(f.s, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return qids, nf, nil
 }
 
 // StatFS implements p9.File.
@@ -185,7 +199,11 @@ func (f *file) Close() (err error) {
 	already := f.closed
 	f.closed = true
 	f.mu.Unlock()
-	if h == nil || already {
+	if already {
+		return nil
+	}
+	f.c.fids.Add(-1)
+	if h == nil {
 		return nil
 	}
 	return h.Close()
@@ -217,11 +235,22 @@ func (f *file) Create(name string, flags p9.OpenFlags, perm p9.FileMode, _ p9.UI
 	if f.n.create == nil {
 		return nil, p9.QID{}, 0, linux.EPERM
 	}
+	// The fid's file is replaced by the created one, which counts as
+	// another: the directory's stays referenced until the new one's clunk.
+	if f.c.fids.Load() >= fidLimit {
+		return nil, p9.QID{}, 0, linux.EMFILE
+	}
 	n, h, err := f.n.create(f.c, name)
 	if err != nil {
 		return nil, p9.QID{}, 0, err
 	}
-	return &file{s: f.s, c: f.c, n: n, h: h}, n.qid(), 0, nil
+	nf2, err := f.c.newFile(f.s, n)
+	if err != nil {
+		h.Close()
+		return nil, p9.QID{}, 0, err
+	}
+	nf2.h = h
+	return nf2, n.qid(), 0, nil
 }
 
 // Mkdir implements p9.File.

@@ -42,6 +42,10 @@ type Config struct {
 	// IdleTimeout, when positive, closes a session (freeing its chunks)
 	// that nobody has used for that long and whose graphs have all ended.
 	IdleTimeout time.Duration
+	// ConnMemory bounds what the connections' 9P buffers take together,
+	// 0 for no bound: past it, new connections are granted smaller
+	// message sizes (see msizeBudget).
+	ConnMemory int64
 }
 
 // A Server serves an Engine's sessions as a 9P2000.L tree. Each connection
@@ -62,6 +66,8 @@ type Server struct {
 	// times by path before the close that makes tensor NAME).
 	uploading sync.Map // uploadKey -> *atomic.Int32
 
+	msizes msizeBudget
+
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
 	conns     map[*conn]bool
@@ -80,7 +86,7 @@ func NewServer(eng *engine.Engine, cfg Config) *Server {
 		cfg.MaxUpload = 4 << 30
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{eng: eng, cfg: cfg, ctx: ctx, cancel: cancel,
+	s := &Server{eng: eng, cfg: cfg, ctx: ctx, cancel: cancel, msizes: msizeBudget{limit: cfg.ConnMemory},
 		idle:      idle{timeout: cfg.IdleTimeout, last: make(map[int]time.Time)},
 		listeners: make(map[net.Listener]bool), conns: make(map[*conn]bool)}
 	if cfg.IdleTimeout > 0 {
@@ -161,7 +167,7 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			return err
 		}
-		c := newConn(s.ctx, nc, s.cfg.Identify(nc))
+		c := newConn(s.ctx, nc, s.cfg.Identify(nc), &s.msizes)
 		s.mu.Lock()
 		if s.ctx.Err() != nil {
 			s.mu.Unlock()
@@ -182,6 +188,7 @@ func (s *Server) handle(c *conn) {
 			log.Printf("marsfs: connection from %s (%s) ended by a panic: %v", c.RemoteAddr(), c.ident, r)
 		}
 		c.Close()
+		c.releaseBudget()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()

@@ -22,12 +22,36 @@ func (m chunkStore) Free([]uint64)                        {}
 func (m chunkStore) Put(context.Context, uint64, *tensor.Array) error {
 	return errors.New("cannot put")
 }
-func (m chunkStore) Fetch(_ context.Context, id uint64) (*tensor.Array, error) {
+func (m chunkStore) Fetch(_ context.Context, id uint64) (*tensor.Array, func(), error) {
 	a, ok := m[id]
 	if !ok {
-		return nil, errors.New("no such chunk")
+		return nil, nil, errors.New("no such chunk")
 	}
-	return a, nil
+	return a, func() {}, nil
+}
+
+// heldStore is a chunkStore that counts the chunks fetched and not yet
+// released, and the most held at once.
+type heldStore struct {
+	chunkStore
+	held, most int
+}
+
+func (h *heldStore) Fetch(ctx context.Context, id uint64) (*tensor.Array, func(), error) {
+	a, _, err := h.chunkStore.Fetch(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.held++
+	h.most = max(h.most, h.held)
+	released := false
+	return a, func() {
+		if released {
+			panic("released twice")
+		}
+		released = true
+		h.held--
+	}, nil
 }
 
 // tiled cuts a random int32 array of the given shape into the chunks given.
@@ -80,6 +104,9 @@ func TestStream(t *testing.T) {
 		{[]int{7, 5}, [][]int{{2, 2, 3}, {5}}},
 		{[]int{7, 5}, [][]int{{4, 3}, {2, 2, 1}}},
 		{[]int{3, 4, 6}, [][]int{{1, 2}, {3, 1}, {4, 2}}},
+		{[]int{3, 4, 6}, [][]int{{1, 2}, {3, 1}, {6}}},
+		{[]int{2, 3, 4, 5}, [][]int{{1, 1}, {3}, {1, 3}, {5}}},
+		{[]int{2, 3, 4, 5}, [][]int{{2}, {1, 1, 1}, {4}, {2, 3}}},
 		{[]int{0, 4}, [][]int{{}, {4}}},
 		{[]int{4, 0}, [][]int{{2, 2}, {}}},
 		{[]int{}, [][]int{}},
@@ -91,11 +118,16 @@ func TestStream(t *testing.T) {
 		whole, ti, store := tiled(t, r, tt.shape, tt.chunks)
 		prefix := []byte("HEADER")
 		want := append(append([]byte{}, prefix...), whole.Data...)
-		st := newStream(c, store, ti, prefix)
+		hs := &heldStore{chunkStore: store}
+		st := newStream(c, hs, ti, prefix)
 		got, err := io.ReadAll(io.NewSectionReader(st, 0, 1<<40))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%v in %v: read %d bytes (%v), want %d", tt.shape, tt.chunks, len(got), err, len(want))
 			continue
+		}
+		// A reader holds the chunks of one slab at most.
+		if hs.most > max(1, st.inner) {
+			t.Errorf("%v in %v: %d chunks held at once, a slab has %d", tt.shape, tt.chunks, hs.most, st.inner)
 		}
 		for range 50 {
 			off := r.IntN(len(want) + 2)
@@ -109,6 +141,10 @@ func TestStream(t *testing.T) {
 				t.Errorf("%v in %v: ReadAt(%d bytes, %d) = %d, %v", tt.shape, tt.chunks, len(p), off, n, err)
 				break
 			}
+		}
+		st.Close()
+		if hs.held != 0 {
+			t.Errorf("%v in %v: %d chunks held after close", tt.shape, tt.chunks, hs.held)
 		}
 	}
 }

@@ -193,24 +193,27 @@ func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix [
 		}}
 }
 
-// A stream serves reads of a tensor's bytes without gathering the whole
-// tensor: it goes one slab at a time, a slab being the chunks that share
-// their index along the first axis, whose bytes are a contiguous range of
-// the C-order tensor. Only the slab being read is held; a slab of a single
-// chunk is served straight from that chunk.
+// A stream serves reads of a tensor's bytes without gathering them: it
+// goes one slab at a time, a slab being the chunks that share their index
+// along the first axis, whose bytes are a contiguous range of the C-order
+// tensor. A read copies from the slab's chunks themselves, each run of
+// bytes contiguous in both, so a reader holds no copy of a slab: only the
+// chunks of the slab it reads, fetched as reads reach them (mapped from
+// the workers' shared memory on this host) and released when it moves on
+// or closes.
 type stream struct {
-	readOnly
 	c      *conn
 	run    engine.Runner
 	tt     *tensor.TiledTensor
 	prefix []byte
 	ends   []int64 // ends[i]: byte offset (after prefix) where slab i ends
 	inner  int     // chunks a slab
+	offs   [][]int // chunk offsets along each axis after the first
 
-	mu   sync.Mutex
-	cur  int // slab held in data, -1 for none
-	data []byte
-	arr  *tensor.Array // the chunk data aliases, kept: its pages may be mapped
+	mu       sync.Mutex
+	cur      int             // slab whose chunks are held, -1 for none
+	parts    []*tensor.Array // its chunks, nil until a read reaches them
+	releases []func()
 }
 
 func newStream(c *conn, run engine.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
@@ -222,6 +225,7 @@ func newStream(c *conn, run engine.Runner, tt *tensor.TiledTensor, prefix []byte
 	for _, cs := range tt.Chunks[1:] {
 		st.inner *= len(cs)
 	}
+	st.offs = tensor.ChunkOffsets(tt.Chunks[1:])
 	row := int64(tensor.NumElements(tt.Shape[1:]) * tt.DType.Size())
 	var end int64
 	for _, rows := range tt.Chunks[0] {
@@ -231,6 +235,16 @@ func newStream(c *conn, run engine.Runner, tt *tensor.TiledTensor, prefix []byte
 	return st
 }
 
+func (st *stream) WriteAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
+
+// Close releases the chunks held.
+func (st *stream) Close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.drop()
+	return nil
+}
+
 func (st *stream) ReadAt(p []byte, off int64) (int, error) {
 	n := 0
 	if off < int64(len(st.prefix)) {
@@ -238,49 +252,131 @@ func (st *stream) ReadAt(p []byte, off int64) (int, error) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	size := int64(st.tt.DType.Size())
 	for n < len(p) {
 		pos := off + int64(n) - int64(len(st.prefix))
 		i := sort.Search(len(st.ends), func(i int) bool { return st.ends[i] > pos })
 		if i == len(st.ends) {
 			return n, io.EOF
 		}
-		if err := st.load(i); err != nil {
-			return n, err
+		if st.cur != i {
+			st.drop()
+			st.cur, st.parts = i, make([]*tensor.Array, st.inner)
 		}
 		start := int64(0)
 		if i > 0 {
 			start = st.ends[i-1]
 		}
-		n += copy(p[n:], st.data[pos-start:])
+		e := (pos - start) / size
+		part, at, run := st.locate(i, int(e), int((st.ends[i]-start)/size))
+		if st.parts[part] == nil {
+			a, release, err := st.run.Fetch(st.c.ctx, st.tt.Keys[i*st.inner+part])
+			if err != nil {
+				return n, linux.EIO
+			}
+			st.parts[part] = a
+			st.releases = append(st.releases, release)
+		}
+		from := int64(at)*size + (pos-start)%size
+		n += copy(p[n:], st.parts[part].Data[from:int64(at+run)*size])
 	}
 	return n, nil
 }
 
-// load makes slab i the one held. st.mu must be held.
-func (st *stream) load(i int) error {
-	if st.cur == i {
-		return nil
+// slab returns the C-order bytes of slab i: its chunk's own when it has
+// one (held until the stream moves on or closes), else copied into buf,
+// grown as needed, for a caller that renders whole slabs (CSV, Arrow).
+func (st *stream) slab(i int, buf *[]byte) ([]byte, error) {
+	start := int64(0)
+	if i > 0 {
+		start = st.ends[i-1]
 	}
-	keys := st.tt.Keys[i*st.inner : (i+1)*st.inner]
-	parts := make([]*tensor.Array, len(keys))
-	for k, id := range keys {
-		a, err := st.run.Fetch(st.c.ctx, id)
-		if err != nil {
-			return linux.EIO
+	n := st.ends[i] - start
+	if st.inner == 1 {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.cur != i {
+			st.drop()
+			st.cur, st.parts = i, make([]*tensor.Array, 1)
 		}
-		parts[k] = a
+		if st.parts[0] == nil {
+			a, release, err := st.run.Fetch(st.c.ctx, st.tt.Keys[i])
+			if err != nil {
+				return nil, linux.EIO
+			}
+			st.parts[0] = a
+			st.releases = append(st.releases, release)
+		}
+		return st.parts[0].Data, nil
 	}
-	if len(parts) == 1 {
-		st.cur, st.data, st.arr = i, parts[0].Data, parts[0]
-		return nil
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
 	}
-	slab := tensor.TiledTensor{Name: st.tt.Name, DType: st.tt.DType, Keys: keys,
-		Shape:  append([]int{st.tt.Chunks[0][i]}, st.tt.Shape[1:]...),
-		Chunks: append([][]int{{st.tt.Chunks[0][i]}}, st.tt.Chunks[1:]...)}
-	a, err := tensor.Gather(&slab, parts)
-	if err != nil {
-		return linux.EIO
+	b := (*buf)[:n]
+	if _, err := st.ReadAt(b, int64(len(st.prefix))+start); err != nil && err != io.EOF {
+		return nil, err
 	}
-	st.cur, st.data, st.arr = i, a.Data, a
-	return nil
+	return b, nil
+}
+
+// drop releases the chunks of the slab held. st.mu must be held.
+func (st *stream) drop() {
+	for _, r := range st.releases {
+		r()
+	}
+	st.cur, st.parts, st.releases = -1, nil, nil
+}
+
+// locate finds element e of slab i (of total elements) in the slab's
+// chunks: the chunk's index in the slab, the element's index in the chunk,
+// and how many elements from there are contiguous in both. Within a chunk,
+// C order runs along the last axis cut into several chunks until that
+// chunk ends, through every whole axis after it.
+func (st *stream) locate(i, e, total int) (part, at, run int) {
+	if st.inner == 1 {
+		return 0, e, total - e
+	}
+	dims := st.tt.Shape[1:]
+	// The last axis cut into several chunks; those after it are whole.
+	k := len(dims) - 1
+	for len(st.tt.Chunks[1+k]) == 1 {
+		k--
+	}
+	trail := 1 // elements of the whole axes after k
+	for _, d := range dims[k+1:] {
+		trail *= d
+	}
+	// e's index: along the slab's rows, then each axis from the last.
+	idx := make([]int, len(dims))
+	rest := e
+	for a := len(dims) - 1; a >= 0; a-- {
+		idx[a] = rest % dims[a]
+		rest /= dims[a]
+	}
+	row := rest
+	// The chunk along each axis, and e's index in it.
+	at = row
+	for a := range dims {
+		offs := st.offs[a]
+		c := sort.Search(len(offs), func(j int) bool { return offs[j] > idx[a] }) - 1
+		part = part*len(offs) + c
+		idx[a] -= offs[c]
+		at = at*st.tt.Chunks[1+a][c] + idx[a]
+	}
+	inTrail := 0
+	for a := k + 1; a < len(dims); a++ {
+		inTrail = inTrail*dims[a] + idx[a]
+	}
+	chunkLen := st.tt.Chunks[1+k][partAxis(part, st.tt.Chunks[1:], k)]
+	run = (chunkLen-idx[k])*trail - inTrail
+	return part, at, run
+}
+
+// partAxis is the chunk index along axis k of the chunk whose index in
+// the grid of chunks (of the axes after the first) is part.
+func partAxis(part int, chunks [][]int, k int) int {
+	for a := len(chunks) - 1; a > k; a-- {
+		part /= len(chunks[a])
+	}
+	return part % len(chunks[k])
 }

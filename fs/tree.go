@@ -106,11 +106,19 @@ func textFile(parent, name string, render func() (string, error)) *node {
 // snapshot serves reads of content rendered at open.
 type snapshot struct {
 	readOnly
-	r    io.ReaderAt
-	keep any // what r's bytes need alive: a chunk mapped from a worker's shared memory
+	r       io.ReaderAt
+	keep    any    // what r's bytes need alive: a chunk mapped from a worker's shared memory
+	release func() // gives keep back at the clunk; nil for none
 }
 
 func (s *snapshot) ReadAt(p []byte, off int64) (int, error) { return s.r.ReadAt(p, off) }
+
+func (s *snapshot) Close() error {
+	if s.release != nil {
+		s.release()
+	}
+	return nil
+}
 
 // readOnly refuses writes and does nothing at the clunk.
 type readOnly struct{}

@@ -191,6 +191,10 @@ func (a *Arrays) SpilledBytes() int64 { return a.s.SpilledBytes() }
 // Stats returns the shared-memory store's state.
 func (a *Arrays) Stats() Stats { return a.s.Stats() }
 
+// Trim gives back the store's free segments idle for idle or longer (see
+// Store.Trim).
+func (a *Arrays) Trim(idle time.Duration) int64 { return a.s.Trim(idle) }
+
 // WriteStatus writes the store's lines of the worker's status file: those
 // of Stats.WriteStatus, then heap_chunks and heap_bytes, the small chunks
 // kept in the heap.

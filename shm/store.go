@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"marsfs/tensor"
@@ -95,10 +96,11 @@ func (c *chunk) wbytes() []byte { return unsafe.Slice((*byte)(c.rw), c.off+c.n) 
 // change of protection, nor does reusing its segment: on this machine an
 // mprotect of a few megabytes costs as much as writing them.
 type segment struct {
-	path string
-	addr unsafe.Pointer
-	rw   unsafe.Pointer
-	size int64
+	path  string
+	addr  unsafe.Pointer
+	rw    unsafe.Pointer
+	size  int64
+	freed time.Time // when it joined the free list
 }
 
 // unmapSegment unmaps both mappings of a segment; rw may be nil.
@@ -518,7 +520,7 @@ func (s *Store) finishLocked(c *chunk) {
 	if c.resident && !c.exported && s.freeBytes()+c.size <= s.keepFree {
 		p := s.tempPath("free")
 		if os.Rename(s.segPath(c.id), p) == nil {
-			s.free = append(s.free, segment{path: p, addr: c.addr, rw: c.rw, size: c.size})
+			s.free = append(s.free, segment{path: p, addr: c.addr, rw: c.rw, size: c.size, freed: time.Now()})
 			return
 		}
 	}
@@ -527,6 +529,27 @@ func (s *Store) finishLocked(c *chunk) {
 		os.Remove(s.segPath(c.id))
 		s.used -= c.size
 	}
+}
+
+// Trim gives back the free segments kept for reuse that none has taken
+// for idle or longer: they are unmapped and removed, and the store holds
+// that much less shared memory. It returns the bytes given back. A worker
+// trims every second or so, so that what one graph freed does not stay
+// held, in /dev/shm and in the worker's RSS, once no graph reuses it.
+func (s *Store) Trim(idle time.Duration) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	var n int64
+	s.free = slices.DeleteFunc(s.free, func(f segment) bool {
+		if now.Sub(f.freed) < idle {
+			return false
+		}
+		n += f.size
+		s.dropSegmentLocked(f)
+		return true
+	})
+	return n
 }
 
 func (s *Store) freeBytes() int64 {

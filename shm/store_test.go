@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"marsfs/tensor"
@@ -622,5 +623,52 @@ func TestWriterSurvivesDelete(t *testing.T) {
 	}
 	if st := s.Stats(); st.Pinned != 0 || st.InMemory != 1 {
 		t.Fatalf("stats: %+v", st)
+	}
+}
+
+// TestTrim frees chunks into the free list and checks that Trim gives back
+// only the segments idle long enough: their files go and the store's use
+// falls by their size.
+func TestTrim(t *testing.T) {
+	dir, spill := testDirs(t)
+	s, err := Open(Options{Dir: dir, SpillDir: spill, Limit: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id := uint64(1); id <= 3; id++ {
+		if err := s.Put(id, tensor.NewArray(tensor.Float64, []int{1 << 16})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Delete(1)
+	s.Delete(2)
+	st := s.Stats()
+	if st.Free == 0 {
+		t.Fatal("no segment kept for reuse")
+	}
+	files := func() int {
+		ents, _ := os.ReadDir(s.Dir())
+		return len(ents)
+	}
+	if got := s.Trim(time.Hour); got != 0 {
+		t.Errorf("Trim(1h) gave back %d bytes of segments freed just now", got)
+	}
+	before := files()
+	time.Sleep(10 * time.Millisecond)
+	if got := s.Trim(5 * time.Millisecond); got != st.Free {
+		t.Errorf("Trim gave back %d bytes, want the %d free", got, st.Free)
+	}
+	after := s.Stats()
+	if after.Free != 0 || after.Used != st.Used-st.Free {
+		t.Errorf("after Trim: free %d used %d, want 0 and %d", after.Free, after.Used, st.Used-st.Free)
+	}
+	if files() != before-2 {
+		t.Errorf("%d files in the store's directory after Trim, want %d", files(), before-2)
+	}
+	if v, err := s.Get(3); err != nil {
+		t.Fatal(err)
+	} else {
+		v.Release()
 	}
 }

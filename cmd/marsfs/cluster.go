@@ -35,6 +35,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		return err
 	}
 	tuneGC()
+	go giveBack(ctx, giveBackEvery)
 	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key})
 	if err != nil {
 		closeAll()
@@ -128,6 +129,7 @@ func schedulerCmd(args []string) error {
 	ctx, stop := signals()
 	defer stop()
 	tuneGC()
+	go giveBack(ctx, giveBackEvery)
 	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key})
 	if err != nil {
 		for _, l := range ls {
@@ -194,6 +196,7 @@ func workerCmd(args []string) error {
 	tuneGC()
 	ctx, stop := signals()
 	defer stop()
+	go giveBack(ctx, giveBackEvery)
 	err = worker.Run(ctx, cfg)
 	if ctx.Err() != nil {
 		return nil

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 )
 
 // gcHeadroom is the least garbage a marsfs process lets its heap gather
@@ -51,3 +53,45 @@ func tuneGC() {
 // A gcCycle is unreachable as soon as it is made: its finalizer runs after
 // each collection.
 type gcCycle struct{ _ [16]byte }
+
+// A process that went quiet after work gives its free heap back: the
+// runtime returns freed pages to the system slowly by itself (a worker that
+// ran a large graph kept gigabytes resident for minutes), so once a period
+// of giveBackEvery allocates less than quietAlloc after at least workAlloc
+// was allocated since the last time, giveBack collects and returns every
+// free page at once (debug.FreeOSMemory). The collection also runs the
+// cleanups of chunks mapped from other processes that nothing references
+// any more, which unmaps them.
+const (
+	giveBackEvery = 2 * time.Second
+	quietAlloc    = 4 << 20
+	workAlloc     = 64 << 20
+)
+
+// giveBack watches the process's allocations every period until ctx is
+// done, and gives its free memory back when it goes quiet after work.
+func giveBack(ctx context.Context, period time.Duration) {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocs := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	last := allocs()
+	given := last
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := allocs()
+		if now-last < quietAlloc && now-given >= workAlloc {
+			debug.FreeOSMemory()
+			now = allocs()
+			given = now
+		}
+		last = now
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"marsfs/exec/sched"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
+	"marsfs/shm"
 )
 
 // defaultSocket is the unix socket up and scheduler listen on by default.
@@ -38,6 +40,7 @@ type serveFlags struct {
 	socket     string
 	idle       time.Duration
 	mount      string
+	ops        int
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -45,6 +48,45 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
+	ops, help := defaultOps()
+	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
+}
+
+// schedulerShare is the memory the scheduler's process counts on: an
+// eighth of what the host grants, what the workers' defaults leave it
+// (see defaultsFor); 0 when the host's memory is not known.
+func schedulerShare() int64 {
+	host, err := shm.HostMemory()
+	if err != nil {
+		return 0
+	}
+	return host / 8
+}
+
+// defaultOps is the default of --ops: the scheduler's share of memory at
+// engine.OpCost an operand.
+func defaultOps() (int, string) {
+	share := schedulerShare()
+	if share == 0 {
+		return 0, "no bound here: the host's memory is not known"
+	}
+	n := int(share / engine.OpCost)
+	return n, fmt.Sprintf("%d here: an eighth of the memory (%s) at %d B an operand", n, formatSize(share*8), engine.OpCost)
+}
+
+// boundServerMemory fits the scheduler's process to its share of memory:
+// a quarter of the share for the 9P connections' buffers, and a soft
+// limit on the heap (twice the share, unless GOMEMLIMIT is set) under
+// which the collector works harder rather than let garbage grow.
+func boundServerMemory() (connMemory int64) {
+	share := schedulerShare()
+	if share == 0 {
+		return 0
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(2 * share)
+	}
+	return share / 4
 }
 
 // listen opens the flags' listeners, before anything else starts, so that
@@ -77,7 +119,8 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 // --mount, it also mounts the tree, and unmounts it first when it stops.
 // It returns once the server has stopped, the listeners closed.
 func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle})
+	eng.SetMaxOps(sf.ops)
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory()})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {

@@ -27,11 +27,53 @@ type Engine struct {
 	sessions map[int]*Session
 	nextSess int
 	closed   bool
+	maxOps   int // bound on liveOps; 0 for none
+	liveOps  int // chunk operands tiled for the graphs not yet ended
 }
 
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
 	return &Engine{runner: r, sessions: make(map[int]*Session)}
+}
+
+// OpCost is what the process running an engine holds for a chunk operand
+// of a running graph, at most: its tiled op, its fused op, the scheduler's
+// state of it and its chunk's ID and location, measured at 670 to 850
+// bytes over graphs of a million operands and more.
+const OpCost = 1 << 10
+
+// SetMaxOps bounds the chunk operands that the graphs of all sessions,
+// tiled and not yet ended, hold at once: a spec whose tiling would pass
+// what is left is refused at submit, saying so with the numbers, and the
+// process, with every session's tensors, lives on. 0 sets no bound.
+func (e *Engine) SetMaxOps(n int) {
+	e.mu.Lock()
+	e.maxOps = n
+	e.mu.Unlock()
+}
+
+// opsLeft is how many chunk operands a graph may tile now, 0 for no bound.
+func (e *Engine) opsLeft() (left, held, bound int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.maxOps == 0 {
+		return 0, e.liveOps, 0
+	}
+	return max(1, e.maxOps-e.liveOps), e.liveOps, e.maxOps
+}
+
+// holdOps counts n more chunk operands held (negative: given back).
+func (e *Engine) holdOps(n int) {
+	e.mu.Lock()
+	e.liveOps += n
+	e.mu.Unlock()
+}
+
+// LiveOps is the number of chunk operands the graphs not yet ended hold.
+func (e *Engine) LiveOps() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.liveOps
 }
 
 // Runner returns the runner the engine executes on.
@@ -232,16 +274,17 @@ func (s *Session) submit(src string) (*Graph, error) {
 	s.mu.Lock()
 	opt := s.opt
 	s.mu.Unlock()
-	tileFn := tile.Stages
-	if opt.FuseExpr {
-		// What FuseExpr would fuse column by column is tiled fused.
-		tileFn = tile.StagesFused
+	// What FuseExpr would fuse column by column is tiled fused.
+	left, held, bound := s.engine.opsLeft()
+	st, err := tile.StagesWith(tg, env, tile.Options{Fused: opt.FuseExpr, MaxOps: left})
+	if errors.Is(err, tile.ErrTooManyOps) {
+		return nil, fmt.Errorf("the graph needs more than the %d chunk operands left of the %d this server holds at once (%d held by graphs running; each costs up to %d B): use larger chunks (chunks=), or wait for running graphs to end",
+			left, bound, held, OpCost)
 	}
-	st, err := tileFn(tg, env)
 	if err != nil {
 		return nil, err
 	}
-	return s.Start(src, tg, fuse.Optimize(st.Graph, opt), Stages{st, opt})
+	return s.Start(src, tg, fuse.Optimize(st.Graph, opt), Stages{first: st, opt: opt, held: len(st.Graph.Ops)})
 }
 
 // Upload makes a tensor called name from a, chunked with the default
@@ -426,6 +469,7 @@ func checkName(name string) error {
 type Stages struct {
 	first *tile.Stage
 	opt   fuse.Options
+	held  int // chunk operands the first stage tiled, held until the graph ends
 }
 
 // ids assigns global chunk IDs to the ops of cg: a stored op's chunk keeps
@@ -486,8 +530,10 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		}
 	}
 	s.mu.Unlock()
+	s.engine.holdOps(sts.held)
 
 	go func() {
+		defer s.engine.holdOps(-sts.held)
 		err := s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
 		var kept []uint64
 		if err == nil && sts.first != nil && !sts.first.Last() {
@@ -532,14 +578,18 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 			keys = append(keys, ks)
 		}
 		probes := make([]*tensor.Array, len(st.Probes))
+		var releases releases
 		for i, p := range st.Probes {
-			a, err := s.engine.runner.Fetch(ctx, ids[cg.Outputs[p].Keys[0]])
+			a, release, err := s.engine.runner.Fetch(ctx, ids[cg.Outputs[p].Keys[0]])
 			if err != nil {
+				releases.run()
 				return kept, fmt.Errorf("stage %d: %w", g.stage(), err)
 			}
+			releases = append(releases, release)
 			probes[i] = a
 		}
 		next, err := g.next(st, keys, probes)
+		releases.run()
 		if err != nil {
 			return kept, err
 		}

@@ -217,3 +217,53 @@ func TestLease(t *testing.T) {
 
 // The scheduler is the Runner sessions run on.
 var _ Runner = (*sched.Scheduler)(nil)
+
+// TestMaxOps bounds the operands the engine's graphs hold: a spec tiling
+// into more than is left is refused at submit with the numbers, a running
+// graph's operands count against the bound until it ends, and another
+// session's tensors are untouched.
+func TestMaxOps(t *testing.T) {
+	e, _, other := newTestSession(t)
+	waitOK(t, mustSubmit(t, other, "keep = arange(10, chunks=5)\n"))
+	e.SetMaxOps(1000)
+	s, err := e.NewSession("greedy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Submit("x = ones(100000, chunks=10).sum()\n")
+	if err == nil || !strings.Contains(err.Error(), "chunk operands left of the 1000") {
+		t.Fatalf("a spec of 10^4 chunks under a bound of 1000: %v", err)
+	}
+	if !strings.Contains(s.Error(), "use larger chunks") {
+		t.Errorf("error file: %q", s.Error())
+	}
+	if e.LiveOps() != 0 {
+		t.Errorf("%d operands held after a refusal", e.LiveOps())
+	}
+	// Within the bound the same sum runs, and holds its operands while
+	// it does.
+	g := mustSubmit(t, s, "x = ones(100000, chunks=1000).sum()\n")
+	if e.LiveOps() == 0 && !g.Status().State.Ended() {
+		t.Error("a running graph holds no operands")
+	}
+	waitOK(t, g)
+	deadline := time.Now().Add(5 * time.Second)
+	for e.LiveOps() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if e.LiveOps() != 0 {
+		t.Errorf("%d operands held after every graph ended", e.LiveOps())
+	}
+	if a := fetch(t, other, "keep"); a.Int64s()[9] != 9 {
+		t.Errorf("other session's tensor: %v", a.Int64s())
+	}
+}
+
+func mustSubmit(t *testing.T, s *Session, src string) *Graph {
+	t.Helper()
+	g, err := s.Submit(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

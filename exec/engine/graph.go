@@ -457,11 +457,14 @@ func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.til
 // Fetch gathers the whole tensor into one array.
 func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
 	parts := make([]*tensor.Array, len(t.tiled.Keys))
+	var releases releases
+	defer releases.run()
 	for i, id := range t.tiled.Keys {
-		a, err := t.session.engine.runner.Fetch(ctx, id)
+		a, release, err := t.session.engine.runner.Fetch(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
 		}
+		releases = append(releases, release)
 		parts[i] = a
 	}
 	return tensor.Gather(&t.tiled, parts)
@@ -470,11 +473,24 @@ func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
 // FetchIndex gathers the elements at the cross product of per-axis indices
 // sel (see tensor.GatherIndex), fetching only the chunks that hold them.
 func (t *Tensor) FetchIndex(ctx context.Context, sel [][]int) (*tensor.Array, error) {
+	var releases releases
+	defer releases.run()
 	return tensor.GatherIndex(&t.tiled, sel, func(i int) (*tensor.Array, error) {
-		a, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
+		a, release, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
 		}
+		releases = append(releases, release)
 		return a, nil
 	})
+}
+
+// releases are the release functions of fetched chunks, run once what was
+// copied from them is made.
+type releases []func()
+
+func (r releases) run() {
+	for _, f := range r {
+		f()
+	}
 }

@@ -17,11 +17,13 @@ type Runner interface {
 	// other chunk the job made is freed as soon as no op of the job needs it,
 	// and on failure or cancellation all chunks the job made are freed.
 	Run(ctx context.Context, job *core.Job) error
-	// Fetch returns the chunk with the given global ID; callers must not
-	// modify it. Its data may be a worker's shared memory mapped read-only,
-	// unmapped once the array is unreachable: a caller keeps the array, not
-	// only its Data, while it reads them.
-	Fetch(ctx context.Context, id uint64) (*tensor.Array, error)
+	// Fetch returns the chunk with the given global ID, and release, which
+	// gives back what holds it: callers must not modify it, nor use it
+	// after release. Its data may be a worker's shared memory mapped
+	// read-only; release unmaps them at once (a reader of a large tensor
+	// holds one window of chunks, not every chunk it read until the next
+	// collection), and so does the collector if release is never called.
+	Fetch(ctx context.Context, id uint64) (a *tensor.Array, release func(), err error)
 	// Where names the worker holding the chunk ("" if none does).
 	Where(id uint64) string
 	// Put stores a as the chunk with the given global ID on a worker, as if

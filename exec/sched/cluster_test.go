@@ -403,7 +403,7 @@ func exercise(t *testing.T, tc *testCluster) {
 			if s.Where(id) == "" {
 				t.Fatalf("kept chunk %d has no holder", id)
 			}
-			a, err := s.Fetch(ctx, id)
+			a, _, err := s.Fetch(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -171,7 +171,7 @@ func TestWorkerStatus(t *testing.T) {
 	if _, ok := tc.s.WorkerStatus("nobody"); ok {
 		t.Error("status of an unknown worker")
 	}
-	if _, err := tc.s.Fetch(context.Background(), 99); err == nil {
+	if _, _, err := tc.s.Fetch(context.Background(), 99); err == nil {
 		t.Error("fetch of an unknown chunk")
 	}
 	if names := len(tc.s.Members()); names != 3 {
@@ -232,7 +232,7 @@ func TestWorkerLeaves(t *testing.T) {
 		if w := tc.s.Where(id); w != other.Name() {
 			t.Errorf("kept chunk %d on %q", id, w)
 		}
-		a, err := tc.s.Fetch(ctx, id)
+		a, _, err := tc.s.Fetch(ctx, id)
 		if err != nil || len(a.Data) != 32 {
 			t.Fatalf("fetch %d: %v", id, err)
 		}
@@ -418,7 +418,7 @@ func TestThroughput(t *testing.T) {
 	}
 	put := time.Since(begin)
 	begin = time.Now()
-	b, err := tc.s.Fetch(ctx, 1)
+	b, _, err := tc.s.Fetch(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,8 @@ func (r *startRunner) Run(ctx context.Context, job *core.Job) error {
 	return errStopped
 }
 
-func (r *startRunner) Fetch(ctx context.Context, id uint64) (*tensor.Array, error) {
-	return nil, errStopped
+func (r *startRunner) Fetch(ctx context.Context, id uint64) (*tensor.Array, func(), error) {
+	return nil, nil, errStopped
 }
 func (r *startRunner) Where(id uint64) string { return "" }
 func (r *startRunner) Put(context.Context, uint64, *tensor.Array) error {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
-	"marsfs/shm"
 	"marsfs/tensor"
 )
 
@@ -78,7 +76,8 @@ type Scheduler struct {
 	cfg    Config
 	node   *cluster.Node
 	pool   *wire.Pool
-	remote sync.Map // names of workers found on other hosts: their chunks are not mapped
+	remote sync.Map     // names of workers found on other hosts: their chunks are not mapped
+	mapped mappedChunks // chunks mapped from workers on this host, shared by their readers
 	ctx    context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -714,30 +713,35 @@ func (s *Scheduler) locate(id uint64) (core.Location, bool) {
 }
 
 // Fetch implements Runner: it reads the chunk from the worker holding it.
-func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, error) {
+func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, func(), error) {
 	loc, ok := s.locate(id)
 	if !ok {
-		return nil, fmt.Errorf("no chunk %d", id)
+		return nil, nil, fmt.Errorf("no chunk %d", id)
 	}
 	if lw := s.localWorker(loc.Worker); lw != nil {
-		a, ok := lw.Store().Get(id)
-		if !ok {
-			return nil, fmt.Errorf("worker %s holds no chunk %d", loc.Worker, id)
+		if p, ok := lw.Store().(interface {
+			Pin(uint64) (*tensor.Array, func(), bool)
+		}); ok {
+			if a, release, ok := p.Pin(id); ok {
+				return a, release, nil
+			}
+		} else if a, ok := lw.Store().Get(id); ok {
+			return a, func() {}, nil
 		}
-		return a, nil
+		return nil, nil, fmt.Errorf("worker %s holds no chunk %d", loc.Worker, id)
 	}
 	_, addr := s.conn(loc.Worker)
 	if addr == "" {
-		return nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
+		return nil, nil, fmt.Errorf("chunk %d: worker %s is gone", id, loc.Worker)
 	}
-	if a, ok := s.fetchLocal(ctx, loc, addr); ok {
-		return a, nil
+	if a, release, ok := s.fetchLocal(ctx, loc, addr); ok {
+		return a, release, nil
 	}
 	a, err := s.pool.Fetch(ctx, addr, id)
 	if err != nil {
-		return nil, fmt.Errorf("fetch chunk %d from %s: %w", id, loc.Worker, err)
+		return nil, nil, fmt.Errorf("fetch chunk %d from %s: %w", id, loc.Worker, err)
 	}
-	return a, nil
+	return a, func() {}, nil
 }
 
 // Where implements Runner.
@@ -888,18 +892,11 @@ func (s *Scheduler) WorkerStatus(name string) (string, bool) {
 	}
 }
 
-// fetchLocal reads chunk loc.ID by mapping it (see mapLocal). The array's
-// data stay mapped until the array is unreachable: a caller keeps the
-// array, not only its Data, while it reads them.
-func (s *Scheduler) fetchLocal(ctx context.Context, loc core.Location, addr string) (*tensor.Array, bool) {
+// fetchLocal reads chunk loc.ID by mapping it (see mappedChunks), and
+// returns what lets it go.
+func (s *Scheduler) fetchLocal(ctx context.Context, loc core.Location, addr string) (*tensor.Array, func(), bool) {
 	if s.cfg.NoMap {
-		return nil, false
+		return nil, nil, false
 	}
-	m, ok := wire.MapLocal(ctx, &s.remote, loc, addr, s.cfg.SecretKey)
-	if !ok {
-		return nil, false
-	}
-	a := m.Array()
-	runtime.AddCleanup(a, func(m *shm.Mapping) { m.Close() }, m)
-	return a, true
+	return s.mapped.get(ctx, &s.remote, loc, addr, s.cfg.SecretKey)
 }

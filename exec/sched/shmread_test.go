@@ -87,7 +87,7 @@ func TestFetchMapsSharedMemory(t *testing.T) {
 			if !ok {
 				t.Fatal("the store holds no file for chunk 7")
 			}
-			a, err := s.Fetch(ctx, 7)
+			a, releaseA, err := s.Fetch(ctx, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,15 @@ func TestFetchMapsSharedMemory(t *testing.T) {
 			if string(a.Data) != string(big.Data) {
 				t.Error("fetched chunk differs from the one put")
 			}
-			b, err := s.Fetch(ctx, 8)
+			// A second reader shares the mapping.
+			a2, releaseA2, err := s.Fetch(ctx, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !noMap && &a2.Data[0] != &a.Data[0] {
+				t.Error("a second reader of the chunk mapped it again")
+			}
+			b, _, err := s.Fetch(ctx, 8)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,6 +124,15 @@ func TestFetchMapsSharedMemory(t *testing.T) {
 			}
 			if string(a.Data) != string(big.Data) {
 				t.Error("mapped chunk changed after the worker dropped it")
+			}
+			// Releasing both readers gives the mapping back at once.
+			addr := uintptr(unsafe.Pointer(&a.Data[0]))
+			releaseA()
+			releaseA2()
+			if !noMap {
+				if file := mappedFile(t, addr); file == path {
+					t.Errorf("chunk still mapped from %s after release", file)
+				}
 			}
 			runtime.KeepAlive(a)
 		})

@@ -150,7 +150,38 @@ func New(cfg Config) (*Worker, error) {
 	for range cfg.Slots {
 		go w.runner()
 	}
+	if tr, ok := w.store.(trimmer); ok {
+		w.wg.Add(1)
+		go w.trim(tr)
+	}
 	return w, nil
+}
+
+// A trimmer is a store that keeps freed memory for reuse and can give it
+// back (shm.Arrays).
+type trimmer interface {
+	Trim(idle time.Duration) int64
+}
+
+// trimIdle is how long freed shared memory stays kept for reuse: within a
+// graph, what one stage frees the next takes at once; once nothing took it
+// for this long, the host has it back.
+const trimIdle = 2 * time.Second
+
+// trim gives back the store's freed memory left idle, every second until
+// the worker closes.
+func (w *Worker) trim(tr trimmer) {
+	defer w.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-tick.C:
+			tr.Trim(trimIdle)
+		}
+	}
 }
 
 // ServeControl serves a scheduler's control connection until it closes or

@@ -30,7 +30,7 @@ func Compute(ctx context.Context, g *chunk.Graph, stored func(id uint64) (*tenso
 	return outs, nil
 }
 
-// ComputeGraph tiles g stage by stage (see TileStages), optimizes each stage
+// ComputeGraph tiles g stage by stage (see tile.Stages), optimizes each stage
 // with opt, and computes it in this process; it returns the outputs by name.
 // stored resolves the session's chunks, as for Compute; each, when not nil,
 // sees every stage's graph before it runs (tests send its ops through gob).

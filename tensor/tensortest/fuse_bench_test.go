@@ -439,7 +439,7 @@ func BenchmarkW6(b *testing.B) {
 
 // BenchmarkTileOptimizeW4 parses, tiles and optimizes W4's spec, (ones(1e6,
 // chunks=10) + 1).sum(), into 133,336 ops: tiled whole (333,000 ops, then
-// fused), and tiled fused (TileStagesFused, as sessions tile). It reports
+// fused), and tiled fused (StagesFused, as sessions tile). It reports
 // the CPU seconds a run, garbage collection included.
 func BenchmarkTileOptimizeW4(b *testing.B) {
 	const text = "s = (ones(1000000, chunks=10) + 1).sum()"
@@ -452,7 +452,7 @@ func BenchmarkTileOptimizeW4(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				st, err := tile.TileStages(g, nil, fused)
+				st, err := tile.StagesWith(g, nil, tile.Options{Fused: fused})
 				if err != nil {
 					b.Fatal(err)
 				}

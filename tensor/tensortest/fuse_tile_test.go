@@ -13,7 +13,7 @@ import (
 )
 
 // columnSpecs are specs of reductions over elementwise expressions, some
-// of whose columns the tiler fuses (columns: the graph TileStagesFused
+// of whose columns the tiler fuses (columns: the graph StagesFused
 // makes has fewer ops) and some not.
 var columnSpecs = []struct {
 	spec    string
@@ -57,11 +57,11 @@ var columnSpecs = []struct {
 	{"s = (arange(100, chunks=10) * 2).argmax()", false},
 }
 
-// TestTileStagesFused checks that FuseExpr of the graph TileStagesFused
-// makes is the graph FuseExpr makes of TileStages', op for op, for the
+// TestStagesFused checks that FuseExpr of the graph StagesFused
+// makes is the graph FuseExpr makes of Stages', op for op, for the
 // specs above and those FuseExpr is tested on, and that both graphs
 // compute the same bits.
-func TestTileStagesFused(t *testing.T) {
+func TestStagesFused(t *testing.T) {
 	type tc struct {
 		spec    string
 		columns int // 1: the tiler fuses columns, 0: it does not, -1: either
@@ -84,7 +84,7 @@ func TestTileStagesFused(t *testing.T) {
 				if err != nil {
 					t.Fatalf("parse: %v", err)
 				}
-				st, err := tile.TileStages(g, nil, fused)
+				st, err := tile.StagesWith(g, nil, tile.Options{Fused: fused})
 				if err != nil {
 					t.Fatalf("tile (fused %v): %v", fused, err)
 				}

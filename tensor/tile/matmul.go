@@ -17,6 +17,15 @@ import (
 // DGEMM with beta 1), so that no partial product of the group is stored,
 // sent or added on its own. When k has more chunks than one group takes,
 // the groups' sums are added in a tree of "matmul.sum" ops.
+//
+// Two rules bound the memory a product takes on a worker. Output blocks
+// are no larger than the largest input chunk (or the default chunk size):
+// x.T @ x, with x in bands of rows, would otherwise be one output block of
+// cols x cols, and every group's partial sum as large; such rows and
+// columns are cut finer. And a group's inputs hold about as much as four
+// pairs of square blocks: thin blocks along k (a band of 417 rows against
+// output blocks of 1250) are taken more to a group, so fewer partial sums
+// of the output's size are made.
 
 // MatmulCombine is how many block products one "matmul" op accumulates and
 // how many partial sums one "matmul.sum" op adds. Four keeps the inputs an
@@ -24,6 +33,10 @@ import (
 // number of chunks along k); a common chunking of a square product, four
 // chunks along each axis, needs no sum op at all.
 const MatmulCombine = 4
+
+// matmulBlockElems is the least bound on an output block's elements: the
+// default chunk size of a creator (4 Mi elements).
+const matmulBlockElems = 4 << 20
 
 func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	if len(n.Inputs) != 2 {
@@ -43,11 +56,11 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		return nil, fmt.Errorf("invalid dtype %v", n.DType)
 	}
 	kc := refineChunks(a.Chunks[1], b.Chunks[0])
-	a = t.rechunk(a, [][]int{a.Chunks[0], kc})
-	b = t.rechunk(b, [][]int{kc, b.Chunks[1]})
-	rows, cols := a.Chunks[0], b.Chunks[1]
+	rows, cols := outputBlocks(a.Chunks[0], b.Chunks[1], max(matmulBlockElems, largestChunk(a), largestChunk(b)))
+	a = t.rechunk(a, [][]int{rows, kc})
+	b = t.rechunk(b, [][]int{kc, cols})
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
-	groups := matmulGroups(len(kc))
+	groups := matmulGroups(len(kc), matmulGroupSize(longest(rows), longest(cols), longest(kc)))
 	for i, m := range rows {
 		for j, c := range cols {
 			shape := []int{m, c}
@@ -65,11 +78,79 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
-// matmulGroups cuts k block products into groups of at most matmulCombine,
-// as even as can be, and returns their bounds: group g is [b[g], b[g+1]).
-// No chunk along k (an empty sum) is one empty group.
-func matmulGroups(k int) []int {
-	n := max(1, (k+MatmulCombine-1)/MatmulCombine)
+// outputBlocks refines the row chunks and column chunks of a product so
+// that a block holds at most limit elements: the longer side of the
+// largest block is halved until it fits, then widened back as far as
+// the limit allows, and every chunk longer than that
+// side is cut evenly. Chunks already within it are kept, so the inputs'
+// chunks are only split, never merged.
+func outputBlocks(rows, cols []int, limit int) ([]int, []int) {
+	r, c := max(1, longest(rows)), max(1, longest(cols))
+	if r*c <= limit {
+		return rows, cols
+	}
+	r0, c0 := r, c
+	for r*c > limit && (r > 1 || c > 1) {
+		if r >= c {
+			r = (r + 1) / 2
+		} else {
+			c = (c + 1) / 2
+		}
+	}
+	// Halving overshoots: widen each side back to what the limit allows.
+	c = min(c0, max(c, limit/r))
+	r = min(r0, max(r, limit/c))
+	return splitChunks(rows, r), splitChunks(cols, c)
+}
+
+// splitChunks cuts each chunk longer than limit into the fewest even
+// pieces no longer than limit.
+func splitChunks(cs []int, limit int) []int {
+	var out []int
+	for _, c := range cs {
+		if c <= limit {
+			out = append(out, c)
+			continue
+		}
+		n := (c + limit - 1) / limit
+		for i := range n {
+			out = append(out, (i+1)*c/n-i*c/n)
+		}
+	}
+	return out
+}
+
+// largestChunk is the most elements of a chunk of t.
+func largestChunk(t *tensor.TiledTensor) int {
+	n := 1
+	for _, cs := range t.Chunks {
+		n *= max(1, longest(cs))
+	}
+	return n
+}
+
+// longest is the longest chunk of cs, 0 for none.
+func longest(cs []int) int {
+	n := 0
+	for _, c := range cs {
+		n = max(n, c)
+	}
+	return n
+}
+
+// matmulGroupSize is how many block products one "matmul" op takes for
+// output blocks of m x n and chunks of k along the contracted axis:
+// MatmulCombine for square blocks, more in proportion as k is thinner, so
+// that an op's inputs stay about 4 (m + n) min(m, n) elements.
+func matmulGroupSize(m, n, k int) int {
+	return max(MatmulCombine, MatmulCombine*min(m, n)/max(k, 1))
+}
+
+// matmulGroups cuts k block products into groups of at most size, as even
+// as can be, and returns their bounds: group g is [b[g], b[g+1]). No chunk
+// along k (an empty sum) is one empty group.
+func matmulGroups(k, size int) []int {
+	n := max(1, (k+size-1)/size)
 	bounds := make([]int, n+1)
 	for g := range bounds {
 		bounds[g] = g * k / n

@@ -1,6 +1,7 @@
 package tile
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -72,19 +73,41 @@ func (s *Stage) Next(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
 
 // Stages tiles the first stage of g (all of g when no length depends on
 // the data). env resolves OpInput nodes as for Tile.
-func Stages(g *spec.Graph, env spec.Env) (*Stage, error) { return TileStages(g, env, false) }
+func Stages(g *spec.Graph, env spec.Env) (*Stage, error) { return StagesWith(g, env, Options{}) }
 
-// StagesFused is TileStages for a graph that FuseExpr optimizes: in
+// StagesFused is Stages for a graph that FuseExpr optimizes: in
 // the first stage, the reductions over elementwise expressions whose
 // chunks FuseExpr would fuse column by column, each column into one expr
 // op, are tiled into those expr ops at once, without the ops they replace
 // (see fuse_tile.go). FuseExpr of the stage's graph is the graph FuseExpr
 // makes of TileStages'; run without it, the graph computes the same
 // values.
-func StagesFused(g *spec.Graph, env spec.Env) (*Stage, error) { return TileStages(g, env, true) }
+func StagesFused(g *spec.Graph, env spec.Env) (*Stage, error) {
+	return StagesWith(g, env, Options{Fused: true})
+}
 
-func TileStages(g *spec.Graph, env spec.Env, fuse bool) (*Stage, error) {
-	st := &stager{g: g, env: env, fuse: fuse, done: make([]bool, len(g.Nodes)), tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
+// Options shape a tiling.
+type Options struct {
+	// Fused tiles as StagesFused does.
+	Fused bool
+	// MaxOps bounds the ops of each stage, 0 for no bound. A stage that
+	// would make more stops as soon as it passes the bound, with an error
+	// wrapping ErrTooManyOps: a spec asking for too many chunks costs the
+	// process no more memory than the bound, whatever it asked for.
+	MaxOps int
+}
+
+// ErrTooManyOps is wrapped by the error of a tiling that passed its
+// Options.MaxOps.
+var ErrTooManyOps = errors.New("too many chunk operands")
+
+// tooManyOps is the panic of an emit past the bound, recovered where the
+// stage's tiling began.
+type tooManyOps struct{}
+
+// StagesWith is Stages under opt.
+func StagesWith(g *spec.Graph, env spec.Env, opt Options) (*Stage, error) {
+	st := &stager{g: g, env: env, fuse: opt.Fused, maxOps: opt.MaxOps, done: make([]bool, len(g.Nodes)), tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
 	st.consumers = make([][]int, len(g.Nodes))
 	for _, n := range g.Nodes {
 		for _, in := range n.Inputs {
@@ -102,7 +125,8 @@ type stager struct {
 	done      []bool                // nodes tiled in an earlier stage
 	tiled     []*tensor.TiledTensor // their grids (Keys are of the stage that tiled them)
 	stages    int
-	fuse      bool // fuse columns as they are tiled (TileStagesFused)
+	fuse      bool // fuse columns as they are tiled (StagesFused)
+	maxOps    int  // Options.MaxOps
 
 	// What the last stage hands on, in the order of its outputs after the
 	// results: the nodes whose chunks later stages read, then the carry
@@ -111,9 +135,17 @@ type stager struct {
 	measured []int
 }
 
-func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
+func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err error) {
 	g := st.g
-	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(tooManyOps); !ok {
+				panic(r)
+			}
+			s, err = nil, fmt.Errorf("%w: the graph needs more than %d in one stage", ErrTooManyOps, st.maxOps)
+		}
+	}()
 	// The chunks of earlier stages are stored chunks now.
 	for i, id := range st.carried {
 		prev := st.tiled[id]
@@ -210,7 +242,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (*Stage, error) 
 			cg.Ops = append(cg.Ops, b...)
 		}
 	}
-	s := &Stage{Graph: cg}
+	s = &Stage{Graph: cg}
 	for _, o := range g.Outputs {
 		if tt := t.tiled[o.Node.ID]; tt != nil && st.done[o.Node.ID] && !wasCarried(st.carried, o.Node.ID) {
 			out := *tt

@@ -16,7 +16,7 @@ import (
 // inputs of a node and emits the ops that make the node's chunks.
 //
 // A graph in which a length depends on the data (unique, bincount) cannot be
-// tiled at once: TileStages tiles it a stage at a time.
+// tiled at once: Stages tiles it a stage at a time.
 func Graph(g *spec.Graph, env spec.Env) (*chunk.Graph, error) {
 	s, err := Stages(g, env)
 	if err != nil {
@@ -98,6 +98,7 @@ type tiler struct {
 	// columns holds the fusers of the reductions whose columns are fused
 	// as they are tiled (fuse_tile.go), by node ID.
 	columns map[int]*columnFuser
+	maxOps  int // emit panics with tooManyOps past it; 0 for no bound
 }
 
 // input returns the tiled form of n's i-th input.
@@ -108,6 +109,9 @@ const opBlock = 1 << 14
 
 // emit appends op to the graph, sets its key, and returns the key.
 func (t *tiler) emit(op *chunk.Op) uint64 {
+	if t.maxOps > 0 && t.nops >= t.maxOps {
+		panic(tooManyOps{})
+	}
 	op.Key = t.nops
 	op.Node = t.node
 	if n := len(t.ops); n == 0 || len(t.ops[n-1]) == cap(t.ops[n-1]) {
