@@ -146,13 +146,33 @@ type QRQTArgs struct{ Leaf bool }
 type SVDPartArgs struct{ Part, K int }
 
 // MatmulArgs are the arguments of a "matmul" op that draws some of its
-// blocks itself. Blocks holds one entry a block the op multiplies, in the
-// order of the pairs (a, b, a, b, ...): a generator op (with no inputs)
-// whose chunk the kernel draws, or an op of empty Kind for a block read
-// from the op's next input. An op without MatmulArgs reads every block
-// from its inputs.
+// blocks itself, or reads parts of its inputs. Blocks, if not nil, holds
+// one entry a block the op multiplies, in the order of the pairs (a, b, a,
+// b, ...): a generator op (with no inputs) whose chunk the kernel draws,
+// or an op of empty Kind for a block read from the op's next input. Views,
+// if not nil, holds one entry a block too: the part of its input a read
+// block is (a drawn block's entry is ignored). An op without MatmulArgs
+// reads every block whole from its inputs.
 type MatmulArgs struct {
 	Blocks []Op
+	Views  []BlockView
+}
+
+// A BlockView is the part of a 2-D input chunk a matmul block is: rows
+// [R0, R1) and columns [C0, C1) of the chunk as stored, transposed when
+// Trans. It lets a product read x.T from x's chunks, and blocks finer than
+// its inputs' chunks, without a copy of either.
+type BlockView struct {
+	Trans          bool
+	R0, R1, C0, C1 int
+}
+
+// Shape is the shape of the block the view makes.
+func (v BlockView) Shape() []int {
+	if v.Trans {
+		return []int{v.C1 - v.C0, v.R1 - v.R0}
+	}
+	return []int{v.R1 - v.R0, v.C1 - v.C0}
 }
 
 // ReduceArgs are the arguments of the reduction kernels (Kind "<op>.map",

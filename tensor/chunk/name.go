@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,7 +40,7 @@ func exprMembers(op *Op) (string, bool) {
 // show it: "matmul(8 rand)".
 func drawnName(op *Op) (string, bool) {
 	a, ok := op.Args.(MatmulArgs)
-	if op.Kind != "matmul" || !ok {
+	if op.Kind != "matmul" || !ok || !slices.ContainsFunc(a.Blocks, func(b Op) bool { return b.Kind != "" }) {
 		return "", false
 	}
 	kinds := map[string]int{}

@@ -15,8 +15,9 @@ import (
 const BLAS = "OpenBLAS"
 
 // gemm sets the row-major m x n matrix c to a b + beta c, for a (m x k) and
-// b (k x n) and k > 0, with the general matrix product f of a BLAS.
+// b (k x n) given as views of their buffers, and k > 0, with the general
+// matrix product f of a BLAS.
 func gemm[T float32 | float64](f func(ta, tb blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int),
-	m, k, n int, a, b []T, beta T, c []T) {
-	f(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, beta, c, n)
+	m, k, n int, a, b matView[T], beta T, c []T) {
+	f(a.trans(), b.trans(), m, n, k, 1, a.at(0, 0), a.ld, b.at(0, 0), b.ld, beta, c, n)
 }

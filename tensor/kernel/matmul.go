@@ -86,12 +86,20 @@ func multiplyPair(ctx context.Context, src *blockSource, p int, out *tensor.Arra
 	}
 	defer releaseB()
 	a, b := ConvertChunk(ga, out.DType), ConvertChunk(gb, out.DType)
-	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
+	va, vb := src.view(p), src.view(p+1)
+	sa, sb := src.shape(p), src.shape(p+1)
+	m, k, n := sa[0], sa[1], sb[1]
 	switch out.DType {
 	case tensor.Float64:
-		gemm(blas64.Implementation().Dgemm, m, k, n, a.Float64s(), b.Float64s(), beta, out.Float64s())
+		gemm(blas64.Implementation().Dgemm, m, k, n, viewOf(a.Float64s(), a, va), viewOf(b.Float64s(), b, vb), beta, out.Float64s())
+		return nil
 	case tensor.Float32:
-		gemm(blas32.Implementation().Sgemm, m, k, n, a.Float32s(), b.Float32s(), float32(beta), out.Float32s())
+		gemm(blas32.Implementation().Sgemm, m, k, n, viewOf(a.Float32s(), a, va), viewOf(b.Float32s(), b, vb), float32(beta), out.Float32s())
+		return nil
+	}
+	// The other dtypes multiply whole blocks.
+	a, b = materialize(a, va), materialize(b, vb)
+	switch out.DType {
 	case tensor.Int32:
 		return matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32])
 	case tensor.Int64:

@@ -29,18 +29,29 @@ func newBlockSource(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*blo
 		return s, len(in), nil
 	}
 	s.args = &a
-	s.at = make([]int, len(a.Blocks))
+	nblocks := len(a.Blocks)
+	if a.Blocks == nil {
+		nblocks = len(a.Views)
+	} else if a.Views != nil && len(a.Views) != nblocks {
+		return nil, 0, fmt.Errorf("%d views for %d blocks", len(a.Views), nblocks)
+	}
+	s.at = make([]int, nblocks)
 	next := 0
-	for i := range a.Blocks {
-		b := &a.Blocks[i]
-		if b.Kind == "" {
+	for i := range nblocks {
+		if a.Blocks == nil || a.Blocks[i].Kind == "" {
 			if next >= len(in) {
 				return nil, 0, fmt.Errorf("%d inputs for %d read blocks", len(in), next+1)
+			}
+			if a.Views != nil {
+				if err := checkView(a.Views[i], in[next]); err != nil {
+					return nil, 0, fmt.Errorf("block %d: %w", i, err)
+				}
 			}
 			s.at[i] = next
 			next++
 			continue
 		}
+		b := &a.Blocks[i]
 		if !chunk.IsGenOp(b) || !chunk.RedrawnGens[b.Kind] || len(b.Shape) != 2 {
 			return nil, 0, fmt.Errorf("block %d: %s of shape %v is no random 2-D block", i, b.Kind, b.Shape)
 		}
@@ -49,15 +60,35 @@ func newBlockSource(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*blo
 	if next != len(in) {
 		return nil, 0, fmt.Errorf("%d inputs for %d read blocks", len(in), next)
 	}
-	return s, len(a.Blocks), nil
+	return s, nblocks, nil
+}
+
+// checkView checks that v is a part of the 2-D chunk x.
+func checkView(v chunk.BlockView, x *tensor.Array) error {
+	if len(x.Shape) != 2 || v.R0 < 0 || v.R0 > v.R1 || v.R1 > x.Shape[0] || v.C0 < 0 || v.C0 > v.C1 || v.C1 > x.Shape[1] {
+		return fmt.Errorf("view rows [%d, %d) columns [%d, %d) of a chunk of shape %v", v.R0, v.R1, v.C0, v.C1, x.Shape)
+	}
+	return nil
 }
 
 // shape returns the shape of block i without making it.
 func (s *blockSource) shape(i int) []int {
+	if v := s.view(i); v != nil {
+		return v.Shape()
+	}
 	if s.args == nil || s.at[i] >= 0 {
 		return s.in[s.inputOf(i)].Shape
 	}
 	return s.args.Blocks[i].Shape
+}
+
+// view returns the part of its input that read block i is, nil for all
+// of it (or a drawn block).
+func (s *blockSource) view(i int) *chunk.BlockView {
+	if s.args == nil || s.args.Views == nil || s.at[i] < 0 {
+		return nil
+	}
+	return &s.args.Views[i]
 }
 
 func (s *blockSource) inputOf(i int) int {
@@ -68,7 +99,8 @@ func (s *blockSource) inputOf(i int) int {
 }
 
 // get returns block i, drawing it into a scratch buffer when it is drawn;
-// release gives the buffer back once the block is no longer read.
+// release gives the buffer back once the block is no longer read. A read
+// block with a view is returned as its whole input: see view.
 func (s *blockSource) get(i int) (a *tensor.Array, release func(), err error) {
 	if s.args == nil || s.at[i] >= 0 {
 		return s.in[s.inputOf(i)], func() {}, nil

@@ -165,9 +165,9 @@ func TestMatmulTree(t *testing.T) {
 			t.Errorf("matmul op %d has %d inputs, want 3 pairs", op.Key, len(op.Inputs))
 		}
 	}
-	// B's k chunks {4, 5} are cut to A's nine: 9 assemble ops (B has one
-	// column chunk).
-	want := map[string]int{"stored": 36 + 2, "assemble": 9, "matmul": 12, "matmul.sum": 4}
+	// B's k chunks {4, 5} are read as views of nine blocks along k, no
+	// copy made.
+	want := map[string]int{"stored": 36 + 2, "assemble": 0, "matmul": 12, "matmul.sum": 4}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %q ops, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -345,4 +345,84 @@ func TestMatmulRandom(t *testing.T) {
 		}
 		checkMatmul(t, fmt.Sprintf("%v%v @ %v%v chunks %v, %v", da, a.Shape, db, b.Shape, na.Chunks, nb.Chunks), got, a, b, dt, tol)
 	}
+}
+
+// transposed returns the transpose of the 2-D array a.
+func transposed(a *tensor.Array) *tensor.Array {
+	r, c := a.Shape[0], a.Shape[1]
+	out := tensor.NewArray(a.DType, []int{c, r})
+	size := a.DType.Size()
+	for i := range r {
+		for j := range c {
+			copy(out.Data[(j*r+i)*size:][:size], a.Data[(i*c+j)*size:][:size])
+		}
+	}
+	return out
+}
+
+// TestMatmulViews multiplies transposed operands and operands whose chunks
+// do not align, for every dtype and several chunkings: the products read
+// views of the stored chunks (no transpose nor assemble op is left) and
+// equal the products of the arrays.
+func TestMatmulViews(t *testing.T) {
+	for _, dt := range allDTypes {
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		for _, tc := range []struct {
+			name                 string
+			x, y                 [][]int // chunks of x (9 x 7) and y (7 x 9 or 9 x 7)
+			transX, transY, same bool
+		}{
+			{name: "x.T @ x", x: [][]int{{2, 3, 4}, {7}}, transX: true, same: true},
+			{name: "x.T @ x rows of one", x: [][]int{slices.Repeat([]int{1}, 9), {3, 4}}, transX: true, same: true},
+			{name: "x @ y.T", x: [][]int{{9}, {2, 5}}, y: [][]int{{4, 5}, {3, 4}}, transY: true},
+			{name: "x.T @ y.T", x: [][]int{{5, 4}, {7}}, y: [][]int{{3, 3, 1}, {9}}, transX: true, transY: true},
+			{name: "misaligned k", x: [][]int{{9}, {2, 5}}, y: [][]int{{3, 4}, {9}}},
+		} {
+			c := newShapeCase()
+			stored := func(shape []int, chunks [][]int, seed uint64) (*tensor.Array, *spec.Node) {
+				a := randomArray(dt, shape, seed)
+				return a, c.input(a, chunks)
+			}
+			var a, b *tensor.Array
+			var na, nb *spec.Node
+			xShape := []int{chunkSum(tc.x[0]), chunkSum(tc.x[1])}
+			xs, nx := stored(xShape, tc.x, 11)
+			a, na = xs, nx
+			if tc.transX {
+				a = transposed(xs)
+				na = c.add(&spec.Node{Op: tensor.OpTranspose, Inputs: []*spec.Node{nx}, Shape: []int{xShape[1], xShape[0]}, DType: dt, Attrs: spec.Attrs{Perm: []int{1, 0}}})
+			}
+			if tc.same {
+				b, nb = xs, nx
+			} else {
+				yShape := []int{chunkSum(tc.y[0]), chunkSum(tc.y[1])}
+				ys, ny := stored(yShape, tc.y, 12)
+				b, nb = ys, ny
+				if tc.transY {
+					b = transposed(ys)
+					nb = c.add(&spec.Node{Op: tensor.OpTranspose, Inputs: []*spec.Node{ny}, Shape: []int{yShape[1], yShape[0]}, DType: dt, Attrs: spec.Attrs{Perm: []int{1, 0}}})
+				}
+			}
+			out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{na, nb}, Shape: []int{a.Shape[0], b.Shape[1]}, DType: dt})
+			got, cg := c.run(t, out)
+			what := fmt.Sprintf("%v %s", dt, tc.name)
+			checkMatmul(t, what, got, a, b, dt, tol)
+			for _, op := range cg.Ops {
+				if op.Kind == "transpose" || op.Kind == "assemble" {
+					t.Errorf("%s: a %s op is left", what, op.Kind)
+				}
+			}
+		}
+	}
+}
+
+func chunkSum(cs []int) int {
+	s := 0
+	for _, c := range cs {
+		s += c
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package tile
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -57,25 +58,95 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	kc := refineChunks(a.Chunks[1], b.Chunks[0])
 	rows, cols := outputBlocks(a.Chunks[0], b.Chunks[1], max(matmulBlockElems, largestChunk(a), largestChunk(b)))
-	a = t.rechunk(a, [][]int{rows, kc})
-	b = t.rechunk(b, [][]int{kc, cols})
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
 	groups := matmulGroups(len(kc), matmulGroupSize(longest(rows), longest(cols), longest(kc)))
+	va, vb := t.matmulOperand(n, 0), t.matmulOperand(n, 1)
+	if !va.trans && !vb.trans && slices.Equal(rows, a.Chunks[0]) && slices.Equal(kc, a.Chunks[1]) &&
+		slices.Equal(kc, b.Chunks[0]) && slices.Equal(cols, b.Chunks[1]) {
+		// Every block is a whole chunk: plain products, which fusion
+		// may draw random blocks into.
+		va, vb = nil, nil
+	}
+	rowOffs, colOffs, kOffs := offsets(rows), offsets(cols), offsets(kc)
 	for i, m := range rows {
 		for j, c := range cols {
 			shape := []int{m, c}
 			var parts []uint64
 			for g := range groups[:len(groups)-1] {
 				var inputs []int
+				var views []chunk.BlockView
 				for l := groups[g]; l < groups[g+1]; l++ {
-					inputs = append(inputs, int(a.Keys[i*len(kc)+l]), int(b.Keys[l*len(cols)+j]))
+					if va == nil {
+						inputs = append(inputs, int(a.Keys[i*len(kc)+l]), int(b.Keys[l*len(cols)+j]))
+						continue
+					}
+					ka, viewA := va.block(rowOffs[i], rows[i], kOffs[l], kc[l])
+					kb, viewB := vb.block(kOffs[l], kc[l], colOffs[j], cols[j])
+					inputs = append(inputs, int(ka), int(kb))
+					views = append(views, viewA, viewB)
 				}
-				parts = append(parts, t.emit(&chunk.Op{Kind: "matmul", Inputs: inputs, Shape: shape, DType: n.DType}))
+				op := &chunk.Op{Kind: "matmul", Inputs: inputs, Shape: shape, DType: n.DType}
+				if views != nil {
+					op.Args = chunk.MatmulArgs{Views: views}
+				}
+				parts = append(parts, t.emit(op))
 			}
 			out.Keys = append(out.Keys, t.sumTree(parts, shape, n.DType))
 		}
 	}
 	return out, nil
+}
+
+// A matmulOperand is an operand of a product as the chunks its blocks are
+// views of: the operand's own, or, for the transpose of a 2-D tensor, that
+// tensor's, read transposed. x.T @ x thus reads x's chunks, and no
+// transposed copy of them is made (the transpose's ops, if nothing else
+// reads them, leave the graph).
+type matmulOperand struct {
+	src   *tensor.TiledTensor
+	trans bool
+	offs  [][]int // the source's chunk offsets along each axis
+}
+
+func (t *tiler) matmulOperand(n *spec.Node, i int) *matmulOperand {
+	in := n.Inputs[i]
+	o := &matmulOperand{src: t.tiled[in.ID]}
+	if in.Op == tensor.OpTranspose && len(in.Inputs) == 1 && slices.Equal(in.Attrs.Perm, []int{1, 0}) {
+		if src := t.tiled[in.Inputs[0].ID]; src != nil && len(src.Keys) > 0 {
+			o.src, o.trans = src, true
+		}
+	}
+	o.offs = [][]int{offsets(o.src.Chunks[0]), offsets(o.src.Chunks[1])}
+	return o
+}
+
+// block returns the chunk holding the operand's rows [r, r+nr) and columns
+// [c, c+nc), which lie in one chunk, and the view of it they are.
+func (o *matmulOperand) block(r, nr, c, nc int) (uint64, chunk.BlockView) {
+	if o.trans {
+		r, nr, c, nc = c, nc, r, nr
+	}
+	ci, cj := chunkAt(o.offs[0], r), chunkAt(o.offs[1], c)
+	r0, c0 := r-o.offs[0][ci], c-o.offs[1][cj]
+	key := o.src.Keys[ci*len(o.src.Chunks[1])+cj]
+	return key, chunk.BlockView{Trans: o.trans, R0: r0, R1: r0 + nr, C0: c0, C1: c0 + nc}
+}
+
+// offsets returns where each chunk of cs starts.
+func offsets(cs []int) []int {
+	offs := make([]int, len(cs))
+	s := 0
+	for i, c := range cs {
+		offs[i] = s
+		s += c
+	}
+	return offs
+}
+
+// chunkAt is the chunk, of those starting at offs, that holds index x: the
+// last one starting at or before it (empty chunks are skipped over).
+func chunkAt(offs []int, x int) int {
+	return max(0, sort.SearchInts(offs, x+1)-1)
 }
 
 // outputBlocks refines the row chunks and column chunks of a product so

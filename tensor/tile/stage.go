@@ -256,6 +256,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		remaining = remaining || !st.done[n.ID]
 	}
 	if !remaining {
+		prune(cg)
 		return s, nil
 	}
 	if !progress {
@@ -290,6 +291,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 	}
 	st.carried = carried
 	s.next = st
+	prune(cg)
 	return s, nil
 }
 
@@ -314,3 +316,59 @@ func (st *stager) set(t *tiler, n *spec.Node, tt *tensor.TiledTensor) error {
 // wasCarried reports whether node id came into this stage from an earlier
 // one (so an earlier stage returned it).
 func wasCarried(carried []int, id int) bool { return slices.Contains(carried, id) }
+
+// prune drops the ops of cg that no output needs, renumbering the others
+// in order: a rule may read a tensor's chunks in another way than the
+// ops its tiling emitted (a product reads x's chunks for x.T), and what
+// nothing reads must not run.
+func prune(cg *chunk.Graph) {
+	needed := make([]bool, len(cg.Ops))
+	var stack []int
+	for _, o := range cg.Outputs {
+		for _, k := range o.Keys {
+			if !needed[k] {
+				needed[k] = true
+				stack = append(stack, int(k))
+			}
+		}
+	}
+	for len(stack) > 0 {
+		k := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, in := range cg.Ops[k].Inputs {
+			if !needed[in] {
+				needed[in] = true
+				stack = append(stack, in)
+			}
+		}
+	}
+	if !slices.Contains(needed, false) {
+		return
+	}
+	newKey := make([]int, len(cg.Ops))
+	ops := cg.Ops[:0]
+	for k, op := range cg.Ops {
+		if !needed[k] {
+			continue
+		}
+		newKey[k] = len(ops)
+		op.Key = len(ops)
+		// Rules share input slices between ops (a merge's two halves):
+		// each op gets its own.
+		ins := make([]int, len(op.Inputs))
+		for i, in := range op.Inputs {
+			ins[i] = newKey[in]
+		}
+		op.Inputs = ins
+		ops = append(ops, op)
+	}
+	clear(cg.Ops[len(ops):])
+	cg.Ops = ops
+	for i := range cg.Outputs {
+		keys := make([]uint64, len(cg.Outputs[i].Keys))
+		for j, k := range cg.Outputs[i].Keys {
+			keys[j] = uint64(newKey[k])
+		}
+		cg.Outputs[i].Keys = keys
+	}
+}
