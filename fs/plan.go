@@ -52,7 +52,15 @@ func planText(g *engine.Graph) string {
 	if len(p.Workers) == 0 {
 		b.WriteString(" -")
 	}
-	fmt.Fprintf(&b, "\ntransfer_bytes %d\n\n", p.TransferBytes)
+	fmt.Fprintf(&b, "\ntransfer_bytes %d\n", p.TransferBytes)
+	b.WriteString("peak_bytes")
+	for i, w := range p.Workers {
+		fmt.Fprintf(&b, " %s=%d", w, p.PeakBytes[i])
+	}
+	if len(p.Workers) == 0 {
+		b.WriteString(" -")
+	}
+	b.WriteString("\n\n")
 	for _, op := range cg.Ops {
 		ins := "-"
 		if len(op.Inputs) > 0 {

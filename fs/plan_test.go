@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-// TestPlanFile reads a graph's plan: the header, then one line an operand
-// with its inputs, worker and priority (its rank in the run order).
+// TestPlanFile reads a graph's plan: the header, with each worker's
+// projected peak bytes, then one line an operand with its inputs, worker
+// and priority (its rank in the run order). The status shows the measured
+// peak beside it.
 func TestPlanFile(t *testing.T) {
 	needParser(t)
 	ts := startServer(t, Config{})
@@ -21,8 +23,13 @@ func TestPlanFile(t *testing.T) {
 		t.Fatalf("plan has no blank line after its header:\n%s", text)
 	}
 	n := strings.Count(read(t, c, s+"/graphs/1/operands"), "\n")
-	if want := "operands " + strconv.Itoa(n) + "\nworkers 1\ninitial local=3\ntransfer_bytes 0"; head != want {
+	// Three map ops make a float64 partial each, held until the final op
+	// that reads them makes the sum: 4 x 8 bytes at the peak.
+	if want := "operands " + strconv.Itoa(n) + "\nworkers 1\ninitial local=3\ntransfer_bytes 0\npeak_bytes local=32"; head != want {
 		t.Errorf("plan header:\n%s\nwant:\n%s", head, want)
+	}
+	if st := read(t, c, s+"/graphs/1/status"); !strings.Contains(st, "\nworker_peak_bytes local=") {
+		t.Errorf("status has no worker_peak_bytes line:\n%s", st)
 	}
 	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
 	if len(lines) != n {

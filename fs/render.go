@@ -19,7 +19,15 @@ func statusText(g *engine.Graph) string {
 	fmt.Fprintf(&b, "%s\n", s.State)
 	fmt.Fprintf(&b, "operands %d\nfinished %d\nrunning %d\nfailed %d\n", s.Operands, s.Finished, s.Running, s.Failed)
 	fmt.Fprintf(&b, "elapsed %.3f\n", s.Elapsed.Seconds())
-	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\ntransfer_bytes %d\nspilled_bytes %d\n", s.PeakBytes, s.PeakChunks, s.TransferBytes, s.SpilledBytes)
+	fmt.Fprintf(&b, "peak_bytes %d\npeak_chunks %d\n", s.PeakBytes, s.PeakChunks)
+	if len(s.WorkerPeaks) > 0 {
+		b.WriteString("worker_peak_bytes")
+		for _, w := range s.WorkerPeaks {
+			fmt.Fprintf(&b, " %s=%d", w.Worker, w.Bytes)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "transfer_bytes %d\nspilled_bytes %d\n", s.TransferBytes, s.SpilledBytes)
 	if s.Stage > 0 {
 		fmt.Fprintf(&b, "stage %d\n", s.Stage)
 		for _, sh := range s.Shapes {

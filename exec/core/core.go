@@ -151,15 +151,17 @@ type Core struct {
 	nsent      int // ops whose run is out (sent), which a stopping job waits for
 	liveChunks int
 	liveBytes  int64
-	transfer   int64
-	spilled    int64
-	pending    []int                 // entered READY since the last dispatch
-	own        map[string]*readyHeap // READY initial ops waiting for their assigned worker
-	shared     readyHeap             // other READY ops waiting for any worker
-	out        *Output
-	outBuf     Output   // what out points to while a call is under way
-	holding    bool     // dispatch waits for Dispatch (see Hold)
-	sorted     []string // the workers' names, sorted; nil when to be sorted again
+	// workerBytes is liveBytes by the worker holding the chunks.
+	workerBytes map[string]int64
+	transfer    int64
+	spilled     int64
+	pending     []int                 // entered READY since the last dispatch
+	own         map[string]*readyHeap // READY initial ops waiting for their assigned worker
+	shared      readyHeap             // other READY ops waiting for any worker
+	out         *Output
+	outBuf      Output   // what out points to while a call is under way
+	holding     bool     // dispatch waits for Dispatch (see Hold)
+	sorted      []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -189,7 +191,7 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 	if opts.UnitCost <= 0 {
 		opts.UnitCost = 32 << 20
 	}
-	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap)}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap), workerBytes: make(map[string]int64)}
 	if opts.Order != nil {
 		c.rank = opts.Order(g)
 	} else {
@@ -310,7 +312,7 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 		c.pending = append(c.pending, k)
 	}
 	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
-		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, TransferBytes: c.transfer, SpilledBytes: c.spilled}
+		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, WorkerBytes: c.workerBytes[worker], TransferBytes: c.transfer, SpilledBytes: c.spilled}
 	if c.opts.Observe != nil {
 		c.opts.Observe(ev)
 		return
@@ -704,14 +706,14 @@ func (c *Core) opFinished(k int, worker string, attempt int, nbytes int64) Outpu
 	o := &c.ops[k]
 	o.nbytes = nbytes
 	c.liveChunks++
-	c.liveBytes += nbytes
+	c.hold(worker, nbytes)
 	switch o.state {
 	case Unscheduled:
 		// An op of a unit cannot finish before its inputs: its chunk is
 		// not one the core can use.
 		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 		c.liveChunks--
-		c.liveBytes -= nbytes
+		c.hold(worker, -nbytes)
 	case Ready, Running:
 		c.finish(k, worker)
 		for _, in := range c.g.Ops[k].Inputs {
@@ -726,7 +728,7 @@ func (c *Core) opFinished(k int, worker string, attempt int, nbytes int64) Outpu
 		// It finished before the cancel reached it: its chunk goes too.
 		c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 		c.liveChunks--
-		c.liveBytes -= nbytes
+		c.hold(worker, -nbytes)
 		c.emit(k, Cancelled, worker, "")
 	}
 	return c.end()
@@ -760,8 +762,17 @@ func (c *Core) free(k int) {
 	}
 	c.addFree(Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
 	c.liveChunks--
-	c.liveBytes -= o.nbytes
+	c.hold(o.worker, -o.nbytes)
 	c.emit(k, Freed, o.worker, "")
+}
+
+// hold counts nbytes more (fewer, when negative) of the job's chunks alive
+// on worker.
+func (c *Core) hold(worker string, nbytes int64) {
+	c.liveBytes += nbytes
+	if c.workerBytes[worker] += nbytes; c.workerBytes[worker] == 0 {
+		delete(c.workerBytes, worker)
+	}
 }
 
 func (c *Core) checkDone() {

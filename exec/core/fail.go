@@ -189,7 +189,7 @@ func (c *Core) workerDown(name string) Output {
 		case o.state == Finished:
 			if c.g.Ops[k].Stored == 0 {
 				c.liveChunks--
-				c.liveBytes -= o.nbytes
+				c.hold(o.worker, -o.nbytes)
 			}
 			o.state = Freed // no Free: the chunk is gone
 			lost = append(lost, k)

@@ -29,6 +29,8 @@ type Event struct {
 	// Chunk data of the job alive in the cluster after the transition.
 	LiveChunks int
 	LiveBytes  int64
+	// Of LiveBytes, those on Worker.
+	WorkerBytes int64
 	// Bytes moved between workers for the job so far.
 	TransferBytes int64
 	// Bytes spilled to disk for the job so far.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,14 +44,17 @@ func (s GraphState) Ended() bool { return s >= Succeeded }
 
 // Status is a snapshot of a graph's execution.
 type Status struct {
-	State         GraphState
-	Operands      int
-	Finished      int
-	Running       int
-	Failed        int
-	Elapsed       time.Duration
-	PeakBytes     int64
-	PeakChunks    int
+	State      GraphState
+	Operands   int
+	Finished   int
+	Running    int
+	Failed     int
+	Elapsed    time.Duration
+	PeakBytes  int64
+	PeakChunks int
+	// WorkerPeaks are the most bytes of the graph's chunks each worker
+	// held at once, by worker name in order.
+	WorkerPeaks   []WorkerBytes
 	TransferBytes int64
 	SpilledBytes  int64
 	Bytes         int64 // bytes of the chunks finished so far
@@ -59,6 +64,12 @@ type Status struct {
 	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
 	Stage  int
 	Shapes []string
+}
+
+// WorkerBytes is a number of bytes on a worker.
+type WorkerBytes struct {
+	Worker string
+	Bytes  int64
 }
 
 // A Graph is one submission of a session.
@@ -74,6 +85,7 @@ type Graph struct {
 
 	mu      sync.Mutex
 	status  Status
+	peaks   map[string]int64 // Status.WorkerPeaks
 	states  []core.OpState
 	end     time.Time
 	err     string
@@ -225,6 +237,10 @@ func (g *Graph) Status() Status {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.status
+	for w, n := range g.peaks {
+		st.WorkerPeaks = append(st.WorkerPeaks, WorkerBytes{w, n})
+	}
+	slices.SortFunc(st.WorkerPeaks, func(a, b WorkerBytes) int { return strings.Compare(a.Worker, b.Worker) })
 	if g.end.IsZero() {
 		st.Elapsed = time.Since(g.start)
 	} else {
@@ -406,6 +422,12 @@ func (g *Graph) observe(ev core.Event) {
 	}
 	g.status.PeakChunks = max(g.status.PeakChunks, ev.LiveChunks)
 	g.status.PeakBytes = max(g.status.PeakBytes, ev.LiveBytes)
+	if ev.Worker != "" && ev.WorkerBytes > g.peaks[ev.Worker] {
+		if g.peaks == nil {
+			g.peaks = make(map[string]int64)
+		}
+		g.peaks[ev.Worker] = ev.WorkerBytes
+	}
 	g.status.TransferBytes = max(g.status.TransferBytes, ev.TransferBytes)
 	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
 	g.events.add(ev)

@@ -21,6 +21,11 @@ type Plan struct {
 	// TransferBytes is the number of input bytes planned to cross from one
 	// worker to another.
 	TransferBytes int64
+	// PeakBytes[w] is the most bytes of the graph's chunks Workers[w] is
+	// projected to hold at once: the ops run one at a time in rank order
+	// where they are planned, a chunk made when its op runs and freed when
+	// its last reader has run, unless it is an output.
+	PeakBytes []int64
 }
 
 // planned holds a graph's placement once its runner has made it.
@@ -160,5 +165,64 @@ func makePlan(cg *chunk.Graph, pl core.Placement) *Plan {
 			}
 		}
 	}
+	p.PeakBytes = projectPeaks(cg, p, index)
 	return p
+}
+
+// projectPeaks walks cg's ops in rank order (key order without one), as
+// Cubed projects a plan's memory: each op's chunk is held on its planned
+// worker from when it runs until its last reader has, outputs to the end;
+// it returns the most each worker holds at once. Stored chunks, made
+// before the graph, do not count.
+func projectPeaks(cg *chunk.Graph, p *Plan, index map[string]int) []int64 {
+	peaks := make([]int64, len(p.Workers))
+	if len(p.Workers) == 0 {
+		return peaks
+	}
+	order := make([]int, len(cg.Ops))
+	for k := range order {
+		order[k] = k
+	}
+	if p.Rank != nil {
+		sort.SliceStable(order, func(i, j int) bool { return p.Rank[order[i]] < p.Rank[order[j]] })
+	}
+	readers := make([]int, len(cg.Ops))
+	for _, op := range cg.Ops {
+		for _, in := range op.Inputs {
+			readers[in]++
+		}
+	}
+	kept := make([]bool, len(cg.Ops))
+	for _, o := range cg.Outputs {
+		for _, k := range o.Keys {
+			kept[k] = true
+		}
+	}
+	held := make([]int64, len(p.Workers))
+	at := func(k int) int {
+		if i, ok := index[p.Worker[k]]; ok {
+			return i
+		}
+		return -1
+	}
+	for _, k := range order {
+		op := cg.Ops[k]
+		if w := at(k); w >= 0 && op.Stored == 0 {
+			held[w] += int64(op.NBytes())
+			peaks[w] = max(peaks[w], held[w])
+		}
+		for _, in := range op.Inputs {
+			if readers[in]--; readers[in] == 0 && !kept[in] && cg.Ops[in].Stored == 0 {
+				if w := at(in); w >= 0 {
+					held[w] -= int64(cg.Ops[in].NBytes())
+				}
+			}
+		}
+		if readers[k] == 0 && !kept[k] && op.Stored == 0 {
+			if w := at(k); w >= 0 {
+				held[w] -= int64(op.NBytes())
+			}
+		}
+	}
+	return peaks
 }

@@ -47,3 +47,31 @@ func TestMakePlan(t *testing.T) {
 		t.Errorf("Rank not kept: %v", p.Rank)
 	}
 }
+
+// TestProjectPeaks projects the memory of a placed graph: chunks held from
+// their op until their last reader, outputs to the end, stored chunks not
+// counted, each on its worker.
+func TestProjectPeaks(t *testing.T) {
+	op := func(k int, n int, ins ...int) *chunk.Op {
+		return &chunk.Op{Key: k, Kind: "k", Inputs: ins, Shape: []int{n}, DType: tensor.Int64}
+	}
+	// a: 0 -> 1 -> 3 (kept); b: 2, read by 3; 4 stored on b, read by 2.
+	cg := &chunk.Graph{Ops: []*chunk.Op{
+		op(0, 10),      // a, 80 B
+		op(1, 5, 0),    // a, 40 B; 0 freed after it
+		op(2, 20, 4),   // b, 160 B
+		op(3, 1, 1, 2), // a, 8 B, kept; 1 and 2 freed after it
+		op(4, 100),     // stored on b: not counted
+	}}
+	cg.Ops[4].Stored = 7
+	cg.Outputs = []tensor.TiledTensor{{Shape: []int{1}, DType: tensor.Int64, Chunks: [][]int{{1}}, Keys: []uint64{3}}}
+	pl := core.Placement{Rank: []int{1, 2, 0, 3, 4},
+		Workers: []core.WorkerLoad{{Name: "a", Slots: 1}, {Name: "b", Slots: 1}},
+		Worker:  []string{"a", "a", "b", "a", "b"}}
+	p := makePlan(cg, pl)
+	// On a: 0 (80) then 1 (80+40, then 0 goes: 40), 3 (40+8, then 1
+	// goes): peak 120. On b: 2 (160) until 3 has run.
+	if len(p.PeakBytes) != 2 || p.PeakBytes[0] != 120 || p.PeakBytes[1] != 160 {
+		t.Errorf("PeakBytes = %v, want [120 160]", p.PeakBytes)
+	}
+}
