@@ -185,6 +185,15 @@ func (a *Arrays) Bytes() int64 {
 	return n + a.s.Bytes()
 }
 
+// HeapBytes is the size of the chunks held in the heap: the small ones,
+// and those shared memory had no room for. They are the worker's private
+// memory, which its quota counts.
+func (a *Arrays) HeapBytes() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.heapBytes
+}
+
 // SpilledBytes is the number of bytes the store has spilled since it opened.
 func (a *Arrays) SpilledBytes() int64 { return a.s.SpilledBytes() }
 

@@ -56,6 +56,14 @@ func TestSchedulerAttacks(t *testing.T) {
 		return strings.SplitN(readText(t, c, sess+"/graphs/last/wait"), "\n", 2)[0]
 	}
 
+	// attack runs one attack and logs the scheduler's peak resident
+	// memory since it started, which is up's (VmHWM never falls).
+	upPid := strconv.Itoa(p.cmd.Process.Pid)
+	attack := func(name string, f func(t *testing.T)) {
+		t.Run(name, f)
+		t.Logf("%s: up peaked at %d MiB so far", name, procKiB(t, upPid, "status", "VmHWM")>>10)
+	}
+
 	// A tensor kept before the attacks.
 	victim := session()
 	if err := submit(c, victim, "kept = arange(1000000, chunks=100000)\n"); err != nil {
@@ -65,7 +73,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		t.Fatalf("victim's graph: %s", st)
 	}
 
-	t.Run("explosive product", func(t *testing.T) {
+	attack("explosive product", func(t *testing.T) {
 		s := session()
 		err := submit(c, s, "a = ones((200000, 200000))\nb = a @ a\n")
 		if !errors.Is(err, linux.EINVAL) {
@@ -78,7 +86,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		}
 	})
 
-	t.Run("twenty million-chunk sums", func(t *testing.T) {
+	attack("twenty million-chunk sums", func(t *testing.T) {
 		var spec strings.Builder
 		var names []string
 		for i := range 20 {
@@ -92,7 +100,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		}
 	})
 
-	t.Run("forty readers", func(t *testing.T) {
+	attack("forty readers", func(t *testing.T) {
 		s := session()
 		// 160 MB in chunks of 4000 x 200: every slab is a row of
 		// chunks, which a reader once gathered.
@@ -131,7 +139,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		}
 	})
 
-	t.Run("1 GiB upload", func(t *testing.T) {
+	attack("1 GiB upload", func(t *testing.T) {
 		s := session()
 		const rows, cols = 1 << 14, 1 << 13 // 1 GiB of float64
 		f, err := c.Create(s+"/tensors", "up.npy")
@@ -156,7 +164,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		}
 	})
 
-	t.Run("fids never clunked", func(t *testing.T) {
+	attack("fids never clunked", func(t *testing.T) {
 		r := dial()
 		n := 0
 		// The client clunks a fid it no longer references: keep them.

@@ -11,7 +11,13 @@ type nextUseStore interface {
 // quota mem whose chunks live in store.
 func stateConfig(name string, slots int, mem int64, store Store) StateConfig {
 	cfg := StateConfig{Name: name, Slots: slots, Mem: mem}
-	if _, shared := store.(allocStore); !shared {
+	switch st := store.(type) {
+	case interface{ HeapBytes() int64 }:
+		// A shared-memory store keeps some chunks in the heap: small
+		// ones, and those shared memory had no room for.
+		cfg.HeapChunks = st.HeapBytes
+	case allocStore:
+	default:
 		cfg.HeapChunks = store.Bytes // a heap store's chunks are in private memory
 	}
 	if _, ok := store.(nextUseStore); ok {
