@@ -94,12 +94,8 @@ func metaText(t *engine.Tensor) string {
 	if t.Graph() > 0 {
 		fmt.Fprintf(&b, "graph %d\n", t.Graph())
 	} else {
-		// An upload: no graph made it. Its data may have been written in
-		// a dtype the kernels lack, converted on the way in.
+		// An upload: no graph made it.
 		b.WriteString("graph upload\n")
-		if src := t.Source(); src != "" {
-			fmt.Fprintf(&b, "converted_from %s\n", src)
-		}
 	}
 	fmt.Fprintf(&b, "state stored\n")
 	return b.String()

@@ -112,9 +112,6 @@ func (u *uploader) stream(ctx context.Context, r io.Reader, limit int64) error {
 		return err
 	}
 	u.up = up
-	if src, converted := l.Converted(); converted {
-		up.Converted(src)
-	}
 	s := newChunkSender(ctx, up)
 	defer s.stop()
 	grid := tensor.GridShape(chunks)
@@ -128,9 +125,8 @@ func (u *uploader) stream(ctx context.Context, r io.Reader, limit int64) error {
 		shape := tensor.ChunkShape(chunks, grid, k)
 		a := s.buffer(l.DType, shape)
 		n := tensor.NumElements(shape)
-		if !l.Fortran && !l.Big && l.Size == l.DType.Size() && l.Kind != 'b' {
-			// Written as held (a uint64's bits are an int64's, as
-			// Convert takes them): read straight into the chunk.
+		if !l.Fortran && !l.Big && l.Kind != 'b' {
+			// Written as held: read straight into the chunk.
 			if err := readData(r, a.Data, done, l.DataSize()); err != nil {
 				return err
 			}

@@ -104,6 +104,27 @@ func (a *Array) Float32s() []float32 { return View[float32](a.Data) }
 // Float64s views a float64 array's data.
 func (a *Array) Float64s() []float64 { return View[float64](a.Data) }
 
+// Int8s views an int8 array's data.
+func (a *Array) Int8s() []int8 { return View[int8](a.Data) }
+
+// Int16s views an int16 array's data.
+func (a *Array) Int16s() []int16 { return View[int16](a.Data) }
+
+// Uint8s views a uint8 array's data.
+func (a *Array) Uint8s() []uint8 { return a.Data }
+
+// Uint16s views a uint16 array's data.
+func (a *Array) Uint16s() []uint16 { return View[uint16](a.Data) }
+
+// Uint32s views a uint32 array's data.
+func (a *Array) Uint32s() []uint32 { return View[uint32](a.Data) }
+
+// Uint64s views a uint64 array's data.
+func (a *Array) Uint64s() []uint64 { return View[uint64](a.Data) }
+
+// Halves views a float16 array's data.
+func (a *Array) Halves() []Half { return View[Half](a.Data) }
+
 // Float64At returns element i (in C order) converted to float64, for tests and
 // text rendering; kernels use the typed views.
 func (a *Array) Float64At(i int) float64 {
@@ -121,6 +142,20 @@ func (a *Array) Float64At(i int) float64 {
 		return float64(a.Float32s()[i])
 	case Float64:
 		return a.Float64s()[i]
+	case Int8:
+		return float64(a.Int8s()[i])
+	case Int16:
+		return float64(a.Int16s()[i])
+	case Uint8:
+		return float64(a.Data[i])
+	case Uint16:
+		return float64(a.Uint16s()[i])
+	case Uint32:
+		return float64(a.Uint32s()[i])
+	case Uint64:
+		return float64(a.Uint64s()[i])
+	case Float16:
+		return float64(a.Halves()[i].Float32())
 	}
 	panic("tensor: Float64At on invalid dtype")
 }

@@ -165,8 +165,8 @@ var Reductions = []string{OpSum, OpProd, OpMean, OpVar, OpStd, OpMin, OpMax, OpA
 
 // HistEdgesDType is the dtype of histogram's edges for data of dtype dt.
 func HistEdgesDType(dt DType) DType {
-	if dt == Float32 {
-		return Float32
+	if dt == Float32 || dt == Float16 {
+		return dt
 	}
 	return Float64
 }

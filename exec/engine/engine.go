@@ -324,13 +324,12 @@ func CheckName(name string) error { return checkName(name) }
 // chunks went. Until Commit the tensor has no name; Abort frees what was
 // put.
 type Upload struct {
-	s      *Session
-	tiled  tensor.TiledTensor // Keys are the chunks' global IDs
-	source string             // the dtype the data were written in, when converted
-	mu     sync.Mutex
-	put    []bool
-	n      int  // chunks put
-	ended  bool // committed or aborted
+	s     *Session
+	tiled tensor.TiledTensor // Keys are the chunks' global IDs
+	mu    sync.Mutex
+	put   []bool
+	n     int  // chunks put
+	ended bool // committed or aborted
 }
 
 // BeginUpload starts the upload of a tensor called name, of dtype dt and
@@ -366,10 +365,6 @@ func (s *Session) BeginUpload(name string, dt tensor.DType, shape []int, chunks 
 
 // Tiled describes the tensor being uploaded; Keys are its chunks' IDs.
 func (u *Upload) Tiled() *tensor.TiledTensor { return &u.tiled }
-
-// Converted records that the data were written in dtype source and
-// converted to the tensor's: the tensor's meta says so.
-func (u *Upload) Converted(source string) { u.source = source }
 
 // Put stores a as the chunk of grid index k (C order over the chunk grid)
 // on a worker. a is not kept: the caller may reuse it once Put returns.
@@ -419,7 +414,7 @@ func (u *Upload) Commit() error {
 		s.engine.runner.Free(u.tiled.Keys)
 		return ErrClosed
 	}
-	t := &Tensor{session: s, tiled: u.tiled, source: u.source}
+	t := &Tensor{session: s, tiled: u.tiled}
 	for _, id := range t.tiled.Keys {
 		s.refs[id]++
 	}

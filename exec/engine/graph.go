@@ -457,7 +457,6 @@ type Tensor struct {
 	session *Session
 	tiled   tensor.TiledTensor // Keys are global chunk IDs
 	graph   int                // the graph that made it; 0 for an upload
-	source  string             // an upload's dtype as written, when converted
 }
 
 // Name is the tensor's name in its session.
@@ -468,10 +467,6 @@ func (t *Tensor) Tiled() *tensor.TiledTensor { return &t.tiled }
 
 // Graph is the number of the graph that made the tensor; 0 for an upload.
 func (t *Tensor) Graph() int { return t.graph }
-
-// Source is the dtype an uploaded tensor's data were written in, when they
-// were converted to the tensor's dtype on the way in; "" otherwise.
-func (t *Tensor) Source() string { return t.source }
 
 // NBytes is the size of the tensor's data.
 func (t *Tensor) NBytes() int { return tensor.NumElements(t.tiled.Shape) * t.tiled.DType.Size() }

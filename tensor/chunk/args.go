@@ -208,6 +208,10 @@ func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 	case tensor.OpCountNonzero:
 		return tensor.Int64, 1
 	}
+	if out == tensor.Float16 {
+		// NumPy accumulates float16 in float32.
+		return tensor.Float32, 1
+	}
 	return out, 1 // sum, prod, nansum accumulate in the result dtype
 }
 

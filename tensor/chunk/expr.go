@@ -60,9 +60,9 @@ func GenNative(kind string, dt tensor.DType) tensor.DType {
 		return tensor.Int64
 	case tensor.OpArange:
 		switch {
-		case dt.IsInt():
+		case dt.IsInteger():
 			return tensor.Int64
-		case dt == tensor.Float32:
+		case dt == tensor.Float32 || dt == tensor.Float16:
 			return tensor.Float32
 		}
 		return tensor.Float64

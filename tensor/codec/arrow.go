@@ -22,10 +22,24 @@ func ArrowType(d tensor.DType) arrow.DataType {
 	switch d {
 	case tensor.Bool:
 		return arrow.FixedWidthTypes.Boolean
+	case tensor.Int8:
+		return arrow.PrimitiveTypes.Int8
+	case tensor.Int16:
+		return arrow.PrimitiveTypes.Int16
 	case tensor.Int32:
 		return arrow.PrimitiveTypes.Int32
 	case tensor.Int64:
 		return arrow.PrimitiveTypes.Int64
+	case tensor.Uint8:
+		return arrow.PrimitiveTypes.Uint8
+	case tensor.Uint16:
+		return arrow.PrimitiveTypes.Uint16
+	case tensor.Uint32:
+		return arrow.PrimitiveTypes.Uint32
+	case tensor.Uint64:
+		return arrow.PrimitiveTypes.Uint64
+	case tensor.Float16:
+		return arrow.FixedWidthTypes.Float16
 	case tensor.Float32:
 		return arrow.PrimitiveTypes.Float32
 	}

@@ -54,10 +54,9 @@ func appendCSVValue(b []byte, a *tensor.Array, i int) []byte {
 			return append(b, "True"...)
 		}
 		return append(b, "False"...)
-	case tensor.Int32:
-		return strconv.AppendInt(b, int64(a.Int32s()[i]), 10)
-	case tensor.Int64:
-		return strconv.AppendInt(b, a.Int64s()[i], 10)
+	}
+	if a.DType.IsInteger() {
+		return append(b, intText(a, i)...)
 	}
 	v := a.Float64At(i)
 	switch {
@@ -67,6 +66,12 @@ func appendCSVValue(b []byte, a *tensor.Array, i int) []byte {
 		return append(b, "inf"...)
 	case math.IsInf(v, -1):
 		return append(b, "-inf"...)
+	}
+	if a.DType == tensor.Float16 {
+		// The shortest digits that read back as the half, as 'g' gives.
+		e := shortest(v, 'e', 16)
+		w, _ := strconv.ParseFloat(e, 64)
+		return strconv.AppendFloat(b, w, 'g', -1, 64)
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, floatBits(a.DType))
 }

@@ -63,7 +63,7 @@ func TestFormatTextRandomNumPy(t *testing.T) {
 	const n = 300
 	arrays := make([]*tensor.Array, n)
 	for k := range arrays {
-		dt := []tensor.DType{tensor.Bool, tensor.Int32, tensor.Int64, tensor.Float32, tensor.Float64}[r.IntN(5)]
+		dt := tensor.DTypes[r.IntN(len(tensor.DTypes))]
 		shape := make([]int, r.IntN(4))
 		for ax := range shape {
 			shape[ax] = 1 + r.IntN(8)
@@ -91,6 +91,20 @@ func TestFormatTextRandomNumPy(t *testing.T) {
 				a.Float64s()[i] = roundTo(v, digits)
 				if r.IntN(30) == 0 {
 					a.Float64s()[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0}[r.IntN(4)]
+				}
+			case tensor.Float16:
+				// Magnitudes a half holds: 1e-5 to 1e4.
+				a.Halves()[i] = tensor.HalfFromFloat64(roundTo(r.NormFloat64()*math.Pow(10, float64(r.IntN(10)-5)), digits))
+				if r.IntN(30) == 0 {
+					a.Halves()[i] = tensor.HalfFromFloat64([]float64{math.NaN(), math.Inf(1), math.Inf(-1), 0}[r.IntN(4)])
+				}
+			default: // the other integers: random bits
+				b := a.Data[i*dt.Size() : (i+1)*dt.Size()]
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				if r.IntN(2) == 0 { // small values too
+					clear(b[1:])
 				}
 			}
 		}

@@ -106,25 +106,15 @@ func ReadNPY(r io.Reader, limit int64) (*tensor.Array, error) {
 }
 
 // An NPYLayout describes the elements of a .npy stream as they are
-// written, and the dtype marsfs holds them in.
+// written.
 type NPYLayout struct {
 	Descr   string // the header's descr: "<f8", ">i2", "|u1", "<f2", "|b1"
 	Kind    byte   // 'b' bool, 'i' signed integer, 'u' unsigned, 'f' float
-	Size    int    // bytes an element as written
+	Size    int    // bytes an element
 	Big     bool   // big-endian elements
 	Fortran bool   // Fortran (column-major) order
 	Shape   []int
-	// DType is the dtype the elements are held in: the written one, or
-	// the nearest the kernels have (int8, int16, uint8 and uint16 as
-	// int32; uint32 and uint64 as int64; float16 as float32).
-	DType tensor.DType
-}
-
-// Converted reports whether the elements change dtype when read, and the
-// NumPy name of the type they are written in.
-func (l *NPYLayout) Converted() (string, bool) {
-	name := npyTypeName(l.Kind, l.Size)
-	return name, name != l.DType.String()
+	DType   tensor.DType // the elements' dtype
 }
 
 // DataSize is the number of bytes of the elements as written.
@@ -198,67 +188,27 @@ func ReadNPYHeader(r io.Reader) (*NPYLayout, error) {
 }
 
 // Convert converts the elements of src, as written, into dst, as held:
-// len(src)/l.Size elements. Bools other than 0 become 1. A uint64 above
-// the largest int64 wraps, as NumPy's astype(int64) does.
+// little-endian, and bools 0 or 1 (others than 0 become 1).
 func (l *NPYLayout) Convert(dst, src []byte) {
 	n := len(src) / l.Size
-	var order binary.ByteOrder = binary.LittleEndian
-	if l.Big {
-		order = binary.BigEndian
-	}
 	switch {
 	case l.Kind == 'b':
 		for i, c := range src[:n] {
 			dst[i] = b2u(c != 0)
 		}
-	case l.DType == tensor.Int32:
-		d := dst[:4*n]
+	case !l.Big || l.Size == 1:
+		copy(dst, src[:n*l.Size])
+	case l.Size == 2:
 		for i := range n {
-			var v int32
-			e := src[i*l.Size:]
-			switch {
-			case l.Kind == 'i' && l.Size == 1:
-				v = int32(int8(e[0]))
-			case l.Kind == 'u' && l.Size == 1:
-				v = int32(e[0])
-			case l.Kind == 'i' && l.Size == 2:
-				v = int32(int16(order.Uint16(e)))
-			case l.Kind == 'u' && l.Size == 2:
-				v = int32(order.Uint16(e))
-			default:
-				v = int32(order.Uint32(e))
-			}
-			binary.LittleEndian.PutUint32(d[4*i:], uint32(v))
+			binary.LittleEndian.PutUint16(dst[2*i:], binary.BigEndian.Uint16(src[2*i:]))
 		}
-	case l.DType == tensor.Int64:
+	case l.Size == 4:
 		for i := range n {
-			var v uint64
-			e := src[i*l.Size:]
-			if l.Size == 4 { // uint32
-				v = uint64(order.Uint32(e))
-			} else {
-				v = order.Uint64(e)
-			}
-			binary.LittleEndian.PutUint64(dst[8*i:], v)
+			binary.LittleEndian.PutUint32(dst[4*i:], binary.BigEndian.Uint32(src[4*i:]))
 		}
-	case l.DType == tensor.Float32:
+	default:
 		for i := range n {
-			e := src[i*l.Size:]
-			var bits uint32
-			if l.Size == 2 {
-				bits = math.Float32bits(float16(order.Uint16(e)))
-			} else {
-				bits = order.Uint32(e)
-			}
-			binary.LittleEndian.PutUint32(dst[4*i:], bits)
-		}
-	default: // float64
-		if !l.Big {
-			copy(dst, src[:8*n])
-			return
-		}
-		for i := range n {
-			binary.LittleEndian.PutUint64(dst[8*i:], order.Uint64(src[8*i:]))
+			binary.LittleEndian.PutUint64(dst[8*i:], binary.BigEndian.Uint64(src[8*i:]))
 		}
 	}
 }
@@ -268,28 +218,6 @@ func b2u(b bool) byte {
 		return 1
 	}
 	return 0
-}
-
-// float16 converts an IEEE 754 half-precision value to float32, exactly.
-func float16(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := int(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf, nan
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0:
-		if frac == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: frac × 2^-24.
-		v := float32(frac) / (1 << 24)
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
 }
 
 // FortranToC fills dst, a C-order array, from src holding the same
@@ -455,20 +383,11 @@ func (l *NPYLayout) setDescr(d string) error {
 	default:
 		return bad
 	}
-	switch {
-	case kind == 'b' && size == 1:
-		l.DType = tensor.Bool
-	case kind == 'i' && (size == 1 || size == 2 || size == 4), kind == 'u' && (size == 1 || size == 2):
-		l.DType = tensor.Int32
-	case kind == 'i' && size == 8, kind == 'u' && (size == 4 || size == 8):
-		l.DType = tensor.Int64
-	case kind == 'f' && (size == 2 || size == 4):
-		l.DType = tensor.Float32
-	case kind == 'f' && size == 8:
-		l.DType = tensor.Float64
-	default:
+	dt, err := tensor.ParseDType(npyTypeName(kind, size))
+	if err != nil || (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') || dt.Size() != size {
 		return bad
 	}
+	l.DType = dt
 	l.Descr, l.Kind, l.Size = d, kind, size
 	return nil
 }

@@ -117,8 +117,9 @@ func formatScalar(a *tensor.Array) string {
 			return "True"
 		}
 		return "False"
-	case tensor.Int32, tensor.Int64:
-		return strconv.FormatInt(intAt(a, 0), 10)
+	}
+	if a.DType.IsInteger() {
+		return intText(a, 0)
 	}
 	v, bits := a.Float64At(0), floatBits(a.DType)
 	switch {
@@ -130,20 +131,63 @@ func formatScalar(a *tensor.Array) string {
 		return "-inf"
 	}
 	if abs := math.Abs(v); abs == 0 || abs >= 1e-4 && abs < 1e16 {
-		s := strconv.FormatFloat(v, 'f', -1, bits)
+		s := shortest(v, 'f', bits)
 		if !strings.Contains(s, ".") {
 			s += ".0"
 		}
 		return s
 	}
-	return strconv.FormatFloat(v, 'e', -1, bits)
+	return shortest(v, 'e', bits)
 }
 
 func floatBits(dt tensor.DType) int {
-	if dt == tensor.Float32 {
+	switch dt {
+	case tensor.Float16:
+		return 16
+	case tensor.Float32:
 		return 32
 	}
 	return 64
+}
+
+// shortest formats v ('f' or 'e') with the fewest digits that read back
+// as the same number of bits bits, as strconv does for 32 and 64 and as
+// NumPy does for float16 too.
+func shortest(v float64, format byte, bits int) string {
+	if bits != 16 {
+		return strconv.FormatFloat(v, format, -1, bits)
+	}
+	h := tensor.HalfFromFloat64(v)
+	for p := 0; ; p++ {
+		e := strconv.FormatFloat(v, 'e', p, 64)
+		back, _ := strconv.ParseFloat(e, 64)
+		if tensor.HalfFromFloat64(back) != h && p < 17 {
+			continue
+		}
+		if format == 'e' {
+			return e
+		}
+		// Those p+1 significant digits in positional notation, zeros
+		// after them down to the units, as strconv's shortest 'f' does.
+		mant, ex, _ := strings.Cut(e, "e")
+		exp, _ := strconv.Atoi(ex)
+		if exp >= p {
+			sign := ""
+			if strings.HasPrefix(mant, "-") {
+				sign, mant = "-", mant[1:]
+			}
+			return sign + strings.Replace(mant, ".", "", 1) + strings.Repeat("0", exp-p)
+		}
+		return strconv.FormatFloat(v, 'f', p-exp, 64)
+	}
+}
+
+// intText renders element i of an integer array.
+func intText(a *tensor.Array, i int) string {
+	if a.DType == tensor.Uint64 {
+		return strconv.FormatUint(a.Uint64s()[i], 10)
+	}
+	return strconv.FormatInt(intAt(a, i), 10)
 }
 
 // A printer renders an array of shape from the elements of it that the text
@@ -243,22 +287,33 @@ func newElemFormat(a *tensor.Array, shown []int) func(int) string {
 			}
 			return "False"
 		}
-	case tensor.Int32, tensor.Int64:
-		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	}
+	if a.DType.IsInteger() {
+		w := 0
 		for _, i := range shown {
-			v := intAt(a, i)
-			lo, hi = min(lo, v), max(hi, v)
+			w = max(w, len(intText(a, i)))
 		}
-		w := max(len(strconv.FormatInt(lo, 10)), len(strconv.FormatInt(hi, 10)))
-		return func(i int) string { return fmt.Sprintf("%*d", w, intAt(a, i)) }
+		return func(i int) string { return fmt.Sprintf("%*s", w, intText(a, i)) }
 	}
 	f := newFloatFormat(a, shown)
 	return func(i int) string { return f.format(a.Float64At(i)) }
 }
 
+// intAt is element i of an integer array other than uint64.
 func intAt(a *tensor.Array, i int) int64 {
-	if a.DType == tensor.Int32 {
+	switch a.DType {
+	case tensor.Int8:
+		return int64(a.Int8s()[i])
+	case tensor.Int16:
+		return int64(a.Int16s()[i])
+	case tensor.Int32:
 		return int64(a.Int32s()[i])
+	case tensor.Uint8:
+		return int64(a.Data[i])
+	case tensor.Uint16:
+		return int64(a.Uint16s()[i])
+	case tensor.Uint32:
+		return int64(a.Uint32s()[i])
 	}
 	return a.Int64s()[i]
 }
@@ -294,10 +349,14 @@ func newFloatFormat(a *tensor.Array, shown []int) *floatFormat {
 	}
 	if maxAbs > 0 {
 		// NumPy compares in the array's own precision.
-		if f.bits == 32 {
+		switch f.bits {
+		case 16:
+			half := func(x float64) float64 { return float64(tensor.HalfFromFloat64(x).Float32()) }
+			f.exp = minAbs < half(0.0001) || half(maxAbs/minAbs) > 1000
+		case 32:
 			mx, mn := float32(maxAbs), float32(minAbs)
 			f.exp = mx >= 1e8 || mn < float32(0.0001) || mx/mn > 1000
-		} else {
+		default:
 			f.exp = maxAbs >= 1e8 || minAbs < 0.0001 || maxAbs/minAbs > 1000
 		}
 	}
@@ -334,7 +393,7 @@ func newFloatFormat(a *tensor.Array, shown []int) *floatFormat {
 // the shortest fraction that reads back as v, rounded to 8 decimals if
 // longer, after the exact integer digits.
 func (f *floatFormat) pos(v float64) (string, string) {
-	s := strconv.FormatFloat(v, 'f', -1, f.bits)
+	s := shortest(v, 'f', f.bits)
 	ip, fp, _ := strings.Cut(s, ".")
 	if fp == "" {
 		// NumPy prints every digit down to the units from the exact value:
@@ -353,7 +412,7 @@ func (f *floatFormat) pos(v float64) (string, string) {
 // sci returns the mantissa's integer and fraction digits and the signed
 // exponent ("-10", "+00") of v in scientific notation.
 func (f *floatFormat) sci(v float64) (string, string, string) {
-	s := strconv.FormatFloat(v, 'e', -1, f.bits)
+	s := shortest(v, 'e', f.bits)
 	mant, ex, _ := strings.Cut(s, "e")
 	ip, fp, _ := strings.Cut(mant, ".")
 	if len(fp) > textPrecision {

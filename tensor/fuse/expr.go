@@ -252,12 +252,16 @@ func Classify(ops []*chunk.Op, class []uint8, isMap []bool) {
 			base, ok := strings.CutSuffix(kind, ".map")
 			red = ok && chunk.ExprReductions[base]
 		}
-		if op.Stored != 0 {
+		// The VM computes in the dtypes the kernels do: an op computing
+		// in another (int8, float16, ...; see tensor.DType.Compute) runs
+		// alone, widened by kernel.Run. Its chunk may still be a
+		// group's input: loading casts it.
+		if op.Stored != 0 || narrow(op.DType) {
 			continue
 		}
 		switch {
 		case elem:
-			if _, ok := op.Args.(chunk.ElemArgs); ok {
+			if a, ok := op.Args.(chunk.ElemArgs); ok && !narrow(a.Compute) {
 				class[k] = classElem
 			}
 		case gen:
@@ -265,10 +269,14 @@ func Classify(ops []*chunk.Op, class []uint8, isMap []bool) {
 				class[k] = classGen
 			}
 		case red:
-			_, isMap[k] = chunk.ExprMapOp(op)
+			a, ok := chunk.ExprMapOp(op)
+			isMap[k] = ok && !narrow(a.In)
 		}
 	}
 }
+
+// narrow reports whether the kernels compute d in another dtype.
+func narrow(d tensor.DType) bool { return d.Valid() && d.Compute() != d }
 
 // An exprCand is an op that a member of a growing group reads, with the
 // number of members that read it.

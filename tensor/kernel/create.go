@@ -45,6 +45,8 @@ func fullKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 		elem.FillSlice(out.Int32s(), int32(args.IntValue))
 	case tensor.Int64:
 		elem.FillSlice(out.Int64s(), args.IntValue)
+	case tensor.Uint64:
+		elem.FillSlice(out.Uint64s(), uint64(args.IntValue))
 	case tensor.Float32:
 		elem.FillSlice(out.Float32s(), float32(args.Value))
 	case tensor.Float64:
@@ -66,15 +68,21 @@ func rangeKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor
 	}
 	out := elem.NewOutput(ctx, op)
 	off := args.Offset[0]
-	if op.DType.IsInt() && op.Kind == tensor.OpArange {
+	if op.DType.IsInteger() && op.Kind == tensor.OpArange {
 		start := int64(args.Start)
 		step := int64(args.Start+args.Step) - start
-		if op.DType == tensor.Int32 {
+		switch op.DType {
+		case tensor.Int32:
 			d := out.Int32s()
 			for i := range d {
 				d[i] = int32(start + int64(off+i)*step)
 			}
-		} else {
+		case tensor.Uint64:
+			d := out.Uint64s()
+			for i := range d {
+				d[i] = uint64(start + int64(off+i)*step)
+			}
+		default:
 			d := out.Int64s()
 			for i := range d {
 				d[i] = start + int64(off+i)*step

@@ -104,6 +104,8 @@ func multiplyPair(ctx context.Context, src *blockSource, p int, out *tensor.Arra
 		return matmulLoop(ctx, out.Int32s(), a.Int32s(), b.Int32s(), m, k, n, matmulAxpy[int32])
 	case tensor.Int64:
 		return matmulLoop(ctx, out.Int64s(), a.Int64s(), b.Int64s(), m, k, n, matmulAxpy[int64])
+	case tensor.Uint64:
+		return matmulLoop(ctx, out.Uint64s(), a.Uint64s(), b.Uint64s(), m, k, n, matmulAxpy[uint64])
 	case tensor.Bool:
 		return matmulLoop(ctx, tensor.View[uint8](out.Data), tensor.View[uint8](a.Data), tensor.View[uint8](b.Data), m, k, n, matmulAxpyBool)
 	}
@@ -140,7 +142,7 @@ func matmulLoop[T any](ctx context.Context, c, a, b []T, m, k, n int, axpy func(
 	return nil
 }
 
-func matmulAxpy[T int32 | int64](c []T, x T, b []T) {
+func matmulAxpy[T int32 | int64 | uint64](c []T, x T, b []T) {
 	if x == 0 {
 		return
 	}

@@ -272,6 +272,15 @@ func argMap(ctx context.Context, out, x *tensor.Array, reduced []bool, args chun
 	if out.DType == tensor.Float64 {
 		return argMapT(ctx, out.Float64s(), elem.CastArray(x, tensor.Float64).Float64s(), l, first, isMax)
 	}
+	if x.DType == tensor.Uint64 {
+		// The partials hold int64 values: flipping the top bit keeps
+		// the order of uint64 ones (only the order matters).
+		v := make([]int64, x.Len())
+		for i, u := range x.Uint64s() {
+			v[i] = int64(u ^ 1<<63)
+		}
+		return argMapT(ctx, out.Int64s(), v, l, first, isMax)
+	}
 	return argMapT(ctx, out.Int64s(), elem.CastArray(x, tensor.Int64).Int64s(), l, first, isMax)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
 	"marsfs/tensor/kernel/expr"
 )
 
@@ -162,7 +163,14 @@ func Run(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, 
 	if len(in) != len(op.Inputs) {
 		return nil, fmt.Errorf("run op %d (%s): %d inputs, want %d", op.Key, op.Kind, len(in), len(op.Inputs))
 	}
-	out, err := k(ctx, op, in)
+	out, done, err := roundHalf(op, in)
+	if !done {
+		run, args, widened := widen(op, in)
+		out, err = k(ctx, run, args)
+		if err == nil && widened && out.DType != op.DType {
+			out = elem.CastArray(out, op.DType)
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", op.Kind, err) // interrupted, not rejected

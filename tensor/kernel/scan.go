@@ -58,13 +58,15 @@ func scanLocalKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	err = byNumber(op.DType, func(data []byte) { scanT(tensor.View[uint8](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[int32](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[int64](data), o, n, m, mul) },
+		func(data []byte) { scanT(tensor.View[uint64](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[float32](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[float64](data), o, n, m, mul) })(out.Data)
 	return out, err
 }
 
-// byNumber returns the function for dt among one per dtype.
-func byNumber(dt tensor.DType, b, i32, i64, f32, f64 func([]byte)) func([]byte) error {
+// byNumber returns the function for dt among one per dtype a kernel
+// computes in (see tensor.DType.Compute).
+func byNumber(dt tensor.DType, b, i32, i64, u64, f32, f64 func([]byte)) func([]byte) error {
 	var f func([]byte)
 	switch dt {
 	case tensor.Bool:
@@ -73,6 +75,8 @@ func byNumber(dt tensor.DType, b, i32, i64, f32, f64 func([]byte)) func([]byte) 
 		f = i32
 	case tensor.Int64:
 		f = i64
+	case tensor.Uint64:
+		f = u64
 	case tensor.Float32:
 		f = f32
 	case tensor.Float64:
@@ -126,6 +130,7 @@ func scanCombine(dt tensor.DType, d, c []byte, o, n, m int, mul bool) error {
 	return byNumber(dt, func(d []byte) { combineT(tensor.View[uint8](d), tensor.View[uint8](c), o, n, m, mul) },
 		func(d []byte) { combineT(tensor.View[int32](d), tensor.View[int32](c), o, n, m, mul) },
 		func(d []byte) { combineT(tensor.View[int64](d), tensor.View[int64](c), o, n, m, mul) },
+		func(d []byte) { combineT(tensor.View[uint64](d), tensor.View[uint64](c), o, n, m, mul) },
 		func(d []byte) { combineT(tensor.View[float32](d), tensor.View[float32](c), o, n, m, mul) },
 		func(d []byte) { combineT(tensor.View[float64](d), tensor.View[float64](c), o, n, m, mul) })(d)
 }

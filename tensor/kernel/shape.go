@@ -37,6 +37,8 @@ func transposeKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	switch op.DType.Size() {
 	case 1:
 		transposeInto(tensor.View[uint8](out.Data), tensor.View[uint8](src.Data), src.Shape, args.Perm)
+	case 2:
+		transposeInto(tensor.View[uint16](out.Data), tensor.View[uint16](src.Data), src.Shape, args.Perm)
 	case 4:
 		transposeInto(tensor.View[uint32](out.Data), tensor.View[uint32](src.Data), src.Shape, args.Perm)
 	case 8:
@@ -154,54 +156,7 @@ func convertKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	return ConvertChunk(in[0], op.DType), nil
 }
 
-// ConvertChunk returns a converted to dt with NumPy's casting: nonzero is
-// true, true is 1, floats truncate toward zero when cast to integers. It
-// returns a itself when it has dtype dt already.
-func ConvertChunk(a *tensor.Array, dt tensor.DType) *tensor.Array {
-	if a.DType == dt {
-		return a
-	}
-	out := tensor.NewArray(dt, a.Shape)
-	switch a.DType {
-	case tensor.Bool:
-		convertFrom(out, tensor.View[uint8](a.Data))
-	case tensor.Int32:
-		convertFrom(out, a.Int32s())
-	case tensor.Int64:
-		convertFrom(out, a.Int64s())
-	case tensor.Float32:
-		convertFrom(out, a.Float32s())
-	case tensor.Float64:
-		convertFrom(out, a.Float64s())
-	}
-	return out
-}
-
-type convertible interface {
-	uint8 | int32 | int64 | float32 | float64
-}
-
-func convertFrom[S convertible](dst *tensor.Array, src []S) {
-	switch dst.DType {
-	case tensor.Bool:
-		for i, v := range src {
-			if v != 0 {
-				dst.Data[i] = 1
-			}
-		}
-	case tensor.Int32:
-		convertSlice(dst.Int32s(), src)
-	case tensor.Int64:
-		convertSlice(dst.Int64s(), src)
-	case tensor.Float32:
-		convertSlice(dst.Float32s(), src)
-	case tensor.Float64:
-		convertSlice(dst.Float64s(), src)
-	}
-}
-
-func convertSlice[D, S convertible](dst []D, src []S) {
-	for i, v := range src {
-		dst[i] = D(v)
-	}
-}
+// ConvertChunk returns a converted to dt with NumPy's casting (see
+// elem.CastInto): nonzero is true, true is 1, floats truncate toward zero
+// when cast to integers. It returns a itself when it has dtype dt already.
+func ConvertChunk(a *tensor.Array, dt tensor.DType) *tensor.Array { return elem.CastArray(a, dt) }

@@ -21,7 +21,7 @@ type keyIndex struct {
 // LessFloat orders floats with NaNs last.
 func LessFloat[T float32 | float64](a, b T) bool { return a < b || (b != b && a == a) }
 
-func lessOrdered[T int32 | int64 | uint8](a, b T) bool { return a < b }
+func lessOrdered[T int32 | int64 | uint64 | uint8](a, b T) bool { return a < b }
 
 func lessPair(a, b keyIndex) bool { return a.key < b.key || (a.key == b.key && a.idx < b.idx) }
 
@@ -40,7 +40,7 @@ func RowsOf(shape []int, pairs bool) (int, int) {
 // sortOrdered sorts each row of d (rows of cols) with the standard library's
 // sort of ordered values, which puts NaNs first, and then moves the NaNs to
 // the end, where NumPy puts them.
-func sortOrdered[T uint8 | int32 | int64 | float32 | float64](d []T, rows, cols int) {
+func sortOrdered[T uint8 | int32 | int64 | uint64 | float32 | float64](d []T, rows, cols int) {
 	for r := range rows {
 		row := d[r*cols : (r+1)*cols]
 		slices.Sort(row)
@@ -66,6 +66,8 @@ func sortKey(a *tensor.Array, i int) uint64 {
 		return uint64(int64(a.Int32s()[i])) ^ 1<<63
 	case tensor.Int64:
 		return uint64(a.Int64s()[i]) ^ 1<<63
+	case tensor.Uint64:
+		return a.Uint64s()[i]
 	}
 	v := a.Float64At(i)
 	if v != v {
@@ -114,6 +116,8 @@ func sortLocalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 		sortOrdered(out.Int32s(), rows, cols)
 	case tensor.Int64:
 		sortOrdered(out.Int64s(), rows, cols)
+	case tensor.Uint64:
+		sortOrdered(out.Uint64s(), rows, cols)
 	case tensor.Float32:
 		sortOrdered(out.Float32s(), rows, cols)
 	case tensor.Float64:
@@ -185,6 +189,8 @@ func sortMergeKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 		mergeRows(out.Int32s(), a.Int32s(), b.Int32s(), rows, ca, cb, co, h, lessOrdered[int32])
 	case op.DType == tensor.Int64:
 		mergeRows(out.Int64s(), a.Int64s(), b.Int64s(), rows, ca, cb, co, h, lessOrdered[int64])
+	case op.DType == tensor.Uint64:
+		mergeRows(out.Uint64s(), a.Uint64s(), b.Uint64s(), rows, ca, cb, co, h, lessOrdered[uint64])
 	case op.DType == tensor.Float32:
 		mergeRows(out.Float32s(), a.Float32s(), b.Float32s(), rows, ca, cb, co, h, LessFloat[float32])
 	case op.DType == tensor.Float64:

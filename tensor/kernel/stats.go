@@ -260,6 +260,9 @@ func lerp(a *tensor.Array, i int, b *tensor.Array, j int, g float64) float64 {
 	case tensor.Int64:
 		x, y = float64(a.Int64s()[i]), float64(b.Int64s()[j])
 		diff = float64(b.Int64s()[j] - a.Int64s()[i])
+	case tensor.Uint64:
+		x, y = float64(a.Uint64s()[i]), float64(b.Uint64s()[j])
+		diff = float64(b.Uint64s()[j] - a.Uint64s()[i])
 	case tensor.Float32:
 		x, y = float64(a.Float32s()[i]), float64(b.Float32s()[j])
 		diff = float64(b.Float32s()[j] - a.Float32s()[i])
@@ -283,6 +286,12 @@ func binAt(a *tensor.Array, i int) (int64, error) {
 		v = int64(a.Int32s()[i])
 	case tensor.Int64:
 		v = a.Int64s()[i]
+	case tensor.Uint64:
+		if u := a.Uint64s()[i]; u > math.MaxInt64 {
+			return 0, fmt.Errorf("the input has a value too large to count (%d)", u)
+		} else {
+			v = int64(u)
+		}
 	default:
 		return 0, fmt.Errorf("input of dtype %v is not integer", a.DType)
 	}

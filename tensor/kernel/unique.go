@@ -35,6 +35,9 @@ func keyValue(dst []byte, dt tensor.DType, k uint64) {
 	case tensor.Int64:
 		binary.LittleEndian.PutUint64(dst, k^1<<63)
 		return
+	case tensor.Uint64:
+		binary.LittleEndian.PutUint64(dst, k)
+		return
 	}
 	v := math.NaN()
 	switch {

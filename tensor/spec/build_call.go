@@ -391,7 +391,7 @@ func dtypeOf(v value, p syntax.SrcPos) (tensor.DType, error) {
 	case string:
 		d, err := tensor.ParseDType(v)
 		if err != nil {
-			return 0, syntax.Errorf(p, "data type %q not understood (marsfs has float64 float32 int64 int32 bool)", v)
+			return 0, syntax.Errorf(p, "data type %q not understood (marsfs has bool, int8 to int64, uint8 to uint64, float16 to float64)", v)
 		}
 		return d, nil
 	}

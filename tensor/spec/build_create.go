@@ -151,8 +151,11 @@ func setFill(a *Attrs, dt tensor.DType, v syntax.PyNum) error {
 	switch {
 	case dt.IsFloat():
 		a.Value = v.Float()
-		if dt == tensor.Float32 {
+		switch dt {
+		case tensor.Float32:
 			a.Value = float64(float32(a.Value))
+		case tensor.Float16:
+			a.Value = float64(tensor.HalfFromFloat64(a.Value).Float32())
 		}
 	case dt == tensor.Bool:
 		if v.Float() != 0 {
@@ -170,8 +173,8 @@ func setFill(a *Attrs, dt tensor.DType, v syntax.PyNum) error {
 			}
 			i = int64(f)
 		}
-		if dt == tensor.Int32 && (i > math.MaxInt32 || i < math.MinInt32) {
-			return fmt.Errorf("fill value %s is out of bounds for int32", v)
+		if lo, hi := dt.IntRange(); i > hi || i < lo {
+			return fmt.Errorf("fill value %s is out of bounds for %s", v, dt)
 		}
 		a.IntValue = i
 	}
@@ -340,11 +343,13 @@ func randint(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !dt.IsInt() {
+	if !dt.IsInteger() {
 		return nil, c.errorf(3, "Unsupported dtype %s for randint", dt)
 	}
-	if dt == tensor.Int32 && (low < math.MinInt32 || high-1 > math.MaxInt32) {
-		return nil, c.errorf(1, "high is out of bounds for int32")
+	if lo, hi := dt.IntRange(); int64(low) < lo {
+		return nil, c.errorf(0, "low is out of bounds for %s", dt)
+	} else if int64(high-1) > hi {
+		return nil, c.errorf(1, "high is out of bounds for %s", dt)
 	}
 	v, err := c.random(&Node{Op: tensor.OpRandint, Shape: shape, DType: tensor.Int64, Attrs: Attrs{Low: int64(low), High: int64(high)}}, 4, 5)
 	if err != nil || dt == tensor.Int64 {

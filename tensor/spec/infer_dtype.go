@@ -24,7 +24,7 @@ func kind(d tensor.DType) int {
 	switch {
 	case d == tensor.Bool:
 		return 0
-	case d.IsInt():
+	case d.IsInteger():
 		return 1
 	}
 	return 2
@@ -43,32 +43,25 @@ type xtype struct {
 }
 
 func xtypeOf(d tensor.DType) xtype {
-	switch d {
-	case tensor.Bool:
-		return xtype{kind: 0, bits: 8}
-	case tensor.Int32:
-		return xtype{kind: 2, bits: 32}
-	case tensor.Int64:
-		return xtype{kind: 2, bits: 64}
-	case tensor.Float32:
-		return xtype{kind: 3, bits: 32}
+	k := 3
+	switch {
+	case d == tensor.Bool:
+		k = 0
+	case d.IsUint():
+		k = 1
+	case d.IsInt():
+		k = 2
 	}
-	return xtype{kind: 3, bits: 64}
+	return xtype{kind: k, bits: 8 * d.Size()}
 }
 
-// dtype maps x back to a stored dtype, if it is one.
+// dtype maps x back to a stored dtype. Every NumPy type a promotion can
+// give is one.
 func (x xtype) dtype() (tensor.DType, bool) {
-	switch x {
-	case xtype{kind: 0, bits: 8}:
-		return tensor.Bool, true
-	case xtype{kind: 2, bits: 32}:
-		return tensor.Int32, true
-	case xtype{kind: 2, bits: 64}:
-		return tensor.Int64, true
-	case xtype{kind: 3, bits: 32}:
-		return tensor.Float32, true
-	case xtype{kind: 3, bits: 64}:
-		return tensor.Float64, true
+	for _, d := range tensor.DTypes {
+		if xtypeOf(d) == (xtype{kind: x.kind, bits: x.bits}) {
+			return d, true
+		}
 	}
 	return 0, false
 }
@@ -111,7 +104,7 @@ func minScalarType(n *Node) xtype {
 	switch n.DType {
 	case tensor.Bool:
 		return xtype{kind: 0, bits: 8}
-	case tensor.Int32, tensor.Int64:
+	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
 		v := n.Attrs.IntValue
 		if v >= 0 {
 			switch {
@@ -174,8 +167,9 @@ func ResultType(ops ...*Node) (tensor.DType, error) {
 	return d, nil
 }
 
-// unaryFloatOps are the ufuncs that compute in floating point: integers give
-// float64 (bool would give float16, which marsfs does not have).
+// unaryFloatOps are the ufuncs that compute in floating point: bool and
+// integers give the smallest float that holds them (bool, int8 and uint8
+// float16; int16 and uint16 float32; the others float64).
 var unaryFloatOps = map[string]bool{
 	tensor.OpSqrt: true, tensor.OpExp: true, tensor.OpLog: true, tensor.OpLog1p: true, tensor.OpSin: true,
 	tensor.OpCos: true, tensor.OpTan: true, tensor.OpTanh: true, tensor.OpFloor: true, tensor.OpCeil: true,
@@ -185,11 +179,8 @@ var unaryFloatOps = map[string]bool{
 func unaryType(op string, x tensor.DType) (tensor.DType, error) {
 	switch {
 	case unaryFloatOps[op]:
-		switch {
-		case x == tensor.Bool:
-			return 0, fmt.Errorf("%s of a bool array gives float16, which marsfs does not support; convert it with astype first", op)
-		case x.IsInt():
-			return tensor.Float64, nil
+		if !x.IsFloat() {
+			return tensor.Promote(x, tensor.Float16), nil
 		}
 		return x, nil
 	case op == tensor.OpRound || op == tensor.OpSign:
@@ -197,7 +188,7 @@ func unaryType(op string, x tensor.DType) (tensor.DType, error) {
 			if op == tensor.OpSign {
 				return 0, fmt.Errorf("ufunc 'sign' does not support bool arrays")
 			}
-			return 0, fmt.Errorf("round of a bool array gives float16, which marsfs does not support; convert it with astype first")
+			return tensor.Float16, nil
 		}
 		return x, nil
 	case op == tensor.OpNegative:
@@ -241,9 +232,9 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 		return r, nil
 	case tensor.OpFloorDiv, tensor.OpMod, tensor.OpPower:
 		if r == tensor.Bool {
-			return 0, fmt.Errorf("%s of two bool operands gives int8, which marsfs does not support; convert them with astype first", op)
+			return tensor.Int8, nil // NumPy's loops for two bools
 		}
-		if op == tensor.OpPower && r.IsInt() && y.Op == tensor.OpScalar && y.DType.IsInt() && y.Attrs.IntValue < 0 {
+		if op == tensor.OpPower && r.IsInteger() && y.Op == tensor.OpScalar && y.DType.IsInteger() && y.Attrs.IntValue < 0 {
 			return 0, fmt.Errorf("Integers to negative integer powers are not allowed.")
 		}
 		return r, nil
@@ -260,6 +251,11 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 func reduceType(op string, x tensor.DType) tensor.DType {
 	switch op {
 	case tensor.OpSum, tensor.OpProd, tensor.OpNansum, tensor.OpCumsum, tensor.OpCumprod:
+		// Integers accumulate in the platform's integers, unsigned ones
+		// unsigned.
+		if x.IsUint() {
+			return tensor.Uint64
+		}
 		if !x.IsFloat() {
 			return tensor.Int64
 		}

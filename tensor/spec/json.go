@@ -540,8 +540,8 @@ func checkFill(n *Node) error {
 		return fmt.Errorf("a %s value goes in \"int_value\", not \"value\"", n.DType)
 	case n.DType == tensor.Bool && a.IntValue != 0 && a.IntValue != 1:
 		return fmt.Errorf("a bool value is 0 or 1, not %d", a.IntValue)
-	case n.DType == tensor.Int32 && (a.IntValue > math.MaxInt32 || a.IntValue < math.MinInt32):
-		return fmt.Errorf("%d is out of range for int32", a.IntValue)
+	case n.DType.IsInteger() && (a.IntValue > intHi(n.DType) || a.IntValue < intLo(n.DType)):
+		return fmt.Errorf("%d is out of range for %s", a.IntValue, n.DType)
 	case n.Op == tensor.OpScalar && n.DType != tensor.Bool && n.DType != tensor.Int64 && n.DType != tensor.Float64 && n.Weak:
 		return fmt.Errorf("a weak scalar is bool, int64 or float64")
 	}
@@ -605,3 +605,6 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	}
 	return nil
 }
+
+func intLo(d tensor.DType) int64 { lo, _ := d.IntRange(); return lo }
+func intHi(d tensor.DType) int64 { _, hi := d.IntRange(); return hi }

@@ -163,7 +163,7 @@ var jsonErrors = []struct{ src, want string }{
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3], "dtype": "float64"}, {"id": 1, "op": "add", "inputs": [0]}], "outputs": [{"name": "x", "node": 1}]}`, "node 1: add takes 2 inputs, not 1"},
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "dtype": "float64"}], "outputs": [{"name": "x", "node": 0}]}`, "node 0: full needs a shape"},
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3]}], "outputs": [{"name": "x", "node": 0}]}`, "node 0: full needs a dtype"},
-	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3], "dtype": "float16"}], "outputs": [{"name": "x", "node": 0}]}`, `node 0: unknown dtype "float16"`},
+	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3], "dtype": "complex64"}], "outputs": [{"name": "x", "node": 0}]}`, `node 0: unknown dtype "complex64"`},
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [-3], "dtype": "float64"}], "outputs": [{"name": "x", "node": 0}]}`, "node 0: negative dimensions are not allowed"},
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3], "dtype": "float64", "chunks": [[2, 2]]}], "outputs": [{"name": "x", "node": 0}]}`, "node 0: chunks [2 2] do not cover axis 0 of length 3"},
 	{`{"version": 1, "nodes": [{"id": 0, "op": "full", "shape": [3], "dtype": "float64", "chunks": [[3, 0]]}], "outputs": [{"name": "x", "node": 0}]}`, "node 0: chunk sizes must be positive, got 0 on axis 0"},

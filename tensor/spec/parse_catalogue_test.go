@@ -28,7 +28,7 @@ func npyHeaderMeta(t *testing.T, path string) (tensor.DType, []int, bool) {
 		return 0, nil, false
 	}
 	var dt tensor.DType
-	for _, d := range []tensor.DType{tensor.Bool, tensor.Int32, tensor.Int64, tensor.Float32, tensor.Float64} {
+	for _, d := range tensor.DTypes {
 		if d.NPYDescr() == descr[1] {
 			dt = d
 		}

@@ -352,7 +352,9 @@ func runSpecWith(t *testing.T, text string, env *catEnv, opt fuse.Options) map[s
 
 // compareGolden reports the first way got differs from want: dtype, shape,
 // then values (exact for ints and bools; for floats within a relative
-// tolerance of 1e-6 for float32 and 1e-12 for float64, and as much absolute
+// tolerance of 1e-3 for float16 (an ulp: NumPy rounds each partial sum
+// of a chunk, marsfs each chunk's), 1e-6 for float32 and 1e-12 for
+// float64, and as much absolute
 // tolerance for results near zero, where sums cancel; infinities equal and
 // NaNs in the same places).
 func compareGolden(got, want *tensor.Array, shapeOnly bool) error {
@@ -370,14 +372,18 @@ func compareGolden(got, want *tensor.Array, shapeOnly bool) error {
 	}
 	if !want.DType.IsFloat() {
 		for i := 0; i < want.Len(); i++ {
-			if g, w := got.Float64At(i), want.Float64At(i); g != w || got.DType == tensor.Int64 && got.Int64s()[i] != want.Int64s()[i] {
+			if g, w := got.Float64At(i), want.Float64At(i); g != w || got.DType == tensor.Int64 && got.Int64s()[i] != want.Int64s()[i] ||
+				got.DType == tensor.Uint64 && got.Uint64s()[i] != want.Uint64s()[i] {
 				return fmt.Errorf("element %d (%v) = %v, want %v", i, tensor.Unravel(i, want.Shape), g, w)
 			}
 		}
 		return nil
 	}
 	rtol := 1e-12
-	if want.DType == tensor.Float32 {
+	switch want.DType {
+	case tensor.Float16:
+		rtol = 1e-3
+	case tensor.Float32:
 		rtol = 1e-6
 	}
 	for i := 0; i < want.Len(); i++ {

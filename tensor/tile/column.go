@@ -128,8 +128,11 @@ func newColumnFuser(r *spec.Node, consumers [][]int, output []bool) *columnFuser
 	}
 	slices.SortFunc(nodes, func(a, b *spec.Node) int { return a.ID - b.ID })
 	cf := &columnFuser{nodes: nodes}
+	if r.DType.Compute() != r.DType {
+		return nil // the kernels widen it: see fuse.Classify
+	}
 	for _, n := range nodes {
-		if output[n.ID] || tensor.HasUnknown(n.Shape) {
+		if output[n.ID] || tensor.HasUnknown(n.Shape) || n.DType.Compute() != n.DType {
 			return nil
 		}
 		if n != x {

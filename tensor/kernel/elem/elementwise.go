@@ -41,7 +41,7 @@ func FillRepeat(dst, elem []byte) {
 // slices (dst first) and is instantiated per element type; bool data is
 // handled as uint8 0/1 bytes.
 
-type intType interface{ ~int32 | ~int64 }
+type intType interface{ ~int32 | ~int64 | ~uint64 }
 
 type FloatType interface{ ~float32 | ~float64 }
 
@@ -69,21 +69,21 @@ func ElemFunc(kind string, ct, out tensor.DType, decimals, nin int) (RowFn, erro
 			return nil
 		}
 	case tensor.IsComparison(kind):
-		f = byDType(ct, cmpT[uint8], cmpT[int32], cmpT[int64], cmpT[float32], cmpT[float64])(kind, 0)
+		f = byDType(ct, cmpT[uint8], cmpT[int32], cmpT[int64], cmpT[uint64], cmpT[float32], cmpT[float64])(kind, 0)
 	case kind == tensor.OpLogicalNot:
-		f = byDType(ct, notT[uint8], notT[int32], notT[int64], notT[float32], notT[float64])(kind, 0)
+		f = byDType(ct, notT[uint8], notT[int32], notT[int64], notT[uint64], notT[float32], notT[float64])(kind, 0)
 	case kind == tensor.OpLogicalAnd || kind == tensor.OpLogicalOr:
 		if ct == tensor.Bool {
 			f = boolOp(kind)
 		}
 	case kind == tensor.OpWhere:
-		f = byDType(ct, whereT[uint8], whereT[int32], whereT[int64], whereT[float32], whereT[float64])(kind, 0)
+		f = byDType(ct, whereT[uint8], whereT[int32], whereT[int64], whereT[uint64], whereT[float32], whereT[float64])(kind, 0)
 	case ct == tensor.Bool:
 		f = boolOp(kind)
 	default:
-		f = byDType(ct, nil, numT[int32], numT[int64], numT[float32], numT[float64])(kind, decimals)
+		f = byDType(ct, nil, numT[int32], numT[int64], numT[uint64], numT[float32], numT[float64])(kind, decimals)
 		if f == nil {
-			f = byDType(ct, nil, intT[int32], intT[int64], floatT[float32], floatT[float64])(kind, decimals)
+			f = byDType(ct, nil, intT[int32], intT[int64], intT[uint64], floatT[float32], floatT[float64])(kind, decimals)
 		}
 	}
 	if f == nil {
@@ -110,8 +110,10 @@ func isUnaryElem(kind string) bool {
 
 type elemFamily func(kind string, decimals int) RowFn
 
-// byDType picks the family member for ct; a nil member yields a nil rowFn.
-func byDType(ct tensor.DType, u8, i32, i64, f32, f64 elemFamily) elemFamily {
+// byDType picks the family member for ct (bool, or one of the dtypes
+// kernels compute in; see tensor.DType.Compute); a nil member yields a nil
+// rowFn.
+func byDType(ct tensor.DType, u8, i32, i64, u64, f32, f64 elemFamily) elemFamily {
 	var f elemFamily
 	switch ct {
 	case tensor.Bool:
@@ -120,6 +122,8 @@ func byDType(ct tensor.DType, u8, i32, i64, f32, f64 elemFamily) elemFamily {
 		f = i32
 	case tensor.Int64:
 		f = i64
+	case tensor.Uint64:
+		f = u64
 	case tensor.Float32:
 		f = f32
 	case tensor.Float64:

@@ -61,6 +61,8 @@ func makeMonoid(op string, dt tensor.DType) (Monoid, error) {
 		m = monoidT[int32](op, math.MinInt32, math.MaxInt32)
 	case tensor.Int64:
 		m = monoidT[int64](op, math.MinInt64, math.MaxInt64)
+	case tensor.Uint64:
+		m = monoidT[uint64](op, 0, math.MaxUint64)
 	case tensor.Float32:
 		m = monoidT(op, float32(math.Inf(-1)), float32(math.Inf(1)))
 	case tensor.Float64:

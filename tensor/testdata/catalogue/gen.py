@@ -3,7 +3,7 @@
 
 Reads exprs.txt (next to this file; its header describes the format), and
 promotion.txt, which this script first writes itself: the dtype matrix of
-every operator, function and reduction over the five dtypes. It runs each
+every operator, function and reduction over the dtypes. It runs each
 case's input and NumPy code, and writes golden/<case>/in_<name>.npy for each
 input and golden/<case>/out_<name>.npy for each output. A case marked
 "check error" must make NumPy raise; marsfs must refuse it too. Run it with a
@@ -21,7 +21,8 @@ import zlib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DTYPES = {"bool", "int32", "int64", "float32", "float64"}
+DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64"}
 MAX_INPUT = 200  # elements an input, so the committed goldens stay small
 
 
@@ -75,6 +76,14 @@ def helpers(rng):
     def bools(*shape):
         return rng.random(shape) < 0.5
 
+    def ints(dt, *shape, lo=-9, hi=10):
+        """Integers of dtype dt in [lo, hi) (clipped to the dtype)."""
+        info = np.iinfo(dt)
+        return rng.integers(max(lo, int(info.min)), min(hi, int(info.max) + 1), shape).astype(dt)
+
+    def f16(*shape):
+        return (rng.integers(-12, 13, shape) / 4).astype(np.float16)
+
     def pos(*shape):
         return rng.uniform(0.1, 3.0, shape).round(3)
 
@@ -89,14 +98,19 @@ def helpers(rng):
                 x[i, i] = i + 0.5
         return x
 
-    return dict(np=np, f64=f64, f32=f32, i32=i32, i64=i64, bools=bools, pos=pos, nanify=nanify)
+    return dict(np=np, f64=f64, f32=f32, f16=f16, i32=i32, i64=i64, ints=ints, bools=bools, pos=pos, nanify=nanify)
 
 
 DT = ["bool", "int32", "int64", "float32", "float64"]
+# The dtypes NumPy has beyond those: every pair with one of them gets the
+# operators of NARROW_BINARY.
+NEW_DT = ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16"]
+NARROW_BINARY = {"add", "sub", "mul", "div", "floordiv", "and", "lt"}
 MATRIX_A = {"bool": "[[True, False, True], [False, True, True]]",
             "int": "[[-3, -1, 0], [2, 5, 7]]",
+            "uint": "[[3, 1, 0], [2, 5, 7]]",
             "float": "[[-3.5, -1.25, 0.0], [2.0, 5.5, 7.75]]"}
-MATRIX_B = {"bool": "[True, False, True]", "int": "[2, 3, 1]", "float": "[2.5, 0.5, 1.5]"}
+MATRIX_B = {"bool": "[True, False, True]", "int": "[2, 3, 1]", "uint": "[2, 3, 1]", "float": "[2.5, 0.5, 1.5]"}
 
 
 def kind(dt):
@@ -113,13 +127,16 @@ def matrix_blocks():
 
     binary = [("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"), ("floordiv", "//"),
               ("mod", "%"), ("pow", "**"), ("and", "&"), ("or", "|"), ("lt", "<"), ("eq", "==")]
-    for x in DT:
-        for y in DT:
+    for x in DT + NEW_DT:
+        for y in DT + NEW_DT:
+            narrow = x in NEW_DT or y in NEW_DT
             ins = [("a", MATRIX_A[kind(x)], x), ("b", MATRIX_B[kind(y)], y)]
             for name, op in binary:
-                yield block("dt_%s_%s_%s" % (name, x, y), ins, "y = a %s b" % op, "y = a %s b" % op)
+                if not narrow or name in NARROW_BINARY:
+                    yield block("dt_%s_%s_%s" % (name, x, y), ins, "y = a %s b" % op, "y = a %s b" % op)
             for f in ["maximum", "minimum"]:
-                yield block("dt_%s_%s_%s" % (f, x, y), ins, "y = %s(a, b)" % f, "y = np.%s(a, b)" % f)
+                if not narrow or f == "maximum":
+                    yield block("dt_%s_%s_%s" % (f, x, y), ins, "y = %s(a, b)" % f, "y = np.%s(a, b)" % f)
             ins3 = [("m", "[[True, False, False], [False, True, True]]", "bool")] + ins
             yield block("dt_where_%s_%s" % (x, y), ins3, "y = where(m, a, b)", "y = np.where(m, a, b)")
     unary = [("negative", "-a", "-a"), ("abs", "abs(a)", "np.abs(a)"), ("sqrt", "sqrt(a)", "np.sqrt(a)"),
@@ -128,7 +145,7 @@ def matrix_blocks():
              ("not", "logical_not(a)", "np.logical_not(a)")]
     reductions = ["sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax",
                   "cumsum", "cumprod", "any", "all"]
-    for x in DT:
+    for x in DT + NEW_DT:
         ins = [("a", MATRIX_A[kind(x)], x)]
         for name, spec, code in unary:
             yield block("dt_%s_%s" % (name, x), ins, "y = " + spec, "y = " + code)
@@ -159,7 +176,7 @@ def write_matrix(path):
             text += "out\ncheck error\n"
         else:
             if str(np.asarray(ns["y"]).dtype) not in DTYPES:
-                continue  # int8, float16: no such dtype in marsfs
+                continue  # no such dtype in marsfs
         out.append(text)
     with open(path, "w") as f:
         f.write("\n".join(out))
