@@ -49,7 +49,13 @@ func TestSchedulerGoneFreesChunks(t *testing.T) {
 		}
 		return n
 	}
-	if n, want := held(), len(keep)+1; n != want {
+	// The frees of the intermediates travel after Run returns: wait for
+	// them.
+	want := len(keep) + 1
+	for deadline := time.Now().Add(5 * time.Second); held() != want && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := held(); n != want {
 		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload)", n, want)
 	}
 	tc.s.Close()
