@@ -11,7 +11,6 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec/engine"
-	"marsfs/tensor/spec"
 	"marsfs/tensor/spec/syntax"
 )
 
@@ -90,12 +89,12 @@ func (h *submitter) check(whole bool) error {
 	if strings.HasPrefix(strings.TrimSpace(text), "{") {
 		if !json.Valid(h.text) {
 			if whole {
-				_, err := spec.Parse(text, h.sess.Env()) // says what is wrong
+				_, err := h.sess.Parse(text) // says what is wrong
 				return err
 			}
 			return nil // incomplete, or wrong: the clunk tells
 		}
-		_, err := spec.Parse(text, h.sess.Env())
+		_, err := h.sess.Parse(text)
 		return err
 	}
 	prefix := text[:syntax.Complete(text)]
@@ -105,7 +104,7 @@ func (h *submitter) check(whole bool) error {
 		}
 		if hasStatement(text[len(prefix):]) {
 			// A statement is left unfinished: the parser says where.
-			if _, err := spec.Parse(text, h.sess.Env()); err != nil {
+			if _, err := h.sess.Parse(text); err != nil {
 				return err
 			}
 			return errUnfinished
@@ -118,7 +117,7 @@ func (h *submitter) check(whole bool) error {
 	// line, the last one assigned), so the prefix is checked with a
 	// statement after it that gives it a valid output; errors in that
 	// probe are not the prefix's.
-	_, err := spec.Parse(prefix+probe, h.sess.Env())
+	_, err := h.sess.Parse(prefix + probe)
 	var se *syntax.Error
 	if errors.As(err, &se) && se.Line > strings.Count(prefix, "\n") {
 		return nil

@@ -46,6 +46,7 @@ const (
 	OpRandint  = "randint"  // uniform integers in [Low, High), int64
 	OpUniform  = "uniform"  // uniform [Start, Step)
 	OpNormal   = "normal"   // normal, mean Start, standard deviation Step
+	OpFromNPY  = "from_npy" // a .npy file read in place, Attrs.Path and the header's facts
 
 	// Elementwise, one input.
 	OpNegative   = "negative"

@@ -115,6 +115,7 @@ func schedulerCmd(args []string) error {
 	gossip := f.String("gossip", "127.0.0.1:7946", "memberlist address (workers --join it)")
 	join := f.String("join", "", "gossip addresses of a cluster to join, comma-separated")
 	keyFile := f.String("key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
+	f.StringVar(&sf.dataDir, "data-dir", "", "the directory of the files specs name; its workers must see the same files there (default none: a spec naming a file is refused)")
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
@@ -153,6 +154,7 @@ func workerCmd(args []string) error {
 	listen := f.String("listen", "127.0.0.1:0", "address of the worker's chunk and control service")
 	gossip := f.String("gossip", "127.0.0.1:0", "memberlist address")
 	join := f.String("join", "", "gossip addresses of the cluster (the scheduler's), comma-separated")
+	f.StringVar(&wf.dataDir, "data-dir", "", "the directory of the files specs name, which the worker reads and writes (default none)")
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
@@ -178,6 +180,14 @@ func workerCmd(args []string) error {
 		runtime.GOMAXPROCS(wf.procs)
 	}
 	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
+	if wf.dataDir != "" {
+		data, done, err := openData(wf.dataDir)
+		if err != nil {
+			return err
+		}
+		defer done()
+		cfg.Data = data
+	}
 	switch wf.store {
 	case "mem":
 	case "shm":

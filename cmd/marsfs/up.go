@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"log"
 	"net"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
+	"marsfs/exec/worker"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
 	"marsfs/shm"
@@ -41,6 +43,7 @@ type serveFlags struct {
 	idle       time.Duration
 	mount      string
 	ops        int
+	dataDir    string // --data-dir; up's default is its working directory
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -120,6 +123,18 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 // It returns once the server has stopped, the listeners closed.
 func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
 	eng.SetMaxOps(sf.ops)
+	if sf.dataDir != "" {
+		data, done, err := openData(sf.dataDir)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return err
+		}
+		defer done()
+		eng.SetData(data)
+		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
+	}
 	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory()})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
@@ -176,9 +191,18 @@ func up(args []string) error {
 	wf.add(f, 2)
 	workers := f.Int("workers", 2, "number of local worker processes (0: run in this process)")
 	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
+	f.StringVar(&sf.dataDir, "data-dir", "", "the directory the files specs name are in, and that its workers read and write (default the working directory)")
 	if _, err := parse(f, args); err != nil {
 		return err
 	}
+	if sf.dataDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		sf.dataDir = wd
+	}
+	wf.dataDir = sf.dataDir
 	if *workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", *workers)
 	}
@@ -194,7 +218,12 @@ func up(args []string) error {
 	ctx, stop := signals()
 	defer stop()
 	if *workers == 0 {
-		run := sched.NewLocal(wf.slots)
+		data, done, err := openData(sf.dataDir)
+		if err != nil {
+			return err
+		}
+		defer done()
+		run := sched.NewLocalWith(worker.Config{Slots: wf.slots, Data: data})
 		eng := engine.New(run)
 		defer eng.Close()
 		return serve(ctx, eng, localCluster{run}, ls, &sf)
@@ -212,6 +241,7 @@ type workerFlags struct {
 	spillDir string
 	store    string
 	keyFile  string
+	dataDir  string // worker's --data-dir; up passes its own
 
 	cpuprofile string // up passes each worker FILE.worker-N
 }
@@ -267,7 +297,25 @@ func (w *workerFlags) args() []string {
 	if w.keyFile != "" {
 		a = append(a, "--key-file", w.keyFile)
 	}
+	if w.dataDir != "" {
+		a = append(a, "--data-dir", w.dataDir)
+	}
 	return a
+}
+
+// openData opens the data directory dir for the files specs name: as an
+// os.Root, so that no path, nor a symbolic link, leads out of it. done
+// closes it.
+func openData(dir string) (data iofs.FS, done func(), err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	return root.FS(), func() { root.Close() }, nil
 }
 
 // cpuProfile starts a CPU profile written to path, if not empty, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"sync"
@@ -27,8 +28,9 @@ type Engine struct {
 	sessions map[int]*Session
 	nextSess int
 	closed   bool
-	maxOps   int // bound on liveOps; 0 for none
-	liveOps  int // chunk operands tiled for the graphs not yet ended
+	maxOps   int   // bound on liveOps; 0 for none
+	data     fs.FS // the data directory specs name files in; nil for none
+	liveOps  int   // chunk operands tiled for the graphs not yet ended
 }
 
 // New returns an engine that runs graphs on r.
@@ -41,6 +43,15 @@ func New(r Runner) *Engine {
 // state of it and its chunk's ID and location, measured at 670 to 850
 // bytes over graphs of a million operands and more.
 const OpCost = 1 << 10
+
+// SetData gives the engine a data directory: the files specs name
+// (from_npy) are opened in data, by paths relative to it. data must keep
+// every path inside the directory, as os.Root's FS does.
+func (e *Engine) SetData(data fs.FS) {
+	e.mu.Lock()
+	e.data = data
+	e.mu.Unlock()
+}
 
 // SetMaxOps bounds the chunk operands that the graphs of all sessions,
 // tiled and not yet ended, hold at once: a spec whose tiling would pass
@@ -185,6 +196,19 @@ func (s *Session) Env() spec.Env {
 	return env
 }
 
+// Parse parses src as Submit would, against the session's tensors and the
+// engine's data directory, without submitting it: what a writer of a spec
+// learns of it before the whole is written.
+func (s *Session) Parse(src string) (*spec.Graph, error) {
+	return spec.ParseData(src, s.Env(), s.engine.dataDir())
+}
+
+func (e *Engine) dataDir() fs.FS {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.data
+}
+
 // snapshot returns the session's tensors, and with lease a lease on all
 // their chunks: a spec being submitted names the tensors of its snapshot,
 // whose chunks must outlive the graphs that replace them until the new
@@ -267,7 +291,7 @@ func (s *Session) submit(src string) (*Graph, error) {
 	env, lease := s.snapshot(true)
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
-	tg, err := spec.Parse(src, env)
+	tg, err := spec.ParseData(src, env, s.engine.dataDir())
 	if err != nil {
 		return nil, err
 	}

@@ -15,10 +15,15 @@ const LocalWorker = "local"
 // tests of the layers above. It schedules exactly as a scheduler of worker
 // processes does, the same Core driving the same worker over the same
 // control protocol, on an in-memory connection instead of TCP.
-func NewLocal(slots int) *Scheduler {
+func NewLocal(slots int) *Scheduler { return NewLocalWith(worker.Config{Slots: slots}) }
+
+// NewLocalWith is NewLocal with the worker of cfg (its Name is
+// LocalWorker; its Mem must not be negative).
+func NewLocalWith(cfg worker.Config) *Scheduler {
 	s := newScheduler(Config{Name: "scheduler"})
+	cfg.Name = LocalWorker
 	// New fails only for a negative memory bound.
-	w, _ := worker.New(worker.Config{Name: LocalWorker, Slots: slots})
+	w, _ := worker.New(cfg)
 	rw := &remoteWorker{name: LocalWorker, slots: w.Slots(), local: w}
 	s.workers[LocalWorker] = rw
 	sc, wc := net.Pipe()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"runtime"
@@ -50,6 +51,10 @@ type Config struct {
 	// NoMap fetches every input chunk over TCP, also from workers on this
 	// host whose chunks are in shared memory and could be mapped.
 	NoMap bool
+	// Data is the worker's data directory, where the ops that read and
+	// write files (from_npy) open them; nil for none. It must keep every
+	// path inside the directory, as os.Root's FS does.
+	Data fs.FS
 }
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the
@@ -574,6 +579,9 @@ func (w *Worker) run(t *Task, first bool) (report wire.Msg, next, rest *Task) {
 		t.Conn.SendSoon(&wire.Msg{Kind: wire.MsgStarted, Job: t.Job, Key: t.Key, Attempt: t.Attempt})
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.Op)
+	if w.cfg.Data != nil {
+		ctx = kernel.WithData(ctx, w.cfg.Data)
+	}
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, t)
 	outcome := Computed

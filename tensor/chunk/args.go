@@ -360,3 +360,16 @@ type BincountLenArgs struct {
 	Minlength int
 	Combine   bool // the inputs are partial lengths
 }
+
+// NPYArgs are the arguments of a "from_npy" op: its chunk is the block of
+// a .npy file at Offset (in the file's array), read by the worker from the
+// file at Path in its data directory. DataOffset is where the file's data
+// start; FileShape, Fortran and BigEndian are its header's.
+type NPYArgs struct {
+	Path       string
+	DataOffset int64
+	FileShape  []int
+	Fortran    bool
+	BigEndian  bool
+	Offset     []int
+}

@@ -41,6 +41,8 @@ func KernelFor(kind string) (kernel, bool) {
 	switch kind {
 	case "const":
 		return constKernel, true
+	case tensor.OpFromNPY:
+		return fromNPYKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":

@@ -26,6 +26,7 @@ import (
 var runsAsIs = map[string]bool{
 	"assemble": true, "transpose": true, "reshape": true, "const": true,
 	"convert": true, tensor.OpAstype: true, "fuse": true, "expr": true,
+	tensor.OpFromNPY: true, // reads its dtype's bytes
 }
 
 // widen returns op and its inputs as the kernels run them: op itself when

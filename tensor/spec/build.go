@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -13,12 +14,15 @@ import (
 // not assigned by the spec are looked up in env (may be nil) and become
 // OpInput nodes. Every error it returns is a *SpecError naming the line and
 // column of the offending token.
-func ParseText(src string, env Env) (*Graph, error) {
+func ParseText(src string, env Env) (*Graph, error) { return parseText(src, env, nil) }
+
+func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	stmts, err := syntax.ParseStmts(src)
 	if err != nil {
 		return nil, err
 	}
 	b := newBuilder(env)
+	b.data = data
 	var fetch []syntax.NameExpr
 	var last *syntax.NameExpr
 	for i, s := range stmts {
@@ -59,11 +63,16 @@ func ParseText(src string, env Env) (*Graph, error) {
 
 // Parse parses either form: JSON if the first non-space byte is '{',
 // else text.
-func Parse(src string, env Env) (*Graph, error) {
+func Parse(src string, env Env) (*Graph, error) { return ParseData(src, env, nil) }
+
+// ParseData is Parse for a server with a data directory: data opens the
+// files a spec names (from_npy), by slash-separated paths relative to the
+// directory; a spec that names a file is refused when data is nil.
+func ParseData(src string, env Env, data fs.FS) (*Graph, error) {
 	if strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
-		return ParseJSON([]byte(src), env)
+		return parseJSON([]byte(src), env, data)
 	}
-	return ParseText(src, env)
+	return parseText(src, env, data)
 }
 
 // A value is what a spec expression evaluates to: a tensor (*Node), a Python
@@ -113,6 +122,7 @@ func typeName(v value) string {
 
 type builder struct {
 	env    Env
+	data   fs.FS // the data directory, nil for none
 	nodes  []*Node
 	vars   map[string]value
 	inputs map[string]*Node // OpInput nodes by session tensor name

@@ -21,6 +21,7 @@ func init() {
 	registerCatalogue()
 	registerCreation()
 	registerElementwise()
+	registerFiles()
 	registerLinalg()
 	registerReductions()
 	registerShape()

@@ -79,6 +79,13 @@ type Attrs struct {
 	Perm     []int          // OpTranspose
 	Slices   []tensor.Slice // OpSlice: one per input axis, normalized (0 <= Start, Step != 0)
 	Name     string         // OpInput: the session tensor's name
+	Path     string         // OpFromNPY: the file, relative to the data directory, slash-separated
+
+	// OpFromNPY: where the data start in the file, and how they are laid
+	// out (read from its header when the spec is parsed).
+	FileOffset int64
+	Fortran    bool
+	BigEndian  bool
 
 	Bins      int       // OpHistogram, OpHistEdges: the number of bins
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"sort"
@@ -77,6 +78,7 @@ type jsonAttrs struct {
 	Perm     []int      `json:"perm,omitempty"`
 	Slices   [][3]int   `json:"slices,omitempty"`
 	Name     string     `json:"name,omitempty"`
+	Path     string     `json:"path,omitempty"`
 
 	Bins      int       `json:"bins,omitempty"`
 	Range     []float64 `json:"range,omitempty"`
@@ -149,7 +151,7 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 
 // opAttrs lists the attributes each op uses; any other is an error.
 var opAttrs = map[string][]string{
-	tensor.OpInput: {"name"}, tensor.OpScalar: {"value", "int_value"}, tensor.OpFull: {"value", "int_value"},
+	tensor.OpInput: {"name"}, tensor.OpFromNPY: {"path"}, tensor.OpScalar: {"value", "int_value"}, tensor.OpFull: {"value", "int_value"},
 	tensor.OpArange: {"start", "step"}, tensor.OpLinspace: {"start", "step"}, tensor.OpEye: {"k"},
 	tensor.OpRand: {"seed"}, tensor.OpRandn: {"seed"}, tensor.OpRandint: {"low", "high", "seed"},
 	tensor.OpUniform: {"start", "step", "seed"}, tensor.OpNormal: {"start", "step", "seed"},
@@ -195,7 +197,7 @@ func (g *Graph) JSON() ([]byte, error) {
 		a := n.Attrs
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
-			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name,
+			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name, Path: a.Path,
 			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
@@ -268,7 +270,9 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 // ParseJSON parses the JSON form of a spec (a document starting with '{').
 // Every error it returns is a *SpecError; errors about a node name it
 // ("node 3: ..."), syntax errors carry the line and column.
-func ParseJSON(src []byte, env Env) (*Graph, error) {
+func ParseJSON(src []byte, env Env) (*Graph, error) { return parseJSON(src, env, nil) }
+
+func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 	var doc jsonGraph
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
@@ -289,7 +293,7 @@ func ParseJSON(src []byte, env Env) (*Graph, error) {
 	byID := make(map[int]*Node, len(doc.Nodes))
 	for _, i := range order {
 		jn := doc.Nodes[i]
-		n, err := jsonNodeOf(jn, byID, env)
+		n, err := jsonNodeOf(jn, byID, env, data)
 		if err != nil {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("node %d: %v", jn.ID, err)}
 		}
@@ -422,7 +426,7 @@ func givenDType(op string) bool  { return creationOps[op] || op == tensor.OpAsty
 func givenChunks(op string) bool { return creationOps[op] || op == tensor.OpRechunk }
 
 // jsonNodeOf builds and checks one node whose inputs are built.
-func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env) (*Node, error) {
+func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, error) {
 	if _, ok := arity(jn.Op); !ok {
 		return nil, fmt.Errorf("unknown op %q", jn.Op)
 	}
@@ -448,13 +452,13 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env) (*Node, error) {
 		shape = cloneInts(*jn.Shape)
 	}
 	if givenShape(jn.Op) {
-		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput {
+		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY {
 			return nil, fmt.Errorf("%s needs a shape", jn.Op)
 		}
 		n.Shape = cloneInts(shape)
 	}
 	if givenDType(jn.Op) {
-		if jn.DType == "" && jn.Op != tensor.OpInput {
+		if jn.DType == "" && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY {
 			return nil, fmt.Errorf("%s needs a dtype", jn.Op)
 		}
 		n.DType = dt
@@ -469,6 +473,22 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env) (*Node, error) {
 	case jn.Op == tensor.OpInput:
 		if err := jsonInput(n, jn, env); err != nil {
 			return nil, err
+		}
+	case jn.Op == tensor.OpFromNPY:
+		// The file's header says what it holds, whatever the document
+		// says: the document must agree.
+		f, err := npyNode(data, n.Attrs.Path)
+		if err != nil {
+			return nil, err
+		}
+		if jn.Shape != nil && !slices.Equal(*jn.Shape, f.Shape) || jn.DType != "" && n.DType != f.DType {
+			return nil, fmt.Errorf("from_npy %q holds %s%s, not %s%s", n.Attrs.Path, f.DType, ShapeString(f.Shape), jn.DType, ShapeString(n.Shape))
+		}
+		n.Shape, n.DType, n.Attrs = f.Shape, f.DType, f.Attrs
+		if n.Chunks == nil {
+			if n.Chunks, err = defaultChunks(n.Shape); err != nil {
+				return nil, err
+			}
 		}
 	case creationOps[jn.Op] && n.Chunks == nil:
 		if err := checkShape(n.Shape); err != nil {
@@ -575,7 +595,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	}
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
-		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name,
+		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name, Path: ja.Path,
 		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, tensor.Slice{Start: s[0], Step: s[1], Len: s[2]})
