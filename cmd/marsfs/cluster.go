@@ -181,11 +181,11 @@ func workerCmd(args []string) error {
 	}
 	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
 	if wf.dataDir != "" {
-		data, done, err := openData(wf.dataDir)
+		data, err := openData(wf.dataDir)
 		if err != nil {
 			return err
 		}
-		defer done()
+		defer data.Close()
 		cfg.Data = data
 	}
 	switch wf.store {

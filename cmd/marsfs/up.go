@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	iofs "io/fs"
 	"log"
 	"net"
 	"os"
@@ -124,15 +123,15 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
 	eng.SetMaxOps(sf.ops)
 	if sf.dataDir != "" {
-		data, done, err := openData(sf.dataDir)
+		data, err := openData(sf.dataDir)
 		if err != nil {
 			for _, l := range ls {
 				l.Close()
 			}
 			return err
 		}
-		defer done()
-		eng.SetData(data)
+		defer data.Close()
+		eng.SetData(data.FS())
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
 	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory()})
@@ -218,11 +217,11 @@ func up(args []string) error {
 	ctx, stop := signals()
 	defer stop()
 	if *workers == 0 {
-		data, done, err := openData(sf.dataDir)
+		data, err := openData(sf.dataDir)
 		if err != nil {
 			return err
 		}
-		defer done()
+		defer data.Close()
 		run := sched.NewLocalWith(worker.Config{Slots: wf.slots, Data: data})
 		eng := engine.New(run)
 		defer eng.Close()
@@ -304,18 +303,17 @@ func (w *workerFlags) args() []string {
 }
 
 // openData opens the data directory dir for the files specs name: as an
-// os.Root, so that no path, nor a symbolic link, leads out of it. done
-// closes it.
-func openData(dir string) (data iofs.FS, done func(), err error) {
+// os.Root, so that no path, nor a symbolic link, leads out of it.
+func openData(dir string) (*os.Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	return root.FS(), func() { root.Close() }, nil
+	return root, nil
 }
 
 // cpuProfile starts a CPU profile written to path, if not empty, and

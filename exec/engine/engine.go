@@ -517,6 +517,9 @@ func (e *Engine) ids(cg *chunk.Graph) []uint64 {
 func keepSet(cg *chunk.Graph, ids []uint64) map[uint64]bool {
 	keep := make(map[uint64]bool)
 	for _, o := range cg.Outputs {
+		if chunk.IsSink(o.Name) {
+			continue // a written file: nothing to keep
+		}
 		for _, k := range o.Keys {
 			keep[ids[k]] = true
 		}
@@ -636,6 +639,9 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 	out := make(map[uint64]bool)
 	if ok {
 		for _, o := range g.chunks.Outputs {
+			if chunk.IsSink(o.Name) {
+				continue // a written file's commit: freed
+			}
 			for _, k := range o.Keys {
 				out[g.ids[k]] = true
 			}
@@ -656,6 +662,9 @@ func (s *Session) keep(g *Graph) {
 	s.mu.Lock()
 	var freed []uint64
 	for _, o := range g.chunks.Outputs {
+		if chunk.IsSink(o.Name) {
+			continue
+		}
 		t := &Tensor{session: s, tiled: o, graph: g.id}
 		t.tiled.Keys = make([]uint64, len(o.Keys))
 		for i, k := range o.Keys {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"runtime"
@@ -52,9 +51,8 @@ type Config struct {
 	// host whose chunks are in shared memory and could be mapped.
 	NoMap bool
 	// Data is the worker's data directory, where the ops that read and
-	// write files (from_npy) open them; nil for none. It must keep every
-	// path inside the directory, as os.Root's FS does.
-	Data fs.FS
+	// write files (from_npy, to_npy) open them; nil for none.
+	Data *os.Root
 }
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the

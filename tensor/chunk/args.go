@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"fmt"
+	"strings"
 
 	"marsfs/tensor"
 )
@@ -373,3 +374,34 @@ type NPYArgs struct {
 	BigEndian  bool
 	Offset     []int
 }
+
+// The ops that write a .npy file (to_npy) make no data of their own: each
+// makes a 0-d bool, and the graph's chunk output for the file, named by
+// SinkName, is the commit op's, which the runtime does not keep.
+//
+//   - "to_npy.create" makes the file under a temporary name, of its whole
+//     size;
+//   - "to_npy.write" (inputs: a chunk and the create op) writes its chunk
+//     at its place;
+//   - "to_npy.commit" (inputs: every write) writes the header, then
+//     renames the file into place: a failed or cancelled graph leaves no
+//     file that looks complete.
+type NPYWriteArgs struct {
+	Path       string // the file, relative to the data directory
+	Temp       string // its name while it is written
+	Overwrite  bool   // replace an existing file
+	DataOffset int64  // the header's length
+	DType      tensor.DType
+	FileShape  []int
+	Offset     []int // write: the chunk's place
+}
+
+// sinkPrefix starts the names of the chunk outputs of sinks: no tensor
+// name has a colon.
+const sinkPrefix = "to_file:"
+
+// SinkName is the name of the chunk output of the sink writing path.
+func SinkName(path string) string { return sinkPrefix + path }
+
+// IsSink reports whether a chunk output's name is a sink's.
+func IsSink(name string) bool { return strings.HasPrefix(name, sinkPrefix) }

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
+	"os"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -19,14 +18,14 @@ import (
 
 type dataKey struct{}
 
-// WithData returns ctx with the data directory data (an fs.FS that keeps
-// every path inside it, as os.Root's does) for the kernels it runs.
-func WithData(ctx context.Context, data fs.FS) context.Context {
+// WithData returns ctx with the data directory data for the kernels it
+// runs: an os.Root, so that no path leads out of it.
+func WithData(ctx context.Context, data *os.Root) context.Context {
 	return context.WithValue(ctx, dataKey{}, data)
 }
 
-func dataOf(ctx context.Context) (fs.FS, error) {
-	if d, ok := ctx.Value(dataKey{}).(fs.FS); ok && d != nil {
+func dataOf(ctx context.Context) (*os.Root, error) {
+	if d, ok := ctx.Value(dataKey{}).(*os.Root); ok && d != nil {
 		return d, nil
 	}
 	return nil, errors.New("this worker has no data directory (--data-dir)")
@@ -59,10 +58,7 @@ func fromNPYKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 		return nil, fmt.Errorf("from_npy: %w", err)
 	}
 	defer f.Close()
-	r, ok := f.(io.ReaderAt)
-	if !ok {
-		return nil, fmt.Errorf("from_npy %s: the data directory's files do not read at offsets", a.Path)
-	}
+	r := f
 	out := elem.NewOutputAll(ctx, op)
 	if out.Len() == 0 {
 		return out, nil
@@ -84,50 +80,12 @@ func fromNPYKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 		shape, fshape, off = reversed(shape), reversed(fshape), reversed(off)
 		dst = make([]byte, len(out.Data))
 	}
-	// The trailing axes the block spans whole, and the axis before them,
-	// make a run contiguous in the file.
-	k := nd - 1
-	for k > 0 && shape[k] == fshape[k] {
-		k--
-	}
-	run := int64(shape[k])
-	for _, s := range fshape[k+1:] {
-		run *= int64(s)
-	}
-	strides := make([]int64, nd) // of the file, in elements
-	st := int64(1)
-	for ax := nd - 1; ax >= 0; ax-- {
-		strides[ax] = st
-		st *= int64(fshape[ax])
-	}
-	idx := make([]int, k) // over the block's axes before k
-	var pos int64
-	for n := 0; ; n++ {
-		if n%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		e := int64(off[k]) * strides[k]
-		for ax, i := range idx {
-			e += int64(off[ax]+i) * strides[ax]
-		}
-		buf := dst[pos*size : (pos+run)*size]
-		if _, err := r.ReadAt(buf, a.DataOffset+e*size); err != nil {
-			return nil, fmt.Errorf("from_npy %s: %w", a.Path, err)
-		}
-		pos += run
-		// The next run: increment idx as a counter over shape[:k].
-		ax := k - 1
-		for ; ax >= 0; ax-- {
-			if idx[ax]++; idx[ax] < shape[ax] {
-				break
-			}
-			idx[ax] = 0
-		}
-		if ax < 0 {
-			break
-		}
+	err = eachRun(ctx, shape, fshape, off, func(pos, run, e int64) error {
+		_, err := r.ReadAt(dst[pos*size:(pos+run)*size], a.DataOffset+e*size)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("from_npy %s: %w", a.Path, err)
 	}
 	l.Convert(dst, dst) // byte order, and bools to 0 and 1
 	if a.Fortran {
@@ -155,4 +113,180 @@ func npyKind(dt tensor.DType) byte {
 		return 'u'
 	}
 	return 'f'
+}
+
+func npyWriteArgs(op *chunk.Op) (chunk.NPYWriteArgs, error) {
+	a, ok := op.Args.(chunk.NPYWriteArgs)
+	if !ok {
+		return a, fmt.Errorf("bad args %T", op.Args)
+	}
+	if !a.DType.Valid() || a.DataOffset <= 0 || a.Temp == "" || a.Path == "" || a.Temp == a.Path {
+		return a, fmt.Errorf("bad file %q (%v%v)", a.Path, a.DType, a.FileShape)
+	}
+	return a, nil
+}
+
+// done is the chunk of the ops that write files: a 0-d true.
+func done() *tensor.Array {
+	a := tensor.NewArray(tensor.Bool, []int{})
+	a.Data[0] = 1
+	return a
+}
+
+// toNPYCreateKernel makes the file under its temporary name, of its whole
+// size (sparse until written), refusing when the file exists and may not
+// be replaced. A retry finds the file it made: it starts it again.
+func toNPYCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := npyWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
+		return nil, fmt.Errorf("to_npy: %q exists (overwrite=True replaces it)", a.Path)
+	}
+	f, err := data.OpenFile(a.Temp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("to_npy: %w", err)
+	}
+	defer f.Close()
+	size := a.DataOffset + int64(tensor.NumElements(a.FileShape)*a.DType.Size())
+	if err := f.Truncate(size); err != nil {
+		return nil, fmt.Errorf("to_npy: %w", err)
+	}
+	return done(), nil
+}
+
+// toNPYWriteKernel writes its chunk (input 0) at its place in the file,
+// by the runs of it contiguous in the file (pwrite).
+func toNPYWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := npyWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	nd := len(a.FileShape)
+	if len(in) != 2 || in[0] == nil || in[0].Check() != nil || in[0].DType != a.DType || len(in[0].Shape) != nd || len(a.Offset) != nd {
+		return nil, fmt.Errorf("to_npy %s: a chunk of %v for a file of %v%v", a.Path, a.DType, a.DType, a.FileShape)
+	}
+	x := in[0]
+	for ax := range nd {
+		if a.Offset[ax] < 0 || a.Offset[ax]+x.Shape[ax] > a.FileShape[ax] {
+			return nil, fmt.Errorf("to_npy %s: a chunk of %v at %v for a file of %v", a.Path, x.Shape, a.Offset, a.FileShape)
+		}
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := data.OpenFile(a.Temp, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("to_npy: %w", err)
+	}
+	defer f.Close()
+	err = eachRun(ctx, x.Shape, a.FileShape, a.Offset, func(pos, run, e int64) error {
+		size := int64(a.DType.Size())
+		_, err := f.WriteAt(x.Data[pos*size:(pos+run)*size], a.DataOffset+e*size)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("to_npy %s: %w", a.Path, err)
+	}
+	return done(), f.Close()
+}
+
+// toNPYCommitKernel writes the header and renames the file into place,
+// once every chunk is written (its inputs).
+func toNPYCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := npyWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := data.OpenFile(a.Temp, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("to_npy: %w", err)
+	}
+	hdr := codec.NPYHeader(a.DType, a.FileShape)
+	if int64(len(hdr)) != a.DataOffset {
+		f.Close()
+		return nil, fmt.Errorf("to_npy %s: a header of %d bytes, the data at %d", a.Path, len(hdr), a.DataOffset)
+	}
+	_, err = f.WriteAt(hdr, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("to_npy %s: %w", a.Path, err)
+	}
+	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
+		data.Remove(a.Temp)
+		return nil, fmt.Errorf("to_npy: %q exists (overwrite=True replaces it)", a.Path)
+	}
+	if err := data.Rename(a.Temp, a.Path); err != nil {
+		return nil, fmt.Errorf("to_npy: %w", err)
+	}
+	return done(), nil
+}
+
+// eachRun calls f for each run of a block of shape at off in an array of
+// fshape (C order) that is contiguous in both: the run's position in the
+// block, its length and its position in the array, in elements.
+func eachRun(ctx context.Context, shape, fshape, off []int, f func(pos, run, e int64) error) error {
+	nd := len(fshape)
+	if nd == 0 {
+		return f(0, 1, 0)
+	}
+	if tensor.NumElements(shape) == 0 {
+		return nil
+	}
+	k := nd - 1
+	for k > 0 && shape[k] == fshape[k] {
+		k--
+	}
+	run := int64(shape[k])
+	for _, s := range fshape[k+1:] {
+		run *= int64(s)
+	}
+	strides := make([]int64, nd)
+	st := int64(1)
+	for ax := nd - 1; ax >= 0; ax-- {
+		strides[ax] = st
+		st *= int64(fshape[ax])
+	}
+	idx := make([]int, k)
+	var pos int64
+	for n := 0; ; n++ {
+		if n%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		e := int64(off[k]) * strides[k]
+		for ax, i := range idx {
+			e += int64(off[ax]+i) * strides[ax]
+		}
+		if err := f(pos, run, e); err != nil {
+			return err
+		}
+		pos += run
+		ax := k - 1
+		for ; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < shape[ax] {
+				break
+			}
+			idx[ax] = 0
+		}
+		if ax < 0 {
+			return nil
+		}
+	}
 }

@@ -43,6 +43,12 @@ func KernelFor(kind string) (kernel, bool) {
 		return constKernel, true
 	case tensor.OpFromNPY:
 		return fromNPYKernel, true
+	case "to_npy.create":
+		return toNPYCreateKernel, true
+	case "to_npy.write":
+		return toNPYWriteKernel, true
+	case "to_npy.commit":
+		return toNPYCommitKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":

@@ -30,16 +30,22 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 			fetch = append(fetch, s.Targets...)
 			continue
 		}
+		if s.Expr {
+			if err := b.statement(s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := b.assign(s); err != nil {
 			return nil, err
 		}
 		last = &stmts[i].Targets[len(s.Targets)-1]
 	}
-	if len(fetch) == 0 {
-		if last == nil {
-			return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
-		}
+	if len(fetch) == 0 && last != nil {
 		fetch = []syntax.NameExpr{*last}
+	}
+	if len(fetch) == 0 && len(b.sinks) == 0 {
+		return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
 	}
 	var outs []Output
 	seen := map[string]bool{}
@@ -122,7 +128,8 @@ func typeName(v value) string {
 
 type builder struct {
 	env    Env
-	data   fs.FS // the data directory, nil for none
+	data   fs.FS  // the data directory, nil for none
+	sinks  []Sink // the files the spec writes
 	nodes  []*Node
 	vars   map[string]value
 	inputs map[string]*Node // OpInput nodes by session tensor name
@@ -196,6 +203,9 @@ func (b *builder) graph(outs []Output, src string) *Graph {
 	for _, o := range outs {
 		need[o.Node.ID] = true
 	}
+	for _, s := range b.sinks {
+		need[s.Node.ID] = true
+	}
 	for i := len(b.nodes) - 1; i >= 0; i-- {
 		if need[i] {
 			for _, in := range b.nodes[i].Inputs {
@@ -203,7 +213,7 @@ func (b *builder) graph(outs []Output, src string) *Graph {
 			}
 		}
 	}
-	g := &Graph{Outputs: outs, Source: src}
+	g := &Graph{Outputs: outs, Sinks: b.sinks, Source: src}
 	for i, n := range b.nodes {
 		if need[i] {
 			n.ID = len(g.Nodes)
@@ -217,6 +227,9 @@ func (b *builder) assign(s syntax.Stmt) error {
 	v, err := b.eval(s.Value)
 	if err != nil {
 		return err
+	}
+	if _, ok := v.(sinkValue); ok {
+		return syntax.Errorf(s.Pos, "writing a file is a statement of its own: write it without %s =", s.Targets[0].Name)
 	}
 	if s.AugOp != "" {
 		t := s.Targets[0]

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
+	"marsfs/tensor/spec/syntax"
 )
 
 // Data on disk: from_npy names a .npy file in the server's data directory
@@ -15,6 +17,31 @@ import (
 // read the chunks' bytes from the file themselves (see tile and kernel).
 
 func registerFiles() {
+	register("to_npy", []string{"x", "path", "overwrite"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		path, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		overwrite, err := c.bool(2, false)
+		if err != nil {
+			return nil, err
+		}
+		sink := Sink{Format: "npy", Path: path, Overwrite: overwrite, Node: x}
+		if err := checkSink(c.b.data, sink); err != nil {
+			return nil, c.errorf(1, "to_npy: %v", err)
+		}
+		if tensor.HasUnknown(x.Shape) {
+			return nil, c.errorf(0, "to_npy: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
+		}
+		return sinkValue{sink}, nil
+	})
 	register("from_npy", []string{"path", "chunks"}, func(c *call) (value, error) {
 		if !c.has(0) {
 			return nil, c.missing(0)
@@ -91,4 +118,56 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// sinkValue is what a statement function (to_npy) evaluates to: a file
+// the graph writes. It is a statement of its own, never a value to assign.
+type sinkValue struct{ sink Sink }
+
+// statement evaluates an expression statement, which must be a statement
+// function's call.
+func (b *builder) statement(s syntax.Stmt) error {
+	v, err := b.eval(s.Value)
+	if err != nil {
+		return err
+	}
+	sv, ok := v.(sinkValue)
+	if !ok {
+		return syntax.Errorf(s.Pos, "expression is not assigned to a name (write name = expression)")
+	}
+	for _, o := range b.sinks {
+		if o.Path == sv.sink.Path {
+			return syntax.Errorf(s.Pos, "%q is written twice", o.Path)
+		}
+	}
+	b.sinks = append(b.sinks, sv.sink)
+	return nil
+}
+
+// checkSink checks that a graph may write sink: a data directory, a path
+// in it whose directory exists, and no file there unless Overwrite.
+func checkSink(data fs.FS, sink Sink) error {
+	if data == nil {
+		return errors.New("this server has no data directory (--data-dir), so a spec cannot name a file")
+	}
+	if err := CheckDataPath(sink.Path); err != nil {
+		return err
+	}
+	if dir := pathDir(sink.Path); dir != "." {
+		if st, err := fs.Stat(data, dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%q: directory %q does not exist", sink.Path, dir)
+		}
+	}
+	if _, err := fs.Stat(data, sink.Path); err == nil && !sink.Overwrite {
+		return fmt.Errorf("%q exists: give overwrite=True to replace it", sink.Path)
+	}
+	return nil
+}
+
+func pathDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "."
+	}
+	return p[:i]
 }

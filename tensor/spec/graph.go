@@ -28,8 +28,20 @@ type Graph struct {
 	Nodes []*Node
 	// Outputs are the fetched names in the order the spec lists them.
 	Outputs []Output
+	// Sinks are the files the graph writes (to_npy), in the spec's order.
+	Sinks []Sink
 	// Source is the spec's text as submitted.
 	Source string
+}
+
+// A Sink is a file a graph writes: the tensor Node, as Format ("npy"), at
+// Path in the data directory. Without Overwrite an existing file is not
+// replaced.
+type Sink struct {
+	Format    string
+	Path      string
+	Overwrite bool
+	Node      *Node
 }
 
 // Output names one fetched tensor of a graph.

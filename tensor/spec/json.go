@@ -44,6 +44,15 @@ type jsonGraph struct {
 	Version int          `json:"version"`
 	Nodes   []jsonNode   `json:"nodes"`
 	Outputs []jsonOutput `json:"outputs"`
+	Sinks   []jsonSink   `json:"sinks,omitempty"`
+}
+
+// jsonSink is a file the graph writes (Graph.Sinks).
+type jsonSink struct {
+	Node      int    `json:"node"`
+	Format    string `json:"format"`
+	Path      string `json:"path"`
+	Overwrite bool   `json:"overwrite,omitempty"`
 }
 
 type jsonNode struct {
@@ -233,6 +242,13 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		doc.Outputs = append(doc.Outputs, jsonOutput{Name: o.Name, Node: j})
 	}
+	for _, s := range g.Sinks {
+		j, ok := index[s.Node]
+		if !ok {
+			return nil, fmt.Errorf("graph: the sink of %s is not a node of the graph", s.Path)
+		}
+		doc.Sinks = append(doc.Sinks, jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite})
+	}
 	return renderJSON(doc)
 }
 
@@ -263,7 +279,16 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 		}
 		b.Write(line)
 	}
-	b.WriteString("]}\n")
+	b.WriteString("]")
+	if len(doc.Sinks) > 0 {
+		line, err := json.Marshal(doc.Sinks)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(",\n \"sinks\": ")
+		b.Write(line)
+	}
+	b.WriteString("}\n")
 	return b.Bytes(), nil
 }
 
@@ -301,8 +326,22 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		g.Nodes = append(g.Nodes, n)
 		byID[jn.ID] = n
 	}
-	if len(doc.Outputs) == 0 {
+	if len(doc.Outputs) == 0 && len(doc.Sinks) == 0 {
 		return nil, &syntax.Error{Msg: "json: the document has no outputs"}
+	}
+	for _, js := range doc.Sinks {
+		n, ok := byID[js.Node]
+		if !ok {
+			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: no node %d", js.Path, js.Node)}
+		}
+		if js.Format != "npy" {
+			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: unknown format %q", js.Path, js.Format)}
+		}
+		sink := Sink{Format: js.Format, Path: js.Path, Overwrite: js.Overwrite, Node: n}
+		if err := checkSink(data, sink); err != nil {
+			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
+		}
+		g.Sinks = append(g.Sinks, sink)
 	}
 	seen := map[string]bool{}
 	for _, o := range doc.Outputs {

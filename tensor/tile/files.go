@@ -1,11 +1,13 @@
 package tile
 
 import (
+	"crypto/rand"
 	"fmt"
 	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
+	"marsfs/tensor/codec"
 	"marsfs/tensor/spec"
 )
 
@@ -33,4 +35,36 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromNPY, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
+}
+
+// tileSink emits the ops that write tt, the tiled tensor of sink, to its
+// file (see chunk.NPYWriteArgs), and returns the key of the op that
+// commits it.
+func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error) {
+	if sink.Format != "npy" {
+		return 0, fmt.Errorf("sink %q: unknown format %q", sink.Path, sink.Format)
+	}
+	var token [8]byte
+	rand.Read(token[:])
+	base := chunk.NPYWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite,
+		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape)}
+	done := []int{}
+	create := t.emit(&chunk.Op{Kind: "to_npy.create", Shape: done, DType: tensor.Bool, Args: base})
+	grid := tensor.GridShape(tt.Chunks)
+	offs := tensor.ChunkOffsets(tt.Chunks)
+	idx := make([]int, len(grid))
+	var writes []int
+	for k, key := range tt.Keys {
+		tensor.UnravelInto(idx, k, grid)
+		args := base
+		args.Offset = make([]int, len(idx))
+		for ax, i := range idx {
+			args.Offset[ax] = offs[ax][i]
+		}
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_npy.write", Inputs: []int{int(key), int(create)}, Shape: done, DType: tensor.Bool, Args: args})))
+	}
+	if len(writes) == 0 {
+		writes = []int{int(create)} // no chunk: the file is the header
+	}
+	return t.emit(&chunk.Op{Kind: "to_npy.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
 }

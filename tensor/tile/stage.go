@@ -125,8 +125,9 @@ type stager struct {
 	done      []bool                // nodes tiled in an earlier stage
 	tiled     []*tensor.TiledTensor // their grids (Keys are of the stage that tiled them)
 	stages    int
-	fuse      bool // fuse columns as they are tiled (StagesFused)
-	maxOps    int  // Options.MaxOps
+	fuse      bool   // fuse columns as they are tiled (StagesFused)
+	sunk      []bool // the sinks written by a stage so far
+	maxOps    int    // Options.MaxOps
 
 	// What the last stage hands on, in the order of its outputs after the
 	// results: the nodes whose chunks later stages read, then the carry
@@ -235,6 +236,24 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		}
 		progress = true
 	}
+	// The files written once their tensor is: each a result, the commit
+	// op's chunk, which the runtime does not keep (chunk.IsSink).
+	if st.sunk == nil {
+		st.sunk = make([]bool, len(g.Sinks))
+	}
+	var sinks []tensor.TiledTensor
+	for i, sink := range g.Sinks {
+		tt := t.tiled[sink.Node.ID]
+		if st.sunk[i] || tt == nil || !st.done[sink.Node.ID] {
+			continue
+		}
+		key, err := t.tileSink(sink, tt)
+		if err != nil {
+			return nil, err
+		}
+		st.sunk[i] = true
+		sinks = append(sinks, tensor.TiledTensor{Name: chunk.SinkName(sink.Path), Shape: []int{}, DType: tensor.Bool, Chunks: [][]int{}, Keys: []uint64{key}})
+	}
 	cg := &chunk.Graph{}
 	if t.nops > 0 {
 		cg.Ops = make([]*chunk.Op, 0, t.nops)
@@ -250,6 +269,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 			cg.Outputs = append(cg.Outputs, out)
 		}
 	}
+	cg.Outputs = append(cg.Outputs, sinks...)
 	s.Results = len(cg.Outputs)
 	remaining := false
 	for _, n := range g.Nodes {

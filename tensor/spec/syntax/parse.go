@@ -109,6 +109,9 @@ type Stmt struct {
 	AugOp   string // "+" for +=, ...
 	AugPos  SrcPos // the augmented assignment's operator
 	Value   Expr
+	// Expr marks an expression statement (no targets): the builder
+	// accepts those whose value is a statement of its own (to_npy).
+	Expr bool
 }
 
 type parser struct {
@@ -204,7 +207,7 @@ func (p *parser) stmt() (Stmt, error) {
 		if t.kind != tokName || !isTargetEnd(p.toks[p.i+1]) {
 			if len(targets) == 0 {
 				if t.kind == tokName || t.kind == tokOp && t.text == "(" || t.kind == tokInt || t.kind == tokFloat {
-					return Stmt{}, p.bareExpr()
+					return p.bareExpr()
 				}
 			}
 			return Stmt{}, p.unexpected()
@@ -267,18 +270,18 @@ func checkTarget(t token) error {
 
 // bareExpr parses an expression statement to report it well: a spec
 // assigns every expression to a name.
-func (p *parser) bareExpr() error {
+// bareExpr parses an expression statement; only a statement function
+// (to_npy, ...) makes one valid, which the builder judges.
+func (p *parser) bareExpr() (Stmt, error) {
 	t := p.peek()
-	if _, err := p.exprList(); err != nil {
-		return err
+	v, err := p.exprList()
+	if err != nil {
+		return Stmt{}, err
 	}
 	if p.isOp("=") {
-		return Errorf(p.peek().pos, "cannot assign to expression")
+		return Stmt{}, Errorf(p.peek().pos, "cannot assign to expression")
 	}
-	if k := p.peek().kind; k != tokNewline && k != tokEOF {
-		return p.unexpected()
-	}
-	return Errorf(t.pos, "expression is not assigned to a name (write name = expression)")
+	return Stmt{Pos: t.pos, Value: v, Expr: true}, p.endOfStmt()
 }
 
 func (p *parser) fetch(pos SrcPos) (Stmt, error) {
