@@ -1,0 +1,114 @@
+package gemm
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// peakGFLOPS is one core's FMA peak in float64: 2 FMA units x 4 doubles x
+// 2 flops a cycle at the clock /proc/cpuinfo gives (0 if it does not).
+// float32 doubles it.
+var peakGFLOPS = sync.OnceValue(func() float64 {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "cpu MHz" {
+			mhz, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return 2 * 4 * 2 * mhz / 1000
+		}
+	}
+	return 0
+})
+
+func reportGFLOPS(b *testing.B, flops, peak float64) {
+	gflops := flops * float64(b.N) / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(gflops, "GFLOP/s")
+	if peak > 0 {
+		b.ReportMetric(100*gflops/peak, "%peak")
+	}
+}
+
+// BenchmarkKernel runs the micro-kernels alone on packed panels that stay
+// in L1 (kc steps), against one core's FMA peak.
+func BenchmarkKernel(b *testing.B) {
+	if !haveKernels {
+		b.Skip("no AVX2 and FMA")
+	}
+	b.Run("float64", func(b *testing.B) {
+		ar := &archF64
+		kc := ar.kc
+		a, bp, c := make([]float64, kc*ar.mr), make([]float64, kc*ar.nr), make([]float64, ar.mr*ar.nr)
+		for b.Loop() {
+			kernelD(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
+		}
+		reportGFLOPS(b, float64(2*kc*ar.mr*ar.nr), peakGFLOPS())
+	})
+	b.Run("float32", func(b *testing.B) {
+		ar := &archF32
+		kc := ar.kc
+		a, bp, c := make([]float32, kc*ar.mr), make([]float32, kc*ar.nr), make([]float32, ar.mr*ar.nr)
+		for b.Loop() {
+			kernelS(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
+		}
+		reportGFLOPS(b, float64(2*kc*ar.mr*ar.nr), 2*peakGFLOPS())
+	})
+}
+
+// BenchmarkDgemm multiplies square matrices, a b with beta 1, on one core.
+func BenchmarkDgemm(b *testing.B) {
+	for _, n := range []int{100, 256, 1000, 4000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			a, bb, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+			for i := range a {
+				a[i], bb[i] = float64(i%7)-3, float64(i%5)-2
+			}
+			for b.Loop() {
+				Dgemm(false, false, n, n, n, 1, a, n, bb, n, 1, c, n)
+			}
+			reportGFLOPS(b, 2*float64(n)*float64(n)*float64(n), peakGFLOPS())
+		})
+	}
+}
+
+// BenchmarkSgemm is BenchmarkDgemm for float32 (peak twice float64's).
+func BenchmarkSgemm(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			a, bb, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+			for i := range a {
+				a[i], bb[i] = float32(i%7)-3, float32(i%5)-2
+			}
+			for b.Loop() {
+				Sgemm(false, false, n, n, n, 1, a, n, bb, n, 1, c, n)
+			}
+			reportGFLOPS(b, 2*float64(n)*float64(n)*float64(n), 2*peakGFLOPS())
+		})
+	}
+}
+
+// BenchmarkDsyrk computes aᵀ a for a of 4n x n: half the flops of the
+// product, counted as the product's so that the rate compares with Dgemm.
+func BenchmarkDsyrk(b *testing.B) {
+	for _, n := range []int{1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			k := 4 * n
+			a, c := make([]float64, k*n), make([]float64, n*n)
+			for i := range a {
+				a[i] = float64(i%7) - 3
+			}
+			for b.Loop() {
+				Dsyrk(true, true, n, k, 1, a, n, 0, c, n)
+			}
+			reportGFLOPS(b, 2*float64(n)*float64(n)*float64(k), peakGFLOPS())
+		})
+	}
+}

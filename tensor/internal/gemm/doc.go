@@ -1,0 +1,26 @@
+// Package gemm computes dense matrix products, C = alpha op(A) op(B) +
+// beta C, and symmetric rank-k updates, C = alpha A Aᵀ + beta C, on
+// row-major float64 and float32 matrices, fast: on amd64 CPUs with AVX2
+// and FMA it runs register-blocked micro-kernels written in assembly;
+// elsewhere it calls gonum's pure-Go BLAS, which is also the tests'
+// reference.
+//
+// The method is Goto's, as OpenBLAS and BLIS use it. The product is cut
+// into blocks sized from the CPU's caches (see blockSizes): a kc x nc
+// block of B is packed once into micro-panels of nr columns and stays in
+// L3 (or L2); for it, each mc x kc block of A is packed into micro-panels
+// of mr rows and stays in L2; and for each pair of micro-panels a
+// micro-kernel computes an mr x nr block of C in registers, over kc steps,
+// with the B micro-panel in L1. Packing makes every transpose and leading
+// dimension look the same to the kernel, and pads the edges with zeros, so
+// there is one kernel a type; blocks of C at the edges are computed into a
+// small buffer and added from there.
+//
+// The kernels' shape is 6 x 8 for float64 and 6 x 16 for float32: twelve
+// YMM accumulators, two registers for a row of B and two for broadcasts of
+// A, the 16 registers of AVX2. Rows of 8 float64 are C's own rows, so the
+// kernel loads and stores C a cache line a row.
+//
+// Packing buffers are reused (a small free list): fresh pages cost more to
+// touch than a block's product on a machine that hands them out slowly.
+package gemm

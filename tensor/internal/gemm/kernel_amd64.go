@@ -1,0 +1,21 @@
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+// The micro-kernels of kernel_amd64.s: c = alpha a b + beta c for a block
+// of c of mr x nr, from packed micro-panels of k steps.
+//
+//go:noescape
+func kernelD(k int, a, b, c *float64, ldc int, alpha, beta float64)
+
+//go:noescape
+func kernelS(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+// haveKernels says whether the CPU and the OS run the kernels: AVX2 and
+// FMA, and the OS saving the YMM registers (which cpu.X86.HasAVX2 checks).
+var haveKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+var (
+	kernelF64 = kernelD
+	kernelF32 = kernelS
+)

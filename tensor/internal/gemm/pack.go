@@ -1,0 +1,87 @@
+package gemm
+
+// packA copies the block of op(A) of rows [i0, i0+mb) and columns
+// [p0, p0+kb) into dst as micro-panels of mr rows: panel r holds, for each
+// of the kb columns in turn, the mr values of its rows, zeros past the
+// block's last row. a is A's buffer with leading dimension lda; op(A)(i, p)
+// is a[i*lda+p], or a[p*lda+i] when trans.
+func packA[T float32 | float64](dst, a []T, lda int, trans bool, i0, p0, mb, kb, mr int) {
+	for ir := 0; ir < mb; ir += mr {
+		h := min(mr, mb-ir)
+		panel := dst[ir*kb:][:kb*mr]
+		if trans {
+			// A row of the buffer holds a column of the panel's rows.
+			for p := range kb {
+				src := a[(p0+p)*lda+i0+ir:][:h]
+				d := panel[p*mr:][:mr]
+				copy(d, src)
+				clear(d[h:])
+			}
+			continue
+		}
+		if h == 6 && mr == 6 {
+			packRows6(panel, a, lda, i0+ir, p0, kb)
+			continue
+		}
+		for r := range mr {
+			if r >= h {
+				for p := range kb {
+					panel[p*mr+r] = 0
+				}
+				continue
+			}
+			src := a[(i0+ir+r)*lda+p0:][:kb]
+			for p, v := range src {
+				panel[p*mr+r] = v
+			}
+		}
+	}
+}
+
+// packRows6 interleaves 6 rows of a, from row i and column p0 on, kb values
+// each, into panel: the common case of packA, unrolled.
+func packRows6[T float32 | float64](panel, a []T, lda, i, p0, kb int) {
+	r0 := a[i*lda+p0:][:kb]
+	r1 := a[(i+1)*lda+p0:][:kb]
+	r2 := a[(i+2)*lda+p0:][:kb]
+	r3 := a[(i+3)*lda+p0:][:kb]
+	r4 := a[(i+4)*lda+p0:][:kb]
+	r5 := a[(i+5)*lda+p0:][:kb]
+	panel = panel[:6*kb]
+	for p := range kb {
+		d := panel[6*p:][:6]
+		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
+// packB copies the block of op(B) of rows [p0, p0+kb) and columns
+// [j0, j0+nb) into dst as micro-panels of nr columns: panel j holds, for
+// each of the kb rows in turn, the nr values of its columns, zeros past the
+// block's last column. op(B)(p, j) is b[p*ldb+j], or b[j*ldb+p] when trans.
+func packB[T float32 | float64](dst, b []T, ldb int, trans bool, p0, j0, kb, nb, nr int) {
+	for jr := 0; jr < nb; jr += nr {
+		w := min(nr, nb-jr)
+		panel := dst[jr*kb:][:kb*nr]
+		if !trans {
+			for p := range kb {
+				d := panel[p*nr:][:nr]
+				copy(d, b[(p0+p)*ldb+j0+jr:][:w])
+				clear(d[w:])
+			}
+			continue
+		}
+		// A row of the buffer holds a column of the panel.
+		for j := range nr {
+			if j >= w {
+				for p := range kb {
+					panel[p*nr+j] = 0
+				}
+				continue
+			}
+			src := b[(j0+jr+j)*ldb+p0:][:kb]
+			for p, v := range src {
+				panel[p*nr+j] = v
+			}
+		}
+	}
+}
