@@ -57,6 +57,7 @@ func matmulKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 	// beta is 0 until a product has been written: the first one overwrites
 	// the output, the others add to it.
 	var beta float64 // 0 or 1, exact in float32 too
+	sym := overwrite && src.symmetric(nblocks)
 	for p := 0; p < nblocks; p += 2 {
 		if k := src.shape(p)[1]; m == 0 || n == 0 || k == 0 {
 			continue // adds zero
@@ -64,17 +65,26 @@ func matmulKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := multiplyPair(ctx, src, p, out, beta); err != nil {
+		if err := multiplyPair(ctx, src, p, out, beta, sym); err != nil {
 			return nil, err
 		}
 		beta = 1
+	}
+	if sym && beta == 1 {
+		switch out.DType {
+		case tensor.Float64:
+			mirrorUpper(out.Float64s(), n)
+		case tensor.Float32:
+			mirrorUpper(out.Float32s(), n)
+		}
 	}
 	return out, nil
 }
 
 // multiplyPair adds (beta 1) or writes (beta 0) the product of the blocks
-// p and p+1 of src to out.
-func multiplyPair(ctx context.Context, src *blockSource, p int, out *tensor.Array, beta float64) error {
+// p and p+1 of src to out; only its upper triangle when sym, the pair
+// being a block and its transpose (see blockSource.symmetric).
+func multiplyPair(ctx context.Context, src *blockSource, p int, out *tensor.Array, beta float64, sym bool) error {
 	ga, releaseA, err := src.get(p)
 	if err != nil {
 		return fmt.Errorf("block %d: %w", p, err)
@@ -89,12 +99,18 @@ func multiplyPair(ctx context.Context, src *blockSource, p int, out *tensor.Arra
 	va, vb := src.view(p), src.view(p+1)
 	sa, sb := src.shape(p), src.shape(p+1)
 	m, k, n := sa[0], sa[1], sb[1]
-	switch out.DType {
-	case tensor.Float64:
-		gemm(blas64.Implementation().Dgemm, m, k, n, viewOf(a.Float64s(), a, va), viewOf(b.Float64s(), b, vb), beta, out.Float64s())
+	switch {
+	case out.DType == tensor.Float64 && sym:
+		blasSyrk(blas64.Implementation().Dsyrk, m, k, viewOf(a.Float64s(), a, va), beta, out.Float64s())
 		return nil
-	case tensor.Float32:
-		gemm(blas32.Implementation().Sgemm, m, k, n, viewOf(a.Float32s(), a, va), viewOf(b.Float32s(), b, vb), float32(beta), out.Float32s())
+	case out.DType == tensor.Float32 && sym:
+		blasSyrk(blas32.Implementation().Ssyrk, m, k, viewOf(a.Float32s(), a, va), float32(beta), out.Float32s())
+		return nil
+	case out.DType == tensor.Float64:
+		blasGemm(blas64.Implementation().Dgemm, m, k, n, viewOf(a.Float64s(), a, va), viewOf(b.Float64s(), b, vb), beta, out.Float64s())
+		return nil
+	case out.DType == tensor.Float32:
+		blasGemm(blas32.Implementation().Sgemm, m, k, n, viewOf(a.Float32s(), a, va), viewOf(b.Float32s(), b, vb), float32(beta), out.Float32s())
 		return nil
 	}
 	// The other dtypes multiply whole blocks.

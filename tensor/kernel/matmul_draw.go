@@ -123,3 +123,30 @@ func (s *blockSource) get(i int) (a *tensor.Array, release func(), err error) {
 	}
 	return a, func() { scratch.put(buf) }, nil
 }
+
+// symmetric says whether every pair of blocks, of the nblocks, is a block
+// x of a float chunk and x's transpose, as read from the same buffer: xᵀ x
+// or x xᵀ, the diagonal blocks of x.T @ x (and x @ x.T). Their sum is a
+// symmetric matrix, of which the kernel computes one triangle.
+func (s *blockSource) symmetric(nblocks int) bool {
+	if s.args == nil || s.args.Views == nil || nblocks == 0 {
+		return false
+	}
+	for p := 0; p < nblocks; p += 2 {
+		if s.at[p] < 0 || s.at[p+1] < 0 {
+			return false
+		}
+		va, vb := s.args.Views[p], s.args.Views[p+1]
+		if va.Trans == vb.Trans || va.R0 != vb.R0 || va.R1 != vb.R1 || va.C0 != vb.C0 || va.C1 != vb.C1 {
+			return false
+		}
+		x, y := s.in[s.at[p]], s.in[s.at[p+1]]
+		if x != y && (len(x.Data) == 0 || len(y.Data) != len(x.Data) || &x.Data[0] != &y.Data[0]) {
+			return false
+		}
+		if x.DType != tensor.Float64 && x.DType != tensor.Float32 {
+			return false
+		}
+	}
+	return true
+}

@@ -42,6 +42,41 @@ func viewOf[T any](d []T, x *tensor.Array, view *chunk.BlockView) matView[T] {
 	return matView[T]{data: d, off: view.R0*cols + view.C0, ld: cols, transposed: view.Trans}
 }
 
+// blasGemm sets the row-major m x n matrix c to a b + beta c, for a (m x k)
+// and b (k x n) given as views of their buffers, and k > 0, with the
+// general matrix product f of a BLAS, in one call: the BLAS blocks the
+// product for the caches itself.
+func blasGemm[T float32 | float64](f func(ta, tb blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int),
+	m, k, n int, a, b matView[T], beta T, c []T) {
+	f(a.trans(), b.trans(), m, n, k, 1, a.at(0, 0), a.ld, b.at(0, 0), b.ld, beta, c, n)
+}
+
+// blasSyrk sets the upper triangle (with the diagonal) of the row-major n x n
+// matrix c to that of a aᵀ + beta c, for a (n x k) given as a view of its
+// buffer, and k > 0, with the symmetric rank-k update f of a BLAS: half
+// the flops of the product. The caller mirrors the triangle.
+func blasSyrk[T float32 | float64](f func(ul blas.Uplo, t blas.Transpose, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int),
+	n, k int, a matView[T], beta T, c []T) {
+	f(blas.Upper, a.trans(), n, k, 1, a.at(0, 0), a.ld, beta, c, n)
+}
+
+// mirrorUpper copies the upper triangle of the row-major n x n matrix c
+// onto its lower one, a square of 64 x 64 at a time so that both the rows
+// read and the columns written stay in cache.
+func mirrorUpper[T any](c []T, n int) {
+	const b = 64
+	for i0 := 0; i0 < n; i0 += b {
+		for j0 := 0; j0 <= i0; j0 += b {
+			for i := i0; i < min(i0+b, n); i++ {
+				row := c[i*n : i*n+min(i, j0+b)]
+				for j := j0; j < len(row); j++ {
+					row[j] = c[j*n+i]
+				}
+			}
+		}
+	}
+}
+
 // materialize copies the block that view makes of x into an array of its
 // own, for the kernels that read blocks whole.
 func materialize(x *tensor.Array, view *chunk.BlockView) *tensor.Array {

@@ -11,12 +11,14 @@ import (
 )
 
 // TestBLAS checks that the float kernels call the BLAS the build names:
-// gonum's by default, OpenBLAS through gonum's netlib binding with the
-// openblas build tag.
+// by default gonum's with marsfs' gemm products in it (their assembly
+// kernels where the CPU has AVX2 and FMA: "gemm", else gonum's own:
+// "gonum"), OpenBLAS through gonum's netlib binding with the openblas
+// build tag.
 func TestBLAS(t *testing.T) {
-	want := map[string]string{"gonum": "gonum.Implementation", "OpenBLAS": "netlib.Implementation"}[kernel.BLAS]
+	want := map[string]string{"gemm": "gemm.Implementation", "gonum": "gemm.Implementation", "OpenBLAS": "netlib.Implementation"}[kernel.BLAS]
 	if want == "" {
-		t.Fatalf("BLAS = %q, want gonum or OpenBLAS", kernel.BLAS)
+		t.Fatalf("BLAS = %q, want gemm, gonum or OpenBLAS", kernel.BLAS)
 	}
 	for _, impl := range []any{blas64.Implementation(), blas32.Implementation()} {
 		if got := fmt.Sprintf("%T", impl); got != want {

@@ -377,6 +377,7 @@ func TestMatmulViews(t *testing.T) {
 		}{
 			{name: "x.T @ x", x: [][]int{{2, 3, 4}, {7}}, transX: true, same: true},
 			{name: "x.T @ x rows of one", x: [][]int{slices.Repeat([]int{1}, 9), {3, 4}}, transX: true, same: true},
+			{name: "x @ x.T", x: [][]int{{4, 5}, {2, 5}}, transY: true, same: true},
 			{name: "x @ y.T", x: [][]int{{9}, {2, 5}}, y: [][]int{{4, 5}, {3, 4}}, transY: true},
 			{name: "x.T @ y.T", x: [][]int{{5, 4}, {7}}, y: [][]int{{3, 3, 1}, {9}}, transX: true, transY: true},
 			{name: "misaligned k", x: [][]int{{9}, {2, 5}}, y: [][]int{{3, 4}, {9}}},
@@ -395,9 +396,13 @@ func TestMatmulViews(t *testing.T) {
 				a = transposed(xs)
 				na = c.add(&spec.Node{Op: tensor.OpTranspose, Inputs: []*spec.Node{nx}, Shape: []int{xShape[1], xShape[0]}, DType: dt, Attrs: spec.Attrs{Perm: []int{1, 0}}})
 			}
-			if tc.same {
+			switch {
+			case tc.same && tc.transY:
+				b = transposed(xs)
+				nb = c.add(&spec.Node{Op: tensor.OpTranspose, Inputs: []*spec.Node{nx}, Shape: []int{xShape[1], xShape[0]}, DType: dt, Attrs: spec.Attrs{Perm: []int{1, 0}}})
+			case tc.same:
 				b, nb = xs, nx
-			} else {
+			default:
 				yShape := []int{chunkSum(tc.y[0]), chunkSum(tc.y[1])}
 				ys, ny := stored(yShape, tc.y, 12)
 				b, nb = ys, ny

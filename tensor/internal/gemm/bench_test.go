@@ -48,7 +48,7 @@ func BenchmarkKernel(b *testing.B) {
 		kc := ar.kc
 		a, bp, c := make([]float64, kc*ar.mr), make([]float64, kc*ar.nr), make([]float64, ar.mr*ar.nr)
 		for b.Loop() {
-			kernelD(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
+			ar.kernel(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
 		}
 		reportGFLOPS(b, float64(2*kc*ar.mr*ar.nr), peakGFLOPS())
 	})
@@ -57,7 +57,7 @@ func BenchmarkKernel(b *testing.B) {
 		kc := ar.kc
 		a, bp, c := make([]float32, kc*ar.mr), make([]float32, kc*ar.nr), make([]float32, ar.mr*ar.nr)
 		for b.Loop() {
-			kernelS(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
+			ar.kernel(kc, &a[0], &bp[0], &c[0], ar.nr, 1, 1)
 		}
 		reportGFLOPS(b, float64(2*kc*ar.mr*ar.nr), 2*peakGFLOPS())
 	})

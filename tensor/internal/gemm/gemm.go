@@ -18,7 +18,7 @@ func Fast() bool { return haveKernels }
 // c without reading it. It panics on sizes its buffers do not hold.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if !haveKernels {
-		gonum.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		slowDgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	p := product[float64]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}
@@ -28,7 +28,7 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 // Sgemm is Dgemm for float32.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if !haveKernels {
-		gonum.Implementation{}.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		slowSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	p := product[float32]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}

@@ -212,3 +212,27 @@ func FuzzGemm(f *testing.F) {
 		}
 	})
 }
+
+// TestSlowGemm checks the pure-Go path, gonum a block at a time, against
+// one call of gonum, on products larger than its blocks along each axis.
+func TestSlowGemm(t *testing.T) {
+	seed := uint64(9000)
+	for _, s := range [][3]int{{slowRows + 3, slowCols + 5, slowDepth + 7}, {7, 2*slowCols + 1, 3}, {2*slowRows + 1, 5, 2*slowDepth + 1}, {0, 3, 3}, {3, 3, 0}} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				seed++
+				tc := testCase{transA: tA, transB: tB, m: s[0], n: s[1], k: s[2], padA: 1, padB: 2, padC: 3, alpha: 1.5, beta: 0.5}
+				a, lda, b, ldb, c, ldc := operands[float64](tc, seed)
+				want := append([]float64(nil), c...)
+				slowDgemm(tA, tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				gonum.Implementation{}.Dgemm(trans(tA), trans(tB), tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
+				checkClose(t, tc, c, want, ldc, 1e-15)
+				a32, lda, b32, ldb, c32, ldc := operands[float32](tc, seed)
+				want32 := append([]float32(nil), c32...)
+				slowSgemm(tA, tB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc)
+				gonum.Implementation{}.Sgemm(trans(tA), trans(tB), tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), want32, ldc)
+				checkClose(t, tc, c32, want32, ldc, 1e-6)
+			}
+		}
+	}
+}

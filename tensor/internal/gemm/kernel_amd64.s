@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // The micro-kernels: c = alpha * a b + beta * c for one register block of c,
