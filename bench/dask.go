@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	osexec "os/exec"
 	"strings"
 	"sync/atomic"
@@ -33,6 +34,7 @@ func runPython(o pyOptions, w string, config string, params map[string]int) resu
 	cmd := osexec.Command(o.python, o.script, w, "--config", config, "--runs", fmt.Sprint(o.runs),
 		"--budget", fmt.Sprint(o.budget.Seconds()), "--params", string(pj))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a timeout kills the cluster too
+	cmd.Env = pythonEnv(os.Environ())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -106,4 +108,18 @@ func runPython(o pyOptions, w string, config string, params map[string]int) resu
 func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// pythonEnv is env without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE: this
+// machine sets them for old OpenBLAS builds, and they slow the one NumPy
+// uses (two threads make about 106 GFLOP/s without them).
+func pythonEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") || strings.HasPrefix(kv, "OPENBLAS_L2_SIZE=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -55,6 +55,10 @@ def dask_workload(w, p):
         def f():
             m, c = p["m"], p["chunk"]
             return [(rand(m, m, chunks=c) @ rand(m, m, chunks=c)).sum()]
+    elif w == "GRAM":
+        def f():
+            x = rand(p["rows"], p["cols"], chunks=(p["rchunk"], p["cchunk"]))
+            return [(x.T @ x).sum()]
     elif w == "W4":
         def f():
             return [(da.ones(p["n"], chunks=p["chunk"]) + 1).sum()]
@@ -86,6 +90,10 @@ def numpy_workload(w, p):
         def f():
             m = p["m"]
             return [(rng.random((m, m)) @ rng.random((m, m))).sum()]
+    elif w == "GRAM":
+        def f():
+            x = rng.random((p["rows"], p["cols"]))
+            return [(x.T @ x).sum()]
     elif w == "W4":
         def f():
             return [(np.ones(p["n"]) + 1).sum()]

@@ -38,21 +38,21 @@ type options struct {
 	timeout    time.Duration
 	budget     time.Duration
 	cpuprofile string
-	blas       string // auto, openblas or gonum
+	blas       string // default, openblas or gonum
 	store      string // marsfs up's --store, when set
 	upArgs     string // more arguments for marsfs up, space-separated
 }
 
 func main() {
 	var o options
-	only := flag.String("only", "", "workloads to run, comma-separated (default all: W1..W6)")
+	only := flag.String("only", "", "workloads to run, comma-separated (default all: W1..W6, GRAM)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each workload; the table shows medians")
 	flag.BoolVar(&o.quick, "quick", false, "scaled-down sizes (1/20 of the data) for a smoke run")
-	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy (W3's DGEMM rate is still measured)")
+	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy (W3's DGEMM rate and GRAM's NumPy time are still measured)")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python with NumPy, Dask and distributed")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "stop a Dask or NumPy configuration after this long")
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "start no further run of a configuration after this long of runs")
-	flag.StringVar(&o.blas, "blas", "auto", "BLAS marsfs is built with: openblas (-tags openblas), gonum (pure Go), or auto (OpenBLAS when libopenblas is present)")
+	flag.StringVar(&o.blas, "blas", "default", "BLAS marsfs is built with: default (the default build: its own assembly products), openblas (-tags openblas), gonum (pure Go: -tags purego)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE.Wn for up, FILE.Wn.worker-N for its workers")
 	flag.StringVar(&o.store, "store", "", "where marsfs' workers keep chunks, mem or shm (default marsfs up's)")
 	flag.StringVar(&o.upArgs, "up-args", "", "more arguments for marsfs up, space-separated (e.g. \"--slots 1\")")
@@ -133,7 +133,7 @@ func run(o options, log io.Writer) (*report, error) {
 	}
 	for _, id := range o.only {
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.id == id }) {
-			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W6)", id)
+			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W6 or GRAM)", id)
 		}
 	}
 	if o.runs < 1 {
@@ -210,7 +210,7 @@ func run(o options, log io.Writer) (*report, error) {
 				rw.add(log, runPython(py, w.id, c, p))
 			}
 		}
-		if numpy {
+		if numpy || haveNumpy && w.goal.numpy > 0 {
 			if need := w.numpyBytes(p); need < rep.machine.memAvail/2 {
 				rw.add(log, runPython(py, w.id, "numpy", p))
 			} else {

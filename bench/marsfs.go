@@ -18,10 +18,11 @@ import (
 )
 
 // buildMarsfs builds cmd/marsfs of the module at root into dir, with the
-// BLAS blas asks for: "openblas" (the openblas build tag, which needs
-// libopenblas), "gonum" (pure Go), or "auto" or "": OpenBLAS when
-// libopenblas is present, else gonum. It returns the binary and a phrase
-// naming the BLAS it calls.
+// BLAS blas asks for: "default" or "" (the default build, whose products
+// run on marsfs' own assembly kernels where the CPU has AVX2 and FMA),
+// "openblas" (the openblas build tag, which needs libopenblas), or "gonum"
+// (the purego build tag: gonum's pure-Go BLAS). It returns the binary and
+// a phrase naming the BLAS it calls.
 func buildMarsfs(root, dir, blas string) (bin, used string, err error) {
 	bin = filepath.Join(dir, "marsfs")
 	build := func(tags ...string) error {
@@ -37,32 +38,11 @@ func buildMarsfs(root, dir, blas string) (bin, used string, err error) {
 	case "openblas":
 		return bin, "OpenBLAS (-tags openblas)", build("-tags", "openblas")
 	case "gonum":
-		return bin, "gonum, pure Go", build()
-	case "", "auto":
-		if !openblasPresent() {
-			return bin, "gonum, pure Go (no libopenblas found)", build()
-		}
-		if err := build("-tags", "openblas"); err != nil {
-			first := strings.SplitN(err.Error(), "\n", 2)[0]
-			return bin, "gonum, pure Go (the OpenBLAS build failed: " + first + ")", build()
-		}
-		return bin, "OpenBLAS (-tags openblas)", nil
+		return bin, "gonum, pure Go (-tags purego)", build("-tags", "purego")
+	case "", "default":
+		return bin, "marsfs' gemm (the default build: assembly kernels on AVX2+FMA, else gonum)", build()
 	}
-	return "", "", fmt.Errorf("--blas %q: want auto, openblas or gonum", blas)
-}
-
-// openblasPresent reports whether libopenblas looks linkable: pkg-config
-// knows it, or its shared library is in one of the usual directories.
-func openblasPresent() bool {
-	if osexec.Command("pkg-config", "--exists", "openblas").Run() == nil {
-		return true
-	}
-	for _, pattern := range []string{"/usr/lib/*/libopenblas.so", "/usr/lib/libopenblas.so", "/usr/lib64/libopenblas.so", "/usr/local/lib/libopenblas.so"} {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return true
-		}
-	}
-	return false
+	return "", "", fmt.Errorf("--blas %q: want default, openblas or gonum", blas)
 }
 
 // upProc is a running `marsfs up`: the scheduler, the 9P server and its

@@ -120,6 +120,14 @@ func (rw *row) met() string {
 			parts = append(parts, "no DGEMM rate")
 		}
 	}
+	if g.numpy > 0 {
+		if np := rw.find("numpy"); np.ok() {
+			r := np.median() / m.median()
+			verdict(r >= g.numpy, fmt.Sprintf("%.2f× NumPy", r))
+		} else {
+			parts = append(parts, "no NumPy time")
+		}
+	}
 	if g.usPerOp > 0 && m.operands > 0 {
 		us := m.median() / float64(m.operands) * 1e6
 		verdict(us <= g.usPerOp, fmt.Sprintf("%.1f µs an operand", us))

@@ -68,9 +68,18 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		va, vb = nil, nil
 	}
 	rowOffs, colOffs, kOffs := offsets(rows), offsets(cols), offsets(kc)
+	sym := symmetricProduct(va, vb, rows, cols)
 	for i, m := range rows {
 		for j, c := range cols {
 			shape := []int{m, c}
+			if sym && i > j {
+				// Below the diagonal: the transpose of the block above,
+				// emitted (with its key) before this one.
+				above := out.Keys[j*len(cols)+i]
+				out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "transpose", Inputs: []int{int(above)},
+					Shape: shape, DType: n.DType, Args: chunk.TransposeArgs{Perm: []int{1, 0}}}))
+				continue
+			}
 			var parts []uint64
 			for g := range groups[:len(groups)-1] {
 				var inputs []int
@@ -95,6 +104,16 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// symmetricProduct says whether the product of a and b is x.T @ x or
+// x @ x.T of one tensor x, with the rows and columns of its output cut
+// alike: a symmetric matrix, whose blocks below the diagonal are tiled as
+// transposes of those above, so that only about half the flops are made
+// (the kernel computes the diagonal blocks' pairs, xᵢᵀ xᵢ, as symmetric
+// rank-k updates: half of theirs too).
+func symmetricProduct(a, b *matmulOperand, rows, cols []int) bool {
+	return a != nil && b != nil && a.src == b.src && a.trans != b.trans && slices.Equal(rows, cols)
 }
 
 // A matmulOperand is an operand of a product as the chunks its blocks are
