@@ -21,3 +21,10 @@ var (
 	kernelF64 = kernelD
 	kernelF32 = kernelS
 )
+
+// fmaLoop runs n rounds of 12 independent FMAs on registers (96 float64
+// flops a round): the benchmarks' measure of a core's real FMA peak, which
+// a turbo clock puts above the nominal one /proc/cpuinfo gives.
+//
+//go:noescape
+func fmaLoop(n int)

@@ -224,3 +224,34 @@ supdate:
 	UPDATE_S(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// func fmaLoop(n int)
+// runs n rounds of 12 independent float64 FMAs on registers alone: the
+// benchmarks' measure of one core's FMA peak (a round is 96 flops).
+TEXT ·fmaLoop(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	ACC_ZERO
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	TESTQ CX, CX
+	JZ    fmadone
+
+fmaround:
+	VFMADD231PD Y0, Y1, Y4
+	VFMADD231PD Y0, Y1, Y5
+	VFMADD231PD Y0, Y1, Y6
+	VFMADD231PD Y0, Y1, Y7
+	VFMADD231PD Y0, Y1, Y8
+	VFMADD231PD Y0, Y1, Y9
+	VFMADD231PD Y0, Y1, Y10
+	VFMADD231PD Y0, Y1, Y11
+	VFMADD231PD Y0, Y1, Y12
+	VFMADD231PD Y0, Y1, Y13
+	VFMADD231PD Y0, Y1, Y14
+	VFMADD231PD Y0, Y1, Y15
+	DECQ CX
+	JNZ  fmaround
+
+fmadone:
+	VZEROUPPER
+	RET
