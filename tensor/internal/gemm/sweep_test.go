@@ -17,9 +17,11 @@ func BenchmarkBlockSizes(b *testing.B) {
 		for _, mc := range []int{72, 96, 126, 144, 192, 252} {
 			b.Run(fmt.Sprintf("kc%d-mc%d", kc, mc), func(b *testing.B) {
 				archF64.kc, archF64.mc = kc, mc
+				done := threadCPU(b, 2*n*n*n)
 				for b.Loop() {
 					Dgemm(false, false, n, n, n, 1, a, n, bb, n, 1, c, n)
 				}
+				done()
 				reportGFLOPS(b, 2*n*n*n, peakGFLOPS())
 			})
 		}
