@@ -2,7 +2,9 @@ package gemm
 
 import (
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -51,6 +53,7 @@ func BenchmarkShared(b *testing.B) {
 	}
 	flops := 2 * 4.0 * n * 4 * n * 4 * n
 	b.Run("apart", func(b *testing.B) {
+		cpu0 := processSeconds()
 		var a, bb, c [2][]float64
 		for g := range 2 {
 			a[g], bb[g], c[g] = newMat(n, n), newMat(n, n), newMat(n, n)
@@ -69,16 +72,20 @@ func BenchmarkShared(b *testing.B) {
 			wg.Wait()
 		}
 		reportGFLOPS(b, flops, 0)
+		reportProcessCPU(b, flops, cpu0)
 	})
 	b.Run("shared", func(b *testing.B) {
+		cpu0 := processSeconds()
 		a, bb, c := newMat(4*n, 4*n), newMat(4*n, 4*n), newMat(4*n, 4*n)
 		for b.Loop() {
 			p := product[float64]{false, false, 4 * n, 4 * n, 4 * n, 1, a, 4 * n, bb, 4 * n, 0, c, 4 * n, full}
 			p.runShared(&archF64, 2)
 		}
 		reportGFLOPS(b, flops, 0)
+		reportProcessCPU(b, flops, cpu0)
 	})
 	b.Run("ops-shared", func(b *testing.B) {
+		cpu0 := processSeconds()
 		a, bb, c := newMat(n, n), newMat(n, n), newMat(n, n)
 		for b.Loop() {
 			for range 16 {
@@ -89,5 +96,23 @@ func BenchmarkShared(b *testing.B) {
 			}
 		}
 		reportGFLOPS(b, flops, 0)
+		reportProcessCPU(b, flops, cpu0)
 	})
+}
+
+// reportProcessCPU reports GFLOP a CPU-second of the process since cpu0:
+// with several goroutines, how well the cores' time went to the product,
+// whatever else the machine ran.
+func reportProcessCPU(b *testing.B, flops, cpu0 float64) {
+	if cpu := processSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+	}
+}
+
+func processSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
