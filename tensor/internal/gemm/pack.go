@@ -59,17 +59,34 @@ func packRows6[T float32 | float64](panel, a []T, lda, i, p0, kb int) {
 // each of the kb rows in turn, the nr values of its columns, zeros past the
 // block's last column. op(B)(p, j) is b[p*ldb+j], or b[j*ldb+p] when trans.
 func packB[T float32 | float64](dst, b []T, ldb int, trans bool, p0, j0, kb, nb, nr int) {
+	if !trans {
+		// Row by row of B, so that B, often just drawn and out of
+		// cache, is read in order; each row is cut into the panels.
+		full := nb / nr * nr
+		for p := range kb {
+			row := b[(p0+p)*ldb+j0:][:nb]
+			for jr := 0; jr < full; jr += nr {
+				d := dst[jr*kb+p*nr:][:nr]
+				switch nr {
+				case 8:
+					*(*[8]T)(d) = *(*[8]T)(row[jr:])
+				case 16:
+					*(*[16]T)(d) = *(*[16]T)(row[jr:])
+				default:
+					copy(d, row[jr:jr+nr])
+				}
+			}
+			if full < nb {
+				d := dst[full*kb+p*nr:][:nr]
+				copy(d, row[full:])
+				clear(d[nb-full:])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nb; jr += nr {
 		w := min(nr, nb-jr)
 		panel := dst[jr*kb:][:kb*nr]
-		if !trans {
-			for p := range kb {
-				d := panel[p*nr:][:nr]
-				copy(d, b[(p0+p)*ldb+j0+jr:][:w])
-				clear(d[w:])
-			}
-			continue
-		}
 		// A row of the buffer holds a column of the panel.
 		for j := range nr {
 			if j >= w {
