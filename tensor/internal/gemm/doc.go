@@ -23,4 +23,20 @@
 //
 // Packing buffers are reused (a small free list): fresh pages cost more to
 // touch than a block's product on a machine that hands them out slowly.
+//
+// What was taken from whom (ideas, not code): the five loops around a
+// micro-kernel, packing into micro-panels with zero padding, and blocks
+// sized from L1 (kc), L2 (mc) and L3 (nc), from BLIS and Goto's paper;
+// the 6 x 8 register block with two broadcast registers, the prefetch of
+// C's rows before the loop and of the A panel ahead inside it, from BLIS'
+// Haswell kernel; beta 0 never reading C, and the symmetric rank-k update
+// as the general product restricted to the blocks of one triangle, from
+// the reference BLAS and OpenBLAS' syrk drivers; the pure-Go path cut
+// into blocks gonum computes serially, from what marsfs did before.
+//
+// Threads: a product runs on the goroutine that calls it. marsfs runs one
+// kernel a core already; a product shared by two goroutines (one packed
+// block of B for both, as OpenBLAS' threads do) was measured and made no
+// more GFLOP a CPU-second than one product a core (see the commit that
+// dropped it), so it was left out.
 package gemm
