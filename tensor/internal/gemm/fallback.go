@@ -51,3 +51,22 @@ var (
 		slowGemm(gonum.Implementation{}.Sgemm, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 )
+
+// slowSyrk is the symmetric update on CPUs without the kernels: gonum's,
+// but with beta 0 clearing the triangle first, since gonum's (v0.17)
+// multiplies C by beta 0 for the lower triangle of aᵀ a, which keeps NaNs
+// that BLAS must drop.
+func slowSyrk[T float32 | float64](f func(ul blas.Uplo, t blas.Transpose, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int),
+	upper, transA bool, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
+	if beta == 0 && n > 0 && len(c) >= (n-1)*ldc+n {
+		for i := range n {
+			if upper {
+				clear(c[i*ldc+i : i*ldc+n])
+			} else {
+				clear(c[i*ldc : i*ldc+i+1])
+			}
+		}
+		beta = 1
+	}
+	f(uplo(upper), trans(transA), n, k, alpha, a, lda, beta, c, ldc)
+}

@@ -43,7 +43,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // product.
 func Dsyrk(upper, trans bool, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	if !haveKernels {
-		gonum.Implementation{}.Dsyrk(uplo(upper), transpose(trans), n, k, alpha, a, lda, beta, c, ldc)
+		slowSyrk(gonum.Implementation{}.Dsyrk, upper, trans, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
 	p := product[float64]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle}
@@ -56,7 +56,7 @@ func Dsyrk(upper, trans bool, n, k int, alpha float64, a []float64, lda int, bet
 // Ssyrk is Dsyrk for float32.
 func Ssyrk(upper, trans bool, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
 	if !haveKernels {
-		gonum.Implementation{}.Ssyrk(uplo(upper), transpose(trans), n, k, alpha, a, lda, beta, c, ldc)
+		slowSyrk(gonum.Implementation{}.Ssyrk, upper, trans, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
 	p := product[float32]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle}
@@ -72,8 +72,6 @@ func trans(t bool) blas.Transpose {
 	}
 	return blas.NoTrans
 }
-
-func transpose(t bool) blas.Transpose { return trans(t) }
 
 func uplo(upper bool) blas.Uplo {
 	if upper {
