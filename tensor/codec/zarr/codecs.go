@@ -1,0 +1,311 @@
+package zarr
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// A Codec is one bytes-to-bytes step of a chunk's pipeline: a compressor
+// (format 2's "compressor", format 3's codecs after "bytes") or a
+// checksum.
+type Codec struct {
+	// ID names it: "zlib", "gzip", "zstd", "lz4", "blosc" or "crc32c".
+	ID    string
+	Level int // the compression level written
+	// Blosc: the inner codec ("lz4", "zstd", "zlib", "blosclz", ...), the
+	// shuffle (0 none, 1 bytes, 2 bits) and the element size shuffled.
+	Cname    string
+	Shuffle  int
+	Typesize int
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// decodeInto undoes c on src, filling all of dst.
+func (c Codec) decodeInto(dst, src []byte) error {
+	var n int
+	var err error
+	switch c.ID {
+	case "zlib":
+		n, err = inflate(dst, src, false)
+	case "gzip":
+		n, err = inflate(dst, src, true)
+	case "zstd":
+		n, err = unzstd(dst, src)
+	case "lz4":
+		if len(src) < 4 {
+			return fmt.Errorf("lz4: %d bytes, short of the 4-byte size", len(src))
+		}
+		if size := int(int32(binary.LittleEndian.Uint32(src))); size != len(dst) {
+			return fmt.Errorf("lz4: the size prefix says %d bytes, the chunk is %d", size, len(dst))
+		}
+		n, err = lz4.UncompressBlock(src[4:], dst)
+	case "blosc":
+		return bloscDecode(dst, src)
+	default:
+		b, err := c.decode(src)
+		if err != nil {
+			return err
+		}
+		if len(b) != len(dst) {
+			return fmt.Errorf("%s: %d bytes for a chunk of %d", c.ID, len(b), len(dst))
+		}
+		copy(dst, b)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.ID, err)
+	}
+	if n != len(dst) {
+		return fmt.Errorf("%s: %d bytes decompressed for a chunk of %d", c.ID, n, len(dst))
+	}
+	return nil
+}
+
+// decode undoes c on src, of a size only its bytes say. limit bounds it.
+func (c Codec) decode(src []byte) ([]byte, error) {
+	switch c.ID {
+	case "crc32c":
+		if len(src) < 4 {
+			return nil, fmt.Errorf("crc32c: %d bytes, short of the checksum", len(src))
+		}
+		body := src[:len(src)-4]
+		if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(src[len(body):]); got != want {
+			return nil, fmt.Errorf("crc32c: checksum %08x, the chunk says %08x", got, want)
+		}
+		return body, nil
+	case "lz4":
+		if len(src) < 4 {
+			return nil, fmt.Errorf("lz4: %d bytes, short of the 4-byte size", len(src))
+		}
+		return c.sized(src, int(int32(binary.LittleEndian.Uint32(src))))
+	case "blosc":
+		n, err := BloscSize(src)
+		if err != nil {
+			return nil, err
+		}
+		return c.sized(src, n)
+	case "zstd":
+		var h zstd.Header
+		if err := h.Decode(src); err == nil && h.HasFCS {
+			return c.sized(src, int(h.FrameContentSize))
+		}
+		b, err := zstdDecoder().DecodeAll(src, nil)
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		return b, nil
+	case "zlib", "gzip":
+		r, err := newInflater(bytes.NewReader(src), c.ID == "gzip")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(r, maxChunk+1))
+		if err == nil && len(b) > maxChunk {
+			err = errors.New("more than 2 GiB")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unknown codec %q", c.ID)
+}
+
+// maxChunk bounds a chunk's decoded size, as c-blosc and numcodecs do.
+const maxChunk = 1<<31 - 1
+
+func (c Codec) sized(src []byte, n int) ([]byte, error) {
+	if n < 0 || n > maxChunk || n > 1<<20 && n/1024 > len(src) {
+		return nil, fmt.Errorf("%s: a chunk of %d bytes from %d", c.ID, n, len(src))
+	}
+	dst := make([]byte, n)
+	return dst, c.decodeInto(dst, src)
+}
+
+// encode applies c to src.
+func (c Codec) encode(src []byte) ([]byte, error) {
+	switch c.ID {
+	case "zlib":
+		return deflate(nil, src, c.Level, false)
+	case "gzip":
+		return deflate(nil, src, c.Level, true)
+	case "zstd":
+		return zstdEncoder(c.Level).EncodeAll(src, make([]byte, 0, len(src)/2+64)), nil
+	case "lz4":
+		out := make([]byte, 4+lz4.CompressBlockBound(len(src)))
+		binary.LittleEndian.PutUint32(out, uint32(len(src)))
+		var lc lz4.Compressor
+		n, err := lc.CompressBlock(src, out[4:])
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		if n == 0 { // incompressible: one sequence of literals
+			return lz4Literals(out[:4], src), nil
+		}
+		return out[:4+n], nil
+	case "blosc":
+		return bloscEncode(src, c.Cname, c.Level, c.Shuffle, c.Typesize)
+	case "crc32c":
+		return binary.LittleEndian.AppendUint32(append([]byte(nil), src...), crc32.Checksum(src, castagnoli)), nil
+	}
+	return nil, fmt.Errorf("unknown codec %q", c.ID)
+}
+
+// lz4Literals appends src as an LZ4 block of literals only.
+func lz4Literals(dst, src []byte) []byte {
+	n := len(src)
+	if n < 15 {
+		dst = append(dst, byte(n<<4))
+	} else {
+		dst = append(dst, 15<<4)
+		for n -= 15; n >= 255; n -= 255 {
+			dst = append(dst, 255)
+		}
+		dst = append(dst, byte(n))
+	}
+	return append(dst, src...)
+}
+
+var (
+	zstdDecOnce sync.Once
+	zstdDec     *zstd.Decoder
+	zstdEncMu   sync.Mutex
+	zstdEncs    = map[int]*zstd.Encoder{}
+)
+
+// zstdDecoder is shared: its DecodeAll is safe for concurrent use.
+func zstdDecoder() *zstd.Decoder {
+	zstdDecOnce.Do(func() {
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxChunk))
+	})
+	return zstdDec
+}
+
+// unzstd decodes the zstd frames of src into dst, refusing a frame that
+// says it is bigger than dst before it allocates.
+func unzstd(dst, src []byte) (int, error) {
+	var h zstd.Header
+	if err := h.Decode(src); err != nil {
+		return 0, err
+	}
+	if h.HasFCS && h.FrameContentSize > uint64(len(dst)) {
+		return 0, fmt.Errorf("a frame of %d bytes for %d", h.FrameContentSize, len(dst))
+	}
+	out, err := zstdDecoder().DecodeAll(src, dst[:0])
+	if err != nil {
+		return 0, err
+	}
+	if len(out) > 0 && len(dst) > 0 && &out[0] != &dst[0] {
+		if len(out) > len(dst) {
+			return len(out), nil
+		}
+		copy(dst, out)
+	}
+	return len(out), nil
+}
+
+// zstdEncoder returns the shared encoder of numcodecs' level (1 to 22;
+// 0 and below as libzstd's default, 3).
+func zstdEncoder(level int) *zstd.Encoder {
+	zstdEncMu.Lock()
+	defer zstdEncMu.Unlock()
+	if e, ok := zstdEncs[level]; ok {
+		return e
+	}
+	l := level
+	if l <= 0 {
+		l = 3
+	}
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)))
+	zstdEncs[level] = e
+	return e
+}
+
+// Inflaters are reused: each holds tens of KiB of state.
+var zlibPool, gzipPool sync.Pool
+
+type resetter interface {
+	io.ReadCloser
+	Reset(r io.Reader, dict []byte) error
+}
+
+func newInflater(r io.Reader, gz bool) (io.Reader, error) {
+	if gz {
+		if z, ok := gzipPool.Get().(*gzip.Reader); ok {
+			return z, z.Reset(r)
+		}
+		return gzip.NewReader(r)
+	}
+	if z, ok := zlibPool.Get().(resetter); ok {
+		return z, z.Reset(r, nil)
+	}
+	return zlib.NewReader(r)
+}
+
+func putInflater(r io.Reader, gz bool) {
+	if gz {
+		gzipPool.Put(r)
+	} else {
+		zlibPool.Put(r)
+	}
+}
+
+// inflate decompresses the zlib (or gzip) stream src into dst and
+// returns the bytes written; more data than dst holds is an error.
+func inflate(dst, src []byte, gz bool) (int, error) {
+	r, err := newInflater(bytes.NewReader(src), gz)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(r, dst)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return n, fmt.Errorf("%d bytes, short of %d", n, len(dst))
+	}
+	if err != nil {
+		return n, err
+	}
+	var one [1]byte
+	if m, _ := r.Read(one[:]); m > 0 {
+		return n, fmt.Errorf("more than %d bytes", len(dst))
+	}
+	putInflater(r, gz)
+	return n, nil
+}
+
+// deflate appends src compressed as a zlib (or gzip) stream at level
+// (1-9; 0 and below as zlib's default) to dst.
+func deflate(dst, src []byte, level int, gz bool) ([]byte, error) {
+	if level <= 0 || level > 9 {
+		level = flate.DefaultCompression
+	}
+	buf := bytes.NewBuffer(dst)
+	var w io.WriteCloser
+	var err error
+	if gz {
+		w, err = gzip.NewWriterLevel(buf, level)
+	} else {
+		w, err = zlib.NewWriterLevel(buf, level)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

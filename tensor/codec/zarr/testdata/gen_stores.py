@@ -1,0 +1,57 @@
+# Writes Zarr format 2 stores with zarr-python (2.13) for the interop
+# tests: each NAME.zarr beside NAME.npy, what zarr-python reads from it.
+import os, sys
+import numpy as np
+import zarr
+from numcodecs import Blosc, Zstd, Zlib, GZip, LZ4
+
+d = sys.argv[1]
+rng = np.random.default_rng(3)
+
+
+def save(name, a, chunks, region=None, **kw):
+    path = os.path.join(d, name + ".zarr")
+    z = zarr.open(path, mode="w", shape=a.shape, chunks=chunks, dtype=a.dtype, **kw)
+    if region is None:
+        z[...] = a
+    else:
+        z[region] = a[region]
+    np.save(os.path.join(d, name + ".npy"), z[...])
+
+
+f8 = rng.standard_normal((37, 23)) * 100
+save("default", f8, (10, 7))
+for cname in ["lz4", "zstd", "zlib", "blosclz", "lz4hc"]:
+    for shuffle in [0, 1, 2]:
+        save("blosc_%s_%d" % (cname, shuffle), f8, (10, 7), compressor=Blosc(cname=cname, clevel=5, shuffle=shuffle))
+# Big chunks: several blocks, split streams, a short last block.
+big = np.cumsum(rng.integers(-3, 4, 300001)).astype("<i4")
+for cname in ["lz4", "zstd", "blosclz", "zlib"]:
+    for shuffle in [1, 2]:
+        save("bigblosc_%s_%d" % (cname, shuffle), big, (200003,), compressor=Blosc(cname=cname, clevel=5, shuffle=shuffle))
+save("bigblosc_noise", rng.standard_normal(100000), (70000,), compressor=Blosc(cname="lz4", shuffle=1))
+save("bigblosc_f8_bit", np.linspace(0, 1, 80000), (80000,), compressor=Blosc(cname="zstd", shuffle=2, blocksize=4096))
+for name, comp in [("zstd", Zstd(level=3)), ("zlib", Zlib(level=5)), ("gzip", GZip(level=5)), ("lz4", LZ4()), ("none", None)]:
+    save("c_" + name, f8, (10, 7), compressor=comp)
+save("slash", f8, (10, 7), dimension_separator="/")
+save("slash_F", f8, (10, 7), dimension_separator="/", order="F")
+save("order_F", f8, (10, 7), order="F", compressor=Zstd())
+t3 = (rng.standard_normal((9, 10, 11)) * 50)
+save("f_3d", t3, (4, 3, 5), order="F")
+save("c_3d", t3, (4, 3, 5))
+for code in ["<i4", ">f4", "|u1", "|b1", "<f2", ">i2", "<u8", "<i8", "|i1", ">u2", "<u4", ">f8"]:
+    a = (rng.standard_normal((13, 6)) * 60).astype(code) if code != "|b1" else rng.standard_normal((13, 6)) > 0
+    save("dt_" + code[1:] + ("_be" if code[0] == ">" else ""), a, (5, 4))
+save("missing", f8, (10, 7), region=(slice(0, 12), slice(0, 9)), fill_value=-7.5)
+save("missing_nan", f8, (10, 7), region=(slice(25, 37), slice(0, 5)), fill_value=np.nan)
+save("missing_inf", f8.astype("<f4"), (10, 7), region=(slice(0, 3), slice(0, 3)), fill_value=-np.inf)
+save("missing_int", (f8 * 10).astype("<i8"), (10, 7), region=(slice(0, 3), slice(0, 3)), fill_value=42)
+save("missing_bool", f8 > 0, (10, 7), region=(slice(0, 3), slice(0, 3)), fill_value=True)
+save("one_d", f8.ravel(), (100,))
+save("zero_d", np.array(3.25), ())
+g = zarr.open_group(os.path.join(d, "g.zarr"), mode="w")
+g.create_dataset("x", data=f8, chunks=(8, 8))
+sub = g.create_group("sub")
+sub.create_dataset("y", data=f8[:5], chunks=(5, 5))
+np.save(os.path.join(d, "g_x.npy"), f8)
+np.save(os.path.join(d, "g_sub_y.npy"), f8[:5])
