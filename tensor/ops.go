@@ -47,6 +47,7 @@ const (
 	OpUniform  = "uniform"  // uniform [Start, Step)
 	OpNormal   = "normal"   // normal, mean Start, standard deviation Step
 	OpFromNPY  = "from_npy" // a .npy file read in place, Attrs.Path and the header's facts
+	OpFromZarr = "from_zarr" // a Zarr array read in place, Attrs.Path and Attrs.Zarr
 
 	// Elementwise, one input.
 	OpNegative   = "negative"

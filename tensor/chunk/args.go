@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"marsfs/tensor"
+	"marsfs/tensor/codec/zarr"
 )
 
 // AssembleArgs are the arguments of the "assemble" kernel, which builds one
@@ -405,3 +406,13 @@ func SinkName(path string) string { return sinkPrefix + path }
 
 // IsSink reports whether a chunk output's name is a sink's.
 func IsSink(name string) bool { return strings.HasPrefix(name, sinkPrefix) }
+
+// ZarrArgs are the arguments of a "from_zarr" op: its chunk is the block
+// of the Zarr array at Path (its directory, in the data directory) at
+// Offset, which the worker assembles from the store chunks that overlap
+// it, each read and decoded by itself.
+type ZarrArgs struct {
+	Path   string
+	Array  zarr.Array
+	Offset []int
+}

@@ -43,6 +43,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return constKernel, true
 	case tensor.OpFromNPY:
 		return fromNPYKernel, true
+	case tensor.OpFromZarr:
+		return fromZarrKernel, true
 	case "to_npy.create":
 		return toNPYCreateKernel, true
 	case "to_npy.write":

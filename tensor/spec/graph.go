@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"marsfs/tensor"
+	"marsfs/tensor/codec/zarr"
 )
 
 // An Env holds the tensors a session already has, by name, with global
@@ -98,6 +99,9 @@ type Attrs struct {
 	FileOffset int64
 	Fortran    bool
 	BigEndian  bool
+
+	// OpFromZarr: the array's metadata, read when the spec is parsed.
+	Zarr *zarr.Array
 
 	Bins      int       // OpHistogram, OpHistEdges: the number of bins
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max

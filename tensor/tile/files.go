@@ -37,6 +37,30 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
+// tileFromZarr cuts a Zarr array read in place into "from_zarr" ops, one a
+// chunk, each assembling its block from the store chunks that overlap it:
+// no byte of them passes through the process that tiles.
+func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	if len(n.Chunks) != len(n.Shape) || n.Attrs.Zarr == nil {
+		return nil, fmt.Errorf("from_zarr: %d chunk axes for shape %v", len(n.Chunks), n.Shape)
+	}
+	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: n.Chunks}
+	grid := tensor.GridShape(n.Chunks)
+	offs := tensor.ChunkOffsets(n.Chunks)
+	idx := make([]int, len(grid))
+	for k := range tensor.NumElements(grid) {
+		tensor.UnravelInto(idx, k, grid)
+		off := make([]int, len(idx))
+		shape := make([]int, len(idx))
+		for ax, i := range idx {
+			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
+		}
+		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: *n.Attrs.Zarr, Offset: off}
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromZarr, Shape: shape, DType: n.DType, Args: args}))
+	}
+	return out, nil
+}
+
 // tileSink emits the ops that write tt, the tiled tensor of sink, to its
 // file (see chunk.NPYWriteArgs), and returns the key of the op that
 // commits it.

@@ -55,3 +55,75 @@ sub = g.create_group("sub")
 sub.create_dataset("y", data=f8[:5], chunks=(5, 5))
 np.save(os.path.join(d, "g_x.npy"), f8)
 np.save(os.path.join(d, "g_sub_y.npy"), f8[:5])
+
+# Format 3 stores, written by hand (zarr-python 2 writes only format 2):
+# zarr.json, and each chunk padded to the chunk shape, transposed, laid
+# out in the byte order of the bytes codec, compressed by numcodecs.
+import json
+
+
+def crc32c(b):
+    crc = 0xFFFFFFFF
+    for byte in b:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def save_v3(name, a, chunks, codecs, key="default", sep="/", fill=0, fill_json=0, skip=()):
+    path = os.path.join(d, name + ".zarr")
+    os.makedirs(path, exist_ok=True)
+    meta = {"zarr_format": 3, "node_type": "array", "shape": list(a.shape), "data_type": str(a.dtype),
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+            "chunk_key_encoding": {"name": key, "configuration": {"separator": sep}},
+            "fill_value": fill_json, "codecs": [c[0] for c in codecs], "attributes": {}}
+    full = np.full(a.shape, fill, dtype=a.dtype)
+    grid = [-(-s // c) for s, c in zip(a.shape, chunks)]
+    for idx in np.ndindex(*grid):
+        if idx in skip:
+            continue
+        sl = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, chunks, a.shape))
+        full[sl] = a[sl]
+        block = np.full(chunks, fill, dtype=a.dtype)
+        block[tuple(slice(0, x.stop - x.start) for x in sl)] = a[sl]
+        data = block
+        for spec, enc in codecs:
+            data = enc(data)
+        k = sep.join(str(i) for i in idx)
+        k = ("c" + sep + k if idx else "c") if key == "default" else (k or "0")
+        p = os.path.join(path, k)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump(meta, f)
+    np.save(os.path.join(d, name + ".npy"), full)
+
+
+def transpose(order):
+    return ({"name": "transpose", "configuration": {"order": order}}, lambda x: np.ascontiguousarray(x.transpose(order)))
+
+
+def bytes_(endian):
+    return ({"name": "bytes", "configuration": {"endian": endian}},
+            lambda x: x.astype(x.dtype.newbyteorder("<" if endian == "little" else ">")).tobytes())
+
+
+def comp(name, codec, **cfg):
+    return ({"name": name, "configuration": cfg}, lambda b: codec.encode(b))
+
+
+crc = ({"name": "crc32c"}, lambda b: b + crc32c(b).to_bytes(4, "little"))
+f4 = (rng.standard_normal((13, 9)) * 10).astype("float32")
+save_v3("v3_zstd", f4, (5, 4), [bytes_("little"), comp("zstd", Zstd(level=3), level=3, checksum=False)])
+save_v3("v3_transpose_big_blosc", f4, (5, 4), [transpose([1, 0]), bytes_("big"),
+        comp("blosc", Blosc(cname="lz4", shuffle=1), cname="lz4", clevel=5, shuffle="shuffle", typesize=4, blocksize=0)],
+        sep=".")
+save_v3("v3_v2key_gzip_crc", f4, (5, 4), [bytes_("little"), comp("gzip", GZip(level=5), level=5), crc],
+        key="v2", sep=".", fill=np.float32(np.nan), fill_json="NaN", skip={(1, 1), (2, 0)})
+save_v3("v3_i2_3d", (rng.standard_normal((6, 7, 5)) * 100).astype("int16"), (4, 3, 5),
+        [transpose([2, 0, 1]), bytes_("little")], fill=-3, fill_json=-3, skip={(0, 1, 0)})
+save_v3("v3_hexfill", f4, (5, 4), [bytes_("little"), comp("numcodecs.zlib", Zlib(level=1), level=1)],
+        fill=np.float32(-2.5), fill_json="0xc0200000",
+        skip={(0, 0)})
