@@ -51,6 +51,12 @@ func KernelFor(kind string) (kernel, bool) {
 		return toNPYWriteKernel, true
 	case "to_npy.commit":
 		return toNPYCommitKernel, true
+	case "to_zarr.create":
+		return toZarrCreateKernel, true
+	case "to_zarr.write":
+		return toZarrWriteKernel, true
+	case "to_zarr.commit":
+		return toZarrCommitKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":

@@ -43,6 +43,44 @@ func registerFiles() {
 		}
 		return sinkValue{sink}, nil
 	})
+	register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		path, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		comp := "zstd"
+		if c.args[2].set {
+			if comp, err = c.str(2); err != nil { // None: ""
+				return nil, err
+			}
+		}
+		format, err := c.int(3, 2)
+		if err != nil {
+			return nil, err
+		}
+		overwrite, err := c.bool(4, false)
+		if err != nil {
+			return nil, err
+		}
+		sink := Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
+		if err := checkZarrSink(sink); err != nil {
+			return nil, c.errorf(2, "to_zarr: %v", err)
+		}
+		if err := checkSink(c.b.data, sink); err != nil {
+			return nil, c.errorf(1, "to_zarr: %v", err)
+		}
+		if tensor.HasUnknown(x.Shape) {
+			return nil, c.errorf(0, "to_zarr: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
+		}
+		return sinkValue{sink}, nil
+	})
 	register("from_zarr", []string{"path", "chunks"}, func(c *call) (value, error) {
 		if !c.has(0) {
 			return nil, c.missing(0)
@@ -121,6 +159,19 @@ func npyNode(data fs.FS, path string) (*Node, error) {
 	}
 	return &Node{Op: tensor.OpFromNPY, Shape: cloneInts(l.Shape), DType: l.DType,
 		Attrs: Attrs{Path: path, FileOffset: cr.n, Fortran: l.Fortran, BigEndian: l.Big}}, nil
+}
+
+// checkZarrSink checks a to_zarr sink's options.
+func checkZarrSink(s Sink) error {
+	switch s.Compressor {
+	case "zstd", "blosc", "zlib", "":
+	default:
+		return fmt.Errorf("compressor %q: give \"zstd\", \"blosc\", \"zlib\" or None", s.Compressor)
+	}
+	if s.ZarrFormat != 2 && s.ZarrFormat != 3 {
+		return fmt.Errorf("zarr_format=%d: give 2 or 3", s.ZarrFormat)
+	}
+	return nil
 }
 
 // zarrNode reads the metadata of the Zarr array at path (its directory)

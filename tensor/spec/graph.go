@@ -35,7 +35,8 @@ type Graph struct {
 	Source string
 }
 
-// A Sink is a file a graph writes: the tensor Node, as Format ("npy"), at
+// A Sink is a file a graph writes: the tensor Node, as Format ("npy",
+// "zarr"), at
 // Path in the data directory. Without Overwrite an existing file is not
 // replaced.
 type Sink struct {
@@ -43,6 +44,10 @@ type Sink struct {
 	Path      string
 	Overwrite bool
 	Node      *Node
+	// Format "zarr": the compressor ("zstd", "blosc", "zlib", "" for
+	// none) and the Zarr format (2 or 3).
+	Compressor string
+	ZarrFormat int
 }
 
 // Output names one fetched tensor of a graph.

@@ -53,6 +53,9 @@ type jsonSink struct {
 	Format    string `json:"format"`
 	Path      string `json:"path"`
 	Overwrite bool   `json:"overwrite,omitempty"`
+	// zarr: the compressor ("none" for None) and the format.
+	Compressor string `json:"compressor,omitempty"`
+	ZarrFormat int    `json:"zarr_format,omitempty"`
 }
 
 type jsonNode struct {
@@ -247,7 +250,14 @@ func (g *Graph) JSON() ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: the sink of %s is not a node of the graph", s.Path)
 		}
-		doc.Sinks = append(doc.Sinks, jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite})
+		js := jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite}
+		if s.Format == "zarr" {
+			js.Compressor, js.ZarrFormat = s.Compressor, s.ZarrFormat
+			if js.Compressor == "" {
+				js.Compressor = "none"
+			}
+		}
+		doc.Sinks = append(doc.Sinks, js)
 	}
 	return renderJSON(doc)
 }
@@ -334,10 +344,20 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		if !ok {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: no node %d", js.Path, js.Node)}
 		}
-		if js.Format != "npy" {
+		sink := Sink{Format: js.Format, Path: js.Path, Overwrite: js.Overwrite, Node: n}
+		switch js.Format {
+		case "npy":
+		case "zarr":
+			sink.Compressor, sink.ZarrFormat = js.Compressor, js.ZarrFormat
+			if sink.Compressor == "none" {
+				sink.Compressor = ""
+			}
+			if err := checkZarrSink(sink); err != nil {
+				return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
+			}
+		default:
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: unknown format %q", js.Path, js.Format)}
 		}
-		sink := Sink{Format: js.Format, Path: js.Path, Overwrite: js.Overwrite, Node: n}
 		if err := checkSink(data, sink); err != nil {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 		}

@@ -152,3 +152,120 @@ func TestFromZarrRefused(t *testing.T) {
 		t.Errorf("without a data directory: %v", err)
 	}
 }
+
+// TestToZarr writes tensors of several dtypes and shapes with to_zarr,
+// each compressor and both formats, under several chunkings (regular and
+// not), fused and not: read back by from_zarr equal to the tensor, no
+// temporary left, and the format 2 arrays read by zarr-python equal.
+// An existing array is refused without overwrite=True.
+func TestToZarr(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	data := root.FS()
+	ctx := kernel.WithData(context.Background(), root)
+	cases := []struct{ name, expr string }{
+		{"f", "arange(24, chunks={c}).reshape(4, 6) * 0.5"},
+		{"i", "arange(60, chunks={c}).reshape(3, 4, 5).astype('int16') - 7"},
+		{"b", "arange(10, chunks={c}) % 3 == 0"},
+		{"h", "(arange(12, chunks={c}) / 7).astype('float16')"},
+		{"s", "arange(5, chunks={c}).sum()"},
+		{"e", "zeros((0, 3), chunks={c})"},
+		{"r", "arange(24, chunks=((5, 7, 12),)) * 3"}, // irregular chunks
+	}
+	var names []string
+	for _, tc := range cases {
+		names = append(names, tc.name)
+	}
+	compressors := []string{`"zstd"`, `"blosc"`, `"zlib"`, `None`}
+	for ci, c := range []string{"1", "2", "5", "100"} {
+		for _, opt := range []fuse.Options{{}, {Fuse: true, FuseExpr: true}} {
+			for _, format := range []int{2, 3} {
+				comp := compressors[ci%len(compressors)]
+				var src strings.Builder
+				for _, tc := range cases {
+					fmt.Fprintf(&src, "%s = %s\nto_zarr(%s, \"%s%d.zarr\", compressor=%s, zarr_format=%d, overwrite=True)\n",
+						tc.name, strings.ReplaceAll(tc.expr, "{c}", c), tc.name, tc.name, format, comp, format)
+				}
+				src.WriteString("fetch " + strings.Join(names, ", ") + "\n")
+				g, err := spec.ParseData(src.String(), nil, data)
+				if err != nil {
+					t.Fatalf("%s: %v", src.String(), err)
+				}
+				got, err := ComputeGraph(ctx, g, nil, nil, opt, nil)
+				if err != nil {
+					t.Fatalf("chunks %s: %v", c, err)
+				}
+				for _, tc := range cases {
+					path := fmt.Sprintf("%s%d.zarr", tc.name, format)
+					g, err := spec.ParseData(fmt.Sprintf("x = from_zarr(%q)\n", path), nil, data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					back, err := ComputeGraph(ctx, g, nil, nil, fuse.Options{}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, x := got[tc.name], back["x"]
+					if x.DType != want.DType || fmt.Sprint(x.Shape) != fmt.Sprint(want.Shape) || !bytes.Equal(x.Data, want.Data) {
+						t.Errorf("chunks %s, %s: %s holds %v%v, the tensor is %v%v", c, comp, path, x.DType, x.Shape, want.DType, want.Shape)
+					}
+				}
+			}
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.part")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.old")); len(left) > 0 {
+		t.Errorf("replaced arrays left: %v", left)
+	}
+	if exec.Command(python, "-c", "import zarr").Run() == nil {
+		check := `import sys, numpy as np, zarr
+d = sys.argv[1]
+ok = np.array_equal(zarr.open(d + "/f2.zarr", mode="r")[...], np.arange(24).reshape(4, 6) * 0.5) and \
+     np.array_equal(zarr.open(d + "/i2.zarr", mode="r")[...], np.arange(60).reshape(3, 4, 5).astype("int16") - 7) and \
+     np.array_equal(zarr.open(d + "/b2.zarr", mode="r")[...], np.arange(10) % 3 == 0) and \
+     zarr.open(d + "/h2.zarr", mode="r").dtype == np.float16 and zarr.open(d + "/s2.zarr", mode="r")[...] == 10 and \
+     zarr.open(d + "/e2.zarr", mode="r").shape == (0, 3) and \
+     np.array_equal(zarr.open(d + "/r2.zarr", mode="r")[...], np.arange(24) * 3)
+print(ok)`
+		if out, err := exec.Command(python, "-c", check, dir).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "True" {
+			t.Errorf("zarr-python reads the arrays: %s %v", out, err)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"to_zarr(ones(3), \"f2.zarr\")", "exists"},
+		{"to_zarr(ones(3), \"n.zarr\", compressor=\"lzma\")", "compressor \"lzma\""},
+		{"to_zarr(ones(3), \"n.zarr\", zarr_format=4)", "zarr_format=4"},
+		{"to_zarr(ones(3), \"../n.zarr\")", "not inside the data directory"},
+		{"to_zarr(ones(3), \"no/dir/n.zarr\")", "does not exist"},
+		{"y = to_zarr(ones(3), \"n.zarr\")", "statement of its own"},
+	} {
+		if _, err := spec.ParseData(tc.src+"\n", nil, data); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	// The JSON form carries the sink's options.
+	g, err := spec.ParseData("to_zarr(ones((2, 3)), \"j.zarr\", compressor=None, zarr_format=3)\nx = from_zarr(\"f2.zarr\", chunks=2)\n", nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := g.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := spec.ParseData(string(js), nil, data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	if s := back.Sinks; len(s) != 1 || s[0].Format != "zarr" || s[0].Compressor != "" || s[0].ZarrFormat != 3 {
+		t.Errorf("sinks after JSON: %+v\n%s", s, js)
+	}
+	if x := back.Outputs[0].Node; x.Attrs.Zarr == nil || fmt.Sprint(x.Chunks) != "[[2 2] [2 2 2]]" {
+		t.Errorf("from_zarr after JSON: %+v\n%s", x, js)
+	}
+}

@@ -246,3 +246,51 @@ func (a *Array) Overlap(block []byte, bshape, boff, idx []int, chunk []byte) {
 		}
 	}
 }
+
+// CopyBox copies, between two blocks of one array (C order, elements of
+// size bytes), the elements of src that lie in dst: src has shape sshape
+// at offset soff of the array, dst dshape at doff.
+func CopyBox(dst []byte, dshape, doff []int, src []byte, sshape, soff []int, size int) {
+	nd := len(dshape)
+	if nd == 0 {
+		copy(dst[:size], src[:size])
+		return
+	}
+	start, n := make([]int, nd), make([]int, nd)
+	for ax := range nd {
+		s := max(doff[ax], soff[ax])
+		e := min(doff[ax]+dshape[ax], soff[ax]+sshape[ax])
+		if e <= s {
+			return
+		}
+		start[ax], n[ax] = s, e-s
+	}
+	dstride, sstride := make([]int, nd), make([]int, nd)
+	ds, ss := size, size
+	for ax := nd - 1; ax >= 0; ax-- {
+		dstride[ax], sstride[ax] = ds, ss
+		ds *= dshape[ax]
+		ss *= sshape[ax]
+	}
+	run := n[nd-1] * size
+	pos := make([]int, nd)
+	for {
+		do, so := 0, 0
+		for ax := range nd {
+			v := start[ax] + pos[ax]
+			do += (v - doff[ax]) * dstride[ax]
+			so += (v - soff[ax]) * sstride[ax]
+		}
+		copy(dst[do:do+run], src[so:so+run])
+		ax := nd - 2
+		for ; ax >= 0; ax-- {
+			if pos[ax]++; pos[ax] < n[ax] {
+				break
+			}
+			pos[ax] = 0
+		}
+		if ax < 0 {
+			return
+		}
+	}
+}
