@@ -265,7 +265,7 @@ func codecOf(c v2Compressor, raw []byte) (Codec, error) {
 			return codec, fmt.Errorf("blosc shuffle %s", c.Shuffle)
 		}
 	default:
-		return codec, fmt.Errorf("codec %s is not supported (zlib, gzip, zstd, lz4, blosc are)", raw)
+		return codec, fmt.Errorf("codec %q is not supported (zlib, gzip, zstd, lz4, blosc are)", c.ID)
 	}
 	return codec, nil
 }
