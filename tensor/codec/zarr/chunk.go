@@ -30,7 +30,9 @@ func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 	// Every codec but the first undone into a buffer of the size its
 	// bytes say; the first, into out.
 	for i := len(a.Codecs) - 1; i >= 1; i-- {
-		b, err := a.Codecs[i].decode(src)
+		// What a codec decodes is the input of the next: never much
+		// more than a chunk.
+		b, err := a.Codecs[i].decode(src, 2*len(dst)+1<<20)
 		if err != nil {
 			return err
 		}

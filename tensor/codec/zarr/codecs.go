@@ -3,7 +3,6 @@ package zarr
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -54,7 +53,7 @@ func (c Codec) decodeInto(dst, src []byte) error {
 	case "blosc":
 		return bloscDecode(dst, src)
 	default:
-		b, err := c.decode(src)
+		b, err := c.decode(src, len(dst))
 		if err != nil {
 			return err
 		}
@@ -73,8 +72,10 @@ func (c Codec) decodeInto(dst, src []byte) error {
 	return nil
 }
 
-// decode undoes c on src, of a size only its bytes say. limit bounds it.
-func (c Codec) decode(src []byte) ([]byte, error) {
+// decode undoes c on src, of a size only its bytes say, up to limit
+// bytes: what is longer is an error (a few bytes of zstd or deflate can
+// say gigabytes).
+func (c Codec) decode(src []byte, limit int) ([]byte, error) {
 	switch c.ID {
 	case "crc32c":
 		if len(src) < 4 {
@@ -89,31 +90,35 @@ func (c Codec) decode(src []byte) ([]byte, error) {
 		if len(src) < 4 {
 			return nil, fmt.Errorf("lz4: %d bytes, short of the 4-byte size", len(src))
 		}
-		return c.sized(src, int(int32(binary.LittleEndian.Uint32(src))))
+		return c.sized(src, int(int32(binary.LittleEndian.Uint32(src))), limit)
 	case "blosc":
 		n, err := BloscSize(src)
 		if err != nil {
 			return nil, err
 		}
-		return c.sized(src, n)
-	case "zstd":
+		return c.sized(src, n, limit)
+	case "zstd", "zlib", "gzip":
 		var h zstd.Header
-		if err := h.Decode(src); err == nil && h.HasFCS {
-			return c.sized(src, int(h.FrameContentSize))
+		if c.ID == "zstd" && h.Decode(src) == nil && h.HasFCS && h.FrameContentSize <= maxChunk {
+			return c.sized(src, int(h.FrameContentSize), limit)
 		}
-		b, err := zstdDecoder().DecodeAll(src, nil)
-		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+		var r io.Reader
+		var err error
+		if c.ID == "zstd" {
+			var d *zstd.Decoder
+			if d, err = zstd.NewReader(bytes.NewReader(src), zstd.WithDecoderConcurrency(1)); err == nil {
+				defer d.Close()
+				r = d
+			}
+		} else {
+			r, err = newInflater(bytes.NewReader(src), c.ID == "gzip")
 		}
-		return b, nil
-	case "zlib", "gzip":
-		r, err := newInflater(bytes.NewReader(src), c.ID == "gzip")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.ID, err)
 		}
-		b, err := io.ReadAll(io.LimitReader(r, maxChunk+1))
-		if err == nil && len(b) > maxChunk {
-			err = errors.New("more than 2 GiB")
+		b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+		if err == nil && len(b) > limit {
+			err = fmt.Errorf("more than %d bytes", limit)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.ID, err)
@@ -126,8 +131,8 @@ func (c Codec) decode(src []byte) ([]byte, error) {
 // maxChunk bounds a chunk's decoded size, as c-blosc and numcodecs do.
 const maxChunk = 1<<31 - 1
 
-func (c Codec) sized(src []byte, n int) ([]byte, error) {
-	if n < 0 || n > maxChunk || n > 1<<20 && n/1024 > len(src) {
+func (c Codec) sized(src []byte, n, limit int) ([]byte, error) {
+	if n < 0 || n > limit {
 		return nil, fmt.Errorf("%s: a chunk of %d bytes from %d", c.ID, n, len(src))
 	}
 	dst := make([]byte, n)
@@ -203,6 +208,12 @@ func unzstd(dst, src []byte) (int, error) {
 	if h.HasFCS && h.FrameContentSize > uint64(len(dst)) {
 		return 0, fmt.Errorf("a frame of %d bytes for %d", h.FrameContentSize, len(dst))
 	}
+	if !h.HasFCS || h.FrameContentSize != uint64(len(dst)) {
+		// Of a size the frame does not say (or one frame of several):
+		// read no more than dst holds.
+		b, err := Codec{ID: "zstd"}.decode(src, len(dst))
+		return copy(dst, b), err
+	}
 	out, err := zstdDecoder().DecodeAll(src, dst[:0])
 	if err != nil {
 		return 0, err
@@ -276,9 +287,17 @@ func inflate(dst, src []byte, gz bool) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	// Reading on to the end checks the stream's checksum.
 	var one [1]byte
-	if m, _ := r.Read(one[:]); m > 0 {
+	m, err := r.Read(one[:])
+	for m == 0 && err == nil {
+		m, err = r.Read(one[:])
+	}
+	if m > 0 {
 		return n, fmt.Errorf("more than %d bytes", len(dst))
+	}
+	if err != io.EOF {
+		return n, err
 	}
 	putInflater(r, gz)
 	return n, nil
