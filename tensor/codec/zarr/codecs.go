@@ -214,18 +214,31 @@ func unzstd(dst, src []byte) (int, error) {
 		b, err := Codec{ID: "zstd"}.decode(src, len(dst))
 		return copy(dst, b), err
 	}
-	out, err := zstdDecoder().DecodeAll(src, dst[:0])
+	// The decoder writes up to 16 bytes past the end: into a buffer
+	// without that room it would allocate a new one a chunk (fresh pages,
+	// slow to touch), so it decodes into a reused one, copied out.
+	target := dst
+	if cap(dst)-len(dst) < zstdSlack {
+		b := getBlock(len(dst) + zstdSlack)
+		defer putBlock(b)
+		target = b[:len(dst)]
+	}
+	out, err := zstdDecoder().DecodeAll(src, target[:0])
 	if err != nil {
 		return 0, err
 	}
-	if len(out) > 0 && len(dst) > 0 && &out[0] != &dst[0] {
-		if len(out) > len(dst) {
-			return len(out), nil
-		}
+	if len(out) != len(dst) {
+		return len(out), nil
+	}
+	if len(dst) > 0 && &target[0] != &dst[0] {
 		copy(dst, out)
 	}
 	return len(out), nil
 }
+
+// zstdSlack is the room past its end the zstd decoder wants in its output
+// (klauspost/compress' compressedBlockOverAlloc, with a margin).
+const zstdSlack = 64
 
 // zstdEncoder returns the shared encoder of numcodecs' level (1 to 22;
 // 0 and below as libzstd's default, 3).
