@@ -1,7 +1,9 @@
 package zarr
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"marsfs/tensor"
@@ -15,6 +17,16 @@ import (
 func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 	if len(dst) != a.ChunkBytes() {
 		return fmt.Errorf("zarr: a buffer of %d bytes for a chunk of %d", len(dst), a.ChunkBytes())
+	}
+	if a.Shard != nil {
+		for i := len(a.Codecs) - 1; i >= 0; i-- {
+			b, err := a.Codecs[i].decode(src, 4*len(dst)+1<<20)
+			if err != nil {
+				return err
+			}
+			src = b
+		}
+		return a.decodeShard(dst, src)
 	}
 	direct := a.Perm == nil && !a.BigEndian
 	out := dst
@@ -70,6 +82,9 @@ func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 func (a *Array) Encode(chunk []byte) ([]byte, error) {
 	if len(chunk) != a.ChunkBytes() {
 		return nil, fmt.Errorf("zarr: a chunk of %d bytes, want %d", len(chunk), a.ChunkBytes())
+	}
+	if a.Shard != nil {
+		return nil, fmt.Errorf("zarr: writing shards is not supported")
 	}
 	b := chunk
 	if a.Perm != nil || a.BigEndian {
@@ -295,4 +310,62 @@ func CopyBox(dst []byte, dshape, doff []int, src []byte, sshape, soff []int, siz
 			return
 		}
 	}
+}
+
+// decodeShard decodes the shard src, undone of the codecs after
+// sharding, into dst, the whole shard's elements.
+func (a *Array) decodeShard(dst, src []byte) error {
+	in := &a.Shard.Inner
+	grid := in.Grid()
+	n := tensor.NumElements(grid)
+	ilen := 16 * n
+	if a.Shard.IndexCRC {
+		ilen += 4
+	}
+	if len(src) < ilen {
+		return fmt.Errorf("zarr: a shard of %d bytes, short of its index of %d", len(src), ilen)
+	}
+	index := src[len(src)-ilen:]
+	if a.Shard.IndexAtStart {
+		index = src[:ilen]
+	}
+	if a.Shard.IndexCRC {
+		b, err := Codec{ID: "crc32c"}.decode(index, len(index))
+		if err != nil {
+			return fmt.Errorf("zarr: shard index: %w", err)
+		}
+		index = b
+	}
+	size := a.DType.Size()
+	chunk := make([]byte, in.ChunkBytes())
+	var fill []byte
+	var scratch []byte
+	idx := make([]int, len(grid))
+	off := make([]int, len(grid))
+	zero := make([]int, len(grid))
+	for k := range n {
+		tensor.UnravelInto(idx, k, grid)
+		for ax, i := range idx {
+			off[ax] = i * in.Chunks[ax]
+		}
+		o, l := binary.LittleEndian.Uint64(index[16*k:]), binary.LittleEndian.Uint64(index[16*k+8:])
+		if o == math.MaxUint64 && l == math.MaxUint64 {
+			if fill == nil {
+				fill = make([]byte, len(chunk))
+				for i := 0; i < len(fill); i += size {
+					copy(fill[i:], a.Fill)
+				}
+			}
+			CopyBox(dst, a.Chunks, zero, fill, in.Chunks, off, size)
+			continue
+		}
+		if o > uint64(len(src)) || l > uint64(len(src))-o {
+			return fmt.Errorf("zarr: inner chunk %v at %d, %d bytes, outside a shard of %d", idx, o, l, len(src))
+		}
+		if err := in.Decode(chunk, src[o:o+l], &scratch); err != nil {
+			return fmt.Errorf("zarr: inner chunk %v: %w", idx, err)
+		}
+		CopyBox(dst, a.Chunks, zero, chunk, in.Chunks, off, size)
+	}
+	return nil
 }

@@ -39,6 +39,22 @@ type Array struct {
 	Prefix    string
 	Separator string
 	Codecs    []Codec // after the elements are laid out, in encoding order
+	// Shard, when not nil, says that each store chunk is a shard of
+	// inner chunks (format 3's sharding_indexed), laid out by Shard in
+	// place of Perm and BigEndian.
+	Shard *Shard
+}
+
+// A Shard is how a store chunk holds inner chunks: Inner is the array of
+// one shard (its Shape the shard's, its Chunks the inner chunks'), and an
+// index of (offset, length) pairs, uint64 little-endian, one an inner
+// chunk in C order, at the shard's end or start, with a crc32c of it when
+// IndexCRC. A pair of two all-ones values is an inner chunk left out:
+// the fill value.
+type Shard struct {
+	Inner        Array
+	IndexAtStart bool
+	IndexCRC     bool
 }
 
 // MetaName is the metadata file of the format: ".zarray" or "zarr.json".

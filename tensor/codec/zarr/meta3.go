@@ -157,7 +157,18 @@ func (a *Array) parseCodecs(codecs []codecJSON) error {
 				return fmt.Errorf("bytes endian %q", cfg.Endian)
 			}
 		case c.Name == "sharding_indexed":
-			return errors.New("codec sharding_indexed is not supported")
+			if seenBytes {
+				return errors.New("two array-to-bytes codecs")
+			}
+			if a.Perm != nil {
+				return errors.New("codec transpose before sharding_indexed is not supported")
+			}
+			seenBytes = true
+			sh, err := parseShard(a, c.Config)
+			if err != nil {
+				return fmt.Errorf("sharding_indexed: %w", err)
+			}
+			a.Shard = sh
 		default:
 			if !seenBytes {
 				return fmt.Errorf("codec %q before bytes", c.Name)
@@ -368,4 +379,51 @@ func (c Codec) v3JSON() any {
 		return map[string]any{"name": "gzip", "configuration": map[string]any{"level": c.Level}}
 	}
 	return map[string]any{"name": "numcodecs." + c.ID, "configuration": map[string]any{"level": c.Level}}
+}
+
+// parseShard reads a sharding_indexed configuration of the array a, whose
+// store chunks are the shards.
+func parseShard(a *Array, raw json.RawMessage) (*Shard, error) {
+	var cfg struct {
+		ChunkShape    []int       `json:"chunk_shape"`
+		Codecs        []codecJSON `json:"codecs"`
+		IndexCodecs   []codecJSON `json:"index_codecs"`
+		IndexLocation string      `json:"index_location"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.ChunkShape) != len(a.Chunks) {
+		return nil, fmt.Errorf("inner chunks %v in shards of %v", cfg.ChunkShape, a.Chunks)
+	}
+	for ax, c := range cfg.ChunkShape {
+		if c < 1 || a.Chunks[ax]%c != 0 {
+			return nil, fmt.Errorf("inner chunks %v do not divide shards of %v", cfg.ChunkShape, a.Chunks)
+		}
+	}
+	sh := &Shard{Inner: Array{Format: 3, Shape: a.Chunks, Chunks: cfg.ChunkShape, DType: a.DType, Fill: a.Fill}}
+	if err := sh.Inner.parseCodecs(cfg.Codecs); err != nil {
+		return nil, err
+	}
+	switch cfg.IndexLocation {
+	case "", "end":
+	case "start":
+		sh.IndexAtStart = true
+	default:
+		return nil, fmt.Errorf("index_location %q", cfg.IndexLocation)
+	}
+	// The index: uint64 pairs, little-endian, maybe checksummed.
+	idx := Array{Format: 3, Shape: []int{1, 2}, Chunks: []int{1, 2}, DType: tensor.Uint64}
+	if err := idx.parseCodecs(cfg.IndexCodecs); err != nil {
+		return nil, fmt.Errorf("index_codecs: %w", err)
+	}
+	switch {
+	case idx.BigEndian || idx.Perm != nil || idx.Shard != nil:
+		return nil, errors.New("index_codecs other than little-endian bytes and crc32c are not supported")
+	case len(idx.Codecs) == 1 && idx.Codecs[0].ID == "crc32c":
+		sh.IndexCRC = true
+	case len(idx.Codecs) > 0:
+		return nil, errors.New("index_codecs other than little-endian bytes and crc32c are not supported")
+	}
+	return sh, nil
 }

@@ -127,3 +127,56 @@ save_v3("v3_i2_3d", (rng.standard_normal((6, 7, 5)) * 100).astype("int16"), (4, 
 save_v3("v3_hexfill", f4, (5, 4), [bytes_("little"), comp("numcodecs.zlib", Zlib(level=1), level=1)],
         fill=np.float32(-2.5), fill_json="0xc0200000",
         skip={(0, 0)})
+
+
+def save_sharded(name, a, shard, inner, inner_codecs, fill=0, skip_inner=(), index_at_start=False):
+    """A format 3 array of shards (sharding_indexed): each store chunk a
+    shard of inner chunks, each encoded by inner_codecs, then the index of
+    (offset, length) pairs, little-endian uint64 and a crc32c."""
+    path = os.path.join(d, name + ".zarr")
+    os.makedirs(path, exist_ok=True)
+    sh_cfg = {"chunk_shape": list(inner), "codecs": [c[0] for c in inner_codecs],
+              "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+              "index_location": "start" if index_at_start else "end"}
+    meta = {"zarr_format": 3, "node_type": "array", "shape": list(a.shape), "data_type": str(a.dtype),
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shard)}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": fill,
+            "codecs": [{"name": "sharding_indexed", "configuration": sh_cfg}], "attributes": {}}
+    full = np.full(a.shape, fill, dtype=a.dtype)
+    grid = [-(-s // c) for s, c in zip(a.shape, shard)]
+    igrid = [s // i for s, i in zip(shard, inner)]
+    for idx in np.ndindex(*grid):
+        block = np.full(shard, fill, dtype=a.dtype)
+        sl = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, shard, a.shape))
+        block[tuple(slice(0, x.stop - x.start) for x in sl)] = a[sl]
+        body, index = b"", []
+        n_index = int(np.prod(igrid)) * 16 + 4
+        base = n_index if index_at_start else 0
+        for j in np.ndindex(*igrid):
+            isl = tuple(slice(k * c, (k + 1) * c) for k, c in zip(j, inner))
+            if (idx, j) in skip_inner:
+                index.append((2**64 - 1, 2**64 - 1))
+                block[isl] = fill
+                continue
+            data = block[isl]
+            for spec, enc in inner_codecs:
+                data = enc(data)
+            index.append((base + len(body), len(data)))
+            body += data
+        full[sl] = block[tuple(slice(0, x.stop - x.start) for x in sl)]
+        ib = b"".join(o.to_bytes(8, "little") + n.to_bytes(8, "little") for o, n in index)
+        ib += crc32c(ib).to_bytes(4, "little")
+        k = "c/" + "/".join(str(i) for i in idx)
+        p = os.path.join(path, k)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(ib + body if index_at_start else body + ib)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump(meta, f)
+    np.save(os.path.join(d, name + ".npy"), full)
+
+
+f8s = rng.standard_normal((19, 13))
+save_sharded("v3_sharded", f8s, (8, 6), (4, 3), [bytes_("little"), comp("zstd", Zstd(level=3), level=3, checksum=False)],
+             fill=-1, skip_inner={((0, 0), (1, 1)), ((2, 1), (0, 0))})
+save_sharded("v3_sharded_start_T", f8s, (8, 6), (2, 6), [transpose([1, 0]), bytes_("big"), crc], index_at_start=True)
