@@ -15,7 +15,7 @@
 // the array's byte order. Codecs: none, zlib, gzip, zstd, lz4 (numcodecs'
 // framing: a 4-byte little-endian size, then an LZ4 block), blosc (inner
 // blosclz, lz4, lz4hc, snappy, zlib, zstd; byte and bit shuffle), and on
-// format 3 crc32c. Compression uses klauspost/compress and pierrec/lz4;
+// format 3 crc32c and sharding_indexed (read only). Compression uses klauspost/compress and pierrec/lz4;
 // blosc's frame, its shuffles and blosclz are written here (no Go blosc
 // library could be had from the module proxy; see blosc.go).
 package zarr
