@@ -70,7 +70,7 @@ def dask_workload(w, p):
     elif w in ("W7", "W8"):
         import os
         path = os.path.join(os.environ["MARSFS_BENCH_DATA"],
-                            "bench-q-%dx%d-c%d.zarr" % (p["rows"], p["cols"], p["rchunk"]))
+                            "bench-%s-%dx%d-c%d.zarr" % ("q" if p.get("q") else "n", p["rows"], p["cols"], p["rchunk"]))
 
         def f():
             x = da.from_zarr(path)

@@ -17,10 +17,12 @@ import (
 )
 
 // The data workloads (W7, W8) read a Zarr array on disk: rows x cols
-// float64, 5 + a standard normal each, quantized to 1/1024 as a
-// measuring instrument's values are (so that zstd has something to do:
-// doubles of random mantissas do not compress), in chunks of rchunk whole
-// rows,
+// float64, 5 + a standard normal each, in chunks of rchunk whole rows.
+// With q = 1 (W7) the values are quantized to 1/1024, as a measuring
+// instrument's are, so that zstd has something to do (4.4:1); with q = 0
+// (W8) they are not, and doubles of random mantissas do not compress: the
+// files are as large as the data, larger than the memory available.
+// Either way,
 // format 2, zstd (level 1), as zarr-python writes it. The harness writes
 // it once into its data directory (--data-dir, outside the repository)
 // and keeps it for later runs; marsfs and Dask read the same files.
@@ -28,7 +30,11 @@ import (
 // storeName is the array's directory in the data directory; the Python
 // side (dask_workloads.py) names it the same way.
 func storeName(p map[string]int) string {
-	return fmt.Sprintf("bench-q-%dx%d-c%d.zarr", p["rows"], p["cols"], p["rchunk"])
+	kind := "n"
+	if p["q"] != 0 {
+		kind = "q"
+	}
+	return fmt.Sprintf("bench-%s-%dx%d-c%d.zarr", kind, p["rows"], p["cols"], p["rchunk"])
 }
 
 // ensureStore writes the array of p into dir unless it is there whole
@@ -60,7 +66,10 @@ func ensureStore(dir string, p map[string]int, log io.Writer) (string, error) {
 			for c := range next {
 				r := rand.New(rand.NewPCG(uint64(c), 7))
 				for i := 0; i < len(buf); i += 8 {
-					v := math.Round((5+r.NormFloat64())*1024) / 1024
+					v := 5 + r.NormFloat64()
+					if p["q"] != 0 {
+						v = math.Round(v*1024) / 1024
+					}
 					if c*rchunk+i/8/cols >= rows {
 						v = 0 // past the last row: the fill value
 					}
