@@ -29,7 +29,7 @@ type workload struct {
 	// sized, when set, gives the params instead of params, from the
 	// memory the machine has available (W8: more than it).
 	sized func(scale float64, memAvail int64) map[string]int
-	// noDask: Dask and NumPy are not run (W8: time).
+	// noDask: Dask is not run.
 	noDask bool
 }
 
@@ -172,17 +172,23 @@ func init() {
 	}, workload{
 		id:   "W8",
 		text: "W7 over an array whose files are larger than the memory available (zstd, not compressible: 1.25 x MemAvailable)",
-		sized: func(s float64, avail int64) map[string]int {
-			rows := int(float64(avail)*1.25/8000/5000+1) * 5000
-			return map[string]int{"rows": scaled(float64(rows), s), "cols": 1000, "rchunk": 5000, "q": 0}
-		},
+		sized: w8Params,
+		// Where the machine is not known (tests): as on one with 16 GiB
+		// available.
+		params: func(s float64) map[string]int { return w8Params(s, 16<<30) },
 		spec:       spec,
 		check:      check,
 		store:      true,
-		noDask:     true,
 		numpyBytes: func(p map[string]int) int64 { return 2 * 8 * int64(p["rows"]) * int64(p["cols"]) },
 		goal:       goal{peakMiB: 4096, describe: "completes, peak < 4 GiB"},
 	})
+}
+
+// w8Params sizes W8's array at 1.25 times the memory available, in
+// whole chunks.
+func w8Params(s float64, avail int64) map[string]int {
+	rows := int(float64(avail)*1.25/8000/5000+1) * 5000
+	return map[string]int{"rows": scaled(float64(rows), s), "cols": 1000, "rchunk": 5000, "q": 0}
 }
 
 // near checks that v[i] is want within the relative tolerance tol.
