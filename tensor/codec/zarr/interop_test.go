@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func eachIndex(lo, hi []int, f func([]int)) {
 			return
 		}
 	}
-	idx := slices_clone(lo)
+	idx := slices.Clone(lo)
 	for {
 		f(idx)
 		ax := len(idx) - 1
@@ -72,8 +73,6 @@ func eachIndex(lo, hi []int, f func([]int)) {
 		}
 	}
 }
-
-func slices_clone(s []int) []int { return append([]int(nil), s...) }
 
 type osFS struct{}
 
@@ -175,12 +174,11 @@ func writeStore(t testing.TB, dir string, a *Array, x *tensor.Array) {
 		clear(chunk.Data)
 		// The chunk is the block of the array at idx*Chunks: the
 		// array's overlap copied in, the rest zero.
-		inv := &Array{Shape: a.Chunks, Chunks: a.Shape, DType: a.DType}
 		off := make([]int, len(idx))
 		for ax := range idx {
 			off[ax] = idx[ax] * a.Chunks[ax]
 		}
-		copyBlock(chunk.Data, a.Chunks, off, x, inv)
+		CopyBox(chunk.Data, a.Chunks, off, x.Data, x.Shape, make([]int, len(x.Shape)), x.DType.Size())
 		enc, err := a.Encode(chunk.Data)
 		if err != nil {
 			t.Fatal(err)
@@ -196,12 +194,4 @@ func writeStore(t testing.TB, dir string, a *Array, x *tensor.Array) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, a.MetaName()), meta, 0o644)
-}
-
-// copyBlock copies the elements of x in the block of shape at off (C
-// order, clipped to x) into dst.
-func copyBlock(dst []byte, shape, off []int, x *tensor.Array, _ *Array) {
-	// x seen as an array of one chunk: Overlap copies its part.
-	whole := &Array{Shape: x.Shape, Chunks: x.Shape, DType: x.DType}
-	whole.Overlap(dst, shape, off, make([]int, len(shape)), x.Data)
 }

@@ -130,7 +130,7 @@ func Open(fsys fs.FS, dir string) (*Array, error) {
 	return a, nil
 }
 
-// jsonNumber keeps a JSON value as it was written: a number, a string
+// rawValue keeps a JSON value as it was written: a number, a string
 // ("NaN"), null, or anything else.
 type rawValue = json.RawMessage
 
