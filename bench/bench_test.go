@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	osexec "os/exec"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"marsfs/tensor/codec/zarr"
 )
 
 // TestQuick runs the harness end to end on marsfs at the quick scale: it
@@ -103,6 +107,8 @@ func TestOutputNames(t *testing.T) {
 			want = []string{"pi"}
 		case "W6":
 			want = []string{"s", "m"}
+		case "W7", "W8":
+			want = []string{"m", "v"}
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: outputs %q, want %q", w.id, got, want)
@@ -220,5 +226,43 @@ func TestBuildBLAS(t *testing.T) {
 	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStore writes a small array as W7 does, reads it back through the
+// Zarr reader, and reads its files with dd.
+func TestStore(t *testing.T) {
+	dir := t.TempDir()
+	p := map[string]int{"rows": 20, "cols": 3, "rchunk": 7, "q": 1}
+	path, err := ensureStore(dir, p, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := zarr.Open(os.DirFS(dir), filepath.Base(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(a.Shape, a.Chunks) != "[20 3] [7 3]" || len(a.Codecs) != 1 || a.Codecs[0].ID != "zstd" {
+		t.Errorf("array %+v", a)
+	}
+	raw, err := os.ReadFile(filepath.Join(path, "2.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, a.ChunkBytes())
+	if err := a.Decode(chunk, raw, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The last chunk's first row is data (5 + a normal, in 1/1024ths); the
+	// rows past the array's end are 0.
+	v := math.Float64frombits(binary.LittleEndian.Uint64(chunk))
+	if v < 0 || v > 10 || v*1024 != math.Round(v*1024) || binary.LittleEndian.Uint64(chunk[len(chunk)-8:]) != 0 {
+		t.Errorf("last chunk starts %v", v)
+	}
+	if again, err := ensureStore(dir, p, io.Discard); err != nil || again != path {
+		t.Errorf("a second ensureStore: %v %v", again, err)
+	}
+	if r := ddStore(path, false); !r.ok() || r.value[0] <= 0 {
+		t.Errorf("dd: %+v", r)
 	}
 }

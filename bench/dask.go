@@ -20,6 +20,7 @@ type pyOptions struct {
 	runs    int
 	budget  time.Duration // start no run after this long of runs
 	timeout time.Duration // kill the process after this long
+	data    string        // the data directory (MARSFS_BENCH_DATA)
 }
 
 // runPython runs workload w in one configuration of the Python script, in a
@@ -34,7 +35,7 @@ func runPython(o pyOptions, w string, config string, params map[string]int) resu
 	cmd := osexec.Command(o.python, o.script, w, "--config", config, "--runs", fmt.Sprint(o.runs),
 		"--budget", fmt.Sprint(o.budget.Seconds()), "--params", string(pj))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a timeout kills the cluster too
-	cmd.Env = pythonEnv(os.Environ())
+	cmd.Env = append(pythonEnv(os.Environ()), "MARSFS_BENCH_DATA="+o.data)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()

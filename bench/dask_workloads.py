@@ -71,6 +71,14 @@ def dask_workload(w, p):
         def f():
             x = rand(p["rows"], p["cols"], chunks=(p["rchunk"], p["cchunk"]))
             return [x.sum(axis=0), x.mean(axis=1)]
+    elif w in ("W7", "W8"):
+        import os
+        path = os.path.join(os.environ["MARSFS_BENCH_DATA"],
+                            "bench-%s-%dx%d-c%d.zarr" % ("q" if p.get("q") else "n", p["rows"], p["cols"], p["rchunk"]))
+
+        def f():
+            x = da.from_zarr(path)
+            return [x.mean(axis=0), x.var(axis=0)]
     else:
         raise SystemExit(f"unknown workload {w}")
     return f

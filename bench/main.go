@@ -41,11 +41,12 @@ type options struct {
 	blas       string // default, openblas or gonum
 	store      string // marsfs up's --store, when set
 	upArgs     string // more arguments for marsfs up, space-separated
+	dataDir    string // where the data workloads' arrays are kept
 }
 
 func main() {
 	var o options
-	only := flag.String("only", "", "workloads to run, comma-separated (default all: W1..W6, GRAM)")
+	only := flag.String("only", "", "workloads to run, comma-separated (default W1..W7 and GRAM; W8 only when named)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each workload; the table shows medians")
 	flag.BoolVar(&o.quick, "quick", false, "scaled-down sizes (1/20 of the data) for a smoke run")
 	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy (W3's DGEMM rate and GRAM's NumPy time are still measured)")
@@ -56,6 +57,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "CPU profiles of marsfs: FILE.Wn for up, FILE.Wn.worker-N for its workers")
 	flag.StringVar(&o.store, "store", "", "where marsfs' workers keep chunks, mem or shm (default marsfs up's)")
 	flag.StringVar(&o.upArgs, "up-args", "", "more arguments for marsfs up, space-separated (e.g. \"--slots 1\")")
+	flag.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "marsfs-bench-data"), "where W7 and W8 keep their Zarr arrays (written once, kept; W8's is larger than the memory available)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bench/run [flags]   (go run ./bench [flags])\n")
 		flag.PrintDefaults()
@@ -127,13 +129,13 @@ type row struct {
 func run(o options, log io.Writer) (*report, error) {
 	var ws []workload
 	for _, w := range workloads {
-		if len(o.only) == 0 || slices.Contains(o.only, w.id) {
+		if len(o.only) == 0 && w.id != "W8" || slices.Contains(o.only, w.id) {
 			ws = append(ws, w)
 		}
 	}
 	for _, id := range o.only {
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.id == id }) {
-			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W6 or GRAM)", id)
+			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W8 or GRAM)", id)
 		}
 	}
 	if o.runs < 1 {
@@ -152,7 +154,7 @@ func run(o options, log io.Writer) (*report, error) {
 	fmt.Fprintf(log, "bench: %v\n", rep.machine)
 
 	py := pyOptions{python: o.python, script: filepath.Join(root, "bench", "dask_workloads.py"),
-		runs: o.runs, budget: o.budget, timeout: o.timeout}
+		runs: o.runs, budget: o.budget, timeout: o.timeout, data: o.dataDir}
 	// W3's goal is a fraction of NumPy's DGEMM rate, measured even with
 	// --no-dask.
 	haveNumpy := exec.Command(o.python, "-c", "import numpy").Run() == nil
@@ -181,8 +183,24 @@ func run(o options, log io.Writer) (*report, error) {
 	fmt.Fprintf(log, "bench: marsfs calls %s\n", blas)
 
 	for _, w := range ws {
-		p := w.params(rep.scale)
+		var p map[string]int
+		if w.sized != nil {
+			p = w.sized(rep.scale, rep.machine.memAvail)
+		} else {
+			p = w.params(rep.scale)
+		}
 		rw := row{w: w, params: p}
+		var upArgs []string
+		var store string
+		if w.store {
+			if store, err = ensureStore(o.dataDir, p, log); err != nil {
+				return nil, fmt.Errorf("%s: %v", w.id, err)
+			}
+			upArgs = []string{"--data-dir", o.dataDir}
+			files, total, _ := storeFiles(store)
+			rep.notes = append(rep.notes, fmt.Sprintf("%s: the array is %d files, %.2f GB on disk (%.2f GB of float64)",
+				w.id, len(files), float64(total)/1e9, float64(p["rows"])*float64(p["cols"])*8/1e9))
+		}
 		prof := ""
 		if o.cpuprofile != "" {
 			prof = o.cpuprofile + "." + w.id
@@ -196,12 +214,24 @@ func run(o options, log io.Writer) (*report, error) {
 		if dgemm {
 			before = runPython(py, w.id, "dgemm", p)
 		}
-		r := runMarsfs(bin, tmp, prof, w, p, o)
+		r := runMarsfs(bin, tmp, prof, w, p, o, upArgs)
 		rw.add(log, r)
+		if w.store {
+			// The disk's own throughput: the same files read by dd,
+			// through the page cache (where marsfs found them when they
+			// fit) and past it.
+			rw.add(log, ddStore(store, false))
+			rw.add(log, ddStore(store, true))
+			if m := rw.find("marsfs"); m.ok() {
+				_, total, _ := storeFiles(store)
+				rep.notes = append(rep.notes, fmt.Sprintf("%s: marsfs read and reduced the array at %.2f GB/s of files (%.2f GB/s of float64)",
+					w.id, float64(total)/m.median()/1e9, float64(p["rows"])*float64(p["cols"])*8/m.median()/1e9))
+			}
+		}
 		if dgemm {
 			rw.add(log, bracket(before, runPython(py, w.id, "dgemm", p)))
 		}
-		if dask {
+		if dask && !w.noDask {
 			configs := []string{"threads", "distributed"}
 			if w.sync {
 				configs = append(configs, "sync")
@@ -210,7 +240,7 @@ func run(o options, log io.Writer) (*report, error) {
 				rw.add(log, runPython(py, w.id, c, p))
 			}
 		}
-		if numpy || haveNumpy && w.goal.numpy > 0 {
+		if (numpy || haveNumpy && w.goal.numpy > 0) && !w.store {
 			if need := w.numpyBytes(p); need < rep.machine.memAvail/2 {
 				rw.add(log, runPython(py, w.id, "numpy", p))
 			} else {
@@ -241,7 +271,7 @@ func bracket(before, after result) result {
 
 // add records r after checking its result, and logs it.
 func (rw *row) add(log io.Writer, r result) {
-	if r.ok() && r.engine != "dgemm" {
+	if r.ok() && r.engine != "dgemm" && !strings.HasPrefix(r.engine, "dd ") {
 		if err := rw.w.check(rw.params, r.value); err != nil {
 			r.err = fmt.Errorf("wrong result: %v", err)
 		}
@@ -258,9 +288,9 @@ func (rw *row) add(log io.Writer, r result) {
 
 // runMarsfs starts marsfs up, runs w's spec o.runs times (within the
 // budget), each in a fresh session, and stops it.
-func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o options) result {
+func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o options, extra []string) result {
 	res := result{engine: "marsfs"}
-	up, err := startUp(bin, tmp, cpuprofile, o.store, strings.Fields(o.upArgs))
+	up, err := startUp(bin, tmp, cpuprofile, o.store, append(strings.Fields(o.upArgs), extra...))
 	if err != nil {
 		res.err = err
 		return res

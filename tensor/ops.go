@@ -35,18 +35,19 @@ func IsComparison(op string) bool {
 // inputs that broadcast against each other (NumPy rules) to Node.Shape.
 const (
 	// Creation.
-	OpInput    = "input"    // a session tensor (kept output or upload), Attrs.Name
-	OpScalar   = "scalar"   // a 0-d literal, Attrs.Value/IntValue
-	OpFull     = "full"     // zeros, ones, empty and full
-	OpArange   = "arange"   // Start + i*Step
-	OpLinspace = "linspace" // Start + i*Step, the parser computes Step
-	OpEye      = "eye"      // ones on diagonal K of Shape (2-D)
-	OpRand     = "rand"     // uniform [0, 1) float64
-	OpRandn    = "randn"    // standard normal float64
-	OpRandint  = "randint"  // uniform integers in [Low, High), int64
-	OpUniform  = "uniform"  // uniform [Start, Step)
-	OpNormal   = "normal"   // normal, mean Start, standard deviation Step
-	OpFromNPY  = "from_npy" // a .npy file read in place, Attrs.Path and the header's facts
+	OpInput    = "input"     // a session tensor (kept output or upload), Attrs.Name
+	OpScalar   = "scalar"    // a 0-d literal, Attrs.Value/IntValue
+	OpFull     = "full"      // zeros, ones, empty and full
+	OpArange   = "arange"    // Start + i*Step
+	OpLinspace = "linspace"  // Start + i*Step, the parser computes Step
+	OpEye      = "eye"       // ones on diagonal K of Shape (2-D)
+	OpRand     = "rand"      // uniform [0, 1) float64
+	OpRandn    = "randn"     // standard normal float64
+	OpRandint  = "randint"   // uniform integers in [Low, High), int64
+	OpUniform  = "uniform"   // uniform [Start, Step)
+	OpNormal   = "normal"    // normal, mean Start, standard deviation Step
+	OpFromNPY  = "from_npy"  // a .npy file read in place, Attrs.Path and the header's facts
+	OpFromZarr = "from_zarr" // a Zarr array read in place, Attrs.Path and Attrs.Zarr
 
 	// Elementwise, one input.
 	OpNegative   = "negative"

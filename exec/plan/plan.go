@@ -144,6 +144,29 @@ func order(g *graph) []int32 {
 		rank[k] = -1
 	}
 	next := int32(0)
+	// An op is numbered as soon as its last input is, when the walk has
+	// not met it yet: the walk from one end would otherwise leave the ops
+	// of other ends that read the same chunk (x.mean() and x.var() both
+	// reading x) to the walks from those ends, and keep every chunk of x
+	// alive until then. unranked[k] counts k's inputs not yet numbered.
+	unranked := slices.Clone(g.indegree)
+	var ready []int32
+	number := func(k int) {
+		rank[k] = next
+		next++
+		ready = append(ready[:0], int32(k))
+		for len(ready) > 0 {
+			j := ready[len(ready)-1]
+			ready = ready[:len(ready)-1]
+			for _, s := range g.successors(int(j)) {
+				if unranked[s]--; unranked[s] == 0 && rank[s] == -1 {
+					rank[s] = next
+					next++
+					ready = append(ready, s)
+				}
+			}
+		}
+	}
 	// A post-order walk from each end of the graph down its inputs numbers an
 	// op right after the inputs it needs, subtree by subtree.
 	type frame struct {
@@ -177,8 +200,7 @@ func order(g *graph) []int32 {
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			if len(top.inputs) == 0 {
-				rank[top.op] = next
-				next++
+				number(top.op)
 				stack = stack[:len(stack)-1]
 				continue
 			}

@@ -156,6 +156,39 @@ func TestOrderKeepsFewChunksAlive(t *testing.T) {
 	}
 }
 
+// TestOrderTwoReductionsOfOneInput has two tree reductions read the same
+// leaves (x.mean() and x.var() of one x): the map of the second must run
+// right after each leaf, as the first's does, so that few leaves are
+// alive at once — not every leaf until the first reduction has ended.
+func TestOrderTwoReductionsOfOneInput(t *testing.T) {
+	const leaves, fanin, workers = 100, 4, 2
+	b := &builder{}
+	var x []int
+	for range leaves {
+		x = append(x, b.op("from_zarr", 1000))
+	}
+	for _, kind := range []string{"mean", "var"} {
+		var level []int
+		for _, l := range x {
+			level = append(level, b.op(kind+".map", 3, l))
+		}
+		for len(level) > 1 {
+			var next []int
+			for i := 0; i < len(level); i += fanin {
+				next = append(next, b.op(kind+".combine", 3, level[i:min(i+fanin, len(level))]...))
+			}
+			level = next
+		}
+	}
+	rank := Order(&b.g)
+	checkTopological(t, &b.g, rank)
+	peak := simulate(&b.g, rank, workers)
+	t.Logf("%d leaves read by two reductions: peak %d chunks", leaves, peak)
+	if peak > 4*workers*fanin {
+		t.Errorf("peak %d chunks alive: the second reduction's maps wait for the first reduction to end", peak)
+	}
+}
+
 func TestOrderPrefersInputsMoreDependOn(t *testing.T) {
 	// x feeds a long chain and the output; y feeds only the output. Dask runs
 	// x first: more depends on it.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"marsfs/tensor"
+	"marsfs/tensor/codec/zarr"
 )
 
 // AssembleArgs are the arguments of the "assemble" kernel, which builds one
@@ -405,3 +406,34 @@ func SinkName(path string) string { return sinkPrefix + path }
 
 // IsSink reports whether a chunk output's name is a sink's.
 func IsSink(name string) bool { return strings.HasPrefix(name, sinkPrefix) }
+
+// ZarrArgs are the arguments of a "from_zarr" op: its chunk is the block
+// of the Zarr array at Path (its directory, in the data directory) at
+// Offset, which the worker assembles from the store chunks that overlap
+// it, each read and decoded by itself.
+type ZarrArgs struct {
+	Path   string
+	Array  zarr.Array
+	Offset []int
+}
+
+// The ops that write a Zarr array (to_zarr) make no data of their own,
+// as to_npy's: each makes a 0-d bool, and the graph's output for the
+// array, named by SinkName, is the commit op's.
+//
+//   - "to_zarr.create" makes the array's directory under a temporary name;
+//   - "to_zarr.write" (inputs: the tensor chunks that overlap one store
+//     chunk, then the create op) assembles and encodes that store chunk
+//     and writes its file: no two ops write one store chunk;
+//   - "to_zarr.commit" (inputs: every write) writes the metadata into the
+//     directory (a temporary file renamed), then renames the directory
+//     into place: a failed or cancelled graph leaves no array that looks
+//     complete.
+type ZarrWriteArgs struct {
+	Path      string // the array's directory, relative to the data directory
+	Temp      string // its name while it is written
+	Overwrite bool   // replace what is at Path
+	Array     zarr.Array
+	Index     []int   // write: the store chunk's grid index
+	Offsets   [][]int // write: each input chunk's offset in the array
+}

@@ -11,7 +11,7 @@ import (
 func init() {
 	for _, args := range []any{
 		ConstArgs{}, GenArgs{}, AssembleArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
-		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, NPYWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{},
+		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{},
 		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
 		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},
 	} {

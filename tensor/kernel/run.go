@@ -43,12 +43,20 @@ func KernelFor(kind string) (kernel, bool) {
 		return constKernel, true
 	case tensor.OpFromNPY:
 		return fromNPYKernel, true
+	case tensor.OpFromZarr:
+		return fromZarrKernel, true
 	case "to_npy.create":
 		return toNPYCreateKernel, true
 	case "to_npy.write":
 		return toNPYWriteKernel, true
 	case "to_npy.commit":
 		return toNPYCommitKernel, true
+	case "to_zarr.create":
+		return toZarrCreateKernel, true
+	case "to_zarr.write":
+		return toZarrWriteKernel, true
+	case "to_zarr.commit":
+		return toZarrCommitKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":

@@ -27,7 +27,8 @@ var runsAsIs = map[string]bool{
 	"assemble": true, "transpose": true, "reshape": true, "const": true,
 	"convert": true, tensor.OpAstype: true, "fuse": true, "expr": true,
 	// The kernels of files read and write their dtype's bytes.
-	tensor.OpFromNPY: true, "to_npy.create": true, "to_npy.write": true, "to_npy.commit": true,
+	tensor.OpFromNPY: true, tensor.OpFromZarr: true, "to_npy.create": true, "to_npy.write": true, "to_npy.commit": true,
+	"to_zarr.create": true, "to_zarr.write": true, "to_zarr.commit": true,
 }
 
 // widen returns op and its inputs as the kernels run them: op itself when

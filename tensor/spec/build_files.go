@@ -9,6 +9,7 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
+	"marsfs/tensor/codec/zarr"
 	"marsfs/tensor/spec/syntax"
 )
 
@@ -41,6 +42,67 @@ func registerFiles() {
 			return nil, c.errorf(0, "to_npy: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
 		}
 		return sinkValue{sink}, nil
+	})
+	register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		path, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		comp := "zstd"
+		if c.args[2].set {
+			if comp, err = c.str(2); err != nil { // None: ""
+				return nil, err
+			}
+		}
+		format, err := c.int(3, 2)
+		if err != nil {
+			return nil, err
+		}
+		overwrite, err := c.bool(4, false)
+		if err != nil {
+			return nil, err
+		}
+		sink := Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
+		if err := checkZarrSink(sink); err != nil {
+			return nil, c.errorf(2, "to_zarr: %v", err)
+		}
+		if err := checkSink(c.b.data, sink); err != nil {
+			return nil, c.errorf(1, "to_zarr: %v", err)
+		}
+		if tensor.HasUnknown(x.Shape) {
+			return nil, c.errorf(0, "to_zarr: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
+		}
+		return sinkValue{sink}, nil
+	})
+	register("from_zarr", []string{"path", "chunks"}, func(c *call) (value, error) {
+		if !c.has(0) {
+			return nil, c.missing(0)
+		}
+		path, err := c.str(0)
+		if err != nil {
+			return nil, err
+		}
+		n, err := zarrNode(c.b.data, path)
+		if err != nil {
+			return nil, c.errorf(0, "from_zarr: %v", err)
+		}
+		if c.has(1) {
+			n.Chunks, err = c.chunks(1, n.Shape)
+		} else {
+			n.Chunks = storeChunks(n.Attrs.Zarr)
+			err = checkCount(n.Chunks, n.Shape, c.pos)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.b.addAt(c.pos, n)
 	})
 	register("from_npy", []string{"path", "chunks"}, func(c *call) (value, error) {
 		if !c.has(0) {
@@ -97,6 +159,53 @@ func npyNode(data fs.FS, path string) (*Node, error) {
 	}
 	return &Node{Op: tensor.OpFromNPY, Shape: cloneInts(l.Shape), DType: l.DType,
 		Attrs: Attrs{Path: path, FileOffset: cr.n, Fortran: l.Fortran, BigEndian: l.Big}}, nil
+}
+
+// checkZarrSink checks a to_zarr sink's options.
+func checkZarrSink(s Sink) error {
+	switch s.Compressor {
+	case "zstd", "blosc", "zlib", "":
+	default:
+		return fmt.Errorf("compressor %q: give \"zstd\", \"blosc\", \"zlib\" or None", s.Compressor)
+	}
+	if s.ZarrFormat != 2 && s.ZarrFormat != 3 {
+		return fmt.Errorf("zarr_format=%d: give 2 or 3", s.ZarrFormat)
+	}
+	return nil
+}
+
+// zarrNode reads the metadata of the Zarr array at path (its directory)
+// in data and returns the node that reads it, without its chunks.
+func zarrNode(data fs.FS, path string) (*Node, error) {
+	if data == nil {
+		return nil, errors.New("this server has no data directory (--data-dir), so a spec cannot name a file")
+	}
+	if err := CheckDataPath(path); err != nil {
+		return nil, err
+	}
+	a, err := zarr.Open(data, path)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", path, unwrapPath(err))
+	}
+	return &Node{Op: tensor.OpFromZarr, Shape: cloneInts(a.Shape), DType: a.DType,
+		Attrs: Attrs{Path: path, Zarr: a}}, nil
+}
+
+// storeChunks chunks an array as its store does: the store's chunk
+// shape, the last chunk of each axis cut at the array's edge.
+func storeChunks(a *zarr.Array) [][]int {
+	out := make([][]int, len(a.Shape))
+	for ax, l := range a.Shape {
+		c := a.Chunks[ax]
+		out[ax] = []int{}
+		for s := 0; s < l; s += c {
+			out[ax] = append(out[ax], min(c, l-s))
+		}
+		if l == 0 {
+			out[ax] = []int{0}
+		}
+	}
+	return out
 }
 
 // unwrapPath drops the path an fs error repeats.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"marsfs/tensor"
+	"marsfs/tensor/codec/zarr"
 )
 
 // An Env holds the tensors a session already has, by name, with global
@@ -34,7 +35,8 @@ type Graph struct {
 	Source string
 }
 
-// A Sink is a file a graph writes: the tensor Node, as Format ("npy"), at
+// A Sink is a file a graph writes: the tensor Node, as Format ("npy",
+// "zarr"), at
 // Path in the data directory. Without Overwrite an existing file is not
 // replaced.
 type Sink struct {
@@ -42,6 +44,10 @@ type Sink struct {
 	Path      string
 	Overwrite bool
 	Node      *Node
+	// Format "zarr": the compressor ("zstd", "blosc", "zlib", "" for
+	// none) and the Zarr format (2 or 3).
+	Compressor string
+	ZarrFormat int
 }
 
 // Output names one fetched tensor of a graph.
@@ -98,6 +104,9 @@ type Attrs struct {
 	FileOffset int64
 	Fortran    bool
 	BigEndian  bool
+
+	// OpFromZarr: the array's metadata, read when the spec is parsed.
+	Zarr *zarr.Array
 
 	Bins      int       // OpHistogram, OpHistEdges: the number of bins
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max

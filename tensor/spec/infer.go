@@ -87,7 +87,7 @@ func arity(op string) (int, bool) {
 // opArity gives the number of inputs of each op but the catalogue's
 // (catalogueOps); -1 means one or more.
 var opArity = map[string]int{
-	tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
+	tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpFromZarr: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
 	tensor.OpRand: 0, tensor.OpRandn: 0, tensor.OpRandint: 0, tensor.OpUniform: 0, tensor.OpNormal: 0,
 
 	tensor.OpNegative: 1, tensor.OpAbs: 1, tensor.OpSqrt: 1, tensor.OpExp: 1, tensor.OpLog: 1, tensor.OpLog1p: 1, tensor.OpSin: 1,
@@ -120,7 +120,7 @@ func checkArity(n *Node, k int) error {
 }
 
 var creationOps = map[string]bool{
-	tensor.OpInput: true, tensor.OpFromNPY: true, tensor.OpScalar: true, tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
+	tensor.OpInput: true, tensor.OpFromNPY: true, tensor.OpFromZarr: true, tensor.OpScalar: true, tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
 	tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true,
 }
 
@@ -158,6 +158,10 @@ func inferCreation(n *Node) error {
 	case tensor.OpFromNPY:
 		if n.Attrs.Path == "" || n.Attrs.FileOffset <= 0 {
 			return fmt.Errorf("from_npy without a file")
+		}
+	case tensor.OpFromZarr:
+		if n.Attrs.Path == "" || n.Attrs.Zarr == nil {
+			return fmt.Errorf("from_zarr without an array")
 		}
 	case tensor.OpScalar:
 		if len(n.Shape) != 0 {

@@ -53,6 +53,9 @@ type jsonSink struct {
 	Format    string `json:"format"`
 	Path      string `json:"path"`
 	Overwrite bool   `json:"overwrite,omitempty"`
+	// zarr: the compressor ("none" for None) and the format.
+	Compressor string `json:"compressor,omitempty"`
+	ZarrFormat int    `json:"zarr_format,omitempty"`
 }
 
 type jsonNode struct {
@@ -160,7 +163,7 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 
 // opAttrs lists the attributes each op uses; any other is an error.
 var opAttrs = map[string][]string{
-	tensor.OpInput: {"name"}, tensor.OpFromNPY: {"path"}, tensor.OpScalar: {"value", "int_value"}, tensor.OpFull: {"value", "int_value"},
+	tensor.OpInput: {"name"}, tensor.OpFromNPY: {"path"}, tensor.OpFromZarr: {"path"}, tensor.OpScalar: {"value", "int_value"}, tensor.OpFull: {"value", "int_value"},
 	tensor.OpArange: {"start", "step"}, tensor.OpLinspace: {"start", "step"}, tensor.OpEye: {"k"},
 	tensor.OpRand: {"seed"}, tensor.OpRandn: {"seed"}, tensor.OpRandint: {"low", "high", "seed"},
 	tensor.OpUniform: {"start", "step", "seed"}, tensor.OpNormal: {"start", "step", "seed"},
@@ -247,7 +250,14 @@ func (g *Graph) JSON() ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: the sink of %s is not a node of the graph", s.Path)
 		}
-		doc.Sinks = append(doc.Sinks, jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite})
+		js := jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite}
+		if s.Format == "zarr" {
+			js.Compressor, js.ZarrFormat = s.Compressor, s.ZarrFormat
+			if js.Compressor == "" {
+				js.Compressor = "none"
+			}
+		}
+		doc.Sinks = append(doc.Sinks, js)
 	}
 	return renderJSON(doc)
 }
@@ -334,10 +344,20 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		if !ok {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: no node %d", js.Path, js.Node)}
 		}
-		if js.Format != "npy" {
+		sink := Sink{Format: js.Format, Path: js.Path, Overwrite: js.Overwrite, Node: n}
+		switch js.Format {
+		case "npy":
+		case "zarr":
+			sink.Compressor, sink.ZarrFormat = js.Compressor, js.ZarrFormat
+			if sink.Compressor == "none" {
+				sink.Compressor = ""
+			}
+			if err := checkZarrSink(sink); err != nil {
+				return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
+			}
+		default:
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: unknown format %q", js.Path, js.Format)}
 		}
-		sink := Sink{Format: js.Format, Path: js.Path, Overwrite: js.Overwrite, Node: n}
 		if err := checkSink(data, sink); err != nil {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 		}
@@ -491,13 +511,13 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		shape = cloneInts(*jn.Shape)
 	}
 	if givenShape(jn.Op) {
-		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY {
+		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
 			return nil, fmt.Errorf("%s needs a shape", jn.Op)
 		}
 		n.Shape = cloneInts(shape)
 	}
 	if givenDType(jn.Op) {
-		if jn.DType == "" && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY {
+		if jn.DType == "" && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
 			return nil, fmt.Errorf("%s needs a dtype", jn.Op)
 		}
 		n.DType = dt
@@ -513,18 +533,26 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		if err := jsonInput(n, jn, env); err != nil {
 			return nil, err
 		}
-	case jn.Op == tensor.OpFromNPY:
+	case jn.Op == tensor.OpFromNPY || jn.Op == tensor.OpFromZarr:
 		// The file's header says what it holds, whatever the document
 		// says: the document must agree.
-		f, err := npyNode(data, n.Attrs.Path)
+		var f *Node
+		var err error
+		if jn.Op == tensor.OpFromNPY {
+			f, err = npyNode(data, n.Attrs.Path)
+		} else {
+			f, err = zarrNode(data, n.Attrs.Path)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if jn.Shape != nil && !slices.Equal(*jn.Shape, f.Shape) || jn.DType != "" && n.DType != f.DType {
-			return nil, fmt.Errorf("from_npy %q holds %s%s, not %s%s", n.Attrs.Path, f.DType, ShapeString(f.Shape), jn.DType, ShapeString(n.Shape))
+			return nil, fmt.Errorf("%s %q holds %s%s, not %s%s", jn.Op, n.Attrs.Path, f.DType, ShapeString(f.Shape), jn.DType, ShapeString(n.Shape))
 		}
 		n.Shape, n.DType, n.Attrs = f.Shape, f.DType, f.Attrs
-		if n.Chunks == nil {
+		if n.Chunks == nil && jn.Op == tensor.OpFromZarr {
+			n.Chunks = storeChunks(f.Attrs.Zarr)
+		} else if n.Chunks == nil {
 			if n.Chunks, err = defaultChunks(n.Shape); err != nil {
 				return nil, err
 			}

@@ -8,6 +8,7 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/codec"
+	"marsfs/tensor/codec/zarr"
 	"marsfs/tensor/spec"
 )
 
@@ -37,10 +38,37 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return out, nil
 }
 
+// tileFromZarr cuts a Zarr array read in place into "from_zarr" ops, one a
+// chunk, each assembling its block from the store chunks that overlap it:
+// no byte of them passes through the process that tiles.
+func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	if len(n.Chunks) != len(n.Shape) || n.Attrs.Zarr == nil {
+		return nil, fmt.Errorf("from_zarr: %d chunk axes for shape %v", len(n.Chunks), n.Shape)
+	}
+	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: n.Chunks}
+	grid := tensor.GridShape(n.Chunks)
+	offs := tensor.ChunkOffsets(n.Chunks)
+	idx := make([]int, len(grid))
+	for k := range tensor.NumElements(grid) {
+		tensor.UnravelInto(idx, k, grid)
+		off := make([]int, len(idx))
+		shape := make([]int, len(idx))
+		for ax, i := range idx {
+			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
+		}
+		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: *n.Attrs.Zarr, Offset: off}
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromZarr, Shape: shape, DType: n.DType, Args: args}))
+	}
+	return out, nil
+}
+
 // tileSink emits the ops that write tt, the tiled tensor of sink, to its
 // file (see chunk.NPYWriteArgs), and returns the key of the op that
 // commits it.
 func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error) {
+	if sink.Format == "zarr" {
+		return t.tileZarrSink(sink, tt)
+	}
 	if sink.Format != "npy" {
 		return 0, fmt.Errorf("sink %q: unknown format %q", sink.Path, sink.Format)
 	}
@@ -67,4 +95,101 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 		writes = []int{int(create)} // no chunk: the file is the header
 	}
 	return t.emit(&chunk.Op{Kind: "to_npy.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+}
+
+// tileZarrSink emits the ops that write tt as the Zarr array of sink (see
+// chunk.ZarrWriteArgs) and returns the key of the op that commits it.
+// The store's chunks are the tensor's when they are regular (every chunk
+// of an axis as long as the first but the last); otherwise each axis is
+// cut in its longest chunk's length, and each store chunk is assembled
+// from the tensor chunks that overlap it, so that no two ops write one
+// store chunk.
+func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error) {
+	nd := len(tt.Shape)
+	store := make([]int, nd)
+	for ax, cs := range tt.Chunks {
+		store[ax] = 1
+		for _, c := range cs {
+			store[ax] = max(store[ax], c)
+		}
+	}
+	arr, err := zarr.New(tt.Shape, store, tt.DType, sink.ZarrFormat, sink.Compressor)
+	if err != nil {
+		return 0, fmt.Errorf("to_zarr %q: %w", sink.Path, err)
+	}
+	var token [8]byte
+	rand.Read(token[:])
+	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: *arr}
+	done := []int{}
+	create := t.emit(&chunk.Op{Kind: "to_zarr.create", Shape: done, DType: tensor.Bool, Args: base})
+	// The tensor chunks by the store chunks they overlap.
+	grid := tensor.GridShape(tt.Chunks)
+	offs := tensor.ChunkOffsets(tt.Chunks)
+	sgrid := arr.Grid()
+	type part struct {
+		key uint64
+		off []int
+	}
+	parts := make(map[int][]part)
+	idx := make([]int, nd)
+	for k, key := range tt.Keys {
+		tensor.UnravelInto(idx, k, grid)
+		off, shape := make([]int, nd), make([]int, nd)
+		for ax, i := range idx {
+			off[ax], shape[ax] = offs[ax][i], tt.Chunks[ax][i]
+		}
+		lo, hi := arr.Overlapping(shape, off)
+		eachIndex(lo, hi, func(s []int) {
+			flat := 0
+			for ax, v := range s {
+				flat = flat*sgrid[ax] + v
+			}
+			parts[flat] = append(parts[flat], part{key, off})
+		})
+	}
+	var writes []int
+	for flat := range tensor.NumElements(sgrid) {
+		ps := parts[flat]
+		if len(ps) == 0 {
+			continue // an empty array has no chunk
+		}
+		args := base
+		args.Index = make([]int, nd)
+		tensor.UnravelInto(args.Index, flat, sgrid)
+		inputs := make([]int, 0, len(ps)+1)
+		for _, p := range ps {
+			inputs = append(inputs, int(p.key))
+			args.Offsets = append(args.Offsets, p.off)
+		}
+		inputs = append(inputs, int(create))
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_zarr.write", Inputs: inputs, Shape: done, DType: tensor.Bool, Args: args})))
+	}
+	if len(writes) == 0 {
+		writes = []int{int(create)} // no chunk: the array is its metadata
+	}
+	return t.emit(&chunk.Op{Kind: "to_zarr.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+}
+
+// eachIndex calls f with every index from lo up to hi (exclusive), in C
+// order; f must not keep its argument.
+func eachIndex(lo, hi []int, f func([]int)) {
+	for ax := range lo {
+		if hi[ax] <= lo[ax] {
+			return
+		}
+	}
+	idx := slices.Clone(lo)
+	for {
+		f(idx)
+		ax := len(idx) - 1
+		for ; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < hi[ax] {
+				break
+			}
+			idx[ax] = lo[ax]
+		}
+		if ax < 0 {
+			return
+		}
+	}
 }

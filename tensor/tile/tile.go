@@ -38,6 +38,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileInput, true
 	case tensor.OpFromNPY:
 		return tileFromNPY, true
+	case tensor.OpFromZarr:
+		return tileFromZarr, true
 	case tensor.OpRechunk:
 		return tileRechunk, true
 	case tensor.OpScalar, tensor.OpFull, tensor.OpArange, tensor.OpLinspace, tensor.OpEye, tensor.OpRand, tensor.OpRandn, tensor.OpRandint, tensor.OpUniform, tensor.OpNormal:

@@ -1,0 +1,343 @@
+package zarr
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// A Codec is one bytes-to-bytes step of a chunk's pipeline: a compressor
+// (format 2's "compressor", format 3's codecs after "bytes") or a
+// checksum.
+type Codec struct {
+	// ID names it: "zlib", "gzip", "zstd", "lz4", "blosc" or "crc32c".
+	ID    string
+	Level int // the compression level written
+	// Blosc: the inner codec ("lz4", "zstd", "zlib", "blosclz", ...), the
+	// shuffle (0 none, 1 bytes, 2 bits) and the element size shuffled.
+	Cname    string
+	Shuffle  int
+	Typesize int
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// decodeInto undoes c on src, filling all of dst.
+func (c Codec) decodeInto(dst, src []byte) error {
+	var n int
+	var err error
+	switch c.ID {
+	case "zlib":
+		n, err = inflate(dst, src, false)
+	case "gzip":
+		n, err = inflate(dst, src, true)
+	case "zstd":
+		n, err = unzstd(dst, src)
+	case "lz4":
+		if len(src) < 4 {
+			return fmt.Errorf("lz4: %d bytes, short of the 4-byte size", len(src))
+		}
+		if size := int(int32(binary.LittleEndian.Uint32(src))); size != len(dst) {
+			return fmt.Errorf("lz4: the size prefix says %d bytes, the chunk is %d", size, len(dst))
+		}
+		n, err = lz4.UncompressBlock(src[4:], dst)
+	case "blosc":
+		return bloscDecode(dst, src)
+	default:
+		b, err := c.decode(src, len(dst))
+		if err != nil {
+			return err
+		}
+		if len(b) != len(dst) {
+			return fmt.Errorf("%s: %d bytes for a chunk of %d", c.ID, len(b), len(dst))
+		}
+		copy(dst, b)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.ID, err)
+	}
+	if n != len(dst) {
+		return fmt.Errorf("%s: %d bytes decompressed for a chunk of %d", c.ID, n, len(dst))
+	}
+	return nil
+}
+
+// decode undoes c on src, of a size only its bytes say, up to limit
+// bytes: what is longer is an error (a few bytes of zstd or deflate can
+// say gigabytes).
+func (c Codec) decode(src []byte, limit int) ([]byte, error) {
+	switch c.ID {
+	case "crc32c":
+		if len(src) < 4 {
+			return nil, fmt.Errorf("crc32c: %d bytes, short of the checksum", len(src))
+		}
+		body := src[:len(src)-4]
+		if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(src[len(body):]); got != want {
+			return nil, fmt.Errorf("crc32c: checksum %08x, the chunk says %08x", got, want)
+		}
+		return body, nil
+	case "lz4":
+		if len(src) < 4 {
+			return nil, fmt.Errorf("lz4: %d bytes, short of the 4-byte size", len(src))
+		}
+		return c.sized(src, int(int32(binary.LittleEndian.Uint32(src))), limit)
+	case "blosc":
+		n, err := BloscSize(src)
+		if err != nil {
+			return nil, err
+		}
+		return c.sized(src, n, limit)
+	case "zstd", "zlib", "gzip":
+		var h zstd.Header
+		if c.ID == "zstd" && h.Decode(src) == nil && h.HasFCS && h.FrameContentSize <= maxChunk {
+			return c.sized(src, int(h.FrameContentSize), limit)
+		}
+		var r io.Reader
+		var err error
+		if c.ID == "zstd" {
+			var d *zstd.Decoder
+			if d, err = zstd.NewReader(bytes.NewReader(src), zstd.WithDecoderConcurrency(1)); err == nil {
+				defer d.Close()
+				r = d
+			}
+		} else {
+			r, err = newInflater(bytes.NewReader(src), c.ID == "gzip")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+		if err == nil && len(b) > limit {
+			err = fmt.Errorf("more than %d bytes", limit)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unknown codec %q", c.ID)
+}
+
+// maxChunk bounds a chunk's decoded size, as c-blosc and numcodecs do.
+const maxChunk = 1<<31 - 1
+
+func (c Codec) sized(src []byte, n, limit int) ([]byte, error) {
+	if n < 0 || n > limit {
+		return nil, fmt.Errorf("%s: a chunk of %d bytes from %d", c.ID, n, len(src))
+	}
+	dst := make([]byte, n)
+	return dst, c.decodeInto(dst, src)
+}
+
+// encode applies c to src.
+func (c Codec) encode(src []byte) ([]byte, error) {
+	switch c.ID {
+	case "zlib":
+		return deflate(nil, src, c.Level, false)
+	case "gzip":
+		return deflate(nil, src, c.Level, true)
+	case "zstd":
+		return zstdEncoder(c.Level).EncodeAll(src, make([]byte, 0, len(src)/2+64)), nil
+	case "lz4":
+		out := make([]byte, 4+lz4.CompressBlockBound(len(src)))
+		binary.LittleEndian.PutUint32(out, uint32(len(src)))
+		var lc lz4.Compressor
+		n, err := lc.CompressBlock(src, out[4:])
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		if n == 0 { // incompressible: one sequence of literals
+			return lz4Literals(out[:4], src), nil
+		}
+		return out[:4+n], nil
+	case "blosc":
+		return bloscEncode(src, c.Cname, c.Level, c.Shuffle, c.Typesize)
+	case "crc32c":
+		return binary.LittleEndian.AppendUint32(append([]byte(nil), src...), crc32.Checksum(src, castagnoli)), nil
+	}
+	return nil, fmt.Errorf("unknown codec %q", c.ID)
+}
+
+// lz4Literals appends src as an LZ4 block of literals only.
+func lz4Literals(dst, src []byte) []byte {
+	n := len(src)
+	if n < 15 {
+		dst = append(dst, byte(n<<4))
+	} else {
+		dst = append(dst, 15<<4)
+		for n -= 15; n >= 255; n -= 255 {
+			dst = append(dst, 255)
+		}
+		dst = append(dst, byte(n))
+	}
+	return append(dst, src...)
+}
+
+var (
+	zstdDecOnce sync.Once
+	zstdDec     *zstd.Decoder
+	zstdEncMu   sync.Mutex
+	zstdEncs    = map[int]*zstd.Encoder{}
+)
+
+// zstdDecoder is shared: its DecodeAll is safe for concurrent use.
+func zstdDecoder() *zstd.Decoder {
+	zstdDecOnce.Do(func() {
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxChunk))
+	})
+	return zstdDec
+}
+
+// unzstd decodes the zstd frames of src into dst, refusing a frame that
+// says it is bigger than dst before it allocates.
+func unzstd(dst, src []byte) (int, error) {
+	var h zstd.Header
+	if err := h.Decode(src); err != nil {
+		return 0, err
+	}
+	if h.HasFCS && h.FrameContentSize > uint64(len(dst)) {
+		return 0, fmt.Errorf("a frame of %d bytes for %d", h.FrameContentSize, len(dst))
+	}
+	if !h.HasFCS || h.FrameContentSize != uint64(len(dst)) {
+		// Of a size the frame does not say (or one frame of several):
+		// read no more than dst holds.
+		b, err := Codec{ID: "zstd"}.decode(src, len(dst))
+		return copy(dst, b), err
+	}
+	// The decoder writes up to 16 bytes past the end: into a buffer
+	// without that room it would allocate a new one a chunk (fresh pages,
+	// slow to touch), so it decodes into a reused one, copied out.
+	target := dst
+	if cap(dst)-len(dst) < zstdSlack {
+		b := getBlock(len(dst) + zstdSlack)
+		defer putBlock(b)
+		target = b[:len(dst)]
+	}
+	out, err := zstdDecoder().DecodeAll(src, target[:0])
+	if err != nil {
+		return 0, err
+	}
+	if len(out) != len(dst) {
+		return len(out), nil
+	}
+	if len(dst) > 0 && &target[0] != &dst[0] {
+		copy(dst, out)
+	}
+	return len(out), nil
+}
+
+// zstdSlack is the room past its end the zstd decoder wants in its output
+// (klauspost/compress' compressedBlockOverAlloc, with a margin).
+const zstdSlack = 64
+
+// zstdEncoder returns the shared encoder of numcodecs' level (1 to 22;
+// 0 and below as libzstd's default, 3).
+func zstdEncoder(level int) *zstd.Encoder {
+	zstdEncMu.Lock()
+	defer zstdEncMu.Unlock()
+	if e, ok := zstdEncs[level]; ok {
+		return e
+	}
+	l := level
+	if l <= 0 {
+		l = 3
+	}
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)))
+	zstdEncs[level] = e
+	return e
+}
+
+// Inflaters are reused: each holds tens of KiB of state.
+var zlibPool, gzipPool sync.Pool
+
+type resetter interface {
+	io.ReadCloser
+	Reset(r io.Reader, dict []byte) error
+}
+
+func newInflater(r io.Reader, gz bool) (io.Reader, error) {
+	if gz {
+		if z, ok := gzipPool.Get().(*gzip.Reader); ok {
+			return z, z.Reset(r)
+		}
+		return gzip.NewReader(r)
+	}
+	if z, ok := zlibPool.Get().(resetter); ok {
+		return z, z.Reset(r, nil)
+	}
+	return zlib.NewReader(r)
+}
+
+func putInflater(r io.Reader, gz bool) {
+	if gz {
+		gzipPool.Put(r)
+	} else {
+		zlibPool.Put(r)
+	}
+}
+
+// inflate decompresses the zlib (or gzip) stream src into dst and
+// returns the bytes written; more data than dst holds is an error.
+func inflate(dst, src []byte, gz bool) (int, error) {
+	r, err := newInflater(bytes.NewReader(src), gz)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(r, dst)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return n, fmt.Errorf("%d bytes, short of %d", n, len(dst))
+	}
+	if err != nil {
+		return n, err
+	}
+	// Reading on to the end checks the stream's checksum.
+	var one [1]byte
+	m, err := r.Read(one[:])
+	for m == 0 && err == nil {
+		m, err = r.Read(one[:])
+	}
+	if m > 0 {
+		return n, fmt.Errorf("more than %d bytes", len(dst))
+	}
+	if err != io.EOF {
+		return n, err
+	}
+	putInflater(r, gz)
+	return n, nil
+}
+
+// deflate appends src compressed as a zlib (or gzip) stream at level
+// (1-9; 0 and below as zlib's default) to dst.
+func deflate(dst, src []byte, level int, gz bool) ([]byte, error) {
+	if level <= 0 || level > 9 {
+		level = flate.DefaultCompression
+	}
+	buf := bytes.NewBuffer(dst)
+	var w io.WriteCloser
+	var err error
+	if gz {
+		w, err = gzip.NewWriterLevel(buf, level)
+	} else {
+		w, err = zlib.NewWriterLevel(buf, level)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,289 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/codec/zarr"
+	"marsfs/tensor/kernel/elem"
+)
+
+// zarrBufs are the buffers one read of a store chunk needs: its file's
+// bytes, its decoded elements, and room to reorder them. They are reused
+// from chunk to chunk (fresh pages cost more to touch than to decode).
+type zarrBufs struct{ raw, chunk, scratch []byte }
+
+var zarrPool = sync.Pool{New: func() any { return new(zarrBufs) }}
+
+// fromZarrKernel assembles its chunk, a block of a Zarr array, from the
+// store chunks that overlap it: each read whole from its file, decoded,
+// and its part copied in; a store chunk the store lacks is the fill
+// value. A block that is exactly one store chunk is decoded in place.
+func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, ok := op.Args.(chunk.ZarrArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	arr := &a.Array
+	nd := len(arr.Shape)
+	if len(in) != 0 || len(op.Shape) != nd || len(a.Offset) != nd || len(arr.Chunks) != nd || op.DType != arr.DType || !op.DType.Valid() {
+		return nil, fmt.Errorf("from_zarr %s: block %v%v at %v of an array of %v%v", a.Path, op.DType, op.Shape, a.Offset, arr.DType, arr.Shape)
+	}
+	for ax := range nd {
+		if a.Offset[ax] < 0 || op.Shape[ax] < 0 || a.Offset[ax]+op.Shape[ax] > arr.Shape[ax] || arr.Chunks[ax] < 1 {
+			return nil, fmt.Errorf("from_zarr %s: block %v at %v of an array of %v", a.Path, op.Shape, a.Offset, arr.Shape)
+		}
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := elem.NewOutputAll(ctx, op)
+	if out.Len() == 0 {
+		return out, nil
+	}
+	bufs := zarrPool.Get().(*zarrBufs)
+	defer zarrPool.Put(bufs)
+	lo, hi := arr.Overlapping(op.Shape, a.Offset)
+	whole := slices.Equal(op.Shape, arr.Chunks) // a block that may be one store chunk
+	idx := slices.Clone(lo)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		key := path.Join(a.Path, arr.Key(idx))
+		raw, err := readWhole(data, key, &bufs.raw)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			arr.Overlap(out.Data, op.Shape, a.Offset, idx, nil)
+		case err != nil:
+			return nil, fmt.Errorf("from_zarr: %w", err)
+		case whole && aligned(a.Offset, idx, arr.Chunks):
+			if err := arr.Decode(out.Data, raw, &bufs.scratch); err != nil {
+				return nil, fmt.Errorf("from_zarr %s: %w", key, err)
+			}
+		default:
+			if cap(bufs.chunk) < arr.ChunkBytes() {
+				bufs.chunk = make([]byte, arr.ChunkBytes())
+			}
+			c := bufs.chunk[:arr.ChunkBytes()]
+			if err := arr.Decode(c, raw, &bufs.scratch); err != nil {
+				return nil, fmt.Errorf("from_zarr %s: %w", key, err)
+			}
+			arr.Overlap(out.Data, op.Shape, a.Offset, idx, c)
+		}
+		ax := nd - 1
+		for ; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < hi[ax] {
+				break
+			}
+			idx[ax] = lo[ax]
+		}
+		if ax < 0 {
+			return out, nil
+		}
+	}
+}
+
+// aligned reports whether the block at off starts where store chunk idx
+// does.
+func aligned(off, idx, chunks []int) bool {
+	for ax := range off {
+		if off[ax] != idx[ax]*chunks[ax] {
+			return false
+		}
+	}
+	return true
+}
+
+// readWhole reads the file at name in data into *buf, grown as needed,
+// and returns its bytes.
+func readWhole(data *os.Root, name string, buf *[]byte) ([]byte, error) {
+	f, err := data.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := int(st.Size())
+	if cap(*buf) < n {
+		*buf = make([]byte, n+n/8)
+	}
+	b := (*buf)[:n]
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+func zarrWriteArgs(op *chunk.Op) (chunk.ZarrWriteArgs, error) {
+	a, ok := op.Args.(chunk.ZarrWriteArgs)
+	if !ok {
+		return a, fmt.Errorf("bad args %T", op.Args)
+	}
+	if !a.Array.DType.Valid() || a.Temp == "" || a.Path == "" || a.Temp == a.Path || len(a.Array.Chunks) != len(a.Array.Shape) {
+		return a, fmt.Errorf("bad array %q (%v%v)", a.Path, a.Array.DType, a.Array.Shape)
+	}
+	return a, nil
+}
+
+// toZarrCreateKernel makes the array's directory under its temporary
+// name, empty, refusing when the array exists and may not be replaced. A
+// retry finds the directory it made: it starts it again.
+func toZarrCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := zarrWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
+		return nil, fmt.Errorf("to_zarr: %q exists (overwrite=True replaces it)", a.Path)
+	}
+	if err := data.RemoveAll(a.Temp); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	if err := data.Mkdir(a.Temp, 0o755); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	return done(), nil
+}
+
+// toZarrWriteKernel assembles one store chunk from its inputs (the tensor
+// chunks that overlap it, then the create op's), encodes it and writes
+// its file. A store chunk that is one input whole is encoded as it is.
+func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := zarrWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	arr := &a.Array
+	nd := len(arr.Shape)
+	if len(in) != len(a.Offsets)+1 || len(a.Index) != nd {
+		return nil, fmt.Errorf("to_zarr %s: %d inputs for %d chunks", a.Path, len(in), len(a.Offsets))
+	}
+	origin := make([]int, nd)
+	for ax := range nd {
+		origin[ax] = a.Index[ax] * arr.Chunks[ax]
+	}
+	for i, x := range in[:len(a.Offsets)] {
+		if x == nil || x.Check() != nil || x.DType != arr.DType || len(x.Shape) != nd || len(a.Offsets[i]) != nd {
+			return nil, fmt.Errorf("to_zarr %s: input %d is no chunk of a %v array of %d axes", a.Path, i, arr.DType, nd)
+		}
+		for ax := range nd {
+			if o := a.Offsets[i][ax]; o < 0 || o+x.Shape[ax] > arr.Shape[ax] {
+				return nil, fmt.Errorf("to_zarr %s: a chunk of %v at %v of an array of %v", a.Path, x.Shape, a.Offsets[i], arr.Shape)
+			}
+		}
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var chunkData []byte
+	if len(a.Offsets) == 1 && slices.Equal(in[0].Shape, arr.Chunks) && slices.Equal(a.Offsets[0], origin) {
+		chunkData = in[0].Data
+	} else {
+		bufs := zarrPool.Get().(*zarrBufs)
+		defer zarrPool.Put(bufs)
+		if cap(bufs.chunk) < arr.ChunkBytes() {
+			bufs.chunk = make([]byte, arr.ChunkBytes())
+		}
+		chunkData = bufs.chunk[:arr.ChunkBytes()]
+		clear(chunkData) // the fill value, 0, past the array's edge
+		for i, x := range in[:len(a.Offsets)] {
+			zarr.CopyBox(chunkData, arr.Chunks, origin, x.Data, x.Shape, a.Offsets[i], arr.DType.Size())
+		}
+	}
+	enc, err := arr.Encode(chunkData)
+	if err != nil {
+		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
+	}
+	name := path.Join(a.Temp, arr.Key(a.Index))
+	if dir := path.Dir(name); dir != a.Temp {
+		if err := data.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("to_zarr: %w", err)
+		}
+	}
+	if err := data.WriteFile(name, enc, 0o644); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	return done(), nil
+}
+
+// toZarrCommitKernel writes the metadata once every store chunk is
+// written (its inputs), into a temporary file renamed into place, and
+// then renames the directory to the array's path, moving what was there
+// aside and removing it when overwrite was given.
+func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := zarrWriteArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	data, err := dataOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := a.Array.Metadata()
+	if err != nil {
+		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
+	}
+	name := path.Join(a.Temp, a.Array.MetaName())
+	if err := writeSynced(data, name+".part", meta); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	if err := data.Rename(name+".part", name); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	var old string
+	if _, err := data.Lstat(a.Path); err == nil {
+		if !a.Overwrite {
+			data.RemoveAll(a.Temp)
+			return nil, fmt.Errorf("to_zarr: %q exists (overwrite=True replaces it)", a.Path)
+		}
+		old = strings.TrimSuffix(a.Temp, ".part") + ".old"
+		if err := data.Rename(a.Path, old); err != nil {
+			return nil, fmt.Errorf("to_zarr: %w", err)
+		}
+	}
+	if err := data.Rename(a.Temp, a.Path); err != nil {
+		return nil, fmt.Errorf("to_zarr: %w", err)
+	}
+	if old != "" {
+		if err := data.RemoveAll(old); err != nil {
+			return nil, fmt.Errorf("to_zarr: the array is written; removing what it replaced: %w", err)
+		}
+	}
+	return done(), nil
+}
+
+// writeSynced writes b to the file name in data and syncs it.
+func writeSynced(data *os.Root, name string, b []byte) error {
+	f, err := data.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
