@@ -99,6 +99,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return choleskyUpdateKernel, true
 	case "linalg.zeros":
 		return zerosKernel, true
+	case "diagonal":
+		return diagonalKernel, true
 	case "sort.local":
 		return sortLocalKernel, true
 	case "sort.merge":

@@ -286,6 +286,9 @@ func buildPercentile(c *call) (value, error) {
 		default:
 			return nil, c.errorf(1, "percentile(): q must be a number or a list of numbers, not a %s", typeName(q))
 		}
+		if err := scaleQuantiles(c, attrs.Q); err != nil {
+			return nil, err
+		}
 		for _, i := range []int{c.param("method"), c.param("interpolation")} {
 			if m, err := c.str(i); err != nil {
 				return nil, err

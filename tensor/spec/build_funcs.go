@@ -23,6 +23,7 @@ func init() {
 	registerElementwise()
 	registerFiles()
 	registerLinalg()
+	registerMath()
 	registerReductions()
 	registerShape()
 }

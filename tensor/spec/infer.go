@@ -31,6 +31,8 @@ func infer(n *Node) error {
 		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
+	case n.Op == tensor.OpDiagonal:
+		return inferDiagonal(n)
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -93,11 +95,13 @@ var opArity = map[string]int{
 	tensor.OpNegative: 1, tensor.OpAbs: 1, tensor.OpSqrt: 1, tensor.OpExp: 1, tensor.OpLog: 1, tensor.OpLog1p: 1, tensor.OpSin: 1,
 	tensor.OpCos: 1, tensor.OpTan: 1, tensor.OpTanh: 1, tensor.OpFloor: 1, tensor.OpCeil: 1, tensor.OpRound: 1, tensor.OpSign: 1,
 	tensor.OpLogicalNot: 1, tensor.OpInvert: 1, tensor.OpAstype: 1,
+	tensor.OpCbrt: 1, tensor.OpLog2: 1, tensor.OpLog10: 1, tensor.OpExp2: 1, tensor.OpArcsin: 1, tensor.OpArccos: 1,
+	tensor.OpArctan: 1, tensor.OpIsnan: 1, tensor.OpIsinf: 1, tensor.OpIsfinite: 1,
 
 	tensor.OpAdd: 2, tensor.OpSubtract: 2, tensor.OpMultiply: 2, tensor.OpDivide: 2, tensor.OpFloorDiv: 2, tensor.OpMod: 2,
 	tensor.OpPower: 2, tensor.OpMaximum: 2, tensor.OpMinimum: 2, tensor.OpEqual: 2, tensor.OpNotEqual: 2, tensor.OpLess: 2,
 	tensor.OpLessEq: 2, tensor.OpGreater: 2, tensor.OpGreaterEq: 2, tensor.OpLogicalAnd: 2, tensor.OpLogicalOr: 2,
-	tensor.OpBitAnd: 2, tensor.OpBitOr: 2,
+	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2,
 
 	tensor.OpWhere: 3,
 
@@ -106,7 +110,7 @@ var opArity = map[string]int{
 	tensor.OpNanmean: 1, tensor.OpNanmax: 1, tensor.OpNanmin: 1, tensor.OpCumsum: 1, tensor.OpCumprod: 1,
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
-	tensor.OpMatmul: 2,
+	tensor.OpMatmul: 2, tensor.OpDiagonal: 1,
 }
 
 func checkArity(n *Node, k int) error {

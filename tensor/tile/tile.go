@@ -74,6 +74,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileBincount, true
 	case tensor.OpPercentile, tensor.OpMedian:
 		return tilePercentile, true
+	case tensor.OpDiagonal:
+		return tileDiagonal, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true

@@ -1,0 +1,24 @@
+package chunk
+
+import "encoding/gob"
+
+// DiagonalArgs are the arguments of a "diagonal" op: its chunk is the run
+// of the diagonal of its one input block that starts at (Row, Col), local
+// to the block, and is as long as the op's shape says.
+type DiagonalArgs struct {
+	Row, Col int
+}
+
+// MaskArgs are the arguments of the ops of boolean masks ("mask.select",
+// "mask.count"); the selected chunk's length is the data's, up to the
+// op's shape.
+type MaskArgs struct{}
+
+func (MaskArgs) boundsLen() {}
+
+// Registered here rather than in gob.go's list, so that this file's types
+// travel with it.
+func init() {
+	gob.Register(DiagonalArgs{})
+	gob.Register(MaskArgs{})
+}

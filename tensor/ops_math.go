@@ -1,0 +1,39 @@
+package tensor
+
+// The elementwise math a NumPy user reaches for beyond the basic ufuncs.
+// They tile, fuse and run like the others (ElemUnaryOps, ElemBinaryOps).
+const (
+	// One input, computed in floating point (bool and integers give the
+	// smallest float that holds them, as NumPy's loops do).
+	OpCbrt   = "cbrt"
+	OpLog2   = "log2"
+	OpLog10  = "log10"
+	OpExp2   = "exp2"
+	OpArcsin = "arcsin"
+	OpArccos = "arccos"
+	OpArctan = "arctan"
+
+	// One input, a bool result: false (isnan, isinf) or true (isfinite)
+	// for every bool and integer.
+	OpIsnan    = "isnan"
+	OpIsinf    = "isinf"
+	OpIsfinite = "isfinite"
+
+	// Two inputs. arctan2 and hypot compute in floating point; fmax and
+	// fmin are maximum and minimum that ignore a NaN when the other
+	// operand is a number.
+	OpArctan2 = "arctan2"
+	OpHypot   = "hypot"
+	OpFmax    = "fmax"
+	OpFmin    = "fmin"
+)
+
+// IsClassify reports whether op is one of the float classifications
+// (isnan, isinf, isfinite), whose result is bool whatever the input.
+func IsClassify(op string) bool {
+	return op == OpIsnan || op == OpIsinf || op == OpIsfinite
+}
+
+// OpDiagonal is the Attrs.K-th diagonal of a 2-D input (K > 0 above the
+// main one), 1-D: one chunk op a diagonal block, reading that block only.
+const OpDiagonal = "diagonal"

@@ -1,0 +1,42 @@
+package tile
+
+import (
+	"fmt"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/spec"
+)
+
+// tileDiagonal walks the K-th diagonal of a 2-D input through its chunk
+// grid: each run of it inside one block is one "diagonal" op that reads
+// that block alone, and the runs are the output's chunks. Blocks the
+// diagonal does not cross are not read.
+func tileDiagonal(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	x := t.input(n, 0)
+	if len(x.Shape) != 2 || len(n.Shape) != 1 {
+		return nil, fmt.Errorf("diagonal of %v to %v: it takes a 2-D array to a 1-D one", x.Shape, n.Shape)
+	}
+	k, l := n.Attrs.K, n.Shape[0]
+	r0, c0 := max(-k, 0), max(k, 0)
+	offs := tensor.ChunkOffsets(x.Chunks)
+	grid := tensor.GridShape(x.Chunks)
+	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType}
+	if l == 0 {
+		key := t.emit(&chunk.Op{Kind: "diagonal", Inputs: []int{int(x.Keys[0])}, Shape: []int{0}, DType: n.DType, Args: chunk.DiagonalArgs{}})
+		out.Chunks, out.Keys = [][]int{{0}}, []uint64{key}
+		return out, nil
+	}
+	out.Chunks = [][]int{nil}
+	for i := 0; i < l; {
+		r, c := r0+i, c0+i
+		a, b := ChunkAt(offs[0], r), ChunkAt(offs[1], c)
+		run := min(offs[0][a]+x.Chunks[0][a]-r, offs[1][b]+x.Chunks[1][b]-c, l-i)
+		key := x.Keys[tensor.Ravel([]int{a, b}, grid)]
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "diagonal", Inputs: []int{int(key)}, Shape: []int{run}, DType: n.DType,
+			Args: chunk.DiagonalArgs{Row: r - offs[0][a], Col: c - offs[1][b]}}))
+		out.Chunks[0] = append(out.Chunks[0], run)
+		i += run
+	}
+	return out, nil
+}
