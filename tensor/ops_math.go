@@ -37,3 +37,10 @@ func IsClassify(op string) bool {
 // OpDiagonal is the Attrs.K-th diagonal of a 2-D input (K > 0 above the
 // main one), 1-D: one chunk op a diagonal block, reading that block only.
 const OpDiagonal = "diagonal"
+
+// OpMask is x[m] for a bool m whose shape is the first axes of x's: the
+// elements (or, for fewer axes, the sub-arrays) where m is true, in C
+// order, along a first axis of a length the data decides. It tiles in two
+// stages: each block of m counts its trues while the blocks of x are cut
+// to their selected rows; the counts become the result's chunks.
+const OpMask = "mask"

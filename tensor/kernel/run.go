@@ -101,6 +101,12 @@ func KernelFor(kind string) (kernel, bool) {
 		return zerosKernel, true
 	case "diagonal":
 		return diagonalKernel, true
+	case "mask.count":
+		return maskCountKernel, true
+	case "mask.lens":
+		return maskLensKernel, true
+	case "mask.select":
+		return maskSelectKernel, true
 	case "sort.local":
 		return sortLocalKernel, true
 	case "sort.merge":

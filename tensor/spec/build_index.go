@@ -61,7 +61,12 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 				return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", v.TypeName())
 			}
 			real++
-		case *Node, seqValue:
+		case *Node:
+			if v.DType == tensor.Bool {
+				return b.maskIndex(e, x, v, len(items))
+			}
+			return nil, syntax.Errorf(ie.At(), "integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are")
+		case seqValue:
 			return nil, syntax.Errorf(ie.At(), "advanced indexing (an array or list as an index) is not supported")
 		default:
 			return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))

@@ -60,6 +60,7 @@ func registerMath() {
 	})
 	registerStats()
 	registerLayout()
+	registerMasks()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

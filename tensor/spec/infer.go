@@ -33,6 +33,8 @@ func infer(n *Node) error {
 		return inferCreation(n)
 	case n.Op == tensor.OpDiagonal:
 		return inferDiagonal(n)
+	case n.Op == tensor.OpMask:
+		return inferMask(n)
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -110,7 +112,7 @@ var opArity = map[string]int{
 	tensor.OpNanmean: 1, tensor.OpNanmax: 1, tensor.OpNanmin: 1, tensor.OpCumsum: 1, tensor.OpCumprod: 1,
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
-	tensor.OpMatmul: 2, tensor.OpDiagonal: 1,
+	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2,
 }
 
 func checkArity(n *Node, k int) error {

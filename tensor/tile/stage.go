@@ -19,6 +19,10 @@ type stagedRule struct {
 	// finish tiles the node in a later stage, once its length is known:
 	// ids are the global IDs of the carry chunks.
 	finish func(t *tiler, n *spec.Node, ids []uint64, length int) (*tensor.TiledTensor, error)
+	// pieces, when set, makes the probe a 1-D int64 chunk of the lengths
+	// of the carry chunks (along the first axis), not their sum, and
+	// finishes with those lengths in place of finish.
+	pieces func(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.TiledTensor, error)
 }
 
 // stagedRuleFor returns the rule of an op whose length the data decides.
@@ -28,6 +32,8 @@ func stagedRuleFor(op string) (stagedRule, bool) {
 		return stagedRule{measure: measureUnique, finish: finishUnique}, true
 	case tensor.OpBincount:
 		return stagedRule{measure: measureBincount, finish: finishBincount}, true
+	case tensor.OpMask:
+		return stagedRule{measure: measureMask, pieces: finishMask}, true
 	}
 	return stagedRule{}, false
 }
@@ -64,8 +70,8 @@ func (s *Stage) Next(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
 	}
 	st := s.next
 	for i, p := range probes {
-		if p == nil || p.DType != tensor.Int64 || p.Len() != 1 || p.Int64s()[0] < 0 {
-			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar", i)
+		if p == nil || p.DType != tensor.Int64 || len(p.Shape) > 1 || len(p.Shape) == 0 && p.Len() != 1 || slices.ContainsFunc(p.Int64s(), func(v int64) bool { return v < 0 }) {
+			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar or vector", i)
 		}
 	}
 	return st.tile(keys, probes)
@@ -158,9 +164,15 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		t.tiled[id] = tt
 	}
 	lengths := map[int]int{}
+	pieces := map[int][]int{} // of the nodes whose probe is a vector
 	carryIDs := map[int][]uint64{}
 	for i, id := range st.measured {
-		lengths[id] = int(probes[i].Int64s()[0])
+		for _, v := range probes[i].Int64s() {
+			lengths[id] += int(v)
+			if len(probes[i].Shape) == 1 {
+				pieces[id] = append(pieces[id], int(v))
+			}
+		}
 		carryIDs[id] = keys[len(st.carried)+i]
 	}
 	later := st.stages > 0
@@ -193,8 +205,15 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		t.node = n.ID
 		sr, staged := stagedRuleFor(n.Op)
 		if l, ok := lengths[n.ID]; ok {
-			n.Shape = []int{l}
-			tt, err := sr.finish(t, n, carryIDs[n.ID], l)
+			// The first axis is the data's; the others were known.
+			n.Shape = append([]int{l}, n.Shape[1:]...)
+			var tt *tensor.TiledTensor
+			var err error
+			if sr.pieces != nil {
+				tt, err = sr.pieces(t, n, carryIDs[n.ID], pieces[n.ID])
+			} else {
+				tt, err = sr.finish(t, n, carryIDs[n.ID], l)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
 			}
@@ -307,7 +326,11 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 	}
 	for _, m := range measured {
 		s.Probes = append(s.Probes, len(cg.Outputs))
-		cg.Outputs = append(cg.Outputs, tensor.TiledTensor{Shape: []int{}, DType: tensor.Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}})
+		probe := tensor.TiledTensor{Shape: []int{}, DType: tensor.Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}}
+		if sh := t.opAt(m.probe).Shape; len(sh) == 1 {
+			probe.Shape, probe.Chunks = []int{sh[0]}, [][]int{{sh[0]}}
+		}
+		cg.Outputs = append(cg.Outputs, probe)
 	}
 	st.carried = carried
 	s.next = st

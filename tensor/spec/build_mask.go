@@ -1,0 +1,337 @@
+package spec
+
+import (
+	"fmt"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+)
+
+// Boolean masks and the functions NumPy builds on them. x[m] is one
+// OpMask node, whose length the data decides (tiled in two stages, see
+// tile/mask.go); nonzero, flatnonzero, argwhere, one-argument where,
+// compress and extract are masks of index grids (aranges broadcast to the
+// mask's shape) or of the raveled array, and nanmedian and nanpercentile
+// of the flattened array are percentiles of the numbers a mask keeps.
+
+func registerMasks() {
+	register("nonzero", []string{"a"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.nonzero(c.pos, x)
+	})
+	registerMethod("nonzero", []string{"a"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.nonzero(c.pos, x)
+	})
+	register("flatnonzero", []string{"a"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		flat, err := c.b.reshape(c.pos, x, []int{flatLen(x.Shape)})
+		if err != nil {
+			return nil, err
+		}
+		v, err := c.b.nonzero(c.pos, flat)
+		if err != nil {
+			return nil, err
+		}
+		return v.elts[0], nil
+	})
+	register("argwhere", []string{"a"}, argwhere)
+	register("compress", []string{"condition", "a", "axis", "out"}, compress)
+	register("extract", []string{"condition", "arr"}, extract)
+	for _, name := range []string{"nanpercentile", "nanquantile"} {
+		register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, nanPercentile)
+	}
+	register("nanmedian", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, nanPercentile)
+}
+
+// maskIndex builds x[m] for the bool tensor m, the index's item at
+// position at: m must come first, and be followed by nothing but whole
+// slices (x[m, :]) or an ellipsis.
+func (b *builder) maskIndex(e *syntax.IndexExpr, x, m *Node, at int) (value, error) {
+	if at > 0 {
+		return nil, syntax.Errorf(e.Idx[at].At(), "a boolean mask after other indices is not supported (x[m] and x[m, :] are)")
+	}
+	for _, ie := range e.Idx[1:] {
+		s, ok := ie.(*syntax.SliceExpr)
+		whole := ok && s.Lo == nil && s.Hi == nil && s.Step == nil
+		if c, ok := ie.(*syntax.ConstExpr); ok && c.Tok == "..." {
+			whole = true
+		}
+		if !whole {
+			return nil, syntax.Errorf(ie.At(), "a boolean mask with other indices is not supported (x[m] and x[m, :] are)")
+		}
+	}
+	return b.mask(e.Idx[0].At(), x, m)
+}
+
+// mask is x[m].
+func (b *builder) mask(p syntax.SrcPos, x, m *Node) (*Node, error) {
+	return b.node(p, tensor.OpMask, Attrs{}, x, m)
+}
+
+// inferMask checks that m is a bool array indexing the first axes of x.
+func inferMask(n *Node) error {
+	x, m := n.Inputs[0], n.Inputs[1]
+	if m.DType != tensor.Bool {
+		return fmt.Errorf("a mask must be bool, not %s", m.DType)
+	}
+	k := len(m.Shape)
+	if k == 0 {
+		return fmt.Errorf("a 0-d boolean index is not supported")
+	}
+	if k > len(x.Shape) {
+		return fmt.Errorf("too many indices for array: array is %d-dimensional, but %d were indexed", len(x.Shape), k)
+	}
+	for ax, d := range m.Shape {
+		if xd := x.Shape[ax]; d != xd && d != tensor.Unknown && xd != tensor.Unknown {
+			return fmt.Errorf("boolean index did not match indexed array along dimension %d; dimension is %d but corresponding boolean dimension is %d", ax, xd, d)
+		}
+	}
+	n.Shape = append([]int{tensor.Unknown}, x.Shape[k:]...)
+	n.DType = x.DType
+	return nil
+}
+
+// truth is x != 0 as a bool array (x itself when bool).
+func (b *builder) truth(p syntax.SrcPos, x *Node) (*Node, error) {
+	return b.astype(p, x, tensor.Bool)
+}
+
+// indexAlong is the int64 index along axis ax of an array of shape,
+// broadcast to that shape.
+func (b *builder) indexAlong(p syntax.SrcPos, shape []int, ax int) (*Node, error) {
+	chunks, err := defaultChunksAt([]int{shape[ax]}, p)
+	if err != nil {
+		return nil, err
+	}
+	a, err := b.addAt(p, &Node{Op: tensor.OpArange, Shape: []int{shape[ax]}, DType: tensor.Int64, Chunks: chunks, Attrs: Attrs{Start: 0, Step: 1}})
+	if err != nil {
+		return nil, err
+	}
+	in := make([]int, len(shape))
+	for i := range in {
+		in[i] = 1
+	}
+	in[ax] = shape[ax]
+	if a, err = b.reshape(p, a, in); err != nil {
+		return nil, err
+	}
+	return b.broadcastTo(p, a, shape)
+}
+
+// nonzero is a tuple of the indices of x's nonzero elements along each
+// axis: each the mask of that axis' index grid. A 0-d x is refused, as
+// NumPy 1.24 deprecates it.
+func (b *builder) nonzero(p syntax.SrcPos, x *Node) (seqValue, error) {
+	if tensor.HasUnknown(x.Shape) {
+		return seqValue{}, syntax.Errorf(p, "nonzero of an array of shape %s: its length depends on the data", ShapeString(x.Shape))
+	}
+	if len(x.Shape) == 0 {
+		return seqValue{}, syntax.Errorf(p, "nonzero of a 0-d array is not supported (NumPy deprecates it): use atleast_1d")
+	}
+	m, err := b.truth(p, x)
+	if err != nil {
+		return seqValue{}, err
+	}
+	var s seqValue
+	for ax := range x.Shape {
+		idx, err := b.indexAlong(p, x.Shape, ax)
+		if err != nil {
+			return seqValue{}, err
+		}
+		v, err := b.mask(p, idx, m)
+		if err != nil {
+			return seqValue{}, err
+		}
+		s.elts = append(s.elts, v)
+		s.pos = append(s.pos, p)
+	}
+	return s, nil
+}
+
+// argwhere is the (count, ndim) matrix of the indices of x's nonzero
+// elements: a row mask of the matrix of every element's index.
+func argwhere(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.known(x); err != nil {
+		return nil, err
+	}
+	b, p := c.b, c.pos
+	if len(x.Shape) == 0 {
+		return nil, c.errorf(0, "argwhere of a 0-d array is not supported")
+	}
+	n := flatLen(x.Shape)
+	cols := make([]*Node, len(x.Shape))
+	for ax := range x.Shape {
+		idx, err := b.indexAlong(p, x.Shape, ax)
+		if err != nil {
+			return nil, err
+		}
+		if cols[ax], err = b.reshape(p, idx, []int{n, 1}); err != nil {
+			return nil, err
+		}
+	}
+	grid, err := b.concat(p, cols, 1)
+	if err != nil {
+		return nil, err
+	}
+	m, err := b.truth(p, x)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = b.reshape(p, m, []int{n}); err != nil {
+		return nil, err
+	}
+	return b.mask(p, grid, m)
+}
+
+// compress keeps the slices of a along axis (of the raveled a for None)
+// where condition, 1-D, is true; a shorter condition drops the rest of
+// the axis, as NumPy's does.
+func compress(c *call) (value, error) {
+	cond, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.noOut(); err != nil {
+		return nil, err
+	}
+	for _, t := range []*Node{cond, x} {
+		if err := c.known(t); err != nil {
+			return nil, err
+		}
+	}
+	if len(cond.Shape) != 1 {
+		return nil, c.errorf(0, "condition must be a 1-d array")
+	}
+	b, p := c.b, c.pos
+	ax := 0
+	if c.has(2) {
+		a, err := c.int(2, 0)
+		if err != nil {
+			return nil, err
+		}
+		if ax, err = normAxis(a, len(x.Shape), c.at(2)); err != nil {
+			return nil, err
+		}
+	} else if x, err = b.reshape(p, x, []int{flatLen(x.Shape)}); err != nil {
+		return nil, err
+	}
+	l := cond.Shape[0]
+	if l > x.Shape[ax] {
+		return nil, c.errorf(0, "compress(): a condition longer than the axis (%d > %d) is not supported", l, x.Shape[ax])
+	}
+	if x, err = b.sliceAxis(p, x, ax, tensor.Slice{Start: 0, Step: 1, Len: l}); err != nil {
+		return nil, err
+	}
+	m, err := b.truth(p, cond)
+	if err != nil {
+		return nil, err
+	}
+	perm := []int{ax}
+	for i := range x.Shape {
+		if i != ax {
+			perm = append(perm, i)
+		}
+	}
+	if x, err = b.transpose(p, x, perm); err != nil {
+		return nil, err
+	}
+	r, err := b.mask(p, x, m)
+	if err != nil {
+		return nil, err
+	}
+	inv := make([]int, len(perm))
+	for i, a := range perm {
+		inv[a] = i
+	}
+	return b.transpose(p, r, inv)
+}
+
+// extract is the raveled arr where the raveled condition is nonzero.
+func extract(c *call) (value, error) {
+	cond, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range []*Node{cond, x} {
+		if err := c.known(t); err != nil {
+			return nil, err
+		}
+	}
+	b, p := c.b, c.pos
+	n := flatLen(x.Shape)
+	if flatLen(cond.Shape) != n {
+		return nil, c.errorf(0, "extract(): condition has %d elements, arr %d: they must have as many", flatLen(cond.Shape), n)
+	}
+	if x, err = b.reshape(p, x, []int{n}); err != nil {
+		return nil, err
+	}
+	m, err := b.truth(p, cond)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = b.reshape(p, m, []int{n}); err != nil {
+		return nil, err
+	}
+	return b.mask(p, x, m)
+}
+
+// nanPercentile is nanmedian, nanpercentile and nanquantile of the
+// flattened array: the percentile of the numbers isnan leaves, whose
+// count the data decides. Integers have no NaN: theirs is the plain one.
+// Along an axis the rows keep different counts, which a mask cannot
+// express: refused for now.
+func nanPercentile(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	plain := map[string]string{"nanmedian": "median", "nanpercentile": "percentile", "nanquantile": "quantile"}[c.name]
+	if c.has(c.param("axis")) && x.DType.IsFloat() {
+		return nil, c.errorf(c.param("axis"), "%s() along an axis is not supported yet (of the flattened array, axis=None, it is)", c.name)
+	}
+	if x.DType.IsFloat() {
+		if err := c.known(x); err != nil {
+			return nil, err
+		}
+		n := flatLen(x.Shape)
+		if x, err = c.b.reshape(c.pos, x, []int{n}); err != nil {
+			return nil, err
+		}
+		nan, err := c.b.node(c.pos, tensor.OpIsnan, Attrs{}, x)
+		if err != nil {
+			return nil, err
+		}
+		keep, err := c.b.node(c.pos, tensor.OpLogicalNot, Attrs{}, nan)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = c.b.mask(c.pos, x, keep); err != nil {
+			return nil, err
+		}
+		c.args[0].v = x
+	}
+	c.name = plain
+	return buildPercentile(c)
+}
