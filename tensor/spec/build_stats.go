@@ -23,7 +23,21 @@ func registerStats() {
 	for _, name := range []string{"nanvar", "nanstd"} {
 		register(name, []string{"a", "axis", "dtype", "out", "ddof", "keepdims"}, nanvar)
 	}
-	register("quantile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
+	// percentile (registered by registerCatalogue, before this) and
+	// quantile refuse an empty array as NumPy does; nanpercentile, whose
+	// mask may leave nothing, gives NaN there (tilePercentile).
+	for _, name := range []string{"percentile", "quantile"} {
+		register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			if !tensor.HasUnknown(x.Shape) && tensor.NumElements(x.Shape) == 0 {
+				return nil, c.errorf(0, "cannot do a non-empty take from an empty axes.")
+			}
+			return buildPercentile(c)
+		})
+	}
 	register("diff", []string{"a", "n", "axis", "prepend", "append"}, diff)
 }
 

@@ -217,7 +217,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"h, e = histogram(ones(3), bins=0)", "1:8: `bins` must be positive, when an integer"},
 		{"h, e = histogram(ones(3), range=(2, 1))", "1:8: max must be larger than min in range parameter."},
 		{"h, e = histogram(ones(3), bins=(1, 2))", "1:32: histogram(): bins must be a number of bins (edges and bin rules are not supported yet)"},
-		{"x = percentile(ones(3), 101)", "1:5: Percentiles must be in the range [0, 100]"},
+		{"x = percentile(ones(3), 101)", "1:25: Percentiles must be in the range [0, 100]"},
 		{"x = percentile(ones(3), 50, method='nearest')", "1:36: percentile(): method 'nearest' is not supported (only 'linear')"},
 		{"x = median(ones((2, 3, 4)), axis=0)", "1:34: median() along an axis of a 3-D array is not supported yet (1-D and 2-D are)"},
 		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},

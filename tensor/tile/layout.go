@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+	"math"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -39,4 +40,15 @@ func tileDiagonal(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		i += run
 	}
 	return out, nil
+}
+
+// nanFill is node n as one chunk of NaNs.
+func nanFill(t *tiler, n *spec.Node) *tensor.TiledTensor {
+	chunks := make([][]int, len(n.Shape))
+	for ax, d := range n.Shape {
+		chunks[ax] = []int{d}
+	}
+	key := t.emit(&chunk.Op{Kind: tensor.OpFull, Shape: n.Shape, DType: n.DType,
+		Args: chunk.GenArgs{Offset: make([]int, len(n.Shape)), Global: n.Shape, Value: math.NaN()}})
+	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}
 }

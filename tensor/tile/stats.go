@@ -128,7 +128,9 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	size := x.Shape[nd-1]
 	if size == 0 {
-		return nil, fmt.Errorf("%s of an empty array", n.Op)
+		// NumPy's median of nothing is NaN, and so are nanmedian's and
+		// nanpercentile's of only NaNs, whose masks leave nothing here.
+		return nanFill(t, n), nil
 	}
 	args := chunk.PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == tensor.OpMedian}
 	var ranks, want []int

@@ -1,0 +1,70 @@
+package spec
+
+import (
+	"errors"
+	"testing"
+
+	"marsfs/tensor/spec/syntax"
+)
+
+// numpyErrors are bad uses of the functions of issue 21: each is refused
+// at parse time with a spec error naming the place and the fault.
+var numpyErrors = []struct{ src, want string }{
+	{"x = ones(3)\ny = x[ones(4) > 0]", "2:15: boolean index did not match indexed array along dimension 0; dimension is 3 but corresponding boolean dimension is 4"},
+	{"x = ones((2, 3))\ny = x[ones((2, 3, 4)) > 0]", "2:23: too many indices for array: array is 2-dimensional, but 3 were indexed"},
+	{"x = ones((2, 3))\ny = x[:, x[0] > 0]", "2:15: a boolean mask after other indices is not supported (x[m] and x[m, :] are)"},
+	{"x = ones((2, 3))\ny = x[x[:, 0] > 0, 1]", "2:20: a boolean mask with other indices is not supported (x[m] and x[m, :] are)"},
+	{"x = ones(3)\ny = x[x > 0].shape", "2:14: .shape of an array of shape (?,): its length depends on the data, which the spec cannot read"},
+	{"x = diff(ones(3), n=-1)", "1:21: order must be non-negative but got -1"},
+	{"x = diff(ones(3), prepend=0)", "1:27: diff(): prepend= is not supported"},
+	{"x = diff(ones(()))", "1:10: diff requires input that is at least one dimensional"},
+	{"x = ptp(ones(3) > 0)", "1:5: numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead"},
+	{"x = average(ones((3, 4)), weights=ones(4))", "1:35: Axis must be specified when shapes of a and weights differ."},
+	{"x = average(ones((3, 4)), axis=0, weights=ones(4))", "1:43: Length of weights not compatible with specified axis."},
+	{"x = average(ones((3, 4)), axis=0, weights=ones((2, 2)))", "1:43: 1D weights expected when shapes of a and weights differ."},
+	{"x = cov(ones((2, 3, 4)))", "1:9: m has more than 2 dimensions"},
+	{"x = cov(ones((2, 3)), aweights=ones(3))", "1:32: cov(): aweights= is not supported"},
+	{"x = corrcoef(ones((2, 3)), ddof=1)", "1:33: corrcoef(): ddof has no effect and is deprecated: leave it out"},
+	{"x = quantile(ones(5), 1.5)", "1:23: Quantiles must be in the range [0, 1]"},
+	{"x = percentile(zeros(0), 50)", "1:16: cannot do a non-empty take from an empty axes."},
+	{"x = nanmedian(ones((3, 4)), axis=0)", "1:34: nanmedian() along an axis is not supported yet (of the flattened array, axis=None, it is)"},
+	{"x = nan_to_num(ones(3), copy=False)", "1:30: nan_to_num(): copy=False changes x in place, which specs cannot do"},
+	{"x = isclose(ones(3), ones(4))", "1:5: operands could not be broadcast together with shapes (3,) (4,)"},
+	{"x = arctan2(ones(3))", "1:5: arctan2() missing required argument 'x2'"},
+	{"x = flip(ones(3), axis=1)", "1:24: axis 1 is out of bounds for array of dimension 1"},
+	{"x = fliplr(ones(3))", "1:12: Input must be >= 2-d."},
+	{"x = roll(ones(3), (1, 2))", "1:19: roll(): a tuple of shifts needs a tuple of axes"},
+	{"x = roll(ones((2, 2)), (1, 2), axis=(0, 1, 1))", "1:24: 'shift' and 'axis' should be scalars or 1D sequences"},
+	{"x = vstack(ones(3))", "1:12: vstack() takes a tuple or list of tensors, not a tensor"},
+	{"x = hstack((ones((2, 2)), ones(2)))", "1:12: all the input array dimensions except for the concatenation axis must match exactly, but along dimension 0, the array at index 0 has 2 dimension(s) and the array at index 1 has 1 dimension(s)"},
+	{"x = triu(ones(()))", "1:10: triu() of a 0-d array: it needs at least one axis"},
+	{"x = diag(ones((2, 2, 2)))", "1:10: Input must be 1- or 2-d."},
+	{"x = trace(ones(3))", "1:11: diag requires an array of at least two dimensions"},
+	{"x = trace(ones((3, 3)), axis1=1, axis2=1)", "1:40: axis1 and axis2 cannot be the same"},
+	{"x = repeat(ones(3), -1)", "1:21: negative dimensions are not allowed"},
+	{"x = repeat(ones(3), [1, 2, 1])", "1:21: repeat(): a different count for each element is not supported (one count for all is)"},
+	{"x = tile(ones(3), (2, -1))", "1:19: negative dimensions are not allowed"},
+	{"x = compress(ones(4) > 0, ones(3))", "1:22: compress(): a condition longer than the axis (4 > 3) is not supported"},
+	{"x = compress(ones((2, 2)) > 0, ones(3))", "1:27: condition must be a 1-d array"},
+	{"x = extract(ones(4) > 0, ones(3))", "1:21: extract(): condition has 4 elements, arr 3: they must have as many"},
+	{"x = nonzero(ones(()))", "1:5: nonzero of a 0-d array is not supported (NumPy deprecates it): use atleast_1d"},
+	{"x = ones(3)\ny = x[x > 0]\nz = argwhere(y)", "3:5: argwhere() of an array of shape (?,): its length depends on the data; fetch it first"},
+	{"x = ones(3)\ny = x[arange(2)]", "2:7: integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are"},
+}
+
+func TestNumpyErrors(t *testing.T) {
+	for _, tc := range numpyErrors {
+		_, err := ParseText(tc.src, nil)
+		if err == nil {
+			t.Errorf("%q: no error, want %q", tc.src, tc.want)
+			continue
+		}
+		var se *syntax.Error
+		if !errors.As(err, &se) {
+			t.Errorf("%q: error is a %T, not a spec error", tc.src, err)
+		}
+		if err.Error() != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.src, err.Error(), tc.want)
+		}
+	}
+}
