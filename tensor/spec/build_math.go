@@ -61,6 +61,7 @@ func registerMath() {
 	registerStats()
 	registerLayout()
 	registerMasks()
+	registerEinsum()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

@@ -49,6 +49,14 @@ var numpyErrors = []struct{ src, want string }{
 	{"x = extract(ones(4) > 0, ones(3))", "1:21: extract(): condition has 4 elements, arr 3: they must have as many"},
 	{"x = nonzero(ones(()))", "1:5: nonzero of a 0-d array is not supported (NumPy deprecates it): use atleast_1d"},
 	{"x = ones(3)\ny = x[x > 0]\nz = argwhere(y)", "3:5: argwhere() of an array of shape (?,): its length depends on the data; fetch it first"},
+	{"x = einsum(ones(3))", "1:12: einsum(): the first argument must be a subscripts string such as 'ij,jk->ik'"},
+	{"x = einsum('ij')", "1:12: No input operands"},
+	{"x = einsum('ij,jk', ones((2, 3)))", "1:12: more operands provided to einstein sum function than specified in the subscripts string"},
+	{"x = einsum('ij,jk', ones((2, 3)), ones((2, 3)))", "1:12: operands could not be broadcast together with remapped shapes [original->remapped]: size of 'j' is 3 and 2"},
+	{"x = einsum('i...', ones(3))", "1:12: einsum(): ellipses ('...') are not supported yet"},
+	{"x = einsum('ij->k', ones((2, 3)))", "1:12: einstein sum subscripts string included output subscript 'k' which never appeared in an input"},
+	{"x = einsum('ii,i', ones((2, 2)), ones(2))", "1:12: einsum(): a letter repeated within one of several operands ('ii') is not supported"},
+	{"x = einsum('ij', ones(3))", "1:18: operand has more dimensions than subscripts given in einstein sum, but no '...' ellipsis provided to broadcast the extra dimensions."},
 	{"x = ones(3)\ny = x[arange(2)]", "2:7: integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are"},
 }
 
