@@ -44,3 +44,13 @@ const OpDiagonal = "diagonal"
 // stages: each block of m counts its trues while the blocks of x are cut
 // to their selected rows; the counts become the result's chunks.
 const OpMask = "mask"
+
+// linalg.eigh of a symmetric n x n input, Attrs.K 0 reading its lower
+// triangle (UPLO='L'), 1 its upper: the eigenvalues ascending (n,) and the
+// eigenvectors in columns (n x n), float32 for float32 input and float64
+// otherwise. It gathers the matrix into one chunk, as NumPy's LAPACK call
+// holds it whole: no tiled rule for it here.
+const (
+	OpEighW = "linalg.eigh.w"
+	OpEighV = "linalg.eigh.v"
+)

@@ -9,6 +9,12 @@ type DiagonalArgs struct {
 	Row, Col int
 }
 
+// EighArgs are the arguments of a "linalg.eigh" op: which triangle of the
+// symmetric matrix it reads.
+type EighArgs struct {
+	Upper bool
+}
+
 // MaskArgs are the arguments of the ops of boolean masks ("mask.select",
 // "mask.count"); the selected chunk's length is the data's, up to the
 // op's shape.
@@ -21,4 +27,5 @@ func (MaskArgs) boundsLen() {}
 func init() {
 	gob.Register(DiagonalArgs{})
 	gob.Register(MaskArgs{})
+	gob.Register(EighArgs{})
 }

@@ -107,6 +107,10 @@ func KernelFor(kind string) (kernel, bool) {
 		return maskLensKernel, true
 	case "mask.select":
 		return maskSelectKernel, true
+	case "linalg.eigh":
+		return eighKernel, true
+	case "linalg.eigh.w", "linalg.eigh.v":
+		return eighPartKernel, true
 	case "sort.local":
 		return sortLocalKernel, true
 	case "sort.merge":

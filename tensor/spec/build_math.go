@@ -62,6 +62,7 @@ func registerMath() {
 	registerLayout()
 	registerMasks()
 	registerEinsum()
+	registerEighLstsq()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

@@ -35,6 +35,8 @@ func infer(n *Node) error {
 		return inferDiagonal(n)
 	case n.Op == tensor.OpMask:
 		return inferMask(n)
+	case n.Op == tensor.OpEighW || n.Op == tensor.OpEighV:
+		return inferEigh(n)
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -112,7 +114,7 @@ var opArity = map[string]int{
 	tensor.OpNanmean: 1, tensor.OpNanmax: 1, tensor.OpNanmin: 1, tensor.OpCumsum: 1, tensor.OpCumprod: 1,
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
-	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2,
+	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1,
 }
 
 func checkArity(n *Node, k int) error {

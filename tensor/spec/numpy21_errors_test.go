@@ -57,6 +57,10 @@ var numpyErrors = []struct{ src, want string }{
 	{"x = einsum('ij->k', ones((2, 3)))", "1:12: einstein sum subscripts string included output subscript 'k' which never appeared in an input"},
 	{"x = einsum('ii,i', ones((2, 2)), ones(2))", "1:12: einsum(): a letter repeated within one of several operands ('ii') is not supported"},
 	{"x = einsum('ij', ones(3))", "1:18: operand has more dimensions than subscripts given in einstein sum, but no '...' ellipsis provided to broadcast the extra dimensions."},
+	{"w, v = linalg.eigh(ones((2, 3)))", "1:8: Last 2 dimensions of the array must be square"},
+	{"w, v = linalg.eigh(ones((2, 2)), UPLO='X')", "1:39: UPLO argument must be 'L' or 'U'"},
+	{"x, r, k, s = linalg.lstsq(ones((2, 3)), ones(2))", "1:27: linalg.lstsq(): an underdetermined system (2 rows < 3 columns) is not supported"},
+	{"x, r, k, s = linalg.lstsq(ones((4, 3)), ones(2))", "1:41: Incompatible dimensions"},
 	{"x = ones(3)\ny = x[arange(2)]", "2:7: integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are"},
 }
 

@@ -32,6 +32,7 @@ var numpySeeds = []string{
 	"x = arange(12, chunks=5).reshape(4, 3) % 5\nr, c = nonzero(x)\ny = argwhere(x) \n",
 	"x = arange(12, chunks=5) % 3\ny = flatnonzero(x) + compress(x > 0, x) + extract(x > 1, x).sum()\n",
 	"x = arange(10, chunks=4) / 3.0\ny = x[x > 1]\nz = y[y < 2].sum()\n",
+	"a = (arange(16, chunks=5) % 7).reshape(4, 4)\nw, v = linalg.eigh(a + a.T)\nx, r, k, s = linalg.lstsq((arange(24, chunks=5) * 7 % 11).reshape(8, 3) + 0.5, arange(8, chunks=3) * 1.0)\ny = w.sum() + v.sum() + x.sum() + r.sum() + k + s.sum()\n",
 	"a = arange(24, chunks=5).reshape(2, 3, 4) * 0.5\nb = arange(40, chunks=7).reshape(2, 4, 5)\ny = einsum('bij,bjk->bik', a, b).sum() + einsum('ij,jk', a[0], b[1]).sum() + einsum('ii', a[0, :, :3])\n",
 }
 

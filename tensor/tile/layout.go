@@ -52,3 +52,30 @@ func nanFill(t *tiler, n *spec.Node) *tensor.TiledTensor {
 		Args: chunk.GenArgs{Offset: make([]int, len(n.Shape)), Global: n.Shape, Value: math.NaN()}})
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}
 }
+
+// tileEigh gathers the matrix into one chunk and decomposes it there once
+// ("linalg.eigh", the values and vectors packed) for both results, each
+// cut out by its own op: NumPy's LAPACK call, too, holds the matrix whole.
+func tileEigh(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	a := t.input(n, 0)
+	if len(a.Shape) != 2 || a.Shape[0] != a.Shape[1] {
+		return nil, fmt.Errorf("eigh of %v: it takes a square matrix", a.Shape)
+	}
+	size := a.Shape[0]
+	// Shared by the values and vectors of one call; the triangle read
+	// tells two calls on one matrix apart.
+	v, err := t.sharedFor(fmt.Sprintf("eigh%d", n.Attrs.K), n, func() (any, error) {
+		whole := t.rechunk(a, [][]int{{size}, {size}})
+		return t.emit(&chunk.Op{Kind: "linalg.eigh", Inputs: []int{int(whole.Keys[0])}, Shape: []int{size + 1, size}, DType: tensor.Float64,
+			Args: chunk.EighArgs{Upper: n.Attrs.K == 1}}), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([][]int, len(n.Shape))
+	for ax, d := range n.Shape {
+		chunks[ax] = []int{d}
+	}
+	key := t.emit(&chunk.Op{Kind: n.Op, Inputs: []int{int(v.(uint64))}, Shape: n.Shape, DType: n.DType})
+	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}, nil
+}

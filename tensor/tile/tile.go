@@ -76,6 +76,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tilePercentile, true
 	case tensor.OpDiagonal:
 		return tileDiagonal, true
+	case tensor.OpEighW, tensor.OpEighV:
+		return tileEigh, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true

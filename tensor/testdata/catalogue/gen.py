@@ -209,7 +209,7 @@ def main():
             if c["check"] == "error":
                 try:
                     exec("\n".join(c["np"]), ns)
-                except (TypeError, ValueError, IndexError):  # AxisError is both
+                except (TypeError, ValueError, IndexError, np.linalg.LinAlgError):  # AxisError is both
                     continue
                 sys.exit("%s: NumPy does not refuse it" % c["name"])
             exec("\n".join(c["np"]), ns)
