@@ -54,3 +54,9 @@ const (
 	OpEighW = "linalg.eigh.w"
 	OpEighV = "linalg.eigh.v"
 )
+
+// OpTake is x[i] for an integer array i (int64, each in [0, len(x))):
+// the rows of x along its first axis that i names, of shape i.shape +
+// x.shape[1:]. It tiles in two stages: each block of i first says which
+// blocks of x its indices fall in, and then reads only those.
+const OpTake = "take"

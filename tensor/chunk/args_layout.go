@@ -15,6 +15,14 @@ type EighArgs struct {
 	Upper bool
 }
 
+// TakeArgs are the arguments of "take.touch" and "take": Offs are the
+// offsets along the first axis of the blocks of x the op may read (a
+// "take.touch" op: all of them, and the axis' length after them; a "take"
+// op: those of its inputs after the index block).
+type TakeArgs struct {
+	Offs []int
+}
+
 // MaskArgs are the arguments of the ops of boolean masks ("mask.select",
 // "mask.count"); the selected chunk's length is the data's, up to the
 // op's shape.
@@ -28,4 +36,5 @@ func init() {
 	gob.Register(DiagonalArgs{})
 	gob.Register(MaskArgs{})
 	gob.Register(EighArgs{})
+	gob.Register(TakeArgs{})
 }

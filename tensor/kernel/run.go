@@ -109,6 +109,12 @@ func KernelFor(kind string) (kernel, bool) {
 		return maskSelectKernel, true
 	case "linalg.eigh":
 		return eighKernel, true
+	case "take.touch":
+		return takeTouchKernel, true
+	case "take.touches":
+		return takeTouchesKernel, true
+	case "take":
+		return takeKernel, true
 	case "linalg.eigh.w", "linalg.eigh.v":
 		return eighPartKernel, true
 	case "sort.local":

@@ -65,7 +65,7 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			if v.DType == tensor.Bool {
 				return b.maskIndex(e, x, v, len(items))
 			}
-			return nil, syntax.Errorf(ie.At(), "integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are")
+			return b.intIndex(e, x, v, len(items))
 		case seqValue:
 			return nil, syntax.Errorf(ie.At(), "advanced indexing (an array or list as an index) is not supported")
 		default:

@@ -63,6 +63,7 @@ func registerMath() {
 	registerMasks()
 	registerEinsum()
 	registerEighLstsq()
+	registerTake()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

@@ -61,7 +61,12 @@ var numpyErrors = []struct{ src, want string }{
 	{"w, v = linalg.eigh(ones((2, 2)), UPLO='X')", "1:39: UPLO argument must be 'L' or 'U'"},
 	{"x, r, k, s = linalg.lstsq(ones((2, 3)), ones(2))", "1:27: linalg.lstsq(): an underdetermined system (2 rows < 3 columns) is not supported"},
 	{"x, r, k, s = linalg.lstsq(ones((4, 3)), ones(2))", "1:41: Incompatible dimensions"},
-	{"x = ones(3)\ny = x[arange(2)]", "2:7: integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are"},
+	{"x = ones((3, 2))\ny = x[1, arange(2)]", "2:10: an integer array after other indices is not supported (x[i] and x[i, :] are)"},
+	{"x = ones((3, 2))\ny = x[arange(2), 1]", "2:18: an integer array with other indices is not supported (x[i] and x[i, :] are)"},
+	{"x = ones(3)\ny = x[x > 0]\nz = take(y, arange(2))", "3:5: take from an array of shape (?,), whose length depends on the data, is not supported yet (its indices' length may)"},
+	{"x = take(ones(3), arange(2), mode='bounce')", "1:35: clipmode must be one of 'clip', 'raise', or 'wrap' (got 'bounce')"},
+	{"x = take(ones(3), ones(2))", "1:5: arrays used as indices must be of integer (or boolean) type, not float64"},
+	{"x = take(ones(3), arange(2), axis=1)", "1:35: axis 1 is out of bounds for array of dimension 1"},
 }
 
 func TestNumpyErrors(t *testing.T) {

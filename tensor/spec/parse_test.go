@@ -27,7 +27,7 @@ var specErrors = []struct{ src, want string }{
 	{"x = ones(3)\ny = x[::0]", "2:7: slice step cannot be zero"},
 	{"x = ones(3)\ny = x[1.5]", "2:7: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a float"},
 	{"x = ones(3)\ny = x[..., ...]", "2:12: an index can only have a single ellipsis ('...')"},
-	{"x = ones(3)\ny = x[x]", "2:7: integer-array indexing (x[i] with an array of integers) is not supported yet; boolean masks (x[x > 0]) are"},
+	{"x = ones(3)\ny = x[x]", "2:7: arrays used as indices must be of integer (or boolean) type, not float64"},
 	{"x = ones((3,4)).sum(axis=2)", "1:26: axis 2 is out of bounds for array of dimension 2"},
 	{"x = ones((3,4)).sum(axis=(0,0))", "1:26: duplicate value in 'axis'"},
 	{"x = ones((3,4)).sum(axis=-3)", "1:26: axis -3 is out of bounds for array of dimension 2"},

@@ -3,9 +3,11 @@ package tensortest
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
 )
@@ -33,6 +35,7 @@ var numpySeeds = []string{
 	"x = arange(12, chunks=5) % 3\ny = flatnonzero(x) + compress(x > 0, x) + extract(x > 1, x).sum()\n",
 	"x = arange(10, chunks=4) / 3.0\ny = x[x > 1]\nz = y[y < 2].sum()\n",
 	"a = (arange(16, chunks=5) % 7).reshape(4, 4)\nw, v = linalg.eigh(a + a.T)\nx, r, k, s = linalg.lstsq((arange(24, chunks=5) * 7 % 11).reshape(8, 3) + 0.5, arange(8, chunks=3) * 1.0)\ny = w.sum() + v.sum() + x.sum() + r.sum() + k + s.sum()\n",
+	"x = arange(30, chunks=7) * 1.5\ni = (arange(12, chunks=5) * 7) % 30 - 15\ny = x[i] + take(x.reshape(5, 6), i % 6, axis=1).sum(axis=0)[:12] + x[argsort(-x)][:12]\n",
 	"a = arange(24, chunks=5).reshape(2, 3, 4) * 0.5\nb = arange(40, chunks=7).reshape(2, 4, 5)\ny = einsum('bij,bjk->bik', a, b).sum() + einsum('ij,jk', a[0], b[1]).sum() + einsum('ii', a[0, :, :3])\n",
 }
 
@@ -85,5 +88,46 @@ func TestMaskLarge(t *testing.T) {
 	}
 	if math.Abs(float64(k)-n/2) > 6*math.Sqrt(n/4) {
 		t.Errorf("%d selected, want about %d", k, n/2)
+	}
+}
+
+// TestTakeReadsTouchedBlocks checks the rule of x[i]: a block of indices
+// that fall in one block of x reads that block alone; an index out of
+// range fails the graph with NumPy's message.
+func TestTakeReadsTouchedBlocks(t *testing.T) {
+	g, err := spec.ParseText("x = arange(100, chunks=10) * 2\ni = arange(20, chunks=5) + 30\ny = x[i]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes := 0
+	got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, func(cg *chunk.Graph) {
+		for _, op := range cg.Ops {
+			if op.Kind != "take" {
+				continue
+			}
+			takes++
+			if len(op.Inputs) != 2 {
+				t.Errorf("take op %d reads %d blocks of x, want 1", op.Key, len(op.Inputs)-1)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if takes != 4 {
+		t.Errorf("%d take ops, want 4 (one a block of indices)", takes)
+	}
+	for k, v := range got["y"].Int64s() {
+		if want := int64(2 * (30 + k)); v != want {
+			t.Fatalf("y[%d] = %d, want %d", k, v, want)
+		}
+	}
+	g, err = spec.ParseText("x = arange(6, chunks=4)\ny = x[arange(5, chunks=2) + 3]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "index 6 is out of bounds for axis 0 with size 6") {
+		t.Errorf("an index out of range: %v", err)
 	}
 }

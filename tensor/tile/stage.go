@@ -23,6 +23,10 @@ type stagedRule struct {
 	// of the carry chunks (along the first axis), not their sum, and
 	// finishes with those lengths in place of finish.
 	pieces func(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.TiledTensor, error)
+	// known marks a node whose shape is known and whose probe (a vector,
+	// given to pieces) tells the next stage something else: which blocks
+	// to read.
+	known bool
 }
 
 // stagedRuleFor returns the rule of an op whose length the data decides.
@@ -34,6 +38,8 @@ func stagedRuleFor(op string) (stagedRule, bool) {
 		return stagedRule{measure: measureBincount, finish: finishBincount}, true
 	case tensor.OpMask:
 		return stagedRule{measure: measureMask, pieces: finishMask}, true
+	case tensor.OpTake:
+		return stagedRule{measure: measureTake, pieces: finishTake, known: true}, true
 	}
 	return stagedRule{}, false
 }
@@ -205,8 +211,10 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		t.node = n.ID
 		sr, staged := stagedRuleFor(n.Op)
 		if l, ok := lengths[n.ID]; ok {
-			// The first axis is the data's; the others were known.
-			n.Shape = append([]int{l}, n.Shape[1:]...)
+			if !sr.known {
+				// The first axis is the data's; the others were known.
+				n.Shape = append([]int{l}, n.Shape[1:]...)
+			}
 			var tt *tensor.TiledTensor
 			var err error
 			if sr.pieces != nil {
