@@ -21,7 +21,20 @@ type EighArgs struct {
 // op: those of its inputs after the index block).
 type TakeArgs struct {
 	Offs []int
+	// Piece marks a "take" op that reads the pieces cut from the blocks
+	// (TakePieceArgs) in place of the blocks.
+	Piece bool
 }
+
+// TakePieceArgs are the arguments of a "take.piece" op, whose chunk holds
+// the rows its indices name in its block of x (which starts at Off along
+// the axis), in the indices' order: as many as the data says, up to one
+// an index.
+type TakePieceArgs struct {
+	Off int
+}
+
+func (TakePieceArgs) boundsLen() {}
 
 // MaskArgs are the arguments of the ops of boolean masks ("mask.select",
 // "mask.count"); the selected chunk's length is the data's, up to the
@@ -37,4 +50,5 @@ func init() {
 	gob.Register(MaskArgs{})
 	gob.Register(EighArgs{})
 	gob.Register(TakeArgs{})
+	gob.Register(TakePieceArgs{})
 }

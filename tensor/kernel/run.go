@@ -115,6 +115,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return takeTouchesKernel, true
 	case "take":
 		return takeKernel, true
+	case "take.piece":
+		return takePieceKernel, true
 	case "linalg.eigh.w", "linalg.eigh.v":
 		return eighPartKernel, true
 	case "sort.local":

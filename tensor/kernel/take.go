@@ -48,7 +48,8 @@ func takeTouchesKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*te
 }
 
 // takeKernel copies the rows its index block names out of the blocks of
-// x after it (those the indices fall in, starting at Offs).
+// x after it (those the indices fall in, starting at Offs), or, the reduce
+// side of take's shuffle (Piece), out of the pieces cut from them.
 func takeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
 	args, ok := op.Args.(chunk.TakeArgs)
 	if !ok || len(in) < 1 || in[0].DType != tensor.Int64 || len(args.Offs) != len(in)-1 {
@@ -63,6 +64,7 @@ func takeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Ar
 	sz := op.DType.Size()
 	row := tensor.NumElements(rest) * sz
 	out := tensor.NewArray(op.DType, op.Shape)
+	next := make([]int, len(in)-1) // a piece's next row
 	for j, v := range idx {
 		b := sort.SearchInts(args.Offs, int(v)+1) - 1
 		if b < 0 {
@@ -70,10 +72,39 @@ func takeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Ar
 		}
 		x := in[1+b]
 		r := int(v) - args.Offs[b]
+		if args.Piece {
+			// The pieces hold the rows in the indices' order.
+			r = next[b]
+			next[b]++
+		}
 		if x.DType != op.DType || len(x.Shape) == 0 || r >= x.Shape[0] || tensor.NumElements(x.Shape[1:])*sz != row {
 			return nil, fmt.Errorf("index %d is in no block read", v)
 		}
 		copy(out.Data[j*row:(j+1)*row], x.Data[r*row:(r+1)*row])
+	}
+	return out, nil
+}
+
+// takePieceKernel is the map side of take's shuffle: the rows of its
+// block of x (starting at Off along the axis) that its index block
+// names, in the indices' order, one a naming index.
+func takePieceKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	args, ok := op.Args.(chunk.TakePieceArgs)
+	if !ok || len(in) != 2 || in[0].DType != tensor.Int64 || len(in[1].Shape) == 0 || in[1].DType != op.DType {
+		return nil, fmt.Errorf("take.piece takes an int64 index block and a block of x")
+	}
+	x := in[1]
+	lo, rows := args.Off, x.Shape[0]
+	row := tensor.NumElements(x.Shape[1:]) * x.DType.Size()
+	var sel []int
+	for _, v := range in[0].Int64s() {
+		if r := int(v) - lo; r >= 0 && r < rows {
+			sel = append(sel, r)
+		}
+	}
+	out := tensor.NewArray(x.DType, append([]int{len(sel)}, x.Shape[1:]...))
+	for k, r := range sel {
+		copy(out.Data[k*row:(k+1)*row], x.Data[r*row:(r+1)*row])
 	}
 	return out, nil
 }

@@ -131,3 +131,38 @@ func TestTakeReadsTouchedBlocks(t *testing.T) {
 		t.Errorf("an index out of range: %v", err)
 	}
 }
+
+// TestTakeShuffle checks take's shuffle on indices spread over all of x
+// (a permutation): a piece a touched pair of blocks, each reduce op reading
+// pieces only, and the values right.
+func TestTakeShuffle(t *testing.T) {
+	g, err := spec.ParseText("x = arange(40, chunks=10) * 3\ni = (arange(40, chunks=10) * 7) % 40\ny = x[i]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{Fuse: true, FuseExpr: true}, func(cg *chunk.Graph) {
+		for _, op := range cg.Ops {
+			kinds[op.Kind]++
+			if op.Kind != "take" {
+				continue
+			}
+			for _, in := range op.Inputs[1:] {
+				if k := cg.Ops[in].Kind; k != "take.piece" {
+					t.Errorf("take op %d reads a %s, not a piece", op.Key, k)
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds["take.piece"] != 16 || kinds["take"] != 4 {
+		t.Errorf("%d pieces and %d take ops, want 16 and 4", kinds["take.piece"], kinds["take"])
+	}
+	for k, v := range got["y"].Int64s() {
+		if want := int64(3 * (k * 7 % 40)); v != want {
+			t.Fatalf("y[%d] = %d, want %d", k, v, want)
+		}
+	}
+}

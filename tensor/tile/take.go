@@ -12,12 +12,15 @@ import (
 // Integer-array indexing, x[i] along x's first axis, tiles in two stages
 // (stage.go). The first marks, for each block of i, the blocks of x its
 // indices fall in ("take.touch"; the marks gathered into one vector, the
-// probe, B blocks of i by C of x). The second emits one "take" op a block
-// of i (and a block of x's other axes), reading the blocks of x its marks
-// name and no other. Indices that stay near each other (a sort's, a
-// mask's positions, a window) read a block or two each; indices spread
-// over all of x make each block read all of x's blocks along the axis,
-// which the shuffle of issue 21 (x's blocks cut by destination) is for.
+// probe, B blocks of i by C of x). The second shuffles: for each block of
+// i and each block of x it touches, a map op ("take.piece") cuts from the
+// block of x the rows the indices name, in their order; one reduce op a
+// block of i ("take") places the rows of its pieces. A piece is a chunk
+// like any other (kept, spilled, made again from lineage), and each op
+// holds at most its block of x and its own rows: no op reads all of x,
+// and the bytes moved are those of the rows taken. The ops number the
+// touched pairs, B·C at worst (Mars' fancy indexing shuffles so too); an
+// index block within one block of x reads that block directly.
 
 func measureTake(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	x, idx := t.input(n, 0), t.input(n, 1)
@@ -51,11 +54,23 @@ func finishTake(t *tiler, n *spec.Node, _ []uint64, marks []int) (*tensor.TiledT
 		for j := range nt {
 			op := &chunk.Op{Kind: "take", Inputs: []int{int(ik)}, Shape: append(slices.Clone(ishape), tensor.ChunkShape(trail, trailGrid, j)...), DType: n.DType}
 			var args chunk.TakeArgs
+			var touched []int
 			for c := range nc {
 				if marks[b*nc+c] != 0 {
-					op.Inputs = append(op.Inputs, int(x.Keys[c*nt+j]))
-					args.Offs = append(args.Offs, offs[c])
+					touched = append(touched, c)
 				}
+			}
+			for _, c := range touched {
+				in := int(x.Keys[c*nt+j])
+				if len(touched) > 1 {
+					// The piece holds the rows it gives, from row 0.
+					xshape := tensor.ChunkShape(x.Chunks, tensor.GridShape(x.Chunks), c*nt+j)
+					in = int(t.emit(&chunk.Op{Kind: "take.piece", Inputs: []int{int(ik), in}, Shape: append([]int{tensor.NumElements(ishape)}, xshape[1:]...),
+						DType: n.DType, Args: chunk.TakePieceArgs{Off: offs[c]}}))
+					args.Piece = true
+				}
+				op.Inputs = append(op.Inputs, in)
+				args.Offs = append(args.Offs, offs[c])
 			}
 			op.Args = args
 			out.Keys = append(out.Keys, t.emit(op))
