@@ -54,23 +54,87 @@ func registerMasks() {
 }
 
 // maskIndex builds x[m] for the bool tensor m, the index's item at
-// position at: m must come first, and be followed by nothing but whole
-// slices (x[m, :]) or an ellipsis.
+// position at: the other items must be whole slices (x[m, :], x[:, m]) or
+// an ellipsis (x[..., m]). A mask on later axes is a mask of x with those
+// axes moved first, its result's axis moved back.
 func (b *builder) maskIndex(e *syntax.IndexExpr, x, m *Node, at int) (value, error) {
-	if at > 0 {
-		return nil, syntax.Errorf(e.Idx[at].At(), "a boolean mask after other indices is not supported (x[m] and x[m, :] are)")
+	ax, err := advancedAxis(e, at, len(x.Shape), len(m.Shape), "a boolean mask")
+	if err != nil {
+		return nil, err
 	}
-	for _, ie := range e.Idx[1:] {
-		s, ok := ie.(*syntax.SliceExpr)
-		whole := ok && s.Lo == nil && s.Hi == nil && s.Step == nil
+	p := e.Idx[at].At()
+	if ax == 0 {
+		return b.mask(p, x, m)
+	}
+	k, nd := len(m.Shape), len(x.Shape)
+	if ax+k > nd {
+		return nil, syntax.Errorf(p, "too many indices for array: array is %d-dimensional, but %d were indexed", nd, ax+k)
+	}
+	var perm []int
+	for a := ax; a < ax+k; a++ {
+		perm = append(perm, a)
+	}
+	for a := range nd {
+		if a < ax || a >= ax+k {
+			perm = append(perm, a)
+		}
+	}
+	x, err = b.transpose(p, x, perm)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.mask(p, x, m)
+	if err != nil {
+		return nil, err
+	}
+	back := []int{}
+	for a := 1; a <= ax; a++ {
+		back = append(back, a)
+	}
+	back = append(back, 0)
+	for a := ax + 1; a < len(r.Shape); a++ {
+		back = append(back, a)
+	}
+	return b.transpose(p, r, back)
+}
+
+// advancedAxis returns the axis an array index (a mask of k axes, or an
+// integer array, k = 1) at item position at applies to, when the other
+// items select everything: whole slices, or one ellipsis.
+func advancedAxis(e *syntax.IndexExpr, at, nd, k int, what string) (int, error) {
+	ax, ellipsis := 0, false
+	for j, ie := range e.Idx {
+		if j == at {
+			continue
+		}
 		if c, ok := ie.(*syntax.ConstExpr); ok && c.Tok == "..." {
-			whole = true
+			if j < at {
+				ellipsis = true
+			}
+			continue
 		}
-		if !whole {
-			return nil, syntax.Errorf(ie.At(), "a boolean mask with other indices is not supported (x[m] and x[m, :] are)")
+		s, ok := ie.(*syntax.SliceExpr)
+		if !ok || s.Lo != nil || s.Hi != nil || s.Step != nil {
+			return 0, syntax.Errorf(ie.At(), "%s with other indices than whole slices (:) is not supported", what)
+		}
+		if j < at {
+			ax++
 		}
 	}
-	return b.mask(e.Idx[0].At(), x, m)
+	if ellipsis {
+		// The items after the array index count from the end.
+		after := 0
+		for j := at + 1; j < len(e.Idx); j++ {
+			if _, ok := e.Idx[j].(*syntax.SliceExpr); ok {
+				after++
+			}
+		}
+		ax = nd - k - after
+		if ax < 0 {
+			return 0, syntax.Errorf(e.Idx[at].At(), "too many indices for array: array is %d-dimensional, but %d were indexed", nd, k+after)
+		}
+	}
+	return ax, nil
 }
 
 // mask is x[m].

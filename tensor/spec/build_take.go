@@ -20,25 +20,17 @@ func registerTake() {
 }
 
 // intIndex builds x[i] for the integer tensor i, the index's item at
-// position at.
+// position at, the others whole slices or an ellipsis (x[:, i] is take
+// along axis 1).
 func (b *builder) intIndex(e *syntax.IndexExpr, x, i *Node, at int) (value, error) {
-	if at > 0 {
-		return nil, syntax.Errorf(e.Idx[at].At(), "an integer array after other indices is not supported (x[i] and x[i, :] are)")
+	ax, err := advancedAxis(e, at, len(x.Shape), 1, "an integer array")
+	if err != nil {
+		return nil, err
 	}
-	for _, ie := range e.Idx[1:] {
-		s, ok := ie.(*syntax.SliceExpr)
-		whole := ok && s.Lo == nil && s.Hi == nil && s.Step == nil
-		if c, ok := ie.(*syntax.ConstExpr); ok && c.Tok == "..." {
-			whole = true
-		}
-		if !whole {
-			return nil, syntax.Errorf(ie.At(), "an integer array with other indices is not supported (x[i] and x[i, :] are)")
-		}
+	if ax >= len(x.Shape) {
+		return nil, syntax.Errorf(e.Idx[at].At(), "too many indices for array: array is %d-dimensional, but %d were indexed", len(x.Shape), ax+1)
 	}
-	if len(x.Shape) == 0 {
-		return nil, syntax.Errorf(e.Idx[0].At(), "too many indices for array: array is 0-dimensional, but 1 were indexed")
-	}
-	return b.take(e.Idx[0].At(), x, i, 0, "raise")
+	return b.take(e.Idx[at].At(), x, i, ax, "raise")
 }
 
 func takeFn(c *call) (value, error) {
