@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"strings"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
 )
@@ -264,8 +266,9 @@ func buildPercentile(c *call) (value, error) {
 	if err := c.noOut(); err != nil {
 		return nil, err
 	}
-	median := c.name == "median"
-	var attrs Attrs
+	median := c.name == "median" || c.name == "nanmedian"
+	// The nan-functions come here along an axis (nanPercentile).
+	attrs := Attrs{SkipNaN: strings.HasPrefix(c.name, "nan")}
 	scalar := true
 	if !median {
 		if !c.args[1].set {
@@ -321,6 +324,9 @@ func buildPercentile(c *call) (value, error) {
 				return nil, err
 			}
 		}
+	}
+	if attrs.SkipNaN && !x.DType.IsFloat() {
+		attrs.SkipNaN = false // integers have no NaN
 	}
 	op := tensor.OpPercentile
 	if median {

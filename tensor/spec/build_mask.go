@@ -361,19 +361,20 @@ func extract(c *call) (value, error) {
 	return b.mask(p, x, m)
 }
 
-// nanPercentile is nanmedian, nanpercentile and nanquantile of the
-// flattened array: the percentile of the numbers isnan leaves, whose
-// count the data decides. Integers have no NaN: theirs is the plain one.
-// Along an axis the rows keep different counts, which a mask cannot
-// express: refused for now.
+// nanPercentile is nanmedian, nanpercentile and nanquantile. Of the
+// flattened array it is the percentile of the numbers isnan leaves, a
+// mask whose count the data decides. Along an axis the rows keep
+// different counts, which one mask cannot express: there the percentile
+// op skips the NaNs itself (Attrs.SkipNaN), each row's op reading the
+// whole sorted row. Integers have no NaN: theirs is the plain one.
 func nanPercentile(c *call) (value, error) {
 	x, err := c.tensor(0)
 	if err != nil {
 		return nil, err
 	}
 	plain := map[string]string{"nanmedian": "median", "nanpercentile": "percentile", "nanquantile": "quantile"}[c.name]
-	if c.has(c.param("axis")) && x.DType.IsFloat() {
-		return nil, c.errorf(c.param("axis"), "%s() along an axis is not supported yet (of the flattened array, axis=None, it is)", c.name)
+	if c.has(c.param("axis")) {
+		return buildPercentile(c)
 	}
 	if x.DType.IsFloat() {
 		if err := c.known(x); err != nil {

@@ -550,7 +550,7 @@ func diff(c *call) (value, error) {
 // a result may differ from NumPy's quantile in the last bit).
 func scaleQuantiles(c *call, q []float64) error {
 	i := c.param("q")
-	if c.name != "quantile" {
+	if c.name != "quantile" && c.name != "nanquantile" {
 		for _, v := range q {
 			if !(v >= 0 && v <= 100) {
 				return c.errorf(i, "Percentiles must be in the range [0, 100]")

@@ -103,6 +103,7 @@ type Attrs struct {
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max
 	Minlength int       // OpBincount: the least output length
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
+	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it
