@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
@@ -505,11 +506,6 @@ func diff(c *call) (value, error) {
 	if n < 0 {
 		return nil, c.errorf(1, "order must be non-negative but got %d", n)
 	}
-	for _, i := range []int{3, 4} {
-		if c.has(i) {
-			return nil, c.errorf(i, "diff(): %s= is not supported", c.f.params[i])
-		}
-	}
 	if n == 0 {
 		return x, nil
 	}
@@ -523,6 +519,44 @@ func diff(c *call) (value, error) {
 	ax, err := normAxis(a, len(x.Shape), c.at(2))
 	if err != nil {
 		return nil, err
+	}
+	// prepend= and append= join x along the axis first; a number is
+	// broadcast to one slice, in its own dtype (np.asanyarray's).
+	parts := []*Node{x}
+	for _, i := range []int{3, 4} {
+		if !c.has(i) {
+			continue
+		}
+		var v *Node
+		switch arg := c.args[i].v.(type) {
+		case syntax.PyNum:
+			shape := slices.Clone(x.Shape)
+			shape[ax] = 1
+			if v, err = c.b.fullOf(c.at(i), shape, arg, arg.Dt); err != nil {
+				return nil, err
+			}
+		default:
+			if v, err = c.tensor(i); err != nil {
+				return nil, err
+			}
+			if len(v.Shape) == 0 {
+				shape := slices.Clone(x.Shape)
+				shape[ax] = 1
+				if v, err = c.b.broadcastTo(c.at(i), v, shape); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if i == 3 {
+			parts = append([]*Node{v}, parts...)
+		} else {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) > 1 {
+		if x, err = c.b.concat(c.pos, parts, ax); err != nil {
+			return nil, err
+		}
 	}
 	op := tensor.OpSubtract
 	if x.DType == tensor.Bool {

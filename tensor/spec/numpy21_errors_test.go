@@ -17,7 +17,7 @@ var numpyErrors = []struct{ src, want string }{
 	{"x = ones((2, 3))\ny = x[x[:, 0] > 0, 1]", "2:20: a boolean mask with other indices than whole slices (:) is not supported"},
 	{"x = ones(3)\ny = x[x > 0].shape", "2:14: .shape of an array of shape (?,): its length depends on the data, which the spec cannot read"},
 	{"x = diff(ones(3), n=-1)", "1:21: order must be non-negative but got -1"},
-	{"x = diff(ones(3), prepend=0)", "1:27: diff(): prepend= is not supported"},
+	{"x = diff(ones((2, 3)), prepend=ones(2))", "1:5: axis 1 is out of bounds for array of dimension 1"},
 	{"x = diff(ones(()))", "1:10: diff requires input that is at least one dimensional"},
 	{"x = ptp(ones(3) > 0)", "1:5: numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead"},
 	{"x = average(ones((3, 4)), weights=ones(4))", "1:35: Axis must be specified when shapes of a and weights differ."},
