@@ -68,8 +68,10 @@ func measureMask(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 // finishMask makes the result of the selected pieces: the blocks that
 // selected nothing are left out (an empty result keeps the first).
 func finishMask(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.TiledTensor, error) {
+	// x's chunks are not carried here (stagedRule.dropsInputs): its grid
+	// is an earlier stage's.
 	k := len(n.Inputs[1].Shape)
-	trailChunks := t.input(n, 0).Chunks[k:]
+	trailChunks := t.grids[n.Inputs[0].ID].Chunks[k:]
 	trail := tensor.NumElements(tensor.GridShape(trailChunks))
 	if len(ids) != len(lens)*trail {
 		return nil, fmt.Errorf("%d pieces for %d blocks of %d", len(ids), len(lens), trail)

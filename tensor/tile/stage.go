@@ -27,6 +27,10 @@ type stagedRule struct {
 	// given to pieces) tells the next stage something else: which blocks
 	// to read.
 	known bool
+	// dropsInputs marks a rule whose next stage reads only the carry
+	// chunks: its inputs' chunks need not be kept for it (their grids
+	// are in tiler.grids).
+	dropsInputs bool
 }
 
 // stagedRuleFor returns the rule of an op whose length the data decides.
@@ -37,7 +41,7 @@ func stagedRuleFor(op string) (stagedRule, bool) {
 	case tensor.OpBincount:
 		return stagedRule{measure: measureBincount, finish: finishBincount}, true
 	case tensor.OpMask:
-		return stagedRule{measure: measureMask, pieces: finishMask}, true
+		return stagedRule{measure: measureMask, pieces: finishMask, dropsInputs: true}, true
 	case tensor.OpTake:
 		return stagedRule{measure: measureTake, pieces: finishTake, known: true}, true
 	}
@@ -150,7 +154,7 @@ type stager struct {
 
 func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err error) {
 	g := st.g
-	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps}
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, grids: st.tiled}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(tooManyOps); !ok {
@@ -193,9 +197,14 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		if st.done[n.ID] {
 			continue
 		}
-		ready := true
-		for _, in := range n.Inputs {
-			ready = ready && t.tiled[in.ID] != nil
+		// A measured node finishes from its carry chunks: its inputs'
+		// may not have been carried (stagedRule.dropsInputs).
+		_, ready := lengths[n.ID]
+		if !ready {
+			ready = true
+			for _, in := range n.Inputs {
+				ready = ready && t.tiled[in.ID] != nil
+			}
 		}
 		if !ready {
 			continue
@@ -309,13 +318,21 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 	if !progress {
 		return nil, fmt.Errorf("tile: no node can be tiled in stage %d", st.stages)
 	}
+	// A node is carried while a node not tiled yet reads it, but for a
+	// node measured now whose rule reads only its own carry chunks.
+	ownCarry := map[int]bool{}
+	for _, m := range measured {
+		if sr, _ := stagedRuleFor(g.Nodes[m.node].Op); sr.dropsInputs {
+			ownCarry[m.node] = true
+		}
+	}
 	var carried []int
 	for _, n := range g.Nodes {
 		if !st.done[n.ID] {
 			continue
 		}
 		for _, c := range st.consumers[n.ID] {
-			if !st.done[c] {
+			if !st.done[c] && !ownCarry[c] {
 				carried = append(carried, n.ID)
 				break
 			}

@@ -90,6 +90,9 @@ func ruleFor(op string) (tileRule, bool) {
 
 type tiler struct {
 	env   spec.Env
+	// grids holds the grids of the nodes earlier stages tiled, whose
+	// chunks this stage may not have (see stagedRule.dropsInputs).
+	grids []*tensor.TiledTensor
 	ops   [][]*chunk.Op // in blocks of up to opBlock: growing them copies nothing
 	nops  int
 	tiled []*tensor.TiledTensor // by node ID
