@@ -89,7 +89,7 @@ func ruleFor(op string) (tileRule, bool) {
 }
 
 type tiler struct {
-	env   spec.Env
+	env spec.Env
 	// grids holds the grids of the nodes earlier stages tiled, whose
 	// chunks this stage may not have (see stagedRule.dropsInputs).
 	grids []*tensor.TiledTensor
