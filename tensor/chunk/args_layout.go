@@ -52,3 +52,16 @@ func init() {
 	gob.Register(TakeArgs{})
 	gob.Register(TakePieceArgs{})
 }
+
+// SampleSortArgs are the arguments of the sample sort's ops ("ssort.*"):
+// P destinations (the blocks of the result), Dest the one a
+// "ssort.piece" cuts for. Their chunks are sort.local's (key, index)
+// pairs, ordered by key and then index: a total order, so that ties split
+// like any other values and every destination's share stays bounded.
+type SampleSortArgs struct {
+	P, Dest int
+}
+
+func (SampleSortArgs) boundsLen() {}
+
+func init() { gob.Register(SampleSortArgs{}) }

@@ -117,6 +117,20 @@ func KernelFor(kind string) (kernel, bool) {
 		return takeKernel, true
 	case "take.piece":
 		return takePieceKernel, true
+	case "ssort.sample":
+		return ssortSampleKernel, true
+	case "ssort.splitters":
+		return ssortSplittersKernel, true
+	case "ssort.piece":
+		return ssortPieceKernel, true
+	case "ssort.counts":
+		return ssortCountsKernel, true
+	case "ssort.lens":
+		return ssortLensKernel, true
+	case "ssort.merge":
+		return ssortMergeKernel, true
+	case "ssort.values":
+		return ssortValuesKernel, true
 	case "linalg.eigh.w", "linalg.eigh.v":
 		return eighPartKernel, true
 	case "sort.local":

@@ -3,10 +3,12 @@ package tensortest
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
@@ -163,6 +165,60 @@ func TestTakeShuffle(t *testing.T) {
 	for k, v := range got["y"].Int64s() {
 		if want := int64(3 * (k * 7 % 40)); v != want {
 			t.Fatalf("y[%d] = %d, want %d", k, v, want)
+		}
+	}
+}
+
+// TestSampleSort sorts and argsorts 1-D arrays of many blocks by the
+// sample sort: against a stable reference sort (NaNs last), with many
+// equal values (which PSRS's bound must survive: ties split by index),
+// NaNs and infinities; every merge within its bound, every element moved
+// once (p² pieces, p merges).
+func TestSampleSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		n, chunk int
+		values   func(i int) float64
+	}{
+		{1000, 37, func(int) float64 { return r.NormFloat64() }},
+		{2000, 100, func(int) float64 { return float64(r.IntN(3)) }}, // ties
+		{500, 7, func(i int) float64 {
+			switch i % 11 {
+			case 0:
+				return math.NaN()
+			case 1:
+				return math.Inf(-1)
+			}
+			return float64(r.IntN(50)) - 25
+		}},
+		{64, 1, func(int) float64 { return 7 }}, // one value, one element a block
+	} {
+		a := tensor.NewArray(tensor.Float64, []int{tc.n})
+		for i := range tc.n {
+			a.Float64s()[i] = tc.values(i)
+		}
+		c := newShapeCase()
+		x := c.input(a, [][]int{spec.RegularChunks(tc.n, tc.chunk)})
+		s := c.add(&spec.Node{Op: tensor.OpSort, Inputs: []*spec.Node{x}, Shape: []int{tc.n}, DType: tensor.Float64})
+		as := c.add(&spec.Node{Op: tensor.OpArgsort, Inputs: []*spec.Node{x}, Shape: []int{tc.n}, DType: tensor.Int64})
+		outs, cg := c.runOutputs(t, s, as)
+		p := (tc.n + tc.chunk - 1) / tc.chunk
+		kinds := map[string]int{}
+		for _, op := range cg.Ops {
+			kinds[op.Kind]++
+		}
+		// Two sorts (values and indices), each p² pieces and p merges.
+		if kinds["ssort.piece"] != 2*p*p || kinds["ssort.merge"] != 2*p || kinds["sort.merge"] != 0 {
+			t.Errorf("n %d p %d: %d pieces, %d merges, %d network merges", tc.n, p, kinds["ssort.piece"], kinds["ssort.merge"], kinds["sort.merge"])
+		}
+		want := wantArgsort(a)
+		for i, w := range want {
+			if got := outs[1].Int64s()[i]; got != w {
+				t.Fatalf("n %d: argsort[%d] = %d, want %d", tc.n, i, got, w)
+			}
+			if compareNumPy(outs[0].Float64s()[i], a.Float64s()[w]) != 0 {
+				t.Fatalf("n %d: sort[%d] = %v, want %v", tc.n, i, outs[0].Float64s()[i], a.Float64s()[w])
+			}
 		}
 	}
 }

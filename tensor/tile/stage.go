@@ -31,6 +31,9 @@ type stagedRule struct {
 	// chunks: its inputs' chunks need not be kept for it (their grids
 	// are in tiler.grids).
 	dropsInputs bool
+	// applies, when set, says whether the rule tiles n, whose inputs are
+	// tiled; when it does not, n's one-stage rule does (ruleFor).
+	applies func(t *tiler, n *spec.Node) bool
 }
 
 // stagedRuleFor returns the rule of an op whose length the data decides.
@@ -44,6 +47,8 @@ func stagedRuleFor(op string) (stagedRule, bool) {
 		return stagedRule{measure: measureMask, pieces: finishMask, dropsInputs: true}, true
 	case tensor.OpTake:
 		return stagedRule{measure: measureTake, pieces: finishTake, known: true}, true
+	case tensor.OpSort, tensor.OpArgsort:
+		return stagedRule{measure: measureSampleSort, pieces: finishSampleSort, known: true, dropsInputs: true, applies: sampleSorts}, true
 	}
 	return stagedRule{}, false
 }
@@ -154,7 +159,7 @@ type stager struct {
 
 func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err error) {
 	g := st.g
-	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, grids: st.tiled}
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, grids: st.tiled, readers: st.consumers, nodes: g.Nodes}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(tooManyOps); !ok {
@@ -247,7 +252,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 				return nil, fmt.Errorf("%s: %w", n.Op, err)
 			}
 		}
-		if staged {
+		if staged && (sr.applies == nil || sr.applies(t, n)) {
 			carry, probe, err := sr.measure(t, n)
 			if err != nil {
 				return nil, fmt.Errorf("tile %s: %w", n.Op, err)

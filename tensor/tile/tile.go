@@ -93,10 +93,14 @@ type tiler struct {
 	// grids holds the grids of the nodes earlier stages tiled, whose
 	// chunks this stage may not have (see stagedRule.dropsInputs).
 	grids []*tensor.TiledTensor
-	ops   [][]*chunk.Op // in blocks of up to opBlock: growing them copies nothing
-	nops  int
-	tiled []*tensor.TiledTensor // by node ID
-	node  int                   // the node being tiled, recorded in each op
+	// readers holds the nodes that read each node, by ID, and nodes the
+	// graph's nodes (for rules that choose by what else reads their input).
+	readers [][]int
+	nodes   []*spec.Node
+	ops     [][]*chunk.Op // in blocks of up to opBlock: growing them copies nothing
+	nops    int
+	tiled   []*tensor.TiledTensor // by node ID
+	node    int                   // the node being tiled, recorded in each op
 	// shared holds what the nodes of one multi-output function tile once
 	// for all of them (a factorization), by family and input node ID.
 	shared map[string]any
