@@ -162,20 +162,63 @@ func ssortLensKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	return out, nil
 }
 
-// ssortMergeKernel merges one destination's sorted pieces.
+// ssortMergeKernel merges one destination's sorted pieces, pairwise in
+// rounds (a tree of merges: O(m log p) comparisons for m pairs of p
+// pieces).
 func ssortMergeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
-	var all []keyIndex
+	runs := make([][]keyIndex, 0, len(in))
+	total := 0
 	for _, a := range in {
 		p, err := pairsOf(a)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, p...)
+		if len(p) > 0 {
+			runs = append(runs, p)
+			total += len(p)
+		}
 	}
-	// Sorted runs: pdqsort's pattern detection keeps this near linear
-	// for few pieces; a heap merge would bound it for many.
-	slices.SortFunc(all, comparePair)
-	return keyIndexArray(all), nil
+	out := tensor.NewArray(tensor.Int64, []int{total, 2})
+	if len(runs) == 0 {
+		return out, nil
+	}
+	buf, spare := make([]keyIndex, total), tensor.View[keyIndex](out.Data)
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		o := 0
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				next = append(next, spare[o:o+copy(spare[o:], runs[i])])
+				o += len(runs[i])
+				continue
+			}
+			a, b := runs[i], runs[i+1]
+			dst := spare[o : o+len(a)+len(b)]
+			mergePairs(dst, a, b)
+			next = append(next, dst)
+			o += len(dst)
+		}
+		runs = next
+		buf, spare = spare, buf
+	}
+	if res := tensor.View[keyIndex](out.Data); &runs[0][0] != &res[0] {
+		copy(res, runs[0])
+	}
+	return out, nil
+}
+
+// mergePairs merges the sorted a and b into dst (len(a)+len(b)).
+func mergePairs(dst, a, b []keyIndex) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || i < len(a) && !lessPair(b[j], a[i]) {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+	}
 }
 
 // ssortValuesKernel turns sorted pairs back into values of the op's dtype.

@@ -12,6 +12,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
 )
 
 // numpySeeds exercise every function of issue 21 on creators alone, so
@@ -175,6 +176,8 @@ func TestTakeShuffle(t *testing.T) {
 // NaNs and infinities; every merge within its bound, every element moved
 // once (p² pieces, p merges).
 func TestSampleSort(t *testing.T) {
+	defer func(old int) { tile.SampleSortMin = old }(tile.SampleSortMin)
+	tile.SampleSortMin = 4
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, chunk int

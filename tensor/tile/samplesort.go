@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"marsfs/tensor"
@@ -31,18 +32,29 @@ import (
 // block into values ("ssort.values") or indices ("argsort.indices"); its
 // blocks are the destinations that received anything.
 //
-// A network of few blocks costs fewer ops and no second stage: sort and
-// argsort take the sample sort from sampleSortMin blocks on, and keep the
-// network for 2-D arrays (one sort a row) and for the percentiles, which
-// need blocks of known offsets (a sort of an array whose percentiles are
-// taken too shares their network, sorting once). The crossover is set,
-// not measured.
-const sampleSortMin = 4
+// Sort and argsort of 1-D arrays take the sample sort from SampleSortMin
+// blocks on, and keep the network for 2-D arrays (one sort a row) and for
+// the percentiles, which need blocks of known offsets (a sort of an array
+// whose percentiles are taken too shares their network, sorting once).
+//
+// It is off by default, as measured (TestSortOnCluster, 4·10⁶ float64,
+// sort and argsort, three workers in one process, a loaded 2-core host):
+// at 16 blocks the sample sort moved 1.05 GB and 0.56 GB between workers
+// in two runs, against the network's 0.54 GB and 0.44 GB (4.1 s against
+// 3.6 s in the second); at 64 blocks 5.7 GB in 7.6 s against 1.1 GB in
+// 4.3 s. Single runs each: the host's load moves them by tens of percent.
+// The scheduler places many of the p pieces of a block away from it (each
+// op queued on a worker costs waitCost, and p of them become ready at
+// once), and each such piece fetches the whole block. In one process
+// (BenchmarkSortBlocks) neither wins beyond the noise. The sample sort
+// pays once a map op cuts all of a block's pieces where the block is, the
+// shuffle of issue 21 that the runtime does not have yet.
+var SampleSortMin = math.MaxInt
 
 // sampleSorts says whether n's sort is a sample sort.
 func sampleSorts(t *tiler, n *spec.Node) bool {
 	x := t.input(n, 0)
-	if len(x.Shape) != 1 || x.Shape[0] == 0 || len(x.Keys) < sampleSortMin {
+	if len(x.Shape) != 1 || x.Shape[0] == 0 || len(x.Keys) < SampleSortMin {
 		return false
 	}
 	for _, r := range t.readers[n.Inputs[0].ID] {
