@@ -60,3 +60,17 @@ const (
 // x.shape[1:]. It tiles in two stages: each block of i first says which
 // blocks of x its indices fall in, and then reads only those.
 const OpTake = "take"
+
+// Lookups in a second array, tiled as a block of the first input against
+// every block of the second, the partial answers combined in a tree.
+const (
+	// OpSearchsorted is searchsorted(a, v): for each element of v
+	// (input 1) the number of elements of the sorted 1-D a (input 0) that
+	// sort before it (Attrs.K 1, side='right': not after it), in NumPy's
+	// order (NaNs last), int64 of v's shape.
+	OpSearchsorted = "searchsorted"
+	// OpIsin is isin(element, test): whether each element (input 0)
+	// equals one of test's (input 1, any shape), bool of element's shape.
+	// Both have one dtype; NaN equals nothing.
+	OpIsin = "isin"
+)

@@ -65,3 +65,11 @@ type SampleSortArgs struct {
 func (SampleSortArgs) boundsLen() {}
 
 func init() { gob.Register(SampleSortArgs{}) }
+
+// LookupArgs are the arguments of "searchsorted" (side='right' when
+// Right) and "isin" ops.
+type LookupArgs struct {
+	Right bool
+}
+
+func init() { gob.Register(LookupArgs{}) }

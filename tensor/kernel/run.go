@@ -117,6 +117,12 @@ func KernelFor(kind string) (kernel, bool) {
 		return takeKernel, true
 	case "take.piece":
 		return takePieceKernel, true
+	case "searchsorted":
+		return searchsortedKernel, true
+	case "isin":
+		return isinKernel, true
+	case "isin.or":
+		return isinOrKernel, true
 	case "ssort.sample":
 		return ssortSampleKernel, true
 	case "ssort.splitters":

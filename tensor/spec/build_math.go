@@ -64,6 +64,7 @@ func registerMath() {
 	registerEinsum()
 	registerEighLstsq()
 	registerTake()
+	registerLookups()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

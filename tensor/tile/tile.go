@@ -78,6 +78,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileDiagonal, true
 	case tensor.OpEighW, tensor.OpEighV:
 		return tileEigh, true
+	case tensor.OpSearchsorted, tensor.OpIsin:
+		return tileLookup, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true
