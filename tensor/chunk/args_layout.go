@@ -21,6 +21,8 @@ type EighArgs struct {
 // op: those of its inputs after the index block).
 type TakeArgs struct {
 	Offs []int
+	// Len is the length of x's axis: a negative index counts from it.
+	Len int
 	// Piece marks a "take" op that reads the pieces cut from the blocks
 	// (TakePieceArgs) in place of the blocks.
 	Piece bool
@@ -31,7 +33,7 @@ type TakeArgs struct {
 // the axis), in the indices' order: as many as the data says, up to one
 // an index.
 type TakePieceArgs struct {
-	Off int
+	Off, Len int
 }
 
 func (TakePieceArgs) boundsLen() {}

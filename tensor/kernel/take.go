@@ -24,10 +24,14 @@ func takeTouchKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	out := tensor.NewArray(tensor.Int64, []int{nb})
 	marks := out.Int64s()
 	for _, v := range in[0].Int64s() {
-		if v < 0 || v >= int64(l) {
+		i := v
+		if i < 0 {
+			i += int64(l) // from the end, as NumPy's
+		}
+		if i < 0 || i >= int64(l) {
 			return nil, fmt.Errorf("index %d is out of bounds for axis 0 with size %d", v, l)
 		}
-		marks[sort.SearchInts(args.Offs, int(v)+1)-1] = 1
+		marks[sort.SearchInts(args.Offs, int(i)+1)-1] = 1
 	}
 	return out, nil
 }
@@ -66,6 +70,9 @@ func takeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Ar
 	out := tensor.NewArray(op.DType, op.Shape)
 	next := make([]int, len(in)-1) // a piece's next row
 	for j, v := range idx {
+		if v < 0 {
+			v += int64(args.Len)
+		}
 		b := sort.SearchInts(args.Offs, int(v)+1) - 1
 		if b < 0 {
 			return nil, fmt.Errorf("index %d is in no block read", v)
@@ -98,6 +105,9 @@ func takePieceKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	row := tensor.NumElements(x.Shape[1:]) * x.DType.Size()
 	var sel []int
 	for _, v := range in[0].Int64s() {
+		if v < 0 {
+			v += int64(args.Len)
+		}
 		if r := int(v) - lo; r >= 0 && r < rows {
 			sel = append(sel, r)
 		}

@@ -7,12 +7,14 @@ import (
 	"marsfs/tensor/spec/syntax"
 )
 
-// Integer-array indexing: x[i] (i an integer tensor, first and followed by
-// nothing but whole slices) and take(a, indices, axis=, mode=). Both make
-// one OpTake along the first axis of x (others transposed there and back),
-// its indices int64 in [0, len): negative ones have the length added (mode
-// 'raise', which leaves any still out of range to the kernel, NumPy's
-// IndexError), or are wrapped or clipped first (modes 'wrap', 'clip').
+// Integer-array indexing: x[i] (i an integer tensor, the other indices
+// whole slices) and take(a, indices, axis=, mode=). Both make one OpTake
+// along the first axis of x (others transposed there and back), its
+// indices int64: negative ones count from the end and any out of range
+// fails the graph with NumPy's IndexError (mode 'raise', in the kernels,
+// which know the length even when the spec does not: v[inverse] of
+// unique's values), or are wrapped or clipped first (modes 'wrap',
+// 'clip', which need the length in the spec).
 
 func registerTake() {
 	register("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
@@ -79,10 +81,10 @@ func (b *builder) take(p syntax.SrcPos, x, i *Node, ax int, mode string) (*Node,
 	if !i.DType.IsInteger() {
 		return nil, syntax.Errorf(p, "arrays used as indices must be of integer (or boolean) type, not %s", i.DType)
 	}
-	if tensor.HasUnknown(x.Shape) {
-		return nil, syntax.Errorf(p, "take from an array of shape %s, whose length depends on the data, is not supported yet (its indices' length may)", ShapeString(x.Shape))
-	}
 	n := x.Shape[ax]
+	if n == tensor.Unknown && mode != "raise" {
+		return nil, syntax.Errorf(p, "take(mode='%s') from an array of shape %s, whose length depends on the data, is not supported yet", mode, ShapeString(x.Shape))
+	}
 	idx, err := b.astype(p, i, tensor.Int64)
 	if err != nil {
 		return nil, err
@@ -96,14 +98,6 @@ func (b *builder) take(p syntax.SrcPos, x, i *Node, ax int, mode string) (*Node,
 		}
 		if idx, err = b.node(p, tensor.OpMaximum, Attrs{}, idx, b.scalar(syntax.PyInt(0))); err == nil {
 			idx, err = b.node(p, tensor.OpMinimum, Attrs{}, idx, b.scalar(syntax.PyInt(int64(n-1))))
-		}
-	default:
-		var neg *Node
-		if neg, err = b.node(p, tensor.OpLess, Attrs{}, idx, b.scalar(syntax.PyInt(0))); err == nil {
-			var up *Node
-			if up, err = b.node(p, tensor.OpAdd, Attrs{}, idx, b.scalar(syntax.PyInt(int64(n)))); err == nil {
-				idx, err = b.node(p, tensor.OpWhere, Attrs{}, neg, up, idx)
-			}
 		}
 	}
 	if err != nil {

@@ -226,3 +226,27 @@ func TestSampleSort(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeNegativeFromEnd checks negative indices, counted from the end by
+// the kernels, on an array whose length only the data gives.
+func TestTakeNegativeFromEnd(t *testing.T) {
+	g, err := spec.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-3, 3, chunks=2)]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{21, 24, 27, 0, 3, 6}
+	for i, w := range want {
+		if v := got["z"].Int64s()[i]; v != w {
+			t.Fatalf("z = %v, want %v", got["z"].Int64s(), want)
+		}
+	}
+	g, _ = spec.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-11, 0, chunks=4)]\n", nil)
+	_, err = ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "index -11 is out of bounds for axis 0 with size 10") {
+		t.Errorf("an index out of range from the end: %v", err)
+	}
+}

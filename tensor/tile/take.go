@@ -53,7 +53,7 @@ func finishTake(t *tiler, n *spec.Node, _ []uint64, marks []int) (*tensor.TiledT
 		ishape := tensor.ChunkShape(idx.Chunks, idxGrid, b)
 		for j := range nt {
 			op := &chunk.Op{Kind: "take", Inputs: []int{int(ik)}, Shape: append(slices.Clone(ishape), tensor.ChunkShape(trail, trailGrid, j)...), DType: n.DType}
-			var args chunk.TakeArgs
+			args := chunk.TakeArgs{Len: x.Shape[0]}
 			var touched []int
 			for c := range nc {
 				if marks[b*nc+c] != 0 {
@@ -66,7 +66,7 @@ func finishTake(t *tiler, n *spec.Node, _ []uint64, marks []int) (*tensor.TiledT
 					// The piece holds the rows it gives, from row 0.
 					xshape := tensor.ChunkShape(x.Chunks, tensor.GridShape(x.Chunks), c*nt+j)
 					in = int(t.emit(&chunk.Op{Kind: "take.piece", Inputs: []int{int(ik), in}, Shape: append([]int{tensor.NumElements(ishape)}, xshape[1:]...),
-						DType: n.DType, Args: chunk.TakePieceArgs{Off: offs[c]}}))
+						DType: n.DType, Args: chunk.TakePieceArgs{Off: offs[c], Len: x.Shape[0]}}))
 					args.Piece = true
 				}
 				op.Inputs = append(op.Inputs, in)
