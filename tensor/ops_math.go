@@ -74,3 +74,11 @@ const (
 	// Both have one dtype; NaN equals nothing.
 	OpIsin = "isin"
 )
+
+// OpArray is a literal array written in the spec (array([[1, 2], [3, 4]]),
+// a list as an index or argument): Attrs.Data holds its little-endian C
+// order bytes, cut into "const" chunks like an upload.
+const OpArray = "array"
+
+// MaxArrayLiteral bounds the elements of a literal array: specs are text.
+const MaxArrayLiteral = 1 << 16

@@ -67,7 +67,15 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			}
 			return b.intIndex(e, x, v, len(items))
 		case seqValue:
-			return nil, syntax.Errorf(ie.At(), "advanced indexing (an array or list as an index) is not supported")
+			// A list of integers (or bools) indexes as its array does.
+			a, err := b.arrayLiteral(ie.At(), v, -1, nil)
+			if err != nil {
+				return nil, err
+			}
+			if a.DType == tensor.Bool {
+				return b.maskIndex(e, x, a, len(items))
+			}
+			return b.intIndex(e, x, a, len(items))
 		default:
 			return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))
 		}

@@ -65,6 +65,7 @@ func registerMath() {
 	registerEighLstsq()
 	registerTake()
 	registerLookups()
+	registerArrays()
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

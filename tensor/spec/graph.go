@@ -104,6 +104,7 @@ type Attrs struct {
 	Minlength int       // OpBincount: the least output length
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
 	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
+	Data      []byte    // OpArray: the literal's little-endian C-order bytes
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it

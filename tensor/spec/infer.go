@@ -97,7 +97,7 @@ func arity(op string) (int, bool) {
 // opArity gives the number of inputs of each op but the catalogue's
 // (catalogueOps); -1 means one or more.
 var opArity = map[string]int{
-	tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
+	tensor.OpArray: 0, tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
 	tensor.OpRand: 0, tensor.OpRandn: 0, tensor.OpRandint: 0, tensor.OpUniform: 0, tensor.OpNormal: 0,
 
 	tensor.OpNegative: 1, tensor.OpAbs: 1, tensor.OpSqrt: 1, tensor.OpExp: 1, tensor.OpLog: 1, tensor.OpLog1p: 1, tensor.OpSin: 1,
@@ -132,6 +132,7 @@ func checkArity(n *Node, k int) error {
 }
 
 var creationOps = map[string]bool{
+	tensor.OpArray: true,
 	tensor.OpInput: true, tensor.OpFromNPY: true, tensor.OpScalar: true, tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
 	tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true,
 }
@@ -174,6 +175,10 @@ func inferCreation(n *Node) error {
 	case tensor.OpScalar:
 		if len(n.Shape) != 0 {
 			return fmt.Errorf("a scalar has no axes")
+		}
+	case tensor.OpArray:
+		if len(n.Attrs.Data) != tensor.NumElements(n.Shape)*n.DType.Size() {
+			return fmt.Errorf("array: %d bytes for %v%v", len(n.Attrs.Data), n.DType, n.Shape)
 		}
 	case tensor.OpArange, tensor.OpLinspace:
 		if len(n.Shape) != 1 {

@@ -40,6 +40,7 @@ var numpySeeds = []string{
 	"a = (arange(16, chunks=5) % 7).reshape(4, 4)\nw, v = linalg.eigh(a + a.T)\nx, r, k, s = linalg.lstsq((arange(24, chunks=5) * 7 % 11).reshape(8, 3) + 0.5, arange(8, chunks=3) * 1.0)\ny = w.sum() + v.sum() + x.sum() + r.sum() + k + s.sum()\n",
 	"x = arange(30, chunks=7) * 1.5\ni = (arange(12, chunks=5) * 7) % 30 - 15\ny = x[i] + take(x.reshape(5, 6), i % 6, axis=1).sum(axis=0)[:12] + x[argsort(-x)][:12]\n",
 	"a = arange(20, chunks=3) * 0.5\nv = arange(12, chunks=5) - 2.5\ny = searchsorted(a, v) + searchsorted(a, v, side='right') + digitize(v, a[:7]) + isin(v, a)\n",
+	"a = array([[1, 2, 3], [4, 5, 6]], chunks=1)\ny = a[[1, 0]][:, [True, False, True]].sum() + take(a, [2, 0], axis=1).sum() + isin(a, [2, 5]).sum()\n",
 	"a = arange(24, chunks=5).reshape(2, 3, 4) * 0.5\nb = arange(40, chunks=7).reshape(2, 4, 5)\ny = einsum('bij,bjk->bik', a, b).sum() + einsum('ij,jk', a[0], b[1]).sum() + einsum('ii', a[0, :, :3])\n",
 }
 

@@ -79,3 +79,26 @@ func tileEigh(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	key := t.emit(&chunk.Op{Kind: n.Op, Inputs: []int{int(v.(uint64))}, Shape: n.Shape, DType: n.DType})
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}, nil
 }
+
+// tileArray cuts a literal array into "const" chunks, as an upload's.
+func tileArray(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	a := &tensor.Array{DType: n.DType, Shape: n.Shape, Data: n.Attrs.Data}
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: n.Chunks}
+	grid := tensor.GridShape(n.Chunks)
+	offs := tensor.ChunkOffsets(n.Chunks)
+	for k := range tensor.NumElements(grid) {
+		idx := tensor.Unravel(k, grid)
+		shape := tensor.ChunkShape(n.Chunks, grid, k)
+		sel := make([]tensor.Slice, len(shape))
+		for ax := range sel {
+			sel[ax] = tensor.Slice{Start: offs[ax][idx[ax]], Step: 1, Len: shape[ax]}
+		}
+		c := tensor.NewArray(n.DType, shape)
+		tensor.CopyStrided(c, make([]int, len(shape)), a, sel)
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "const", Shape: shape, DType: n.DType, Args: chunk.ConstArgs{Data: c.Data}}))
+	}
+	return out, nil
+}

@@ -80,6 +80,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileEigh, true
 	case tensor.OpSearchsorted, tensor.OpIsin:
 		return tileLookup, true
+	case tensor.OpArray:
+		return tileArray, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true
