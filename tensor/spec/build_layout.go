@@ -463,21 +463,18 @@ func repeat(c *call) (value, error) {
 	} else if x, err = b.reshape(p, x, []int{flatLen(x.Shape)}); err != nil {
 		return nil, err
 	}
-	if len(reps) != 1 {
-		first := reps[0]
-		for _, r := range reps {
-			if r != first {
-				return nil, c.errorf(1, "repeat(): a different count for each element is not supported (one count for all is)")
-			}
+	for _, r := range reps {
+		if r < 0 {
+			return nil, c.errorf(1, "negative dimensions are not allowed")
 		}
+	}
+	if len(reps) != 1 && slices.ContainsFunc(reps, func(r int) bool { return r != reps[0] }) {
 		if len(reps) != x.Shape[ax] {
 			return nil, c.errorf(1, "operands could not be broadcast together with shape (%d,) (%d,)", x.Shape[ax], len(reps))
 		}
+		return b.repeatEach(p, x, reps, ax)
 	}
 	r := reps[0]
-	if r < 0 {
-		return nil, c.errorf(1, "negative dimensions are not allowed")
-	}
 	if r == 1 {
 		return x, nil
 	}
@@ -493,6 +490,36 @@ func repeat(c *call) (value, error) {
 	out := slices.Delete(slices.Clone(wide), ax+1, ax+2)
 	out[ax] *= r
 	return b.reshape(p, x, out)
+}
+
+// repeatEach repeats element i of x along ax reps[i] times: x taken at
+// searchsorted(cumsum(reps), arange(total), side='right'), the element
+// each place of the result comes from.
+func (b *builder) repeatEach(p syntax.SrcPos, x *Node, reps []int, ax int) (*Node, error) {
+	cum := seqValue{}
+	total := 0
+	for _, r := range reps {
+		total += r
+		cum.elts = append(cum.elts, syntax.PyInt(int64(total)))
+		cum.pos = append(cum.pos, p)
+	}
+	edges, err := b.arrayLiteral(p, cum, -1, nil)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := defaultChunksAt([]int{total}, p)
+	if err != nil {
+		return nil, err
+	}
+	at, err := b.addAt(p, &Node{Op: tensor.OpArange, Shape: []int{total}, DType: tensor.Int64, Chunks: chunks, Attrs: Attrs{Start: 0, Step: 1}})
+	if err != nil {
+		return nil, err
+	}
+	idx, err := b.searchsorted(p, edges, at, true)
+	if err != nil {
+		return nil, err
+	}
+	return b.take(p, x, idx, ax, "raise")
 }
 
 // tileFn is np.tile: the array with an axis of length 1 before each of its

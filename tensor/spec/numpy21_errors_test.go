@@ -43,7 +43,7 @@ var numpyErrors = []struct{ src, want string }{
 	{"x = trace(ones(3))", "1:11: diag requires an array of at least two dimensions"},
 	{"x = trace(ones((3, 3)), axis1=1, axis2=1)", "1:40: axis1 and axis2 cannot be the same"},
 	{"x = repeat(ones(3), -1)", "1:21: negative dimensions are not allowed"},
-	{"x = repeat(ones(3), [1, 2, 1])", "1:21: repeat(): a different count for each element is not supported (one count for all is)"},
+	{"x = repeat(ones(3), [1, 2])", "1:21: operands could not be broadcast together with shape (3,) (2,)"},
 	{"x = tile(ones(3), (2, -1))", "1:19: negative dimensions are not allowed"},
 	{"x = compress(ones(4) > 0, ones(3))", "1:22: compress(): a condition longer than the axis (4 > 3) is not supported"},
 	{"x = compress(ones((2, 2)) > 0, ones(3))", "1:27: condition must be a 1-d array"},
