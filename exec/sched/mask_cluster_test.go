@@ -9,12 +9,13 @@ import (
 	"marsfs/exec/engine"
 )
 
-// TestMaskOnWorkerProcesses is the process-level check of a boolean mask:
-// x[x > 0.5].sum() over 10⁸ uniform values (800 MB) on three worker
-// processes, tiled in its two stages. The number of values kept must equal
-// count_nonzero's, the sum where(x > 0.5, x, 0).sum()'s (summed in
-// another order: within 1e-9), and both the closed form, n·3/8, within six
-// standard deviations.
+// TestMaskOnWorkerProcesses is the process-level check of a boolean mask
+// over 10⁸ uniform values (800 MB) on three worker processes:
+// x[x > 0.5].sum() (rewritten to where(x > 0.5, x, 0).sum(), one pass)
+// and the mask itself in its two stages, (x[x > 0.5] + 0).sum() and the
+// number of values it keeps. The count must equal count_nonzero's, the
+// sums each other's (summed in other orders: within 1e-9) and the closed
+// form, n·3/8, within six standard deviations.
 func TestMaskOnWorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10⁸ elements on three worker processes")
@@ -28,7 +29,7 @@ func TestMaskOnWorkerProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	g, err := s.Submit("x = rand(100000000, chunks=2000000, seed=11)\ny = x[x > 0.5].sum()\nk = count_nonzero(x > 0.5)\nc = x[x > 0.5].astype(bool).sum()\nw = where(x > 0.5, x, 0).sum()\nfetch y, k, c, w")
+	g, err := s.Submit("x = rand(100000000, chunks=2000000, seed=11)\ny = x[x > 0.5].sum()\nk = count_nonzero(x > 0.5)\nc = x[x > 0.5].astype(bool).sum()\nw = (x[x > 0.5] + 0).sum()\nfetch y, k, c, w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestMaskOnWorkerProcesses(t *testing.T) {
 		t.Errorf("the mask kept %d values, count_nonzero says %d", c, k)
 	}
 	if math.Abs(y-w) > 1e-9*w {
-		t.Errorf("mask sum %.9g, where-sum %.9g", y, w)
+		t.Errorf("rewritten sum %.9g, staged mask's sum %.9g", y, w)
 	}
 	sd := math.Sqrt(n * (7.0/24 - 9.0/64))
 	if math.Abs(y-n*3.0/8) > 6*sd {

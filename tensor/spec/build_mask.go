@@ -400,3 +400,98 @@ func nanPercentile(c *call) (value, error) {
 	c.name = plain
 	return buildPercentile(c)
 }
+
+// reduceMask rewrites a reduction of a mask's result over all its axes,
+// or over its first when the mask is 1-D, onto the masked array itself:
+// x[m].sum() is where(m, x, 0).sum(), one fused pass over x with no stage
+// whose length the data decides (the mask node is then left unread and
+// pruned). sum, nansum and prod fill with their identity; count_nonzero,
+// any and all reduce m & (x != 0) or ~m | (x != 0); mean is the sum over
+// the count, cast to mean's dtype as NumPy's does. Other reductions
+// (max, min, var, ...) and other axes keep the mask. The sums' order
+// differs from NumPy's over the compressed array: float results agree to
+// rounding.
+func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (*Node, bool, error) {
+	if x.Op != tensor.OpMask || attrs.Keepdims {
+		return nil, false, nil
+	}
+	src, m := x.Inputs[0], x.Inputs[1]
+	k := len(m.Shape)
+	all := attrs.Axes == nil || len(x.Shape) == 1 && len(attrs.Axes) == 1 && attrs.Axes[0] == 0
+	if !all || tensor.HasUnknown(src.Shape) {
+		return nil, false, nil
+	}
+	switch op {
+	case tensor.OpSum, tensor.OpNansum, tensor.OpProd, tensor.OpMean, tensor.OpCountNonzero, tensor.OpAny, tensor.OpAll:
+	default:
+		return nil, false, nil
+	}
+	// m broadcast against x: its axes first, ones for the others.
+	mshape := cloneInts(m.Shape)
+	for range len(src.Shape) - k {
+		mshape = append(mshape, 1)
+	}
+	mb, err := b.reshape(p, m, mshape)
+	if err != nil {
+		return nil, true, err
+	}
+	full := func(v int64) (*Node, error) { return b.constant(p, syntax.PyInt(v), src.DType) }
+	var r *Node
+	switch op {
+	case tensor.OpSum, tensor.OpNansum, tensor.OpProd, tensor.OpMean:
+		id := int64(0)
+		if op == tensor.OpProd {
+			id = 1
+		}
+		fill, err := full(id)
+		if err != nil {
+			return nil, true, err
+		}
+		w, err := b.node(p, tensor.OpWhere, Attrs{}, mb, src, fill)
+		if err != nil {
+			return nil, true, err
+		}
+		red := op
+		if op == tensor.OpMean {
+			red = tensor.OpSum
+		}
+		if r, err = b.node(p, red, Attrs{}, w); err != nil || op != tensor.OpMean {
+			return r, true, err
+		}
+		// mean: the sum over the count of the selected elements.
+		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, m)
+		if err != nil {
+			return nil, true, err
+		}
+		if per := tensor.NumElements(src.Shape[k:]); per != 1 {
+			if cnt, err = b.node(p, tensor.OpMultiply, Attrs{}, cnt, b.scalar(syntax.PyInt(int64(per)))); err != nil {
+				return nil, true, err
+			}
+		}
+		if r, err = b.node(p, tensor.OpDivide, Attrs{}, r, cnt); err != nil {
+			return nil, true, err
+		}
+		r, err = b.astype(p, r, reduceType(tensor.OpMean, src.DType))
+		return r, true, err
+	default:
+		nz, err := b.truth(p, src)
+		if err != nil {
+			return nil, true, err
+		}
+		var v *Node
+		if op == tensor.OpAll {
+			not, err := b.node(p, tensor.OpLogicalNot, Attrs{}, mb)
+			if err != nil {
+				return nil, true, err
+			}
+			v, err = b.node(p, tensor.OpLogicalOr, Attrs{}, not, nz)
+			if err != nil {
+				return nil, true, err
+			}
+		} else if v, err = b.node(p, tensor.OpLogicalAnd, Attrs{}, mb, nz); err != nil {
+			return nil, true, err
+		}
+		r, err = b.node(p, op, Attrs{}, v)
+		return r, true, err
+	}
+}

@@ -59,19 +59,21 @@ func TestNumpySeeds(t *testing.T) {
 	}
 }
 
-// TestMaskLarge is the process-level check of a mask: x[x > 0.5].sum()
-// over 10⁸ uniform values (800 MB) through the reference executor, tiled
-// in its two stages and fused. The sum is checked against the one a
-// plain reduction computes of where(x > 0.5, x, 0), and both against the
-// closed form: about n * 3/8 (the mean of U(0.5, 1) is 3/4, half the values
-// pass), within 6 standard deviations.
+// TestMaskLarge is the process-level check of a mask over 10⁸ uniform
+// values (800 MB) through the reference executor, fused: x[x > 0.5].sum()
+// (rewritten to one pass, where(x > 0.5, x, 0).sum()), and the mask
+// itself in its two stages: (x[x > 0.5] + 0).sum() and the number of
+// values it keeps. The sums are checked against each other and against
+// the closed form, about n * 3/8 (the mean of U(0.5, 1) is 3/4, half the
+// values pass), within 6 standard deviations; the count against
+// count_nonzero.
 func TestMaskLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10⁸ elements: seconds and 1.6 GB")
 	}
 	const n = 100_000_000
-	src := "x = rand(100000000, chunks=10000000, seed=7)\ny = x[x > 0.5].sum()\n" +
-		"k = count_nonzero(x > 0.5)\nw = where(x > 0.5, x, 0).sum()\nfetch y, k, w\n"
+	src := "x = rand(100000000, chunks=10000000, seed=7)\ny = x[x > 0.5].sum()\nw = (x[x > 0.5] + 0).sum()\n" +
+		"k = count_nonzero(x > 0.5)\nc = x[x > 0.5].astype(bool).sum()\nfetch y, k, w, c\n"
 	g, err := spec.ParseText(src, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +83,13 @@ func TestMaskLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, k, w := got["y"].Float64s()[0], got["k"].Int64s()[0], got["w"].Float64s()[0]
+	y, k, w, c := got["y"].Float64s()[0], got["k"].Int64s()[0], got["w"].Float64s()[0], got["c"].Int64s()[0]
 	t.Logf("x[x > 0.5].sum() of 10⁸ = %.6f (%d selected) in %v", y, k, time.Since(start))
 	if math.Abs(y-w) > 1e-9*w {
-		t.Errorf("mask sum %.9g, where-sum %.9g", y, w)
+		t.Errorf("rewritten sum %.9g, staged mask's sum %.9g", y, w)
+	}
+	if c != k {
+		t.Errorf("the mask kept %d values, count_nonzero says %d", c, k)
 	}
 	// Var of x·[x > 0.5] for x ~ U(0, 1): E = 3/8, E[x²; x > 0.5] = 7/24.
 	sd := math.Sqrt(n * (7.0/24 - 9.0/64))
