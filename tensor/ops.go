@@ -2,10 +2,12 @@ package tensor
 
 var (
 	ElemUnaryOps = []string{OpNegative, OpAbs, OpSqrt, OpExp, OpLog, OpLog1p, OpSin, OpCos, OpTan,
-		OpTanh, OpFloor, OpCeil, OpRound, OpSign, OpLogicalNot, OpInvert, OpAstype}
+		OpTanh, OpFloor, OpCeil, OpRound, OpSign, OpLogicalNot, OpInvert, OpAstype,
+		OpCbrt, OpLog2, OpLog10, OpExp2, OpArcsin, OpArccos, OpArctan, OpIsnan, OpIsinf, OpIsfinite}
 	ElemBinaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
-		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr}
+		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr,
+		OpArctan2, OpHypot, OpFmax, OpFmin}
 )
 
 // ElemKinds are the elementwise ops, whose chunk ops have the node's op as

@@ -28,6 +28,9 @@ var clusterSpecs = []string{
 	"x = randint(0, 50, 3000, chunks=250, seed=6)\nv, c = unique(x, return_counts=True)\nw = (v * c).sum() + v[-1]\nb = bincount(x)[10:20]\nfetch v, c, w, b",
 	"x = randint(-20, 20, 1000, chunks=90, seed=7)\nv = unique(x)",
 	"y = unique(unique(u) * 2 % 5)\nz = y * 3 + y[0]\nfetch y, z",
+	// Masks (in stages too) and the functions of issue 21.
+	"x = randn(2000, chunks=170, seed=8)\nm = x[x > 0.3]\nr = u[u[:, 0] > 0]\nn = nonzero(u > 1)[1]\nfetch m, r, n",
+	"a = randn(40, 30, chunks=(9, 7), seed=10)\nc = cov(a)\ne = einsum('ij,kj->ik', a, a)\nw, v = linalg.eigh(c)\nd = triu(roll(flip(a), 3, axis=1)).sum(axis=0) + diag(c)[:30]\nfetch c, e, w, d",
 	// Tensors of earlier graphs, kept on the workers.
 	"t = b.sum() + pi + z.mean()",
 }

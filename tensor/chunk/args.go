@@ -327,6 +327,9 @@ type PercentileArgs struct {
 	N      int
 	Starts []int
 	Median bool
+	// SkipNaN takes the percentiles of each row's numbers, its NaNs (last,
+	// sorted) left out: the op reads every block of its rows.
+	SkipNaN bool
 }
 
 // Unique and bincount make results whose length the data decides, so they

@@ -107,6 +107,46 @@ func KernelFor(kind string) (kernel, bool) {
 		return choleskyUpdateKernel, true
 	case "linalg.zeros":
 		return zerosKernel, true
+	case "diagonal":
+		return diagonalKernel, true
+	case "mask.count":
+		return maskCountKernel, true
+	case "mask.lens":
+		return maskLensKernel, true
+	case "mask.select":
+		return maskSelectKernel, true
+	case "linalg.eigh":
+		return eighKernel, true
+	case "take.touch":
+		return takeTouchKernel, true
+	case "take.touches":
+		return takeTouchesKernel, true
+	case "take":
+		return takeKernel, true
+	case "take.piece":
+		return takePieceKernel, true
+	case "searchsorted":
+		return searchsortedKernel, true
+	case "isin":
+		return isinKernel, true
+	case "isin.or":
+		return isinOrKernel, true
+	case "ssort.sample":
+		return ssortSampleKernel, true
+	case "ssort.splitters":
+		return ssortSplittersKernel, true
+	case "ssort.piece":
+		return ssortPieceKernel, true
+	case "ssort.counts":
+		return ssortCountsKernel, true
+	case "ssort.lens":
+		return ssortLensKernel, true
+	case "ssort.merge":
+		return ssortMergeKernel, true
+	case "ssort.values":
+		return ssortValuesKernel, true
+	case "linalg.eigh.w", "linalg.eigh.v":
+		return eighPartKernel, true
 	case "sort.local":
 		return sortLocalKernel, true
 	case "sort.merge":

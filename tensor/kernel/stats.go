@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -203,7 +204,21 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		return nil, fmt.Errorf("%d results for shape %v", len(res), op.Shape)
 	}
 	for i := range rows {
-		last, li, err := at(i, args.N-1)
+		n := args.N
+		if args.SkipNaN {
+			// The row's numbers, before its NaNs (sorted last).
+			n = sort.Search(args.N, func(r int) bool {
+				a, j, err := at(i, r)
+				return err != nil || math.IsNaN(a.Float64At(j))
+			})
+			if n == 0 {
+				for q := range nq {
+					res[q*rows+i] = math.NaN()
+				}
+				continue
+			}
+		}
+		last, li, err := at(i, n-1)
 		if err != nil {
 			return nil, err
 		}
@@ -214,16 +229,16 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			continue
 		}
 		if args.Median {
-			a, j, err := at(i, (args.N-1)/2)
+			a, j, err := at(i, (n-1)/2)
 			if err != nil {
 				return nil, err
 			}
-			b, k, err := at(i, args.N/2)
+			b, k, err := at(i, n/2)
 			if err != nil {
 				return nil, err
 			}
 			switch {
-			case args.N%2 == 1:
+			case n%2 == 1:
 				res[i] = a.Float64At(j)
 			case a.DType == tensor.Float32:
 				res[i] = float64((a.Float32s()[j] + b.Float32s()[k]) / 2)
@@ -233,7 +248,7 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			continue
 		}
 		for q, v := range args.Q {
-			lo, hi, g := PercentileIndexes(v, args.N)
+			lo, hi, g := PercentileIndexes(v, n)
 			a, j, err := at(i, lo)
 			if err != nil {
 				return nil, err

@@ -396,6 +396,11 @@ func (b *builder) tensor(v value, p syntax.SrcPos) (*Node, error) {
 	case syntax.PyNum:
 		return b.scalar(v), nil
 	case seqValue:
+		// A list of numbers is an array, as NumPy's array_like; a
+		// tuple of tensors (several results) is not.
+		if n, err := b.arrayLiteral(p, v, -1, nil); err == nil {
+			return n, nil
+		}
 		return nil, syntax.Errorf(p, "a %s is not a tensor: make arrays with the creation functions (zeros, arange, ...)", typeName(v))
 	}
 	return nil, syntax.Errorf(p, "a %s is not a tensor", typeName(v))

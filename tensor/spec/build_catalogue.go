@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"strings"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
 )
@@ -264,8 +266,9 @@ func buildPercentile(c *call) (value, error) {
 	if err := c.noOut(); err != nil {
 		return nil, err
 	}
-	median := c.name == "median"
-	var attrs Attrs
+	median := c.name == "median" || c.name == "nanmedian"
+	// The nan-functions come here along an axis (nanPercentile).
+	attrs := Attrs{SkipNaN: strings.HasPrefix(c.name, "nan")}
 	scalar := true
 	if !median {
 		if !c.args[1].set {
@@ -285,6 +288,9 @@ func buildPercentile(c *call) (value, error) {
 			}
 		default:
 			return nil, c.errorf(1, "percentile(): q must be a number or a list of numbers, not a %s", typeName(q))
+		}
+		if err := scaleQuantiles(c, attrs.Q); err != nil {
+			return nil, err
 		}
 		for _, i := range []int{c.param("method"), c.param("interpolation")} {
 			if m, err := c.str(i); err != nil {
@@ -319,6 +325,9 @@ func buildPercentile(c *call) (value, error) {
 			}
 		}
 	}
+	if attrs.SkipNaN && !x.DType.IsFloat() {
+		attrs.SkipNaN = false // integers have no NaN
+	}
 	op := tensor.OpPercentile
 	if median {
 		op = tensor.OpMedian
@@ -338,10 +347,13 @@ func buildUnique(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range []int{1, 2} {
-		if err := c.unsupported(i, ""); err != nil {
-			return nil, err
-		}
+	wantIndex, err := c.bool(1, false)
+	if err != nil {
+		return nil, err
+	}
+	wantInverse, err := c.bool(2, false)
+	if err != nil {
+		return nil, err
 	}
 	if c.has(4) {
 		// Along the one axis of a 1-D array is the same as flattened.
@@ -366,14 +378,55 @@ func buildUnique(c *call) (value, error) {
 		return nil, err
 	}
 	v, err := c.b.node(c.pos, tensor.OpUnique, Attrs{}, x)
-	if err != nil || !counts {
+	if err != nil || !counts && !wantIndex && !wantInverse {
 		return v, err
 	}
-	n, err := c.b.node(c.pos, tensor.OpUniqueCounts, Attrs{}, x)
+	outs := []*Node{v}
+	if wantIndex {
+		idx, err := c.b.uniqueIndex(c.pos, x, v)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, idx)
+	}
+	if wantInverse {
+		// Where each element's value is among the unique ones.
+		inv, err := c.b.searchsorted(c.pos, v, x, false)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, inv)
+	}
+	if counts {
+		n, err := c.b.node(c.pos, tensor.OpUniqueCounts, Attrs{}, x)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, n)
+	}
+	return c.tuple(outs...), nil
+}
+
+// uniqueIndex is unique's return_index: the first place of each unique
+// value v in the flat x, the stable argsort of x at the place where v's
+// run begins in sort(x).
+func (b *builder) uniqueIndex(p syntax.SrcPos, x, v *Node) (*Node, error) {
+	if tensor.HasUnknown(x.Shape) {
+		return nil, syntax.Errorf(p, "unique(): return_index of an array whose length depends on the data is not supported yet")
+	}
+	order, err := b.node(p, tensor.OpArgsort, Attrs{}, x)
 	if err != nil {
 		return nil, err
 	}
-	return c.tuple(v, n), nil
+	sorted, err := b.node(p, tensor.OpSort, Attrs{}, x)
+	if err != nil {
+		return nil, err
+	}
+	first, err := b.searchsorted(p, sorted, v, false)
+	if err != nil {
+		return nil, err
+	}
+	return b.take(p, order, first, 0, "raise")
 }
 
 // flatLen is the length of an array of shape flattened: Unknown when an

@@ -23,6 +23,7 @@ func init() {
 	registerElementwise()
 	registerFiles()
 	registerLinalg()
+	registerMath()
 	registerReductions()
 	registerShape()
 }
@@ -101,7 +102,11 @@ func registerElementwise() {
 	registerMethod("round", []string{"a", "decimals"}, roundFn)
 	register("where", []string{"condition", "x", "y"}, func(c *call) (value, error) {
 		if !c.args[1].set && !c.args[2].set {
-			return nil, syntax.Errorf(c.pos, "where(condition) with one argument (nonzero) is not supported")
+			x, err := c.tensor(0) // where(condition) is nonzero(condition)
+			if err != nil {
+				return nil, err
+			}
+			return c.b.nonzero(c.pos, x)
 		}
 		var in [3]*Node
 		for i := range in {

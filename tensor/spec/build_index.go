@@ -61,8 +61,21 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 				return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", v.TypeName())
 			}
 			real++
-		case *Node, seqValue:
-			return nil, syntax.Errorf(ie.At(), "advanced indexing (an array or list as an index) is not supported")
+		case *Node:
+			if v.DType == tensor.Bool {
+				return b.maskIndex(e, x, v, len(items))
+			}
+			return b.intIndex(e, x, v, len(items))
+		case seqValue:
+			// A list of integers (or bools) indexes as its array does.
+			a, err := b.arrayLiteral(ie.At(), v, -1, nil)
+			if err != nil {
+				return nil, err
+			}
+			if a.DType == tensor.Bool {
+				return b.maskIndex(e, x, a, len(items))
+			}
+			return b.intIndex(e, x, a, len(items))
 		default:
 			return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))
 		}

@@ -122,6 +122,9 @@ func reduce(c *call, op string) (value, error) {
 // reduceOver makes the reduction node. Reducing over no axes (axis=())
 // reduces nothing: the result is x in the reduction's dtype.
 func reduceOver(c *call, op string, x *Node, attrs Attrs) (*Node, error) {
+	if r, ok, err := c.b.reduceMask(c.pos, op, x, attrs); ok {
+		return r, err // a reduction of a mask, in one pass (build_mask.go)
+	}
 	if attrs.Axes != nil && len(attrs.Axes) == 0 {
 		switch op {
 		case tensor.OpVar, tensor.OpStd:

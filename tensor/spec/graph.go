@@ -112,6 +112,8 @@ type Attrs struct {
 	Range     []float64 // OpHistogram, OpHistEdges: [low, high]; nil for the data's min and max
 	Minlength int       // OpBincount: the least output length
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
+	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
+	Data      []byte    // OpArray: the literal's little-endian C-order bytes
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it

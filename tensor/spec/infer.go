@@ -31,6 +31,16 @@ func infer(n *Node) error {
 		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
+	case n.Op == tensor.OpDiagonal:
+		return inferDiagonal(n)
+	case n.Op == tensor.OpMask:
+		return inferMask(n)
+	case n.Op == tensor.OpEighW || n.Op == tensor.OpEighV:
+		return inferEigh(n)
+	case n.Op == tensor.OpTake:
+		return inferTake(n)
+	case n.Op == tensor.OpSearchsorted || n.Op == tensor.OpIsin:
+		return inferLookup(n)
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -87,17 +97,19 @@ func arity(op string) (int, bool) {
 // opArity gives the number of inputs of each op but the catalogue's
 // (catalogueOps); -1 means one or more.
 var opArity = map[string]int{
-	tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpFromZarr: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
+	tensor.OpArray: 0, tensor.OpInput: 0, tensor.OpFromNPY: 0, tensor.OpFromZarr: 0, tensor.OpScalar: 0, tensor.OpFull: 0, tensor.OpArange: 0, tensor.OpLinspace: 0, tensor.OpEye: 0,
 	tensor.OpRand: 0, tensor.OpRandn: 0, tensor.OpRandint: 0, tensor.OpUniform: 0, tensor.OpNormal: 0,
 
 	tensor.OpNegative: 1, tensor.OpAbs: 1, tensor.OpSqrt: 1, tensor.OpExp: 1, tensor.OpLog: 1, tensor.OpLog1p: 1, tensor.OpSin: 1,
 	tensor.OpCos: 1, tensor.OpTan: 1, tensor.OpTanh: 1, tensor.OpFloor: 1, tensor.OpCeil: 1, tensor.OpRound: 1, tensor.OpSign: 1,
 	tensor.OpLogicalNot: 1, tensor.OpInvert: 1, tensor.OpAstype: 1,
+	tensor.OpCbrt: 1, tensor.OpLog2: 1, tensor.OpLog10: 1, tensor.OpExp2: 1, tensor.OpArcsin: 1, tensor.OpArccos: 1,
+	tensor.OpArctan: 1, tensor.OpIsnan: 1, tensor.OpIsinf: 1, tensor.OpIsfinite: 1,
 
 	tensor.OpAdd: 2, tensor.OpSubtract: 2, tensor.OpMultiply: 2, tensor.OpDivide: 2, tensor.OpFloorDiv: 2, tensor.OpMod: 2,
 	tensor.OpPower: 2, tensor.OpMaximum: 2, tensor.OpMinimum: 2, tensor.OpEqual: 2, tensor.OpNotEqual: 2, tensor.OpLess: 2,
 	tensor.OpLessEq: 2, tensor.OpGreater: 2, tensor.OpGreaterEq: 2, tensor.OpLogicalAnd: 2, tensor.OpLogicalOr: 2,
-	tensor.OpBitAnd: 2, tensor.OpBitOr: 2,
+	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2,
 
 	tensor.OpWhere: 3,
 
@@ -106,7 +118,7 @@ var opArity = map[string]int{
 	tensor.OpNanmean: 1, tensor.OpNanmax: 1, tensor.OpNanmin: 1, tensor.OpCumsum: 1, tensor.OpCumprod: 1,
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
-	tensor.OpMatmul: 2,
+	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2,
 }
 
 func checkArity(n *Node, k int) error {
@@ -120,6 +132,7 @@ func checkArity(n *Node, k int) error {
 }
 
 var creationOps = map[string]bool{
+	tensor.OpArray: true,
 	tensor.OpInput: true, tensor.OpFromNPY: true, tensor.OpFromZarr: true, tensor.OpScalar: true, tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
 	tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true,
 }
@@ -166,6 +179,10 @@ func inferCreation(n *Node) error {
 	case tensor.OpScalar:
 		if len(n.Shape) != 0 {
 			return fmt.Errorf("a scalar has no axes")
+		}
+	case tensor.OpArray:
+		if len(n.Attrs.Data) != tensor.NumElements(n.Shape)*n.DType.Size() {
+			return fmt.Errorf("array: %d bytes for %v%v", len(n.Attrs.Data), n.DType, n.Shape)
 		}
 	case tensor.OpArange, tensor.OpLinspace:
 		if len(n.Shape) != 1 {

@@ -173,6 +173,8 @@ func ResultType(ops ...*Node) (tensor.DType, error) {
 var unaryFloatOps = map[string]bool{
 	tensor.OpSqrt: true, tensor.OpExp: true, tensor.OpLog: true, tensor.OpLog1p: true, tensor.OpSin: true,
 	tensor.OpCos: true, tensor.OpTan: true, tensor.OpTanh: true, tensor.OpFloor: true, tensor.OpCeil: true,
+	tensor.OpCbrt: true, tensor.OpLog2: true, tensor.OpLog10: true, tensor.OpExp2: true, tensor.OpArcsin: true,
+	tensor.OpArccos: true, tensor.OpArctan: true,
 }
 
 // unaryType is the dtype of a one-input elementwise op on x.
@@ -198,7 +200,7 @@ func unaryType(op string, x tensor.DType) (tensor.DType, error) {
 		return x, nil
 	case op == tensor.OpAbs:
 		return x, nil
-	case op == tensor.OpLogicalNot:
+	case op == tensor.OpLogicalNot || tensor.IsClassify(op):
 		return tensor.Bool, nil
 	case op == tensor.OpInvert:
 		if x.IsFloat() {
@@ -218,7 +220,12 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 	switch op {
 	case tensor.OpEqual, tensor.OpNotEqual, tensor.OpLess, tensor.OpLessEq, tensor.OpGreater, tensor.OpGreaterEq, tensor.OpLogicalAnd, tensor.OpLogicalOr:
 		return tensor.Bool, nil
-	case tensor.OpAdd, tensor.OpMultiply, tensor.OpMaximum, tensor.OpMinimum:
+	case tensor.OpAdd, tensor.OpMultiply, tensor.OpMaximum, tensor.OpMinimum, tensor.OpFmax, tensor.OpFmin:
+		return r, nil
+	case tensor.OpArctan2, tensor.OpHypot:
+		if !r.IsFloat() {
+			return tensor.Promote(r, tensor.Float16), nil
+		}
 		return r, nil
 	case tensor.OpSubtract:
 		if r == tensor.Bool {

@@ -96,6 +96,8 @@ type jsonAttrs struct {
 	Range     []float64 `json:"range,omitempty"`
 	Minlength int       `json:"minlength,omitempty"`
 	Q         []float64 `json:"q,omitempty"`
+	SkipNaN   bool      `json:"skip_nan,omitempty"`
+	Data      []byte    `json:"data,omitempty"`
 
 	Pending []jsonPending `json:"pending,omitempty"`
 }
@@ -171,7 +173,7 @@ var opAttrs = map[string][]string{
 	tensor.OpCumsum: {"axes"}, tensor.OpCumprod: {"axes"}, tensor.OpTranspose: {"perm"}, tensor.OpConcat: {"axes"},
 	tensor.OpSlice:     {"slices", "pending"},
 	tensor.OpHistogram: {"bins", "range"}, tensor.OpHistEdges: {"bins", "range"}, tensor.OpBincount: {"minlength"},
-	tensor.OpPercentile: {"q"},
+	tensor.OpPercentile: {"q", "skip_nan"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"},
 }
 
 // attrsOf returns the attributes op uses: a reduction's axes and keepdims
@@ -210,7 +212,7 @@ func (g *Graph) JSON() ([]byte, error) {
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
 			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name, Path: a.Path,
-			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q}
+			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
 		}
@@ -663,7 +665,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
 		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name, Path: ja.Path,
-		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q}
+		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, tensor.Slice{Start: s[0], Step: s[1], Len: s[2]})
 	}

@@ -21,8 +21,8 @@ import (
 	"marsfs/tensor/tile"
 )
 
-// The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt and
-// promotion.txt (the dtype matrix) is parsed, tiled and computed under
+// The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt,
+// numpy.txt and promotion.txt (the dtype matrix) is parsed, tiled and computed under
 // several chunkings of its inputs, and each output is compared with what
 // NumPy computed (testdata/catalogue/golden, written by gen.py). Cases NumPy
 // refuses must be refused.
@@ -40,7 +40,7 @@ type catCase struct {
 func loadCatalogue(t *testing.T) []catCase {
 	t.Helper()
 	var cases []catCase
-	for _, file := range []string{"exprs.txt", "promotion.txt"} {
+	for _, file := range []string{"exprs.txt", "numpy.txt", "promotion.txt"} {
 		cases = append(cases, loadCaseList(t, file)...)
 	}
 	return cases

@@ -36,7 +36,7 @@ func TestGobEveryKind(t *testing.T) {
 		switch op {
 		case tensor.OpInvert:
 			g.op(op, tensor.Int64, shape, spec.Attrs{}, i)
-		case tensor.OpLogicalNot:
+		case tensor.OpLogicalNot, tensor.OpIsnan, tensor.OpIsinf, tensor.OpIsfinite:
 			g.op(op, tensor.Bool, shape, spec.Attrs{}, f)
 		case tensor.OpAstype:
 			g.op(op, tensor.Int32, shape, spec.Attrs{}, f)

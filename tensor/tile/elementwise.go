@@ -21,7 +21,7 @@ func computeDType(n *spec.Node) tensor.DType {
 		return comparisonDType(n.Inputs[0], n.Inputs[1])
 	case n.Op == tensor.OpLogicalAnd || n.Op == tensor.OpLogicalOr:
 		return tensor.Bool
-	case n.Op == tensor.OpLogicalNot || n.Op == tensor.OpAstype:
+	case n.Op == tensor.OpLogicalNot || n.Op == tensor.OpAstype || tensor.IsClassify(n.Op):
 		return n.Inputs[0].DType
 	}
 	return n.DType

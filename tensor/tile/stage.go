@@ -19,6 +19,21 @@ type stagedRule struct {
 	// finish tiles the node in a later stage, once its length is known:
 	// ids are the global IDs of the carry chunks.
 	finish func(t *tiler, n *spec.Node, ids []uint64, length int) (*tensor.TiledTensor, error)
+	// pieces, when set, makes the probe a 1-D int64 chunk of the lengths
+	// of the carry chunks (along the first axis), not their sum, and
+	// finishes with those lengths in place of finish.
+	pieces func(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.TiledTensor, error)
+	// known marks a node whose shape is known and whose probe (a vector,
+	// given to pieces) tells the next stage something else: which blocks
+	// to read.
+	known bool
+	// dropsInputs marks a rule whose next stage reads only the carry
+	// chunks: its inputs' chunks need not be kept for it (their grids
+	// are in tiler.grids).
+	dropsInputs bool
+	// applies, when set, says whether the rule tiles n, whose inputs are
+	// tiled; when it does not, n's one-stage rule does (ruleFor).
+	applies func(t *tiler, n *spec.Node) bool
 }
 
 // stagedRuleFor returns the rule of an op whose length the data decides.
@@ -28,6 +43,12 @@ func stagedRuleFor(op string) (stagedRule, bool) {
 		return stagedRule{measure: measureUnique, finish: finishUnique}, true
 	case tensor.OpBincount:
 		return stagedRule{measure: measureBincount, finish: finishBincount}, true
+	case tensor.OpMask:
+		return stagedRule{measure: measureMask, pieces: finishMask, dropsInputs: true}, true
+	case tensor.OpTake:
+		return stagedRule{measure: measureTake, pieces: finishTake, known: true}, true
+	case tensor.OpSort, tensor.OpArgsort:
+		return stagedRule{measure: measureSampleSort, pieces: finishSampleSort, known: true, dropsInputs: true, applies: sampleSorts}, true
 	}
 	return stagedRule{}, false
 }
@@ -64,8 +85,8 @@ func (s *Stage) Next(keys [][]uint64, probes []*tensor.Array) (*Stage, error) {
 	}
 	st := s.next
 	for i, p := range probes {
-		if p == nil || p.DType != tensor.Int64 || p.Len() != 1 || p.Int64s()[0] < 0 {
-			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar", i)
+		if p == nil || p.DType != tensor.Int64 || len(p.Shape) > 1 || len(p.Shape) == 0 && p.Len() != 1 || slices.ContainsFunc(p.Int64s(), func(v int64) bool { return v < 0 }) {
+			return nil, fmt.Errorf("tile: probe %d is not a non-negative int64 scalar or vector", i)
 		}
 	}
 	return st.tile(keys, probes)
@@ -138,7 +159,7 @@ type stager struct {
 
 func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err error) {
 	g := st.g
-	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps}
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, grids: st.tiled, readers: st.consumers, nodes: g.Nodes}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(tooManyOps); !ok {
@@ -158,9 +179,15 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		t.tiled[id] = tt
 	}
 	lengths := map[int]int{}
+	pieces := map[int][]int{} // of the nodes whose probe is a vector
 	carryIDs := map[int][]uint64{}
 	for i, id := range st.measured {
-		lengths[id] = int(probes[i].Int64s()[0])
+		for _, v := range probes[i].Int64s() {
+			lengths[id] += int(v)
+			if len(probes[i].Shape) == 1 {
+				pieces[id] = append(pieces[id], int(v))
+			}
+		}
 		carryIDs[id] = keys[len(st.carried)+i]
 	}
 	later := st.stages > 0
@@ -175,9 +202,14 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		if st.done[n.ID] {
 			continue
 		}
-		ready := true
-		for _, in := range n.Inputs {
-			ready = ready && t.tiled[in.ID] != nil
+		// A measured node finishes from its carry chunks: its inputs'
+		// may not have been carried (stagedRule.dropsInputs).
+		_, ready := lengths[n.ID]
+		if !ready {
+			ready = true
+			for _, in := range n.Inputs {
+				ready = ready && t.tiled[in.ID] != nil
+			}
 		}
 		if !ready {
 			continue
@@ -193,8 +225,17 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		t.node = n.ID
 		sr, staged := stagedRuleFor(n.Op)
 		if l, ok := lengths[n.ID]; ok {
-			n.Shape = []int{l}
-			tt, err := sr.finish(t, n, carryIDs[n.ID], l)
+			if !sr.known {
+				// The first axis is the data's; the others were known.
+				n.Shape = append([]int{l}, n.Shape[1:]...)
+			}
+			var tt *tensor.TiledTensor
+			var err error
+			if sr.pieces != nil {
+				tt, err = sr.pieces(t, n, carryIDs[n.ID], pieces[n.ID])
+			} else {
+				tt, err = sr.finish(t, n, carryIDs[n.ID], l)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
 			}
@@ -211,7 +252,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 				return nil, fmt.Errorf("%s: %w", n.Op, err)
 			}
 		}
-		if staged {
+		if staged && (sr.applies == nil || sr.applies(t, n)) {
 			carry, probe, err := sr.measure(t, n)
 			if err != nil {
 				return nil, fmt.Errorf("tile %s: %w", n.Op, err)
@@ -282,13 +323,21 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 	if !progress {
 		return nil, fmt.Errorf("tile: no node can be tiled in stage %d", st.stages)
 	}
+	// A node is carried while a node not tiled yet reads it, but for a
+	// node measured now whose rule reads only its own carry chunks.
+	ownCarry := map[int]bool{}
+	for _, m := range measured {
+		if sr, _ := stagedRuleFor(g.Nodes[m.node].Op); sr.dropsInputs {
+			ownCarry[m.node] = true
+		}
+	}
 	var carried []int
 	for _, n := range g.Nodes {
 		if !st.done[n.ID] {
 			continue
 		}
 		for _, c := range st.consumers[n.ID] {
-			if !st.done[c] {
+			if !st.done[c] && !ownCarry[c] {
 				carried = append(carried, n.ID)
 				break
 			}
@@ -307,7 +356,11 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 	}
 	for _, m := range measured {
 		s.Probes = append(s.Probes, len(cg.Outputs))
-		cg.Outputs = append(cg.Outputs, tensor.TiledTensor{Shape: []int{}, DType: tensor.Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}})
+		probe := tensor.TiledTensor{Shape: []int{}, DType: tensor.Int64, Chunks: [][]int{}, Keys: []uint64{m.probe}}
+		if sh := t.opAt(m.probe).Shape; len(sh) == 1 {
+			probe.Shape, probe.Chunks = []int{sh[0]}, [][]int{{sh[0]}}
+		}
+		cg.Outputs = append(cg.Outputs, probe)
 	}
 	st.carried = carried
 	s.next = st

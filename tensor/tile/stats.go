@@ -128,9 +128,11 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	size := x.Shape[nd-1]
 	if size == 0 {
-		return nil, fmt.Errorf("%s of an empty array", n.Op)
+		// NumPy's median of nothing is NaN, and so are nanmedian's and
+		// nanpercentile's of only NaNs, whose masks leave nothing here.
+		return nanFill(t, n), nil
 	}
-	args := chunk.PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == tensor.OpMedian}
+	args := chunk.PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == tensor.OpMedian, SkipNaN: n.Attrs.SkipNaN}
 	var ranks, want []int
 	dt := tensor.Float64
 	if args.Median {
@@ -162,6 +164,13 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	for _, r := range ranks {
 		b := sort.SearchInts(offs, r+1) - 1
 		if !slices.Contains(blocks, b) {
+			blocks = append(blocks, b)
+		}
+	}
+	if args.SkipNaN {
+		// Where the numbers end is the data's: every block of the rows.
+		blocks = blocks[:0]
+		for b := range offs {
 			blocks = append(blocks, b)
 		}
 	}

@@ -76,6 +76,14 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileBincount, true
 	case tensor.OpPercentile, tensor.OpMedian:
 		return tilePercentile, true
+	case tensor.OpDiagonal:
+		return tileDiagonal, true
+	case tensor.OpEighW, tensor.OpEighV:
+		return tileEigh, true
+	case tensor.OpSearchsorted, tensor.OpIsin:
+		return tileLookup, true
+	case tensor.OpArray:
+		return tileArray, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true
@@ -87,11 +95,18 @@ func ruleFor(op string) (tileRule, bool) {
 }
 
 type tiler struct {
-	env   spec.Env
-	ops   [][]*chunk.Op // in blocks of up to opBlock: growing them copies nothing
-	nops  int
-	tiled []*tensor.TiledTensor // by node ID
-	node  int                   // the node being tiled, recorded in each op
+	env spec.Env
+	// grids holds the grids of the nodes earlier stages tiled, whose
+	// chunks this stage may not have (see stagedRule.dropsInputs).
+	grids []*tensor.TiledTensor
+	// readers holds the nodes that read each node, by ID, and nodes the
+	// graph's nodes (for rules that choose by what else reads their input).
+	readers [][]int
+	nodes   []*spec.Node
+	ops     [][]*chunk.Op // in blocks of up to opBlock: growing them copies nothing
+	nops    int
+	tiled   []*tensor.TiledTensor // by node ID
+	node    int                   // the node being tiled, recorded in each op
 	// shared holds what the nodes of one multi-output function tile once
 	// for all of them (a factorization), by family and input node ID.
 	shared map[string]any

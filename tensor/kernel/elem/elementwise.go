@@ -70,6 +70,8 @@ func ElemFunc(kind string, ct, out tensor.DType, decimals, nin int) (RowFn, erro
 		}
 	case tensor.IsComparison(kind):
 		f = byDType(ct, cmpT[uint8], cmpT[int32], cmpT[int64], cmpT[uint64], cmpT[float32], cmpT[float64])(kind, 0)
+	case tensor.IsClassify(kind):
+		f = byDType(ct, classifyT[uint8], classifyT[int32], classifyT[int64], classifyT[uint64], classifyT[float32], classifyT[float64])(kind, 0)
 	case kind == tensor.OpLogicalNot:
 		f = byDType(ct, notT[uint8], notT[int32], notT[int64], notT[uint64], notT[float32], notT[float64])(kind, 0)
 	case kind == tensor.OpLogicalAnd || kind == tensor.OpLogicalOr:
@@ -81,7 +83,10 @@ func ElemFunc(kind string, ct, out tensor.DType, decimals, nin int) (RowFn, erro
 	case ct == tensor.Bool:
 		f = boolOp(kind)
 	default:
-		f = byDType(ct, nil, numT[int32], numT[int64], numT[uint64], numT[float32], numT[float64])(kind, decimals)
+		f = byDType(ct, nil, mathI[int32], mathI[int64], mathI[uint64], mathF[float32], mathF[float64])(kind, 0)
+		if f == nil {
+			f = byDType(ct, nil, numT[int32], numT[int64], numT[uint64], numT[float32], numT[float64])(kind, decimals)
+		}
 		if f == nil {
 			f = byDType(ct, nil, intT[int32], intT[int64], intT[uint64], floatT[float32], floatT[float64])(kind, decimals)
 		}
@@ -89,7 +94,7 @@ func ElemFunc(kind string, ct, out tensor.DType, decimals, nin int) (RowFn, erro
 	if f == nil {
 		return nil, fmt.Errorf("%s is not defined for %v", kind, ct)
 	}
-	writesBool := tensor.IsComparison(kind) || kind == tensor.OpLogicalNot || kind == tensor.OpLogicalAnd || kind == tensor.OpLogicalOr
+	writesBool := tensor.IsComparison(kind) || tensor.IsClassify(kind) || kind == tensor.OpLogicalNot || kind == tensor.OpLogicalAnd || kind == tensor.OpLogicalOr
 	switch {
 	case writesBool && out != tensor.Bool:
 		return nil, fmt.Errorf("%s writes bool, not %v", kind, out)
@@ -287,14 +292,14 @@ func whereT[T ElemType](string, int) RowFn {
 func boolOp(kind string) RowFn {
 	var loop func(d, a, b []uint8)
 	switch kind {
-	case tensor.OpAdd, tensor.OpMaximum, tensor.OpLogicalOr, tensor.OpBitOr:
+	case tensor.OpAdd, tensor.OpMaximum, tensor.OpFmax, tensor.OpLogicalOr, tensor.OpBitOr:
 		loop = func(d, a, b []uint8) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] | b[i]
 			}
 		}
-	case tensor.OpMultiply, tensor.OpMinimum, tensor.OpLogicalAnd, tensor.OpBitAnd:
+	case tensor.OpMultiply, tensor.OpMinimum, tensor.OpFmin, tensor.OpLogicalAnd, tensor.OpBitAnd:
 		loop = func(d, a, b []uint8) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {

@@ -1,0 +1,293 @@
+package spec
+
+import (
+	"math"
+	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+)
+
+// The elementwise math a NumPy user reaches for beyond the basic ufuncs.
+// The ufuncs (cbrt, arctan2, isnan, fmax, ...) are ops of their own, so
+// they tile, fuse and run like add; nan_to_num, isclose and allclose lower
+// onto them and where, exactly as NumPy 1.24 composes them, so that a
+// chain of them fuses into one expression program.
+
+// mathUnary and mathBinary map the new ufuncs to their ops.
+var (
+	mathUnary = map[string]string{
+		"cbrt": tensor.OpCbrt, "log2": tensor.OpLog2, "log10": tensor.OpLog10, "exp2": tensor.OpExp2,
+		"arcsin": tensor.OpArcsin, "arccos": tensor.OpArccos, "arctan": tensor.OpArctan,
+		"isnan": tensor.OpIsnan, "isinf": tensor.OpIsinf, "isfinite": tensor.OpIsfinite,
+	}
+	mathBinary = map[string]string{
+		"arctan2": tensor.OpArctan2, "hypot": tensor.OpHypot, "fmax": tensor.OpFmax, "fmin": tensor.OpFmin,
+	}
+)
+
+func registerMath() {
+	for name, op := range mathUnary {
+		register(name, []string{"x"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			return c.b.node(c.pos, op, Attrs{}, x)
+		})
+	}
+	for name, op := range mathBinary {
+		register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			y, err := c.tensor(1)
+			if err != nil {
+				return nil, err
+			}
+			return c.b.node(c.pos, op, Attrs{}, x, y)
+		})
+	}
+	register("nan_to_num", []string{"x", "copy", "nan", "posinf", "neginf"}, nanToNum)
+	register("isclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, isclose)
+	register("allclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, func(c *call) (value, error) {
+		v, err := isclose(c)
+		if err != nil {
+			return nil, err
+		}
+		return c.b.node(c.pos, tensor.OpAll, Attrs{}, v.(*Node))
+	})
+	registerStats()
+	registerLayout()
+	registerMasks()
+	registerEinsum()
+	registerEighLstsq()
+	registerTake()
+	registerLookups()
+	registerArrays()
+}
+
+// constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar
+// it is not weak: combined with an array of dt it leaves the dtype dt.
+func (b *builder) constant(p syntax.SrcPos, v syntax.PyNum, dt tensor.DType) (*Node, error) {
+	return b.fullOf(p, []int{}, v, dt)
+}
+
+// fullOf makes an array of shape filled with v, default chunks.
+func (b *builder) fullOf(p syntax.SrcPos, shape []int, v syntax.PyNum, dt tensor.DType) (*Node, error) {
+	chunks, err := defaultChunksAt(shape, p)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Op: tensor.OpFull, Shape: cloneInts(shape), DType: dt, Chunks: chunks}
+	if err := setFill(&n.Attrs, dt, v); err != nil {
+		return nil, syntax.ErrAt(p, err)
+	}
+	return b.addAt(p, n)
+}
+
+// floatMax is the largest finite value of the float dtype dt.
+func floatMax(dt tensor.DType) float64 {
+	switch dt {
+	case tensor.Float16:
+		return 65504
+	case tensor.Float32:
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// nanToNum is NumPy's nan_to_num: NaN to nan= (0), +inf to posinf= (the
+// dtype's largest value), -inf to neginf= (its most negative); integers
+// and bools are returned as they are.
+func nanToNum(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if cp, err := c.bool(1, true); err != nil {
+		return nil, err
+	} else if !cp {
+		return nil, c.errorf(1, "nan_to_num(): copy=False changes x in place, which specs cannot do")
+	}
+	repl := []struct {
+		i   int
+		def float64
+	}{{2, 0}, {3, floatMax(x.DType)}, {4, -floatMax(x.DType)}}
+	vals := make([]float64, 3)
+	for k, r := range repl {
+		if vals[k], err = c.float(r.i, r.def); err != nil {
+			return nil, err
+		}
+	}
+	if !x.DType.IsFloat() {
+		return x, nil
+	}
+	conds := make([]*Node, 3)
+	if conds[0], err = c.b.node(c.pos, tensor.OpIsnan, Attrs{}, x); err != nil {
+		return nil, err
+	}
+	for k, inf := range []float64{math.Inf(1), math.Inf(-1)} {
+		if conds[k+1], err = c.b.node(c.pos, tensor.OpEqual, Attrs{}, x, c.b.scalar(syntax.PyFloat(inf))); err != nil {
+			return nil, err
+		}
+	}
+	r := x
+	for k, cond := range conds {
+		v, err := c.b.constant(c.pos, syntax.PyFloat(vals[k]), x.DType)
+		if err != nil {
+			return nil, err
+		}
+		if r, err = c.b.node(c.pos, tensor.OpWhere, Attrs{}, cond, v, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// isclose is NumPy 1.24's: b is made a float array first; finite pairs
+// are close when |a - b| <= atol + rtol * |b|, the others when equal (an
+// infinity only to itself), and with equal_nan two NaNs are close.
+func isclose(c *call) (value, error) {
+	a, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	rtol, err := c.float(2, 1e-5)
+	if err != nil {
+		return nil, err
+	}
+	atol, err := c.float(3, 1e-8)
+	if err != nil {
+		return nil, err
+	}
+	equalNaN, err := c.bool(4, false)
+	if err != nil {
+		return nil, err
+	}
+	b := c.b
+	p := c.pos
+	// dt = result_type(y, 1.): float64 for bools and integers.
+	if !y.DType.IsFloat() {
+		if y, err = b.astype(p, y, tensor.Float64); err != nil {
+			return nil, err
+		}
+	}
+	diff, err := b.node(p, tensor.OpSubtract, Attrs{}, a, y)
+	if err != nil {
+		return nil, err
+	}
+	if diff, err = b.node(p, tensor.OpAbs, Attrs{}, diff); err != nil {
+		return nil, err
+	}
+	ay, err := b.node(p, tensor.OpAbs, Attrs{}, y)
+	if err != nil {
+		return nil, err
+	}
+	tol, err := b.node(p, tensor.OpMultiply, Attrs{}, b.scalar(syntax.PyFloat(rtol)), ay)
+	if err != nil {
+		return nil, err
+	}
+	if tol, err = b.node(p, tensor.OpAdd, Attrs{}, b.scalar(syntax.PyFloat(atol)), tol); err != nil {
+		return nil, err
+	}
+	within, err := b.node(p, tensor.OpLessEq, Attrs{}, diff, tol)
+	if err != nil {
+		return nil, err
+	}
+	fa, err := b.node(p, tensor.OpIsfinite, Attrs{}, a)
+	if err != nil {
+		return nil, err
+	}
+	fy, err := b.node(p, tensor.OpIsfinite, Attrs{}, y)
+	if err != nil {
+		return nil, err
+	}
+	fin, err := b.node(p, tensor.OpLogicalAnd, Attrs{}, fa, fy)
+	if err != nil {
+		return nil, err
+	}
+	eq, err := b.node(p, tensor.OpEqual, Attrs{}, a, y)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.node(p, tensor.OpWhere, Attrs{}, fin, within, eq)
+	if err != nil || !equalNaN {
+		return r, err
+	}
+	na, err := b.node(p, tensor.OpIsnan, Attrs{}, a)
+	if err != nil {
+		return nil, err
+	}
+	ny, err := b.node(p, tensor.OpIsnan, Attrs{}, y)
+	if err != nil {
+		return nil, err
+	}
+	both, err := b.node(p, tensor.OpLogicalAnd, Attrs{}, na, ny)
+	if err != nil {
+		return nil, err
+	}
+	return b.node(p, tensor.OpLogicalOr, Attrs{}, r, both)
+}
+
+// known refuses a tensor whose shape the data decides, which the lowerings
+// of this file need to know.
+func (c *call) known(x *Node) error {
+	if tensor.HasUnknown(x.Shape) {
+		return syntax.Errorf(c.pos, "%s() of an array of shape %s: its length depends on the data; fetch it first", c.name, ShapeString(x.Shape))
+	}
+	return nil
+}
+
+// sliceAxis slices x along ax by s, the other axes whole; the whole axis is
+// x itself.
+func (b *builder) sliceAxis(p syntax.SrcPos, x *Node, ax int, s tensor.Slice) (*Node, error) {
+	sl := make([]tensor.Slice, len(x.Shape))
+	for i, d := range x.Shape {
+		sl[i] = tensor.Slice{Start: 0, Step: 1, Len: d}
+	}
+	if s.Len == 0 {
+		s = tensor.Slice{Start: 0, Step: 1, Len: 0}
+	}
+	if s == sl[ax] {
+		return x, nil
+	}
+	sl[ax] = s
+	return b.addAt(p, &Node{Op: tensor.OpSlice, Inputs: []*Node{x}, Attrs: Attrs{Slices: sl}})
+}
+
+// reduceNode reduces x over axes (nil: all) with keepdims, in the one form
+// the tile rules take (every axis is nil).
+func (b *builder) reduceNode(p syntax.SrcPos, op string, x *Node, axes []int, keepdims bool, ddof int) (*Node, error) {
+	if len(axes) == len(x.Shape) {
+		axes = nil
+	}
+	return b.node(p, op, Attrs{Axes: slices.Clone(axes), Keepdims: keepdims, Ddof: ddof}, x)
+}
+
+// concat joins xs along ax; one tensor is itself.
+func (b *builder) concat(p syntax.SrcPos, xs []*Node, ax int) (*Node, error) {
+	if len(xs) == 1 {
+		return xs[0], nil
+	}
+	return b.node(p, tensor.OpConcat, Attrs{Axes: []int{ax}}, xs...)
+}
+
+// broadcastTo makes x's values at shape, as np.broadcast_to would (but
+// materialized): where(True, x, x), whose tile rule broadcasts and whose
+// kernel copies.
+func (b *builder) broadcastTo(p syntax.SrcPos, x *Node, shape []int) (*Node, error) {
+	if slices.Equal(x.Shape, shape) {
+		return x, nil
+	}
+	t, err := b.fullOf(p, shape, syntax.PyBool(true), tensor.Bool)
+	if err != nil {
+		return nil, err
+	}
+	return b.node(p, tensor.OpWhere, Attrs{}, t, x, x)
+}

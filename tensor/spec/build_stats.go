@@ -1,0 +1,602 @@
+package spec
+
+import (
+	"math"
+	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+)
+
+// Statistics built from the reductions and products that exist: each
+// lowers as NumPy 1.24 computes it (its source, numpy/lib/function_base.py
+// and nanfunctions.py), so the dtypes and roundings agree, and tiles as
+// those do (reduction trees, blocked products).
+
+func registerStats() {
+	register("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
+	registerMethod("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
+	register("average", []string{"a", "axis", "weights", "returned", "keepdims"}, average)
+	register("cov", []string{"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}, func(c *call) (value, error) {
+		return cov(c)
+	})
+	register("corrcoef", []string{"x", "y", "rowvar", "bias", "ddof", "dtype"}, corrcoef)
+	for _, name := range []string{"nanvar", "nanstd"} {
+		register(name, []string{"a", "axis", "dtype", "out", "ddof", "keepdims"}, nanvar)
+	}
+	// percentile (registered by registerCatalogue, before this) and
+	// quantile refuse an empty array as NumPy does; nanpercentile, whose
+	// mask may leave nothing, gives NaN there (tilePercentile).
+	for _, name := range []string{"percentile", "quantile"} {
+		register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, func(c *call) (value, error) {
+			x, err := c.tensor(0)
+			if err != nil {
+				return nil, err
+			}
+			if !tensor.HasUnknown(x.Shape) && tensor.NumElements(x.Shape) == 0 {
+				return nil, c.errorf(0, "cannot do a non-empty take from an empty axes.")
+			}
+			return buildPercentile(c)
+		})
+	}
+	register("diff", []string{"a", "n", "axis", "prepend", "append"}, diff)
+}
+
+// axesArg returns the axes of argument i (nil for all) for x.
+func (c *call) axesArg(i int, x *Node) ([]int, error) {
+	return c.axes(i, len(x.Shape))
+}
+
+// ptp is max - min, in the input's dtype (NumPy refuses bools, whose
+// subtraction it does not define).
+func ptp(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.noOut(); err != nil {
+		return nil, err
+	}
+	axes, err := c.axesArg(1, x)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := c.bool(3, false)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.b.reduceNode(c.pos, tensor.OpMax, x, axes, kd, 0)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := c.b.reduceNode(c.pos, tensor.OpMin, x, axes, kd, 0)
+	if err != nil {
+		return nil, err
+	}
+	return c.b.node(c.pos, tensor.OpSubtract, Attrs{}, hi, lo)
+}
+
+// average is mean without weights; with them sum(a*w)/sum(w) in
+// result_type(a, w) (and at least float64 for bool and integer a), the
+// weights 1-D along axis or of a's shape. NumPy's ZeroDivisionError for
+// weights summing to zero depends on the data: here such an average is
+// NaN or infinite.
+func average(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.known(x); err != nil {
+		return nil, err
+	}
+	axes, err := c.axesArg(1, x)
+	if err != nil {
+		return nil, err
+	}
+	returned, err := c.bool(3, false)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := c.bool(4, false)
+	if err != nil {
+		return nil, err
+	}
+	b, p := c.b, c.pos
+	var avg, scl *Node
+	if !c.has(2) {
+		if avg, err = b.reduceNode(p, tensor.OpMean, x, axes, kd, 0); err != nil {
+			return nil, err
+		}
+		if !returned {
+			return avg, nil
+		}
+		// scl = a.size / avg.size, in avg's dtype.
+		n := tensor.NumElements(x.Shape) / max(tensor.NumElements(avg.Shape), 1)
+		if scl, err = b.fullOf(p, avg.Shape, syntax.PyInt(int64(n)), avg.DType); err != nil {
+			return nil, err
+		}
+		return c.tuple(avg, scl), nil
+	}
+	w, err := c.tensor(2)
+	if err != nil {
+		return nil, err
+	}
+	dt := tensor.Promote(x.DType, w.DType)
+	if !x.DType.IsFloat() {
+		dt = tensor.Promote(dt, tensor.Float64)
+	}
+	if !equalInts(x.Shape, w.Shape) {
+		switch {
+		case axes == nil:
+			return nil, c.errorf(2, "Axis must be specified when shapes of a and weights differ.")
+		case len(w.Shape) != 1:
+			return nil, c.errorf(2, "1D weights expected when shapes of a and weights differ.")
+		case len(axes) != 1:
+			return nil, c.errorf(1, "average(): weights along several axes are not supported: give one axis")
+		case w.Shape[0] != x.Shape[axes[0]]:
+			return nil, c.errorf(2, "Length of weights not compatible with specified axis.")
+		}
+		shape := make([]int, len(x.Shape))
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[axes[0]] = w.Shape[0]
+		if w, err = b.reshape(p, w, shape); err != nil {
+			return nil, err
+		}
+	}
+	if x, err = b.astype(p, x, dt); err != nil {
+		return nil, err
+	}
+	if w, err = b.astype(p, w, dt); err != nil {
+		return nil, err
+	}
+	xw, err := b.node(p, tensor.OpMultiply, Attrs{}, x, w)
+	if err != nil {
+		return nil, err
+	}
+	// scl sums the weights broadcast to a's shape, as NumPy's does.
+	wb, err := b.broadcastTo(p, w, x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if scl, err = b.reduceNode(p, tensor.OpSum, wb, axes, kd, 0); err != nil {
+		return nil, err
+	}
+	num, err := b.reduceNode(p, tensor.OpSum, xw, axes, kd, 0)
+	if err != nil {
+		return nil, err
+	}
+	if avg, err = b.node(p, tensor.OpDivide, Attrs{}, num, scl); err != nil {
+		return nil, err
+	}
+	if returned {
+		return c.tuple(avg, scl), nil
+	}
+	return avg, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// atLeast2D gives a 1-D or 0-d x a first axis of length 1, as
+// np.array(x, ndmin=2) does.
+func (b *builder) atLeast2D(p syntax.SrcPos, x *Node) (*Node, error) {
+	switch len(x.Shape) {
+	case 0:
+		return b.reshape(p, x, []int{1, 1})
+	case 1:
+		return b.reshape(p, x, []int{1, x.Shape[0]})
+	}
+	return x, nil
+}
+
+// cov is NumPy's: variables in rows (columns with rowvar=False), centered
+// by their means and multiplied, X @ X.T * (1 / (N - ddof)) in float64 (or
+// dtype=), then squeezed. The product tiles as blocks summed in a tree.
+// Weights are not supported.
+func cov(c *call) (*Node, error) {
+	m, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.known(m); err != nil {
+		return nil, err
+	}
+	pi := func(name string) int { return c.param(name) }
+	for _, name := range []string{"fweights", "aweights"} {
+		if i := pi(name); i >= 0 && c.has(i) {
+			return nil, c.errorf(i, "%s(): %s= is not supported", c.name, name)
+		}
+	}
+	if len(m.Shape) > 2 {
+		return nil, c.errorf(0, "m has more than 2 dimensions")
+	}
+	var y *Node
+	if c.has(1) {
+		if y, err = c.tensor(1); err != nil {
+			return nil, err
+		}
+		if err := c.known(y); err != nil {
+			return nil, err
+		}
+		if len(y.Shape) > 2 {
+			return nil, c.errorf(1, "y has more than 2 dimensions")
+		}
+	}
+	rowvar, err := c.bool(pi("rowvar"), true)
+	if err != nil {
+		return nil, err
+	}
+	bias, err := c.bool(pi("bias"), false)
+	if err != nil {
+		return nil, err
+	}
+	ddof := boolInt(!bias)
+	if i := pi("ddof"); i >= 0 && c.has(i) {
+		if ddof, err = c.int(i, 0); err != nil {
+			return nil, err
+		}
+	}
+	dt := tensor.Promote(m.DType, tensor.Float64)
+	if y != nil {
+		dt = tensor.Promote(dt, y.DType)
+	}
+	if i := pi("dtype"); i >= 0 && c.has(i) {
+		if dt, err = c.dtype(i, 0); err != nil {
+			return nil, err
+		}
+		if !dt.IsFloat() {
+			return nil, c.errorf(i, "%s(): dtype %s is not supported (a float dtype is)", c.name, dt)
+		}
+	}
+	b, p := c.b, c.pos
+	prep := func(x *Node) (*Node, error) {
+		x, err := b.astype(p, x, dt)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = b.atLeast2D(p, x); err != nil {
+			return nil, err
+		}
+		if !rowvar && x.Shape[0] != 1 {
+			return b.transpose(p, x, []int{1, 0})
+		}
+		return x, nil
+	}
+	X, err := prep(m)
+	if err != nil {
+		return nil, err
+	}
+	if y != nil {
+		Y, err := prep(y)
+		if err != nil {
+			return nil, err
+		}
+		if Y.Shape[1] != X.Shape[1] {
+			return nil, c.errorf(1, "all the input array dimensions except for the concatenation axis must match exactly, but along dimension 1, the array at index 0 has size %d and the array at index 1 has size %d", X.Shape[1], Y.Shape[1])
+		}
+		if X, err = b.concat(p, []*Node{X, Y}, 0); err != nil {
+			return nil, err
+		}
+	}
+	if X.Shape[0] == 0 || X.Shape[1] == 0 {
+		return nil, c.errorf(0, "%s() of an empty array is not supported", c.name)
+	}
+	avg, err := b.reduceNode(p, tensor.OpMean, X, []int{1}, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	if X, err = b.node(p, tensor.OpSubtract, Attrs{}, X, avg); err != nil {
+		return nil, err
+	}
+	XT, err := b.transpose(p, X, []int{1, 0})
+	if err != nil {
+		return nil, err
+	}
+	prod, err := b.matmul(p, X, XT)
+	if err != nil {
+		return nil, err
+	}
+	// NumPy warns and divides by zero's reciprocal, inf, when N <= ddof.
+	fact := float64(X.Shape[1] - ddof)
+	recip := math.Inf(1)
+	if fact > 0 {
+		recip = 1 / fact
+	}
+	if prod, err = b.node(p, tensor.OpMultiply, Attrs{}, prod, b.scalar(syntax.PyFloat(recip))); err != nil {
+		return nil, err
+	}
+	var shape []int
+	for _, d := range prod.Shape {
+		if d != 1 {
+			shape = append(shape, d)
+		}
+	}
+	return b.reshape(p, prod, cloneInts(shape))
+}
+
+// corrcoef divides cov by the outer product of the standard deviations
+// (by each in turn, as NumPy does) and clips to [-1, 1].
+func corrcoef(c *call) (value, error) {
+	if i := c.param("ddof"); c.has(i) {
+		return nil, c.errorf(i, "corrcoef(): ddof has no effect and is deprecated: leave it out")
+	}
+	if i := c.param("bias"); c.has(i) {
+		return nil, c.errorf(i, "corrcoef(): bias has no effect and is deprecated: leave it out")
+	}
+	cv, err := cov(c)
+	if err != nil {
+		return nil, err
+	}
+	b, p := c.b, c.pos
+	if len(cv.Shape) == 0 {
+		return b.node(p, tensor.OpDivide, Attrs{}, cv, cv)
+	}
+	d, err := b.diagonal(p, cv, 0)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := b.node(p, tensor.OpSqrt, Attrs{}, d)
+	if err != nil {
+		return nil, err
+	}
+	n := sd.Shape[0]
+	col, err := b.reshape(p, sd, []int{n, 1})
+	if err != nil {
+		return nil, err
+	}
+	row, err := b.reshape(p, sd, []int{1, n})
+	if err != nil {
+		return nil, err
+	}
+	if cv, err = b.node(p, tensor.OpDivide, Attrs{}, cv, col); err != nil {
+		return nil, err
+	}
+	if cv, err = b.node(p, tensor.OpDivide, Attrs{}, cv, row); err != nil {
+		return nil, err
+	}
+	if cv, err = b.node(p, tensor.OpMaximum, Attrs{}, cv, b.scalar(syntax.PyInt(-1))); err != nil {
+		return nil, err
+	}
+	return b.node(p, tensor.OpMinimum, Attrs{}, cv, b.scalar(syntax.PyInt(1)))
+}
+
+// nanvar and nanstd follow nanfunctions.py: NaNs replaced by 0, counted
+// out, the mean sum/count, the deviations of the numbers squared and
+// summed, divided by count - ddof (NaN where that is not positive). For
+// integers and bools they are var and std.
+func nanvar(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.noOut(); err != nil {
+		return nil, err
+	}
+	axes, err := c.axesArg(1, x)
+	if err != nil {
+		return nil, err
+	}
+	if c.has(2) {
+		return nil, c.errorf(2, "%s(): dtype= is not supported", c.name)
+	}
+	ddof, err := c.int(4, 0)
+	if err != nil {
+		return nil, err
+	}
+	kd, err := c.bool(5, false)
+	if err != nil {
+		return nil, err
+	}
+	std := c.name == "nanstd"
+	b, p := c.b, c.pos
+	if !x.DType.IsFloat() {
+		if ddof < 0 {
+			return nil, c.errorf(4, "ddof must not be negative")
+		}
+		op := tensor.OpVar
+		if std {
+			op = tensor.OpStd
+		}
+		return b.reduceNode(p, op, x, axes, kd, ddof)
+	}
+	dt := x.DType
+	mask, err := b.node(p, tensor.OpIsnan, Attrs{}, x)
+	if err != nil {
+		return nil, err
+	}
+	zero, err := b.constant(p, syntax.PyInt(0), dt)
+	if err != nil {
+		return nil, err
+	}
+	arr, err := b.node(p, tensor.OpWhere, Attrs{}, mask, zero, x)
+	if err != nil {
+		return nil, err
+	}
+	notNaN, err := b.node(p, tensor.OpLogicalNot, Attrs{}, mask)
+	if err != nil {
+		return nil, err
+	}
+	cnt, err := b.reduceNode(p, tensor.OpCountNonzero, notNaN, axes, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := b.reduceNode(p, tensor.OpSum, arr, axes, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	avg, err := b.node(p, tensor.OpDivide, Attrs{}, sum, cnt)
+	if err != nil {
+		return nil, err
+	}
+	if avg, err = b.astype(p, avg, dt); err != nil {
+		return nil, err
+	}
+	dev, err := b.node(p, tensor.OpSubtract, Attrs{}, arr, avg)
+	if err != nil {
+		return nil, err
+	}
+	if dev, err = b.node(p, tensor.OpWhere, Attrs{}, mask, zero, dev); err != nil {
+		return nil, err
+	}
+	sq, err := b.node(p, tensor.OpMultiply, Attrs{}, dev, dev)
+	if err != nil {
+		return nil, err
+	}
+	v, err := b.reduceNode(p, tensor.OpSum, sq, axes, kd, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !kd {
+		if cnt, err = b.reshape(p, cnt, v.Shape); err != nil {
+			return nil, err
+		}
+	}
+	dof, err := b.node(p, tensor.OpSubtract, Attrs{}, cnt, b.scalar(syntax.PyInt(int64(ddof))))
+	if err != nil {
+		return nil, err
+	}
+	if v, err = b.node(p, tensor.OpDivide, Attrs{}, v, dof); err != nil {
+		return nil, err
+	}
+	if v, err = b.astype(p, v, dt); err != nil {
+		return nil, err
+	}
+	bad, err := b.node(p, tensor.OpLessEq, Attrs{}, dof, b.scalar(syntax.PyInt(0)))
+	if err != nil {
+		return nil, err
+	}
+	nan, err := b.constant(p, syntax.PyFloat(nanValue), dt)
+	if err != nil {
+		return nil, err
+	}
+	if v, err = b.node(p, tensor.OpWhere, Attrs{}, bad, nan, v); err != nil {
+		return nil, err
+	}
+	if std {
+		return b.node(p, tensor.OpSqrt, Attrs{}, v)
+	}
+	return v, nil
+}
+
+// diff takes n differences along axis, each x[1:] - x[:-1] (not_equal
+// for bools): slices of the chunks, one subtraction.
+func diff(c *call) (value, error) {
+	x, err := c.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.known(x); err != nil {
+		return nil, err
+	}
+	n, err := c.int(1, 1)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, c.errorf(1, "order must be non-negative but got %d", n)
+	}
+	if n == 0 {
+		return x, nil
+	}
+	if len(x.Shape) == 0 {
+		return nil, c.errorf(0, "diff requires input that is at least one dimensional")
+	}
+	a, err := c.int(2, -1)
+	if err != nil {
+		return nil, err
+	}
+	ax, err := normAxis(a, len(x.Shape), c.at(2))
+	if err != nil {
+		return nil, err
+	}
+	// prepend= and append= join x along the axis first; a number is
+	// broadcast to one slice, in its own dtype (np.asanyarray's).
+	parts := []*Node{x}
+	for _, i := range []int{3, 4} {
+		if !c.has(i) {
+			continue
+		}
+		var v *Node
+		switch arg := c.args[i].v.(type) {
+		case syntax.PyNum:
+			shape := slices.Clone(x.Shape)
+			shape[ax] = 1
+			if v, err = c.b.fullOf(c.at(i), shape, arg, arg.Dt); err != nil {
+				return nil, err
+			}
+		default:
+			if v, err = c.tensor(i); err != nil {
+				return nil, err
+			}
+			if len(v.Shape) == 0 {
+				shape := slices.Clone(x.Shape)
+				shape[ax] = 1
+				if v, err = c.b.broadcastTo(c.at(i), v, shape); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if i == 3 {
+			parts = append([]*Node{v}, parts...)
+		} else {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) > 1 {
+		if x, err = c.b.concat(c.pos, parts, ax); err != nil {
+			return nil, err
+		}
+	}
+	op := tensor.OpSubtract
+	if x.DType == tensor.Bool {
+		op = tensor.OpNotEqual
+	}
+	for range n {
+		l := max(x.Shape[ax]-1, 0)
+		hi, err := c.b.sliceAxis(c.pos, x, ax, tensor.Slice{Start: 1, Step: 1, Len: l})
+		if err != nil {
+			return nil, err
+		}
+		lo, err := c.b.sliceAxis(c.pos, x, ax, tensor.Slice{Start: 0, Step: 1, Len: l})
+		if err != nil {
+			return nil, err
+		}
+		if x, err = c.b.node(c.pos, op, Attrs{}, hi, lo); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// scaleQuantiles checks the q of percentile (in [0, 100]) or quantile (in
+// [0, 1], then scaled to percentiles: the kernel divides by 100 again, so
+// a result may differ from NumPy's quantile in the last bit).
+func scaleQuantiles(c *call, q []float64) error {
+	i := c.param("q")
+	if c.name != "quantile" && c.name != "nanquantile" {
+		for _, v := range q {
+			if !(v >= 0 && v <= 100) {
+				return c.errorf(i, "Percentiles must be in the range [0, 100]")
+			}
+		}
+		return nil
+	}
+	for k, v := range q {
+		if !(v >= 0 && v <= 1) {
+			return c.errorf(i, "Quantiles must be in the range [0, 1]")
+		}
+		q[k] = v * 100
+	}
+	return nil
+}
