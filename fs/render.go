@@ -34,6 +34,9 @@ func statusText(g *engine.Graph) string {
 			fmt.Fprintf(&b, "shape %s\n", sh)
 		}
 	}
+	if s.Waiting != "" {
+		fmt.Fprintf(&b, "waiting %s\n", s.Waiting)
+	}
 	if e := g.Err(); e != "" {
 		fmt.Fprintf(&b, "error %s\n", strings.ReplaceAll(strings.TrimSpace(e), "\n", "; "))
 	}

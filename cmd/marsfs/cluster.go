@@ -36,7 +36,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key, NoWorkerWait: sf.workerWait})
 	if err != nil {
 		closeAll()
 		return err
@@ -131,7 +131,7 @@ func schedulerCmd(args []string) error {
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key, NoWorkerWait: sf.workerWait})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()

@@ -42,7 +42,8 @@ type serveFlags struct {
 	idle       time.Duration
 	mount      string
 	ops        int
-	dataDir    string // --data-dir; up's default is its working directory
+	dataDir    string        // --data-dir; up's default is its working directory
+	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 	ops, help := defaultOps()
+	f.DurationVar(&s.workerWait, "worker-wait", 30*time.Second, "how long a graph waits with no worker connected (all died or left) before it fails saying so")
 	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
 }
 

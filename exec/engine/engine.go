@@ -556,7 +556,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 
 	go func() {
 		defer s.engine.holdOps(-sts.held)
-		err := s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
+		err := s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting})
 		var kept []uint64
 		if err == nil && sts.first != nil && !sts.first.Last() {
 			kept, err = s.runStages(ctx, g, sts, cg, ids)
@@ -619,10 +619,12 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 		ids = s.engine.ids(cg)
 		off := g.extend(cg, ids, st.Results)
 		observe := func(ev core.Event) {
-			ev.Key += off
+			if ev.Key != core.NoteKey {
+				ev.Key += off
+			}
 			g.observe(ev)
 		}
-		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off), Waiting: g.setWaiting}
 		if err := s.engine.runner.Run(ctx, job); err != nil {
 			return kept, err
 		}

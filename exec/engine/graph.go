@@ -64,6 +64,9 @@ type Status struct {
 	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
 	Stage  int
 	Shapes []string
+	// Waiting says what the running graph waits for with nothing able to
+	// run it ("for a worker: none connected since ..."); empty otherwise.
+	Waiting string
 }
 
 // WorkerBytes is a number of bytes on a worker.
@@ -434,8 +437,17 @@ func (g *Graph) observe(ev core.Event) {
 	g.wake()
 }
 
+// setWaiting records what the graph waits for (see core.Job.Waiting).
+func (g *Graph) setWaiting(why string) {
+	g.mu.Lock()
+	g.status.Waiting = why
+	g.wake()
+	g.mu.Unlock()
+}
+
 func (g *Graph) finish(err error) {
 	g.mu.Lock()
+	g.status.Waiting = ""
 	switch {
 	case err == nil:
 		g.status.State = Succeeded

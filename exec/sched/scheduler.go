@@ -104,7 +104,8 @@ type remoteWorker struct {
 
 // An input is something that happened to a job, queued for its Run loop.
 type input struct {
-	up, down bool // worker up or down
+	up, down bool   // worker up or down
+	why      string // down: how the worker went, for the job's events
 	worker   string
 	slots    int
 	msg      wire.Msg // a worker's report when neither up nor down
@@ -263,7 +264,9 @@ func (s *Scheduler) watch() {
 	for {
 		ch := s.node.Changed()
 		alive := map[string]bool{}
+		state := map[string]cluster.State{}
 		for _, m := range s.node.Members() {
+			state[m.Name] = m.State
 			if m.Meta.Role != cluster.RoleWorker || m.State != cluster.Alive || m.Meta.Addr == "" {
 				continue
 			}
@@ -286,7 +289,11 @@ func (s *Scheduler) watch() {
 		}
 		s.mu.Unlock()
 		for _, w := range gone {
-			s.drop(w)
+			why := "left the cluster"
+			if state[w.name] == cluster.Failed {
+				why = "failed (the cluster's failure detector declared it dead)"
+			}
+			s.drop(w, why)
 		}
 		select {
 		case <-ch:
@@ -317,7 +324,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 		}
 	}
 	if err != nil {
-		s.drop(w)
+		s.drop(w, "could not be reached: "+err.Error())
 		return
 	}
 	s.serve(w, c)
@@ -390,11 +397,12 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	if len(batch) > 0 {
 		mb.putAll(batch) // what came before a malformed message
 	}
-	s.drop(w)
+	s.drop(w, "lost its connection (it died, or the network failed)")
 }
 
-// drop forgets a worker: its jobs learn it is down and its chunks are gone.
-func (s *Scheduler) drop(w *remoteWorker) {
+// drop forgets a worker: its jobs learn it is down (why) and its chunks are
+// gone.
+func (s *Scheduler) drop(w *remoteWorker, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workers[w.name] != w {
@@ -404,7 +412,7 @@ func (s *Scheduler) drop(w *remoteWorker) {
 	if w.cc != nil {
 		w.cc.Close()
 		for _, mb := range s.jobs {
-			mb.put(input{down: true, worker: w.name})
+			mb.put(input{down: true, worker: w.name, why: why})
 		}
 	}
 	for id, loc := range s.chunks {
@@ -480,10 +488,22 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		}
 		switch {
 		case machine.Workers() > 0 || cancelled:
-			noWorker = nil
+			if noWorker != nil {
+				noWorker = nil
+				note(job, core.Event{At: time.Now(), Err: "a worker is connected again: the graph goes on"})
+				if job.Waiting != nil {
+					job.Waiting("")
+				}
+			}
 		case noWorker == nil:
 			alone = time.Now()
 			noWorker = time.After(s.cfg.NoWorkerWait)
+			why := fmt.Sprintf("for a worker: none connected since %s; the graph fails at %s unless one joins",
+				alone.UTC().Format("15:04:05"), alone.Add(s.cfg.NoWorkerWait).UTC().Format("15:04:05"))
+			note(job, core.Event{At: alone, Err: "waiting " + why})
+			if job.Waiting != nil {
+				job.Waiting(why)
+			}
 		}
 		var stop <-chan struct{}
 		now = time.Now()
@@ -507,6 +527,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			for i := range ins {
 				if ci, ok := coreInput(&ins[i]); ok {
 					outs = append(outs, machine.Step(ci))
+					noteWorker(job, &ins[i], now)
 				}
 			}
 			outs = append(outs, machine.Step(core.Input{Kind: core.InDispatch}))
@@ -559,6 +580,30 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		return errors.New("scheduler closed")
 	}
 	return err
+}
+
+// note gives the job's observer ev as a note about the job (see
+// core.NoteKey).
+func note(job *core.Job, ev core.Event) {
+	if job.Observe != nil {
+		ev.Key = core.NoteKey
+		job.Observe(ev)
+	}
+}
+
+// noteWorker notes a worker's coming or going in the job's events: a
+// graph's events say why its operands went back to be run again.
+func noteWorker(job *core.Job, in *input, now time.Time) {
+	switch {
+	case in.up:
+		note(job, core.Event{At: now, Worker: in.worker, Err: fmt.Sprintf("worker %s joined (%d slots)", in.worker, in.slots)})
+	case in.down:
+		why := in.why
+		if why == "" {
+			why = "left"
+		}
+		note(job, core.Event{At: now, Worker: in.worker, Err: fmt.Sprintf("worker %s %s", in.worker, why)})
+	}
 }
 
 // coreInput is what a worker's report, or its coming or going, tells the
