@@ -15,7 +15,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -192,6 +191,7 @@ func up(args []string) error {
 	wf.add(f, 2)
 	workers := f.Int("workers", 2, "number of local worker processes (0: run in this process)")
 	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
+	respawn := f.Bool("respawn", true, "start a worker process again when it dies (after 0.5s, doubling to 8s while it keeps dying)")
 	f.StringVar(&sf.dataDir, "data-dir", "", "the directory the files specs name are in, and that its workers read and write (default the working directory)")
 	if _, err := parse(f, args); err != nil {
 		return err
@@ -229,7 +229,7 @@ func up(args []string) error {
 		defer eng.Close()
 		return serve(ctx, eng, localCluster{run}, ls, &sf)
 	}
-	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
+	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip, *respawn)
 }
 
 // workerFlags are the flags of a worker, which up passes on.
@@ -345,31 +345,3 @@ func (l localCluster) WorkerStatus(name string) (string, bool) {
 	return l.run.WorkerStatus(name)
 }
 
-// children are the worker processes of up.
-type children struct {
-	mu       sync.Mutex
-	procs    []*os.Process
-	done     []chan struct{}
-	stopping atomic.Bool
-}
-
-// stop sends SIGTERM to every child, waits up to grace for them to exit,
-// then kills those left.
-func (c *children) stop(grace time.Duration) {
-	c.stopping.Store(true)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.procs {
-		p.Signal(syscall.SIGTERM)
-	}
-	deadline := time.After(grace)
-	for i, d := range c.done {
-		select {
-		case <-d:
-		case <-deadline:
-			log.Printf("marsfs: worker %d did not stop in %v; killing it", c.procs[i].Pid, grace)
-			c.procs[i].Kill()
-			<-d
-		}
-	}
-}

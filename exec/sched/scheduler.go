@@ -106,6 +106,7 @@ type remoteWorker struct {
 type input struct {
 	up, down bool   // worker up or down
 	why      string // down: how the worker went, for the job's events
+	note     string // neither up nor down, nor a report: a note for the job's events (Announce)
 	worker   string
 	slots    int
 	msg      wire.Msg // a worker's report when neither up nor down
@@ -525,6 +526,10 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			machine.Step(core.Input{Kind: core.InHold})
 			ins := mb.take()
 			for i := range ins {
+				if ins[i].note != "" {
+					note(job, core.Event{At: now, Err: ins[i].note})
+					continue
+				}
 				if ci, ok := coreInput(&ins[i]); ok {
 					outs = append(outs, machine.Step(ci))
 					noteWorker(job, &ins[i], now)
@@ -580,6 +585,17 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		return errors.New("scheduler closed")
 	}
 	return err
+}
+
+// Announce tells every running job of something that happened to the
+// cluster (up started a worker again in place of one that died): the
+// graphs' events show it as a note.
+func (s *Scheduler) Announce(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, mb := range s.jobs {
+		mb.put(input{note: text})
+	}
 }
 
 // note gives the job's observer ev as a note about the job (see

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"marsfs/fs"
+)
+
+// workerPIDs returns the pids of up's worker processes, by worker name.
+func workerPIDs(p *upProcess) map[string]int {
+	out := map[string]int{}
+	for _, pid := range processesOf(p.bin) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		for i, a := range args {
+			if a == "--name" && i+1 < len(args) && len(args) > 1 && args[1] == "worker" {
+				n, _ := strconv.Atoi(pid)
+				out[args[i+1]] = n
+			}
+		}
+	}
+	return out
+}
+
+// killWorker signals up's worker called name and waits for it to be gone.
+func killWorker(t *testing.T, p *upProcess, name string, sig syscall.Signal) int {
+	t.Helper()
+	pid := workerPIDs(p)[name]
+	if pid == 0 {
+		t.Fatalf("no worker %s among %v", name, workerPIDs(p))
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatal(err)
+	}
+	if sig == syscall.SIGKILL {
+		for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; {
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s (pid %d) still there 5s after SIGKILL", name, pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return pid
+}
+
+// waitFor reads path until it satisfies ok, for up to d; it returns the
+// last text read.
+func waitFor(t *testing.T, c *fs.Client, path string, d time.Duration, ok func(string) bool) string {
+	t.Helper()
+	var text string
+	for deadline := time.Now().Add(d); ; {
+		b, err := c.ReadFile(path)
+		text = string(b)
+		if err == nil && ok(text) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after %v (%v):\n%s", path, d, err, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func newSession(t *testing.T, c *fs.Client) string {
+	t.Helper()
+	return "/sessions/" + strings.TrimSpace(readText(t, c, "/sessions/clone"))
+}
+
+// TestAllWorkersKilled kills every worker of `marsfs up --respawn=false`
+// in the middle of a graph: the graph's status says it waits for a worker,
+// then it FAILS with that reason after --worker-wait; a graph submitted
+// to the empty cluster does the same, never a silent hang.
+func TestAllWorkersKilled(t *testing.T) {
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "\nrunning 1\n") || strings.Contains(s, "\nrunning 2\n")
+	})
+	for name := range workerPIDs(p) {
+		killWorker(t, p, name, syscall.SIGKILL)
+	}
+	st := waitFor(t, c, sess+"/graphs/1/status", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "\nwaiting for a worker: none connected since")
+	})
+	if !strings.HasPrefix(st, "RUNNING\n") {
+		t.Errorf("status while waiting:\n%s", st)
+	}
+	st = readText(t, c, sess+"/graphs/1/wait")
+	if !strings.HasPrefix(st, "FAILED\n") || !strings.Contains(st, "error no worker to run the graph") {
+		t.Errorf("status after the wait:\n%s", st)
+	}
+	evs := readText(t, c, sess+"/graphs/1/events")
+	for _, want := range []string{"note worker worker-1 ", "note worker worker-2 ", "note waiting for a worker"} {
+		if !strings.Contains(evs, want) {
+			t.Errorf("events lack %q", want)
+		}
+	}
+	// A new submission to the empty cluster says so too, then fails.
+	began := time.Now()
+	if err := submit(c, sess, "y = ones(10).sum()\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, sess+"/graphs/2/status", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "\nwaiting for a worker")
+	})
+	st = readText(t, c, sess+"/graphs/2/wait")
+	if !strings.HasPrefix(st, "FAILED\n") || !strings.Contains(st, "no worker to run the graph") {
+		t.Errorf("a graph submitted with no worker:\n%s", st)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("the graph submitted with no worker failed after %v, want about 3s", d)
+	}
+	p.stop(t)
+}
+
+// TestUpRespawns kills a worker of `marsfs up` with SIGKILL: up starts
+// another in its place within 10 s (its log and /cluster/members show
+// it), the running graph's events tell of it, and the new worker takes
+// work.
+func TestUpRespawns(t *testing.T) {
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
+		return !strings.Contains(s, "\nrunning 0\n")
+	})
+	killed := time.Now()
+	killWorker(t, p, "worker-1", syscall.SIGKILL)
+	waitFor(t, c, "/cluster/members", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "worker-1.2 ") && strings.Contains(s, " worker alive")
+	})
+	t.Logf("worker-1.2 alive in /cluster/members %v after worker-1 was killed", time.Since(killed).Round(time.Millisecond))
+	st := readText(t, c, sess+"/graphs/1/wait")
+	if !strings.HasPrefix(st, "SUCCEEDED\n") {
+		t.Fatalf("graph after a worker was killed:\n%s", st)
+	}
+	evs := readText(t, c, sess+"/graphs/1/events")
+	for _, want := range []string{"note worker worker-1 lost its connection", "up starts worker-1.2 in its place", "note worker worker-1.2 joined"} {
+		if !strings.Contains(evs, want) {
+			t.Errorf("events lack %q", want)
+		}
+	}
+	// The new worker takes work: a graph of many chunks runs on both.
+	if err := submit(c, sess, "x = rand(4000000, chunks=100000, seed=2)\nfetch x\n"); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, sess+"/graphs/2/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") || !strings.Contains(st, "worker-1.2=") {
+		t.Errorf("graph 2 on the respawned cluster:\n%s", st)
+	}
+	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
+		t.Errorf("up's log:\n%s", p.stderr)
+	}
+	p.stop(t)
+}
