@@ -344,4 +344,3 @@ func (l localCluster) Workers() []string { return []string{sched.LocalWorker} }
 func (l localCluster) WorkerStatus(name string) (string, bool) {
 	return l.run.WorkerStatus(name)
 }
-
