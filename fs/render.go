@@ -100,7 +100,7 @@ func metaText(t *engine.Tensor) string {
 		// An upload: no graph made it.
 		b.WriteString("graph upload\n")
 	}
-	fmt.Fprintf(&b, "state stored\n")
+	fmt.Fprintf(&b, "state %s\n", t.State())
 	return b.String()
 }
 

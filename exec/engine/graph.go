@@ -469,7 +469,12 @@ type Tensor struct {
 	session *Session
 	tiled   tensor.TiledTensor // Keys are global chunk IDs
 	graph   int                // the graph that made it; 0 for an upload
+	lin     *Lineage           // how its chunks are made again; nil for an upload
 }
+
+// Lineage is how the tensor's chunks are made again when lost; nil for an
+// upload.
+func (t *Tensor) Lineage() *Lineage { return t.lin }
 
 // Name is the tensor's name in its session.
 func (t *Tensor) Name() string { return t.tiled.Name }

@@ -1,0 +1,190 @@
+package sched
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"marsfs/exec/engine"
+	"marsfs/exec/worker"
+)
+
+// holders counts the chunks of tensor name each worker holds.
+func holders(t *testing.T, s *engine.Session, r *Scheduler, name string) map[string]int {
+	t.Helper()
+	tt, ok := s.Tensor(name)
+	if !ok {
+		t.Fatalf("no tensor %s", name)
+	}
+	out := map[string]int{}
+	for _, id := range tt.Tiled().Keys {
+		out[r.Where(id)]++
+	}
+	return out
+}
+
+// TestLineageAcrossGraphs loses every chunk of a kept tensor after its
+// graph ended, its input tensor rebound and freed meanwhile: the tensor
+// says it is recomputing, comes back bit-identical from the lineage of
+// both graphs, and a later graph reading it succeeds.
+func TestLineageAcrossGraphs(t *testing.T) {
+	cfgs := []worker.Config{{Name: "w1", Slots: 2}, {Name: "w2", Slots: 2}, {Name: "w3", Slots: 2}}
+	tc := startTestCluster(t, cfgs...)
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = rand(96, 64, chunks=(16, 32), seed=7)"))
+	waitDone(t, mustSubmit(t, s, "y = (x * 2 + 1).cumsum(axis=0)"))
+	// x is rebound: its chunks go, and y's lineage alone knows them.
+	waitDone(t, mustSubmit(t, s, "x = ones(3)"))
+	want := fetchNamed(t, s, "y").Data
+	yt, _ := s.Tensor("y")
+	if n := yt.Lineage().Ops(); n == 0 || n > 60 {
+		t.Errorf("y's lineage holds %d ops", n)
+	}
+	// Every worker holding a chunk of y leaves but one, which holds none.
+	held := holders(t, s, tc.s, "y")
+	var keep *worker.Worker
+	for _, w := range tc.workers {
+		if held[w.Name()] == 0 {
+			keep = w
+		}
+	}
+	if keep == nil {
+		// y is on all three: close two, and keep the third's chunks.
+		keep = tc.workers[2]
+	}
+	for _, w := range tc.workers {
+		if w != keep {
+			w.Close()
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduler did not see the workers go")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lost := holders(t, s, tc.s, "y")[""]; lost == 0 {
+		t.Fatal("no chunk of y lost")
+	}
+	if st := yt.State(); st != engine.Recomputing {
+		t.Errorf("state of y with chunks lost: %v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := yt.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := yt.State(); st != engine.Stored {
+		t.Errorf("state of y restored: %v", st)
+	}
+	if got := fetchNamed(t, s, "y").Data; !bytes.Equal(got, want) {
+		t.Error("y made again differs")
+	}
+	// A later graph reads it; its events say nothing was lost this time.
+	g := mustSubmit(t, s, "z = y.sum()")
+	waitDone(t, g)
+	if got := fetchNamed(t, s, "z").Data; len(got) != 8 {
+		t.Errorf("z: %v", got)
+	}
+	if e.Restores() == 0 {
+		t.Error("no restore ran")
+	}
+}
+
+// TestLineageLaterGraph loses the chunks of a kept tensor and submits a
+// graph reading it without reading it first: the graph makes them again
+// before it runs, says so in its events, and succeeds with the result it
+// had before the loss.
+func TestLineageLaterGraph(t *testing.T) {
+	cfgs := []worker.Config{{Name: "w1", Slots: 2}, {Name: "w2", Slots: 2}}
+	tc := startTestCluster(t, cfgs...)
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = randn(4000, chunks=500, seed=3)\ny = x[::2] * 3"))
+	waitDone(t, mustSubmit(t, s, "z = (y * y).sum()"))
+	want := fetchNamed(t, s, "z").Data
+	held := holders(t, s, tc.s, "y")
+	victim := tc.workers[0]
+	if held["w2"] > held["w1"] {
+		victim = tc.workers[1]
+	}
+	victim.Close()
+	for deadline := time.Now().Add(10 * time.Second); holders(t, s, tc.s, "y")[""] == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no chunk of y lost")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g := mustSubmit(t, s, "z = (y * y).sum()")
+	waitDone(t, g)
+	if got := fetchNamed(t, s, "z").Data; !bytes.Equal(got, want) {
+		t.Error("z from y made again differs")
+	}
+	evs, _, _ := g.Events(0)
+	var notes []string
+	for _, ev := range evs {
+		if ev.Key < 0 {
+			notes = append(notes, ev.Err)
+		}
+	}
+	if all := strings.Join(notes, "\n"); !strings.Contains(all, "recomputing") || !strings.Contains(all, "recomputed") {
+		t.Errorf("graph's notes:\n%s", all)
+	}
+}
+
+// connected counts the workers connected to r.
+func connected(r *Scheduler) int {
+	n := 0
+	for _, w := range r.Workers() {
+		if w.Connected {
+			n++
+		}
+	}
+	return n
+}
+
+func mustSubmit(t *testing.T, s *engine.Session, spec string) *engine.Graph {
+	t.Helper()
+	g, err := s.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestLineageCompact checks that a kept tensor's lineage holds the ops of
+// its own graph that its chunks need, and names the chunks of earlier
+// tensors it read rather than holding their graphs' ops: y, the sum of a
+// slice of a tensor of 2,000 chunks, holds a few ops, and the 2,000 are
+// x's lineage's, shared.
+func TestLineageCompact(t *testing.T) {
+	e := engine.New(newLocal(t, 2))
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = rand(20000, chunks=10, seed=1)"))
+	g := mustSubmit(t, s, "y = x[:25].sum()\nz = (x * 2).sum()\nfetch y")
+	waitDone(t, g)
+	xt, _ := s.Tensor("x")
+	yt, _ := s.Tensor("y")
+	t.Logf("x's lineage %d ops; graph 2 %d ops, y's lineage %d", xt.Lineage().Ops(), len(g.Chunks().Ops), yt.Lineage().Ops())
+	if n := xt.Lineage().Ops(); n != 2000 {
+		t.Errorf("x's lineage holds %d ops, want its 2000 chunks' ops", n)
+	}
+	if n := yt.Lineage().Ops(); n > 12 {
+		t.Errorf("y's lineage holds %d ops", n)
+	}
+}
