@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"marsfs/fs"
+	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // workerPIDs returns the pids of up's worker processes, by worker name.
@@ -255,4 +257,54 @@ func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
 		t.Errorf("graph 2's events tell of no recomputation:\n%s", evs)
 	}
 	p.stop(t)
+}
+
+// TestUploadSurvivesWorkerKill uploads a tensor to `marsfs up` with two
+// workers and kills one with SIGKILL: the upload reads back the same from
+// its other copies. Once up's new worker holds second copies again, the
+// other first worker is killed too: the upload still reads back the same.
+func TestUploadSurvivesWorkerKill(t *testing.T) {
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	a := tensor.NewArray(tensor.Float64, []int{1024, 512})
+	for i, v := range a.Float64s() {
+		a.Float64s()[i] = v + float64(i)*0.5
+	}
+	var npy bytes.Buffer
+	codec.WriteNPY(&npy, a)
+	if _, errs, code := p.marsfs(t, npy.String(), "write", "--addr", p.unx, sess+"/tensors/m.npy"); code != 0 {
+		t.Fatalf("upload: exit %d: %s", code, errs)
+	}
+	before := readText(t, c, sess+"/tensors/m/meta")
+	want, err := c.ReadFile(sess + "/tensors/m/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killWorker(t, p, "worker-1", syscall.SIGKILL)
+	got, err := c.ReadFile(sess + "/tensors/m/data")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("upload after worker-1 was killed: %v, same %v\n%s", err, bytes.Equal(got, want), before)
+	}
+	began := time.Now()
+	waitFor(t, c, "/cluster/workers/worker-1.2/status", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "\nchunks ") && !strings.Contains(s, "\nchunks 0\n")
+	})
+	t.Logf("worker-1.2 holds copies %v after worker-1 was killed", time.Since(began).Round(time.Millisecond))
+	killWorker(t, p, "worker-2", syscall.SIGKILL)
+	got, err = c.ReadFile(sess + "/tensors/m/data")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("upload after worker-2 was killed too: %v", err)
+	}
+	if meta := readText(t, c, sess+"/tensors/m/meta"); !strings.Contains(meta, "state stored\n") {
+		t.Errorf("upload's meta:\n%s", meta)
+	}
+	began = time.Now()
+	p.stop(t)
+	t.Logf("up stopped in %v", time.Since(began).Round(time.Millisecond))
 }

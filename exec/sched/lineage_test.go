@@ -9,6 +9,7 @@ import (
 
 	"marsfs/exec/engine"
 	"marsfs/exec/worker"
+	"marsfs/tensor"
 )
 
 // holders counts the chunks of tensor name each worker holds.
@@ -186,5 +187,64 @@ func TestLineageCompact(t *testing.T) {
 	}
 	if n := yt.Lineage().Ops(); n > 12 {
 		t.Errorf("y's lineage holds %d ops", n)
+	}
+}
+
+// TestUploadTwoCopies puts an upload's chunks on a cluster of three
+// workers: each is held on two; one worker leaves and every chunk reads
+// back the same from its other copy, and each gets a second copy again on
+// the workers left.
+func TestUploadTwoCopies(t *testing.T) {
+	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
+	tc := startTestCluster(t, cfgs...)
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := ramp(tensor.Float64, []int{64, 64}, 1)
+	u, err := s.BeginUpload("m", a.DType, a.Shape, [][]int{{16, 16, 16, 16}, {64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 4; k++ {
+		c := tensor.NewArray(tensor.Float64, []int{16, 64})
+		copy(c.Data, a.Data[k*16*64*8:(k+1)*16*64*8])
+		if err := u.Put(ctx, k, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := tc.s.Copies(); n != 4 {
+		t.Fatalf("%d chunks with a second copy, want 4", n)
+	}
+	mt, _ := s.Tensor("m")
+	victim := tc.s.Where(mt.Tiled().Keys[0])
+	for _, w := range tc.workers {
+		if w.Name() == victim {
+			w.Close()
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 2 || tc.s.Copies() < 4; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers, %d chunks with two copies, 10 s after %s left", connected(tc.s), tc.s.Copies(), victim)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := mt.State(); st != engine.Stored {
+		t.Errorf("upload after a worker left: %v", st)
+	}
+	if got := fetchNamed(t, s, "m").Data; !bytes.Equal(got, a.Data) {
+		t.Error("upload read back differs")
+	}
+	for _, id := range mt.Tiled().Keys {
+		if w := tc.s.Where(id); w == victim || w == "" {
+			t.Errorf("chunk %d on %q", id, w)
+		}
 	}
 }

@@ -51,12 +51,12 @@ func TestSchedulerGoneFreesChunks(t *testing.T) {
 	}
 	// The frees of the intermediates travel after Run returns: wait for
 	// them.
-	want := len(keep) + 1
+	want := len(keep) + 2 // the upload on two workers
 	for deadline := time.Now().Add(5 * time.Second); held() != want && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if n := held(); n != want {
-		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload)", n, want)
+		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload's two copies)", n, want)
 	}
 	tc.s.Close()
 	deadline := time.Now().Add(5 * time.Second)

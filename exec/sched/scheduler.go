@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -87,6 +86,11 @@ type Scheduler struct {
 	jobs    map[uint64]*mailbox
 	nextJob uint64
 	chunks  map[uint64]core.Location // kept chunks by ID
+	// copies holds the second copy of each uploaded chunk, on another
+	// worker than its first (chunks): an upload has no lineage.
+	copies map[uint64]core.Location
+	// uploads names the chunks put by Put, which are to have two copies.
+	uploads map[uint64]bool
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -191,7 +195,7 @@ func newScheduler(cfg Config) *Scheduler {
 		cfg.UnitOps = 256
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -345,6 +349,7 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	for _, mb := range s.jobs {
 		mb.put(input{up: true, worker: w.name, slots: w.slots})
 	}
+	s.copyLater()
 	s.mu.Unlock()
 	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
 	// The reports of one frame go to their jobs together, so that a job
@@ -416,11 +421,7 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 			mb.put(input{down: true, worker: w.name, why: why})
 		}
 	}
-	for id, loc := range s.chunks {
-		if loc.Worker == w.name {
-			delete(s.chunks, id)
-		}
-	}
+	s.loseCopies(w.name)
 }
 
 // Run implements Runner.
@@ -820,6 +821,11 @@ func (s *Scheduler) Free(ids []uint64) {
 			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
 			delete(s.chunks, id)
 		}
+		if loc, ok := s.copies[id]; ok {
+			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
+			delete(s.copies, id)
+		}
+		delete(s.uploads, id)
 	}
 	s.mu.Unlock()
 	for name, ids := range byWorker {
@@ -827,51 +833,6 @@ func (s *Scheduler) Free(ids []uint64) {
 			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: ids})
 		}
 	}
-}
-
-// Put stores a as chunk id on the connected worker holding the fewest kept
-// bytes, as if a job had made and kept it: so an upload's chunks, put one
-// after the other, spread evenly. It sends the chunk on the worker's chunk
-// service, not its control connection, and does not keep a.
-func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
-	if err := a.Check(); err != nil {
-		return err
-	}
-	// As a job does, an upload waits for a worker to put its chunks on.
-	if err := s.WaitWorkers(ctx, 1); err != nil {
-		return fmt.Errorf("put chunk %d: %w", id, err)
-	}
-	s.mu.Lock()
-	held := map[string]int64{}
-	for _, loc := range s.chunks {
-		held[loc.Worker] += loc.NBytes
-	}
-	var best *remoteWorker
-	for _, name := range core.SortedKeys(s.workers) {
-		w := s.workers[name]
-		if w.cc != nil && (best == nil || held[name] < held[best.name]) {
-			best = w
-		}
-	}
-	s.mu.Unlock()
-	if best == nil {
-		return errors.New("put: no worker connected")
-	}
-	var err error
-	if best.local != nil {
-		// The store would keep a itself; the caller may reuse it.
-		c := &tensor.Array{DType: a.DType, Shape: slices.Clone(a.Shape), Data: slices.Clone(a.Data)}
-		err = best.local.Put(id, c)
-	} else {
-		err = wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey)
-	}
-	if err != nil {
-		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
-	}
-	s.mu.Lock()
-	s.chunks[id] = core.Location{ID: id, Worker: best.name, NBytes: int64(a.NBytes())}
-	s.mu.Unlock()
-	return nil
 }
 
 // Workers lists the workers of the member table, by name.
