@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"runtime"
@@ -33,7 +34,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key, NoWorkerWait: sf.workerWait})
+	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		closeAll()
 		return err
@@ -103,7 +104,7 @@ func schedulerCmd(args []string) error {
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key, NoWorkerWait: sf.workerWait})
+	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -185,6 +186,9 @@ func workerCmd(args []string) error {
 	}
 	return err
 }
+
+// logPrefixed logs as marsfs does: "marsfs: " and the message.
+func logPrefixed(format string, args ...any) { log.Printf("marsfs: "+format, args...) }
 
 func list(s string) []string {
 	var out []string

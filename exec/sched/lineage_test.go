@@ -248,3 +248,93 @@ func TestUploadTwoCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptAfterBreak breaks the scheduler's connection to a live worker
+// holding kept chunks, as a pause past the failure detector or a network
+// failure does: the scheduler gives the chunks up, the worker keeps them,
+// and when the connection is back they are taken back, checked by ID and
+// size, not recomputed.
+func TestAdoptAfterBreak(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2})
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = rand(4000, chunks=500, seed=9)"))
+	want := fetchNamed(t, s, "x").Data
+	xt, _ := s.Tensor("x")
+	tc.s.mu.Lock()
+	tc.s.workers["w1"].cc.Close()
+	tc.s.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); tc.s.Adopted() < len(xt.Tiled().Keys); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d chunks taken back, want %d", tc.s.Adopted(), len(xt.Tiled().Keys))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := xt.State(); st != engine.Stored {
+		t.Errorf("x after its worker came back: %v", st)
+	}
+	if got := fetchNamed(t, s, "x").Data; !bytes.Equal(got, want) {
+		t.Error("x taken back differs")
+	}
+	if n := e.Restores(); n != 0 {
+		t.Errorf("%d restores ran", n)
+	}
+	// The worker made them the new connection's: freeing x frees them.
+	s.Drop("x")
+	for deadline := time.Now().Add(5 * time.Second); tc.workers[0].Store().Len() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("worker holds %d chunks after x was dropped", tc.workers[0].Store().Len())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHandOff has a worker leave cleanly (HandOff, then Close, as SIGTERM
+// does): its kept chunks and upload copies move to the other workers
+// first, and nothing is lost or recomputed.
+func TestHandOff(t *testing.T) {
+	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
+	tc := startTestCluster(t, cfgs...)
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = rand(8000, chunks=500, seed=9)"))
+	want := fetchNamed(t, s, "x").Data
+	if err := s.Upload(context.Background(), "m", ramp(tensor.Float64, []int{100}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	leaving := tc.workers[0]
+	if leaving.Store().Len() == 0 {
+		t.Fatal("w1 holds nothing")
+	}
+	leaving.HandOff()
+	leaving.Close()
+	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("w1 still connected")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, name := range []string{"x", "m"} {
+		tt, _ := s.Tensor(name)
+		if st := tt.State(); st != engine.Stored {
+			t.Errorf("%s after w1 left: %v", name, st)
+		}
+	}
+	if got := fetchNamed(t, s, "x").Data; !bytes.Equal(got, want) {
+		t.Error("x moved differs")
+	}
+	if n := e.Restores(); n != 0 {
+		t.Errorf("%d restores ran", n)
+	}
+	if n := tc.s.Copies(); n != 1 {
+		t.Errorf("the upload has %d second copies", n)
+	}
+}

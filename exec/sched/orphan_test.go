@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/worker"
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -13,10 +14,12 @@ import (
 
 // TestSchedulerGoneFreesChunks keeps a graph's result and an upload on two
 // workers, then takes the scheduler away without a word (Close sends no
-// frees, as a crash would not): the workers must drop every chunk they held
-// for it, since no scheduler can name them any more.
+// frees, as a crash would not): once their orphan grace has passed, the
+// workers must drop every chunk they held for it, since no scheduler can
+// name them any more.
 func TestSchedulerGoneFreesChunks(t *testing.T) {
-	tc := newTestCluster(t, 2, false)
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2, OrphanGrace: 300 * time.Millisecond},
+		worker.Config{Name: "w2", Slots: 2, OrphanGrace: 300 * time.Millisecond})
 	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
 	if err != nil {
 		t.Fatal(err)

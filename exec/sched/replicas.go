@@ -59,6 +59,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	s.mu.Lock()
 	s.chunks[id] = put[0]
 	s.uploads[id] = true
+	delete(s.lost, id)
 	if len(put) > 1 {
 		s.copies[id] = put[1]
 	}
@@ -142,7 +143,7 @@ func (s *Scheduler) loseCopies(name string) {
 		}
 		delete(s.chunks, id)
 		delete(s.copies, id)
-		delete(s.uploads, id)
+		s.lost[id] = loc
 	}
 	for id, loc := range s.copies {
 		if loc.Worker == name {

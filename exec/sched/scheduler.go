@@ -56,6 +56,9 @@ type Config struct {
 	// NoMap reads every chunk over TCP, also from workers on this host
 	// whose chunks are in shared memory and could be mapped.
 	NoMap bool
+	// Logf, if not nil, logs what the scheduler does of note: chunks
+	// taken back from a worker that came back, or moved off one leaving.
+	Logf func(format string, args ...any)
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -91,6 +94,10 @@ type Scheduler struct {
 	copies map[uint64]core.Location
 	// uploads names the chunks put by Put, which are to have two copies.
 	uploads map[uint64]bool
+	// lost holds the kept chunks lost with their workers, where they
+	// were: a worker that comes back with one is given it back (adopt.go).
+	lost    map[uint64]core.Location
+	adopted int // chunks taken back so
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -195,7 +202,7 @@ func newScheduler(cfg Config) *Scheduler {
 		cfg.UnitOps = 256
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -364,14 +371,24 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		if err := dec.Next(&m); err != nil {
 			break
 		}
-		if m.Kind == wire.MsgStatusReply {
+		switch m.Kind {
+		case wire.MsgStatusReply:
 			s.mu.Lock()
 			if ch, ok := s.status[m.Seq]; ok {
 				ch <- m.Text
 				delete(s.status, m.Seq)
 			}
 			s.mu.Unlock()
-		} else {
+		case wire.MsgHeld:
+			s.adoptHeld(w, cc, &m)
+		case wire.MsgLeaving:
+			s.mu.Lock()
+			if !s.closed {
+				s.wg.Add(1)
+				go s.handOff(w, cc)
+			}
+			s.mu.Unlock()
+		default:
 			// The job of the frame's last report is looked up once a frame.
 			if !known || m.Job != job {
 				s.mu.Lock()
@@ -573,6 +590,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
 				if loc, ok := machine.Holder(k); ok {
 					s.chunks[id] = loc
+					delete(s.lost, id) // made again
 				}
 			}
 		}
@@ -826,6 +844,7 @@ func (s *Scheduler) Free(ids []uint64) {
 			delete(s.copies, id)
 		}
 		delete(s.uploads, id)
+		delete(s.lost, id)
 	}
 	s.mu.Unlock()
 	for name, ids := range byWorker {
