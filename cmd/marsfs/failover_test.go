@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -307,4 +308,116 @@ func TestUploadSurvivesWorkerKill(t *testing.T) {
 	began = time.Now()
 	p.stop(t)
 	t.Logf("up stopped in %v", time.Since(began).Round(time.Millisecond))
+}
+
+// TestPausedWorkerReadopted stops a worker holding kept chunks with
+// SIGSTOP until the cluster's failure detector declares it failed, then
+// resumes it: its chunks are taken back (the log counts them) rather than
+// made again, and the tensor reads back the same.
+func TestPausedWorkerReadopted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the failure detector (seconds)")
+	}
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
+		t.Fatalf("graph 1:\n%s", st)
+	}
+	x := sess + "/tensors/x"
+	want, err := c.ReadFile(x + "/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := chunkWorker(t, c, x, "0")
+	held := 0
+	for i := 0; i < 8; i++ {
+		if chunkWorker(t, c, x, strconv.Itoa(i)) == victim {
+			held++
+		}
+	}
+	pid := killWorker(t, p, victim, syscall.SIGSTOP)
+	stopped := time.Now()
+	waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, victim+" ") && strings.Contains(s, " worker failed")
+	})
+	t.Logf("%s declared failed %v after SIGSTOP", victim, time.Since(stopped).Round(time.Millisecond))
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	want1 := fmt.Sprintf("worker %s came back holding %d of the chunks lost with it", victim, held)
+	for !bytes.Contains(p.stderr.Bytes(), []byte(want1)) {
+		if time.Since(resumed) > 20*time.Second {
+			t.Fatalf("no %q in up's log 20s after SIGCONT:\n%s", want1, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d chunks of %s taken back %v after SIGCONT", held, victim, time.Since(resumed).Round(time.Millisecond))
+	if meta := readText(t, c, x+"/meta"); !strings.Contains(meta, "state stored\n") {
+		t.Errorf("x's meta after its worker came back:\n%s", meta)
+	}
+	got, err := c.ReadFile(x + "/data")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("x after its worker came back: %v, same %v", err, bytes.Equal(got, want))
+	}
+	if w := chunkWorker(t, c, x, "0"); w != victim {
+		t.Errorf("chunk 0 of x on %s, want %s again", w, victim)
+	}
+	p.stop(t)
+}
+
+// TestWorkerLeavesCleanly sends SIGTERM to a worker holding kept chunks
+// and an upload's copies: it moves them to the other worker before it
+// exits, so nothing is lost and nothing recomputed.
+func TestWorkerLeavesCleanly(t *testing.T) {
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
+		t.Fatalf("graph 1:\n%s", st)
+	}
+	x := sess + "/tensors/x"
+	want, err := c.ReadFile(x + "/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := chunkWorker(t, c, x, "0")
+	pid := killWorker(t, p, victim, syscall.SIGTERM)
+	for deadline := time.Now().Add(20 * time.Second); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still running 20s after SIGTERM", victim)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !bytes.Contains(p.stderr.Bytes(), []byte("worker "+victim+" is leaving: ")) {
+		t.Errorf("up's log tells of no hand-off:\n%s", p.stderr)
+	}
+	if meta := readText(t, c, x+"/meta"); !strings.Contains(meta, "state stored\n") {
+		t.Errorf("x's meta after %s left:\n%s", victim, meta)
+	}
+	if w := chunkWorker(t, c, x, "0"); w == victim {
+		t.Errorf("chunk 0 of x still on %s", w)
+	}
+	got, err := c.ReadFile(x + "/data")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("x after %s left: %v", victim, err)
+	}
+	p.stop(t)
 }
