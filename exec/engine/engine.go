@@ -575,9 +575,18 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 
 	go func() {
 		defer s.engine.holdOps(-sts.held)
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting}
 		err := s.restoreInputs(ctx, g, held)
-		if err == nil {
-			err = s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting})
+		for try := 1; err == nil; try++ {
+			err = s.engine.runner.Run(ctx, job)
+			// A chunk of an earlier tensor lost while the graph ran fails
+			// it (no op of the job makes it): it is made again from its
+			// lineage, and the graph runs again.
+			if err == nil || try == restoreTries || ctx.Err() != nil || !s.lostAny(held) {
+				break
+			}
+			g.rerun(fmt.Sprintf("chunks of earlier graphs it reads were lost while it ran (%v): they are made again and the graph runs again", err))
+			err = s.restoreInputs(ctx, g, held)
 		}
 		var kept []uint64
 		if err == nil && sts.first != nil && !sts.first.Last() {
@@ -593,6 +602,16 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		s.release(held)
 	}()
 	return g, nil
+}
+
+// lostAny reports whether a chunk of ids is lost.
+func (s *Session) lostAny(ids []uint64) bool {
+	for _, id := range ids {
+		if s.engine.runner.Where(id) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // restoreInputs makes the chunks of earlier tensors that graph g reads

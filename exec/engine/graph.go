@@ -437,6 +437,15 @@ func (g *Graph) observe(ev core.Event) {
 	g.wake()
 }
 
+// rerun notes that the graph runs again (why): the operands that failed
+// in the run before are not failed any more.
+func (g *Graph) rerun(why string) {
+	g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: why})
+	g.mu.Lock()
+	g.status.Failed = 0
+	g.mu.Unlock()
+}
+
 // setWaiting records what the graph waits for (see core.Job.Waiting).
 func (g *Graph) setWaiting(why string) {
 	g.mu.Lock()

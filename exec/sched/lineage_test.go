@@ -338,3 +338,61 @@ func TestHandOff(t *testing.T) {
 		t.Errorf("the upload has %d second copies", n)
 	}
 }
+
+// TestLineageMidGraph loses the chunks of an earlier tensor while a graph
+// reading them runs: the graph fails for want of them, they are made
+// again from their lineage, and the graph runs again and succeeds with
+// the result it has without a loss.
+func TestLineageMidGraph(t *testing.T) {
+	const xs = "x = rand(1000, 1000, chunks=250, seed=2)"
+	const zs = "y = rand(1000, 1000, chunks=250, seed=1)\nz = ((y @ y) + x).sum()"
+	// The same two graphs on the local scheduler, without a loss.
+	le := engine.New(newLocal(t, 2))
+	defer le.Close()
+	ls, err := le.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, ls, xs))
+	waitDone(t, mustSubmit(t, ls, zs))
+	want := fetchNamed(t, ls, "z").Data
+	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
+	tc := startTestCluster(t, cfgs...)
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, xs))
+	held := holders(t, s, tc.s, "x")
+	victim := tc.workers[0]
+	for _, w := range tc.workers {
+		if held[w.Name()] > held[victim.Name()] {
+			victim = w
+		}
+	}
+	g := mustSubmit(t, s, zs)
+	for deadline := time.Now().Add(20 * time.Second); g.Status().Finished < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("graph 2 did not start: %+v", g.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	victim.Close()
+	st := waitDone(t, g)
+	if got := fetchNamed(t, s, "z").Data; !bytes.Equal(got, want) {
+		t.Error("z differs from the local scheduler's")
+	}
+	evs, _, _ := g.Events(0)
+	var notes []string
+	for _, ev := range evs {
+		if ev.Key < 0 {
+			notes = append(notes, ev.Err)
+		}
+	}
+	t.Logf("status %+v\nnotes:\n%s", st, strings.Join(notes, "\n"))
+	if st.Failed != 0 {
+		t.Errorf("graph succeeded with %d operands failed", st.Failed)
+	}
+}
