@@ -152,7 +152,10 @@ func workerCmd(args []string) error {
 	if wf.procs > 0 {
 		runtime.GOMAXPROCS(wf.procs)
 	}
-	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
+	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key, OrphanGrace: wf.orphan}
+	if wf.orphan <= 0 {
+		cfg.OrphanGrace = -1 // none: freed at once
+	}
 	if wf.dataDir != "" {
 		data, err := openData(wf.dataDir)
 		if err != nil {

@@ -38,15 +38,19 @@ type Engine struct {
 	// background restores, started by State, end with ctx.
 	restoring   chan struct{}
 	recomputing map[uint64]int
-	restores    int
-	ctx         context.Context
-	cancel      context.CancelFunc
-	background  sync.WaitGroup
+	// unrestorable holds why the last restore of a chunk failed, until
+	// one succeeds or the chunk is freed.
+	unrestorable map[uint64]string
+	restores     int
+	ctx          context.Context
+	cancel       context.CancelFunc
+	background   sync.WaitGroup
 }
 
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
-	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int)}
+	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int),
+		unrestorable: make(map[uint64]string)}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e
 }
@@ -454,7 +458,7 @@ func (u *Upload) Commit() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.engine.runner.Free(u.tiled.Keys)
+		s.engine.free(u.tiled.Keys)
 		return ErrClosed
 	}
 	t := &Tensor{session: s, tiled: u.tiled}
@@ -467,7 +471,7 @@ func (u *Upload) Commit() error {
 	}
 	s.tensors[u.tiled.Name] = t
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 	return nil
 }
 
@@ -486,7 +490,7 @@ func (u *Upload) Abort() {
 		}
 	}
 	u.mu.Unlock()
-	u.s.engine.runner.Free(ids)
+	u.s.engine.free(ids)
 }
 
 func checkName(name string) error {
@@ -718,7 +722,7 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 			out[id] = true // once
 		}
 	}
-	s.engine.runner.Free(free)
+	s.engine.free(free)
 }
 
 // keep turns the outputs of a finished graph into session tensors.
@@ -751,7 +755,7 @@ func (s *Session) keep(g *Graph) {
 		s.tensors[o.Name] = t
 	}
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 }
 
 // release drops the hold a graph had on the stored chunks it read.
@@ -759,7 +763,7 @@ func (s *Session) release(ids []uint64) {
 	s.mu.Lock()
 	freed := s.unref(ids)
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 }
 
 // unref drops one reference to each of ids and returns those left with
@@ -828,7 +832,7 @@ func (s *Session) Drop(name string) error {
 	delete(s.tensors, name)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 	return nil
 }
 
@@ -880,6 +884,6 @@ func (s *Session) Close() {
 	s.lines = map[uint64]*Lineage{}
 	s.tensors = map[string]*Tensor{}
 	s.mu.Unlock()
-	s.engine.runner.Free(ids)
+	s.engine.free(ids)
 	s.engine.drop(s)
 }

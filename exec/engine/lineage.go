@@ -280,8 +280,21 @@ func (e *Engine) restore(ctx context.Context, ids []uint64, lineOf func(uint64) 
 	e.markRecomputing(lost, 1)
 	defer e.markRecomputing(lost, -1)
 	if err := run.Run(ctx, job); err != nil {
-		return fmt.Errorf("recomputing %d lost %s: %w", len(lost), plural(len(lost), "chunk"), err)
+		err = fmt.Errorf("recomputing %d lost %s: %w", len(lost), plural(len(lost), "chunk"), err)
+		if ctx.Err() == nil {
+			e.mu.Lock()
+			for _, id := range lost {
+				e.unrestorable[id] = err.Error()
+			}
+			e.mu.Unlock()
+		}
+		return err
 	}
+	e.mu.Lock()
+	for _, id := range lost {
+		delete(e.unrestorable, id)
+	}
+	e.mu.Unlock()
 	return nil
 }
 
@@ -290,6 +303,22 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// free frees chunks kept by the sessions, forgetting what the engine knew
+// of them.
+func (e *Engine) free(ids []uint64) {
+	if len(ids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	if len(e.unrestorable) > 0 {
+		for _, id := range ids {
+			delete(e.unrestorable, id)
+		}
+	}
+	e.mu.Unlock()
+	e.runner.Free(ids)
 }
 
 // Restores is the number of restore jobs the engine has run.
@@ -373,6 +402,15 @@ func (t *Tensor) State() TensorState {
 		if e.recomputing[id] > 0 {
 			e.mu.Unlock()
 			return Recomputing
+		}
+	}
+	for _, id := range lost {
+		if _, failed := e.unrestorable[id]; failed {
+			// Its last recomputation failed (a file it reads is gone):
+			// meta says so rather than try again at every read of it; a
+			// read of the data tries again.
+			e.mu.Unlock()
+			return Lost
 		}
 	}
 	closed := e.closed

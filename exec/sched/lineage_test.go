@@ -3,6 +3,7 @@ package sched
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -394,5 +395,72 @@ func TestLineageMidGraph(t *testing.T) {
 	t.Logf("status %+v\nnotes:\n%s", st, strings.Join(notes, "\n"))
 	if st.Failed != 0 {
 		t.Errorf("graph succeeded with %d operands failed", st.Failed)
+	}
+}
+
+// TestLineageStaged loses the chunks of a tensor made by a graph tiled in
+// stages (unique: a length the data decides): its lineage follows the
+// chunks one stage carried to the next, and it comes back the same.
+func TestLineageStaged(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2}, worker.Config{Name: "w2", Slots: 2})
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, mustSubmit(t, s, "x = randint(0, 50, 3000, chunks=300, seed=4)\nu = unique(x)\nv = u * 2\nfetch v"))
+	want := fetchNamed(t, s, "v").Data
+	tc.workers[0].Close()
+	tc.workers[1].Close()
+	w3, err := worker.Start(context.Background(), worker.Config{Name: "w3", Slots: 2, Fast: true, Join: []string{tc.s.GossipAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.workers = append(tc.workers, w3)
+	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) != 1 || holders(t, s, tc.s, "v")[""] == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers connected; v on %v", connected(tc.s), holders(t, s, tc.s, "v"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	vt, _ := s.Tensor("v")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := vt.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fetchNamed(t, s, "v").Data; !bytes.Equal(got, want) {
+		t.Errorf("v made again differs:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestUploadLost loses both copies of an upload: its state is lost, and
+// reading it fails saying no lineage makes it again.
+func TestUploadLost(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 1}, worker.Config{Name: "w2", Slots: 1})
+	e := engine.New(tc.s)
+	defer e.Close()
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(context.Background(), "m", ramp(tensor.Float64, []int{100}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	tc.workers[0].Close()
+	tc.workers[1].Close()
+	mt, _ := s.Tensor("m")
+	for deadline := time.Now().Add(10 * time.Second); tc.s.Where(mt.Tiled().Keys[0]) != ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload is still located")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := mt.State(); st != engine.Lost {
+		t.Errorf("upload with both copies gone: %v", st)
+	}
+	if err := mt.Restore(context.Background()); !errors.Is(err, engine.ErrNoLineage) {
+		t.Errorf("restore of a lost upload: %v", err)
 	}
 }

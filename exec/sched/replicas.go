@@ -85,8 +85,8 @@ func (s *Scheduler) copyLater() {
 	go s.copyAgain(ids)
 }
 
-// leastHeld returns up to n connected workers other than except, those
-// holding the fewest bytes of kept chunks first.
+// leastHeld returns up to n connected workers other than except, and
+// not leaving, those holding the fewest bytes of kept chunks first.
 func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,7 +99,7 @@ func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 	}
 	var ws []*remoteWorker
 	for _, name := range core.SortedKeys(s.workers) {
-		if w := s.workers[name]; w.cc != nil && name != except {
+		if w := s.workers[name]; w.cc != nil && name != except && !w.leaving {
 			ws = append(ws, w)
 		}
 	}

@@ -107,6 +107,9 @@ type remoteWorker struct {
 	name, addr string
 	slots      int
 	cc         *wire.Conn // nil while connecting
+	// leaving: the worker said it is leaving (MsgLeaving): no chunk is
+	// put or moved onto it.
+	leaving bool
 	// local is the worker when it runs in this process (NewLocal): its
 	// chunks are read and put through its store, not over the network,
 	// and no member table lists it.
@@ -383,6 +386,7 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			s.adoptHeld(w, cc, &m)
 		case wire.MsgLeaving:
 			s.mu.Lock()
+			w.leaving = true
 			if !s.closed {
 				s.wg.Add(1)
 				go s.handOff(w, cc)
