@@ -110,6 +110,7 @@ type opState struct {
 	initial  bool
 	sent     bool // a RunOp for the current attempt is out
 	inUnit   bool // ... as part of its unit
+	revived  bool // its chunk was lost (or freed) and is being made again
 	lastFail string
 }
 
@@ -738,6 +739,7 @@ func (c *Core) opFinished(k int, worker string, attempt int, nbytes int64) Outpu
 // finished READY.
 func (c *Core) finish(k int, worker string) {
 	c.finished++
+	c.ops[k].revived = false
 	c.emit(k, Finished, worker, "")
 	for _, s := range c.succ[k] {
 		if c.ops[s].waiting--; c.ops[s].waiting == 0 && c.ops[s].state == Unscheduled && !c.stopping {

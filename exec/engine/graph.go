@@ -414,7 +414,9 @@ func (g *Graph) observe(ev core.Event) {
 		switch ev.State {
 		case core.Running:
 			g.status.Running++
-		case core.Finished:
+		case core.Finished, core.Freed:
+			// FREED from READY: an op revived to be made again, let go
+			// (its successor's chunk was taken back from a worker).
 			if !done(prev) {
 				g.status.Finished++
 				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())

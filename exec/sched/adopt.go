@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
@@ -165,4 +166,37 @@ func (s *Scheduler) handOff(w *remoteWorker, cc *wire.Conn) {
 		s.Announce(fmt.Sprintf("worker %s is leaving: %d kept chunks moved to other workers", w.name, moved))
 	}
 	cc.Send(&wire.Msg{Kind: wire.MsgHandedOff})
+}
+
+// adoptInJob offers the job's Core the chunks a worker came back with
+// (in, a MsgHeld), and tells the worker to keep those the Core takes
+// back. keyOf maps the job's chunk IDs to their ops, made on first use.
+func (s *Scheduler) adoptInJob(job *core.Job, machine *core.Core, keyOf *map[uint64]int, in *input, now time.Time, outs []core.Output) []core.Output {
+	if *keyOf == nil {
+		*keyOf = make(map[uint64]int, len(job.IDs))
+		for k, id := range job.IDs {
+			if job.Graph.Ops[k].Stored == 0 {
+				(*keyOf)[id] = k
+			}
+		}
+	}
+	m := &in.msg
+	var ids []uint64
+	for i, id := range m.IDs {
+		k, ok := (*keyOf)[id]
+		if !ok {
+			continue
+		}
+		outs = append(outs, machine.Step(core.Input{Kind: core.InAdopt, Worker: in.worker, Key: k, NBytes: m.Sizes[i]}))
+		if loc, ok := machine.Holder(k); ok && loc.Worker == in.worker {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		if cc, _ := s.conn(in.worker); cc != nil {
+			cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})
+		}
+		note(job, core.Event{At: now, Worker: in.worker, Err: fmt.Sprintf("worker %s came back holding %d chunks of the graph: taken back, not made again", in.worker, len(ids))})
+	}
+	return outs
 }

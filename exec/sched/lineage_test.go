@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"marsfs/exec/core"
 	"marsfs/exec/engine"
 	"marsfs/exec/worker"
 	"marsfs/tensor"
@@ -462,5 +464,58 @@ func TestUploadLost(t *testing.T) {
 	}
 	if err := mt.Restore(context.Background()); !errors.Is(err, engine.ErrNoLineage) {
 		t.Errorf("restore of a lost upload: %v", err)
+	}
+}
+
+// TestAdoptInJob breaks the connection to the only worker while chains
+// of ops run: the Core gives up the chains' chunks and revives their
+// lineage, but when the worker is back it takes the chunks back instead of
+// running the chains again from their start.
+func TestAdoptInJob(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2})
+	job := chainsJob(4, 3000, 0)
+	var mu sync.Mutex
+	finished, again, notes := 0, 0, []string{}
+	broke := make(chan struct{})
+	var once sync.Once
+	job.Observe = func(ev core.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case ev.Key == core.NoteKey:
+			notes = append(notes, ev.Err)
+		case ev.State == core.Finished:
+			if ev.Attempt > 1 {
+				again++ // run again, not taken back
+			}
+			if finished++; finished == 2000 {
+				once.Do(func() { close(broke) })
+			}
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- tc.s.Run(context.Background(), job) }()
+	select {
+	case <-broke:
+	case err := <-errc:
+		t.Fatalf("job ended before the break: %v", err)
+	}
+	tc.s.mu.Lock()
+	tc.s.workers["w1"].cc.Close()
+	tc.s.mu.Unlock()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(notes, "\n")
+	t.Logf("%d ops finished for %d ops, %d of them run again; notes:\n%s", finished, len(job.Graph.Ops), again, all)
+	if !strings.Contains(all, "came back holding") {
+		t.Error("no chunk taken back")
+	}
+	// What was out on the worker when the connection broke runs again
+	// (units of up to 256 ops, a few per slot); the chains do not.
+	if again > 2000 {
+		t.Errorf("%d ops ran again: the chains ran again from their start", again)
 	}
 }

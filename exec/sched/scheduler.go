@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -349,6 +350,18 @@ func (s *Scheduler) connect(w *remoteWorker) {
 // the connection fails, then forgets the worker.
 func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	cc := wire.NewConn(c)
+	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+	// The worker's first message says what it holds for nobody (see
+	// adopt.go): the jobs hear of the worker and of the chunks it brings
+	// back together, and take these back before they send anyone work to
+	// make them again.
+	var held wire.Msg
+	if err := dec.Next(&held); err != nil || held.Kind != wire.MsgHeld {
+		cc.Close()
+		s.drop(w, fmt.Sprintf("did not say what it holds on connecting (%v)", err))
+		return
+	}
+	held.IDs, held.Sizes = slices.Clone(held.IDs), slices.Clone(held.Sizes)
 	s.mu.Lock()
 	if s.closed || s.workers[w.name] != w {
 		s.mu.Unlock()
@@ -357,11 +370,17 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	}
 	w.cc = cc
 	for _, mb := range s.jobs {
-		mb.put(input{up: true, worker: w.name, slots: w.slots})
+		in := []input{{up: true, worker: w.name, slots: w.slots}}
+		if len(held.IDs) > 0 {
+			in = append(in, input{worker: w.name, msg: held})
+		}
+		mb.putAll(in)
 	}
 	s.copyLater()
 	s.mu.Unlock()
-	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+	if len(held.IDs) > 0 {
+		s.adoptHeld(w, cc, &held)
+	}
 	// The reports of one frame go to their jobs together, so that a job
 	// takes them in one go.
 	var mb *mailbox
@@ -383,6 +402,8 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			}
 			s.mu.Unlock()
 		case wire.MsgHeld:
+			// Chunks orphaned since the connection opened (another
+			// connection of the worker broke): kept chunks only.
 			s.adoptHeld(w, cc, &m)
 		case wire.MsgLeaving:
 			s.mu.Lock()
@@ -500,6 +521,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 
 	var abandon <-chan time.Time
 	var outs []core.Output
+	var keyOf map[uint64]int // the ops by chunk ID, made when a worker comes back
 	cancelled := false
 	// A job with no worker to run it waits NoWorkerWait for one, then
 	// fails: never a graph RUNNING for ever with nobody to run it.
@@ -550,6 +572,10 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			for i := range ins {
 				if ins[i].note != "" {
 					note(job, core.Event{At: now, Err: ins[i].note})
+					continue
+				}
+				if ins[i].msg.Kind == wire.MsgHeld {
+					outs = s.adoptInJob(job, machine, &keyOf, &ins[i], now, outs)
 					continue
 				}
 				if ci, ok := coreInput(&ins[i]); ok {

@@ -445,9 +445,10 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	w.mu.Lock()
 	w.st.ConnOpened()
 	w.controls[cc] = true
-	// A scheduler that lost this worker's connection may be back: it is
-	// offered the chunks held for nobody.
-	w.offer(cc)
+	// The first message on a control connection says what the worker
+	// holds for nobody: a scheduler that lost this worker's connection
+	// may be back, and takes back what it lost before it sends work.
+	w.offer(cc, true)
 	w.mu.Unlock()
 	defer cc.Close()
 	defer func() {
@@ -552,7 +553,7 @@ func (w *Worker) apply() {
 		// Chunks whose connection broke: offered to the connections open,
 		// dropped after the grace unless adopted.
 		for cc := range w.controls {
-			w.offer(cc)
+			w.offer(cc, false)
 		}
 		if w.cfg.OrphanGrace < 0 {
 			w.st.DropOrphans(gen)
@@ -572,10 +573,10 @@ func (w *Worker) apply() {
 
 // offer tells a scheduler on control connection cc of the chunks the
 // worker holds for no connection, with their sizes, for it to adopt those
-// it lost. w.mu is held.
-func (w *Worker) offer(cc *wire.Conn) {
+// it lost; always, it says so even when there are none. w.mu is held.
+func (w *Worker) offer(cc *wire.Conn, always bool) {
 	ids := w.st.Orphans()
-	if len(ids) == 0 {
+	if len(ids) == 0 && !always {
 		return
 	}
 	m := &wire.Msg{Kind: wire.MsgHeld, IDs: make([]uint64, 0, len(ids)), Sizes: make([]int64, 0, len(ids))}
