@@ -98,7 +98,7 @@ type Scheduler struct {
 	// lost holds the kept chunks lost with their workers, where they
 	// were: a worker that comes back with one is given it back (adopt.go).
 	lost    map[uint64]core.Location
-	adopted int // chunks taken back so
+	adopted int // chunks taken back so far
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
