@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -418,6 +419,56 @@ func TestWorkerLeavesCleanly(t *testing.T) {
 	got, err := c.ReadFile(x + "/data")
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("x after %s left: %v", victim, err)
+	}
+	p.stop(t)
+}
+
+// TestUploadSurvivesKillMidway kills a worker with SIGKILL halfway through
+// an upload of four chunks: the chunks put before have their other copy,
+// those put after go to the workers left, and the whole reads back the
+// same.
+func TestUploadSurvivesKillMidway(t *testing.T) {
+	bin := build(t)
+	p := startUp(t, bin, "--workers", "2", "--slots", "1")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := newSession(t, c)
+	a := tensor.NewArray(tensor.Float64, []int{16 << 20}) // 128 MiB: four default chunks of 32 MiB
+	for i := range a.Float64s() {
+		a.Float64s()[i] = float64(i%1000) * 0.25
+	}
+	var npy bytes.Buffer
+	codec.WriteNPY(&npy, a)
+	cmd := osexec.Command(p.bin, "write", "--addr", p.unx, sess+"/tensors/m.npy")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := npy.Bytes()
+	half := len(b) - len(a.Data)/2
+	if _, err := stdin.Write(b[:half]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the first two chunks are put
+	killWorker(t, p, "worker-1", syscall.SIGKILL)
+	if _, err := stdin.Write(b[half:]); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("upload with a worker killed halfway: %v: %s", err, errb.String())
+	}
+	got, err := c.ReadFile(sess + "/tensors/m/data")
+	if err != nil || !bytes.Equal(got, a.Data) {
+		t.Fatalf("upload read back: %v, same %v", err, bytes.Equal(got, a.Data))
 	}
 	p.stop(t)
 }
