@@ -118,9 +118,9 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 	return l
 }
 
-// producer finds the op that makes chunk id in l or its ancestors, and
-// the chunks that op reads.
-func (l *Lineage) producer(id uint64) (*chunk.Op, []uint64, bool) {
+// find returns the first entry of chunk id in l or its ancestors, searched
+// depth first, for which ok holds.
+func (l *Lineage) find(id uint64, ok func(op *chunk.Op) bool) (x *Lineage, i int, found bool) {
 	seen := map[*Lineage]bool{}
 	stack := []*Lineage{l}
 	for len(stack) > 0 {
@@ -131,35 +131,34 @@ func (l *Lineage) producer(id uint64) (*chunk.Op, []uint64, bool) {
 		}
 		seen[x] = true
 		i := sort.Search(len(x.ids), func(i int) bool { return x.ids[i] >= id })
-		if i < len(x.ids) && x.ids[i] == id && x.ops[i].Stored == 0 {
-			return x.ops[i], x.ins[x.off[i]:x.off[i+1]], true
+		if i < len(x.ids) && x.ids[i] == id && ok(x.ops[i]) {
+			return x, i, true
 		}
 		stack = append(stack, x.parents...)
 	}
-	return nil, nil, false
+	return nil, 0, false
 }
 
-// stored finds the shape of chunk id as an op that names it.
+// producer finds the op that makes chunk id in l or its ancestors, and
+// the chunks that op reads.
+func (l *Lineage) producer(id uint64) (*chunk.Op, []uint64, bool) {
+	x, i, ok := l.find(id, func(op *chunk.Op) bool { return op.Stored == 0 })
+	if !ok {
+		return nil, nil, false
+	}
+	return x.ops[i], x.ins[x.off[i]:x.off[i+1]], true
+}
+
+// stored finds an op that makes or names chunk id, for its shape.
 func (l *Lineage) stored(id uint64) (*chunk.Op, bool) {
 	if op, _, ok := l.producer(id); ok {
 		return op, true
 	}
-	seen := map[*Lineage]bool{}
-	stack := []*Lineage{l}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if x == nil || seen[x] {
-			continue
-		}
-		seen[x] = true
-		i := sort.Search(len(x.ids), func(i int) bool { return x.ids[i] >= id })
-		if i < len(x.ids) && x.ids[i] == id {
-			return x.ops[i], true
-		}
-		stack = append(stack, x.parents...)
+	x, i, ok := l.find(id, func(*chunk.Op) bool { return true })
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return x.ops[i], true
 }
 
 // ErrNoLineage is the error of a lost chunk that nothing can make again:
