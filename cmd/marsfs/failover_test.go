@@ -80,19 +80,36 @@ func newSession(t *testing.T, c *fs.Client) string {
 	return "/sessions/" + strings.TrimSpace(readText(t, c, "/sessions/clone"))
 }
 
+// upSession builds marsfs, starts `marsfs up` with args, dials it and
+// opens a session; the client closes when the test ends.
+func upSession(t *testing.T, args ...string) (*upProcess, *fs.Client, string) {
+	t.Helper()
+	p := startUp(t, build(t), args...)
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return p, c, newSession(t, c)
+}
+
+// runGraph submits spec to the session and waits for graph n to succeed.
+func runGraph(t *testing.T, c *fs.Client, sess string, n int, spec string) {
+	t.Helper()
+	if err := submit(c, sess, spec); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, fmt.Sprintf("%s/graphs/%d/wait", sess, n)); !strings.HasPrefix(st, "SUCCEEDED\n") {
+		t.Fatalf("graph %d:\n%s", n, st)
+	}
+}
+
 // TestAllWorkersKilled kills every worker of `marsfs up --respawn=false`
 // in the middle of a graph: the graph's status says it waits for a worker,
 // then it FAILS with that reason after --worker-wait; a graph submitted
 // to the empty cluster does the same, never a silent hang.
 func TestAllWorkersKilled(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
 	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +158,7 @@ func TestAllWorkersKilled(t *testing.T) {
 // it), the running graph's events tell of it, and the new worker takes
 // work.
 func TestUpRespawns(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -204,20 +214,8 @@ func chunkWorker(t *testing.T, c *fs.Client, tensorDir, idx string) string {
 // reading another tensor lost the same way succeeds with the same result
 // as before the loss, its events telling of the recomputation.
 func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\ny = (x * 3 + 1).cumsum()\ns = y.sum()\nfetch x, y, s\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\ny = (x * 3 + 1).cumsum()\ns = y.sum()\nfetch x, y, s\n")
 	x := sess + "/tensors/x"
 	before, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -266,14 +264,7 @@ func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
 // its other copies. Once up's new worker holds second copies again, the
 // other first worker is killed too: the upload still reads back the same.
 func TestUploadSurvivesWorkerKill(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	a := tensor.NewArray(tensor.Float64, []int{1024, 512})
 	for i, v := range a.Float64s() {
 		a.Float64s()[i] = v + float64(i)*0.5
@@ -319,20 +310,8 @@ func TestPausedWorkerReadopted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the failure detector (seconds)")
 	}
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\n")
 	x := sess + "/tensors/x"
 	want, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -380,20 +359,8 @@ func TestPausedWorkerReadopted(t *testing.T) {
 // and an upload's copies: it moves them to the other worker before it
 // exits, so nothing is lost and nothing recomputed.
 func TestWorkerLeavesCleanly(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\n")
 	x := sess + "/tensors/x"
 	want, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -428,14 +395,7 @@ func TestWorkerLeavesCleanly(t *testing.T) {
 // those put after go to the workers left, and the whole reads back the
 // same.
 func TestUploadSurvivesKillMidway(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	a := tensor.NewArray(tensor.Float64, []int{16 << 20}) // 128 MiB: four default chunks of 32 MiB
 	for i := range a.Float64s() {
 		a.Float64s()[i] = float64(i%1000) * 0.25
