@@ -213,7 +213,7 @@ func (c *Core) workerDown(name string) Output {
 		}
 		if stored {
 			o.lastFail = "chunk lost when " + why
-			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			c.fatal(k, &storedLost{fmt.Sprintf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k)})
 			return c.end()
 		}
 		if o.state == Freed { // not revived yet as another lost op's input
