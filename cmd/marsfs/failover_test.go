@@ -80,6 +80,34 @@ func newSession(t *testing.T, c *fs.Client) string {
 	return "/sessions/" + strings.TrimSpace(readText(t, c, "/sessions/clone"))
 }
 
+// memberState is the state /cluster/members (text) gives member name.
+func memberState(text, name string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == name {
+			return f[3]
+		}
+	}
+	return ""
+}
+
+// waitDropped waits until the scheduler has given worker name up: its
+// status fails at once (a paused worker still connected fails it after
+// the scheduler's 2 s wait for an answer). A worker that resumes before
+// would lose nothing, and have nothing to be given back.
+func waitDropped(t *testing.T, c *fs.Client, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		asked := time.Now()
+		if _, err := c.ReadFile("/cluster/workers/" + name + "/status"); err != nil && time.Since(asked) < time.Second {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduler has not given %s up 20s after it was declared failed", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // upSession builds marsfs, starts `marsfs up` with args, dials it and
 // opens a session; the client closes when the test ends.
 func upSession(t *testing.T, args ...string) (*upProcess, *fs.Client, string) {
@@ -168,7 +196,7 @@ func TestUpRespawns(t *testing.T) {
 	killed := time.Now()
 	killWorker(t, p, "worker-1", syscall.SIGKILL)
 	waitFor(t, c, "/cluster/members", 10*time.Second, func(s string) bool {
-		return strings.Contains(s, "worker-1.2 ") && strings.Contains(s, " worker alive")
+		return memberState(s, "worker-1.2") == "alive"
 	})
 	t.Logf("worker-1.2 alive in /cluster/members %v after worker-1 was killed", time.Since(killed).Round(time.Millisecond))
 	st := readText(t, c, sess+"/graphs/1/wait")
@@ -188,7 +216,7 @@ func TestUpRespawns(t *testing.T) {
 	if st := readText(t, c, sess+"/graphs/2/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") || !strings.Contains(st, "worker-1.2=") {
 		t.Errorf("graph 2 on the respawned cluster:\n%s", st)
 	}
-	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
+	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: worker worker-1 (pid ")) || !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
 		t.Errorf("up's log:\n%s", p.stderr)
 	}
 	p.stop(t)
@@ -327,8 +355,9 @@ func TestPausedWorkerReadopted(t *testing.T) {
 	pid := killWorker(t, p, victim, syscall.SIGSTOP)
 	stopped := time.Now()
 	waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool {
-		return strings.Contains(s, victim+" ") && strings.Contains(s, " worker failed")
+		return memberState(s, victim) == "failed"
 	})
+	waitDropped(t, c, victim)
 	t.Logf("%s declared failed %v after SIGSTOP", victim, time.Since(stopped).Round(time.Millisecond))
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
