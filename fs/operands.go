@@ -74,6 +74,11 @@ func operandsText(g *engine.Graph) string {
 // eventLine renders one event: time, key, op, state, worker, attempt, and
 // the error of a failure.
 func eventLine(g *engine.Graph, ev core.Event) string {
+	if ev.Key == core.NoteKey {
+		// A note about the graph as a whole: "- note" where an operand's
+		// key and op would be.
+		return fmt.Sprintf("%s - note %s\n", ev.At.Format("15:04:05.000000"), strings.ReplaceAll(ev.Err, "\n", "; "))
+	}
 	worker := ev.Worker
 	if worker == "" {
 		worker = "-"
@@ -114,7 +119,7 @@ func (e *events) ReadAt(p []byte, off int64) (int, error) {
 	for off >= int64(len(e.text)) {
 		evs, more, ended := e.g.Events(e.next)
 		for _, ev := range evs {
-			if ev.Key >= 0 && ev.Key < len(e.g.Chunks().Ops) {
+			if ev.Key == core.NoteKey || ev.Key >= 0 && ev.Key < len(e.g.Chunks().Ops) {
 				e.text = append(e.text, eventLine(e.g, ev)...)
 			}
 		}

@@ -34,6 +34,9 @@ func statusText(g *engine.Graph) string {
 			fmt.Fprintf(&b, "shape %s\n", sh)
 		}
 	}
+	if s.Waiting != "" {
+		fmt.Fprintf(&b, "waiting %s\n", s.Waiting)
+	}
 	if e := g.Err(); e != "" {
 		fmt.Fprintf(&b, "error %s\n", strings.ReplaceAll(strings.TrimSpace(e), "\n", "; "))
 	}
@@ -97,7 +100,7 @@ func metaText(t *engine.Tensor) string {
 		// An upload: no graph made it.
 		b.WriteString("graph upload\n")
 	}
-	fmt.Fprintf(&b, "state stored\n")
+	fmt.Fprintf(&b, "state %s\n", t.State())
 	return b.String()
 }
 

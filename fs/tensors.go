@@ -138,6 +138,12 @@ func leased(n *node, t *engine.Tensor) *node {
 			if err != nil {
 				return nil, linux.ENOENT // replaced, and nobody held it
 			}
+			// Chunks lost with their workers are made again first, from
+			// the tensor's lineage: the open waits for them.
+			if err := t.Restore(c.ctx); err != nil {
+				l.Release()
+				return nil, linux.EIO
+			}
 			h, err := open(c, mode)
 			if err != nil {
 				l.Release()

@@ -135,6 +135,15 @@ func (a *Arrays) Get(id uint64) (*tensor.Array, bool) {
 	return x, true
 }
 
+// Size returns the data length of chunk id, if the store holds it,
+// without reading it back from a spill file.
+func (a *Arrays) Size(id uint64) (int64, bool) {
+	if x, ok := a.getHeap(id); ok {
+		return int64(len(x.Data)), true
+	}
+	return a.s.Size(id)
+}
+
 // Pin returns chunk id like Get, and release, which unpins it at once
 // rather than when the array is collected: x must not be used afterwards.
 func (a *Arrays) Pin(id uint64) (x *tensor.Array, release func(), ok bool) {

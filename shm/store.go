@@ -453,6 +453,18 @@ func (s *Store) Has(id uint64) bool {
 	return ok
 }
 
+// Size returns the data length of chunk id, if the store holds it sealed,
+// without mapping or reloading it.
+func (s *Store) Size(id uint64) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.chunks[id]
+	if !ok || !c.sealed || c.deleted {
+		return 0, false
+	}
+	return c.n, true
+}
+
 // SetNextUse records the rank, in the graph's order of execution, of the
 // next operand to read chunk id (NoNextUse when none): the spill policy
 // keeps the chunks needed soonest. It reports whether the store holds id.

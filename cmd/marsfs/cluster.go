@@ -7,10 +7,8 @@ import (
 	"log"
 	"net"
 	"os"
-	osexec "os/exec"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"marsfs/exec/engine"
@@ -23,7 +21,7 @@ import (
 // upCluster runs a scheduler and the 9P server in this process and n worker
 // processes (this binary, as `marsfs worker`) joined to it, until ctx ends;
 // then it stops the server, the workers and the scheduler, in that order.
-func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *workerFlags, n int, gossip string) error {
+func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *workerFlags, n int, gossip string, respawn bool) error {
 	closeAll := func() {
 		for _, l := range ls {
 			l.Close()
@@ -36,7 +34,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		closeAll()
 		return err
@@ -53,14 +51,15 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
-	kids := &children{}
+	kids := &children{path: self, respawn: respawn, announce: sched.Announce}
 	defer kids.stop(5 * time.Second)
 	for i := range n {
-		args := []string{"worker", "--name", fmt.Sprintf("worker-%d", i+1), "--join", sched.GossipAddr()}
+		name := fmt.Sprintf("worker-%d", i+1)
+		args := []string{"--join", sched.GossipAddr()}
 		if wf.cpuprofile != "" {
-			args = append(args, "--cpuprofile", fmt.Sprintf("%s.worker-%d", wf.cpuprofile, i+1))
+			args = append(args, "--cpuprofile", fmt.Sprintf("%s.%s", wf.cpuprofile, name))
 		}
-		if err := kids.start(self, append(args, wf.args()...)); err != nil {
+		if err := kids.start(name, append(args, wf.args()...)); err != nil {
 			closeAll()
 			return err
 		}
@@ -79,32 +78,6 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	eng := engine.New(sched)
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
-}
-
-// start starts a worker process. It gets SIGTERM if this process dies
-// (Pdeathsig), and lives in its own process group, so that a terminal's
-// Ctrl-C reaches only up, which then stops the workers in order.
-func (c *children) start(path string, args []string) error {
-	cmd := osexec.Command(path, args...)
-	cmd.Stdout = os.Stderr
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	done := make(chan struct{})
-	c.mu.Lock()
-	c.procs = append(c.procs, cmd.Process)
-	c.done = append(c.done, done)
-	c.mu.Unlock()
-	go func() {
-		err := cmd.Wait()
-		if !c.stopping.Load() {
-			log.Printf("marsfs: worker %d (%s) exited: %v", cmd.Process.Pid, args[2], err)
-		}
-		close(done)
-	}()
-	return nil
 }
 
 // scheduler runs a scheduler and the 9P server; workers join it.
@@ -131,7 +104,7 @@ func schedulerCmd(args []string) error {
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key})
+	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -179,7 +152,10 @@ func workerCmd(args []string) error {
 	if wf.procs > 0 {
 		runtime.GOMAXPROCS(wf.procs)
 	}
-	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key}
+	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key, OrphanGrace: wf.orphan}
+	if wf.orphan <= 0 {
+		cfg.OrphanGrace = -1 // none: freed at once
+	}
 	if wf.dataDir != "" {
 		data, err := openData(wf.dataDir)
 		if err != nil {
@@ -213,6 +189,9 @@ func workerCmd(args []string) error {
 	}
 	return err
 }
+
+// logPrefixed logs as marsfs does: "marsfs: " and the message.
+func logPrefixed(format string, args ...any) { log.Printf("marsfs: "+format, args...) }
 
 func list(s string) []string {
 	var out []string

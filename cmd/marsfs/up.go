@@ -15,7 +15,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +41,8 @@ type serveFlags struct {
 	idle       time.Duration
 	mount      string
 	ops        int
-	dataDir    string // --data-dir; up's default is its working directory
+	dataDir    string        // --data-dir; up's default is its working directory
+	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -51,6 +51,7 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 	ops, help := defaultOps()
+	f.DurationVar(&s.workerWait, "worker-wait", 30*time.Second, "how long a graph waits with no worker connected (all died or left) before it fails saying so")
 	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
 }
 
@@ -190,6 +191,7 @@ func up(args []string) error {
 	wf.add(f, 2)
 	workers := f.Int("workers", 2, "number of local worker processes (0: run in this process)")
 	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
+	respawn := f.Bool("respawn", true, "start a worker process again when it dies (after 0.5s, doubling to 8s while it keeps dying)")
 	f.StringVar(&sf.dataDir, "data-dir", "", "the directory the files specs name are in, and that its workers read and write (default the working directory)")
 	if _, err := parse(f, args); err != nil {
 		return err
@@ -227,7 +229,7 @@ func up(args []string) error {
 		defer eng.Close()
 		return serve(ctx, eng, localCluster{run}, ls, &sf)
 	}
-	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip)
+	return upCluster(ctx, ls, &sf, &wf, *workers, *gossip, *respawn)
 }
 
 // workerFlags are the flags of a worker, which up passes on.
@@ -241,6 +243,7 @@ type workerFlags struct {
 	store    string
 	keyFile  string
 	dataDir  string // worker's --data-dir; up passes its own
+	orphan   time.Duration
 
 	cpuprofile string // up passes each worker FILE.worker-N
 }
@@ -262,6 +265,7 @@ func (w *workerFlags) add(f *flag.FlagSet, share int) {
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
+	f.DurationVar(&w.orphan, "orphan-grace", worker.DefaultOrphanGrace, "how long a worker keeps the chunks of a scheduler whose connection broke, for it to come back and take them, before it frees them")
 	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }
 
@@ -299,6 +303,7 @@ func (w *workerFlags) args() []string {
 	if w.dataDir != "" {
 		a = append(a, "--data-dir", w.dataDir)
 	}
+	a = append(a, "--orphan-grace", w.orphan.String())
 	return a
 }
 
@@ -341,33 +346,4 @@ func (l localCluster) Members() string   { return sched.LocalWorker + " - schedu
 func (l localCluster) Workers() []string { return []string{sched.LocalWorker} }
 func (l localCluster) WorkerStatus(name string) (string, bool) {
 	return l.run.WorkerStatus(name)
-}
-
-// children are the worker processes of up.
-type children struct {
-	mu       sync.Mutex
-	procs    []*os.Process
-	done     []chan struct{}
-	stopping atomic.Bool
-}
-
-// stop sends SIGTERM to every child, waits up to grace for them to exit,
-// then kills those left.
-func (c *children) stop(grace time.Duration) {
-	c.stopping.Store(true)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.procs {
-		p.Signal(syscall.SIGTERM)
-	}
-	deadline := time.After(grace)
-	for i, d := range c.done {
-		select {
-		case <-d:
-		case <-deadline:
-			log.Printf("marsfs: worker %d did not stop in %v; killing it", c.procs[i].Pid, grace)
-			c.procs[i].Kill()
-			<-d
-		}
-	}
 }

@@ -213,7 +213,7 @@ func (c *Core) workerDown(name string) Output {
 		}
 		if stored {
 			o.lastFail = "chunk lost when " + why
-			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			c.fatal(k, &storedLost{fmt.Sprintf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k)})
 			return c.end()
 		}
 		if o.state == Freed { // not revived yet as another lost op's input
@@ -246,7 +246,7 @@ func (c *Core) revive(k int, why string) error {
 		return fmt.Errorf("stored chunk %d is gone", s)
 	}
 	c.finished--
-	o.worker, o.waiting = "", 0
+	o.worker, o.waiting, o.revived = "", 0, true
 	for _, in := range c.g.Ops[k].Inputs {
 		i := &c.ops[in]
 		i.users++
@@ -280,4 +280,54 @@ func (c *Core) revive(k int, why string) error {
 		}
 	}
 	return nil
+}
+
+// adopt takes op k's chunk, which worker holds again (it was lost with
+// it, and the worker came back), instead of making it again, if the op
+// is to be made again and has not been sent: the op is FINISHED there, as
+// if its run had just ended, and what was revived only to make it is let
+// go again.
+func (c *Core) adopt(k int, worker string, nbytes int64) Output {
+	c.begin()
+	if k < 0 || k >= len(c.ops) || c.done || c.stopping {
+		return c.end()
+	}
+	o := &c.ops[k]
+	// The op is to be made again: its chunk was lost (revived), or its
+	// run was lost with the worker (a run before, attempt > 0), which
+	// may have made it all the same. Kernels being deterministic, the
+	// chunk under its ID is the one a run would make.
+	if _, up := c.workers[worker]; !up || o.sent || (o.state != Ready && o.state != Unscheduled) || (!o.revived && o.attempt == 0) {
+		return c.end()
+	}
+	c.unrevive(k)
+	o.worker, o.nbytes = worker, nbytes
+	c.liveChunks++
+	c.hold(worker, nbytes)
+	c.finish(k, worker)
+	if o.users == 0 {
+		c.maybeFree(k)
+	}
+	return c.end()
+}
+
+// unrevive undoes what revive did for op k, about to be FINISHED without
+// running: its inputs are not needed for it any more, and those that were
+// revived for it alone and have not been sent go back to FREED.
+func (c *Core) unrevive(k int) {
+	c.ops[k].revived = false
+	for _, in := range c.g.Ops[k].Inputs {
+		i := &c.ops[in]
+		if i.users--; i.users > 0 {
+			continue
+		}
+		switch {
+		case i.state == Finished:
+			c.maybeFree(in)
+		case i.revived && !i.sent && (i.state == Ready || i.state == Unscheduled):
+			c.unrevive(in)
+			c.finished++ // as it was before revive
+			c.emit(in, Freed, "", fmt.Sprintf("not made again: operand %d was taken back", k))
+		}
+	}
 }

@@ -21,4 +21,8 @@ type Job struct {
 	// Plan, if not nil, is called once before any op runs with how the
 	// runner placed the job (see Options.Planned). It must not block.
 	Plan func(Placement)
+	// Waiting, if not nil, is told why the job waits with nothing able to
+	// run it (no worker is connected: "no worker connected since ...;
+	// fails at ..."), and "" once it waits no more. It must not block.
+	Waiting func(why string)
 }

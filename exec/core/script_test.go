@@ -22,6 +22,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	keep K ...          ops whose chunks outlive the job
 //	up W SLOTS          a worker joins
 //	down W              a worker leaves
+//	adopt W K NBYTES    W is back holding op K's chunk
+//	hold | dispatch     take the inputs up to dispatch together
 //	start | cancel | abandon
 //	started K | finish K [NBYTES] | fail K MSG... | cancelled K
 //
@@ -158,6 +160,12 @@ func (s *script) do(cmd string) string {
 		o = s.core().Step(Input{Kind: InCancel})
 	case "abandon":
 		o = s.core().Step(Input{Kind: InAbandon})
+	case "hold":
+		o = s.core().Step(Input{Kind: InHold})
+	case "dispatch":
+		o = s.core().Step(Input{Kind: InDispatch})
+	case "adopt":
+		o = s.core().Step(Input{Kind: InAdopt, Worker: f[1], Key: ints(f[2:3])[0], NBytes: int64(ints(f[3:4])[0])})
 	case "fail-job":
 		o = s.core().Step(Input{Kind: InFail, Err: strings.Join(f[1:], " ")})
 	case "started":

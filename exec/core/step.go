@@ -59,10 +59,14 @@ const (
 	// InFail: the job fails with Err, as a cancel does, for a reason of
 	// the caller's (no worker left to run it).
 	InFail
+	// InAdopt: Worker, which the job lost, is back holding op Key's chunk
+	// of NBytes (the caller checked its ID and size): if the Core is
+	// making it again and has not sent it yet, it takes it instead.
+	InAdopt
 )
 
 var inputNames = [...]string{"up", "down", "start", "started", "finished", "failed", "failed-fetch",
-	"failed-final", "cancel", "cancelled", "abandon", "hold", "dispatch", "fail"}
+	"failed-final", "cancel", "cancelled", "abandon", "hold", "dispatch", "fail", "adopt"}
 
 func (k InputKind) String() string {
 	if int(k) < len(inputNames) {
@@ -103,6 +107,8 @@ func (c *Core) Step(in Input) Output {
 		return Output{}
 	case InDispatch:
 		return c.dispatchHeld()
+	case InAdopt:
+		return c.adopt(in.Key, in.Worker, in.NBytes)
 	case InFail:
 		c.begin()
 		if !c.done {

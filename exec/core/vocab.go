@@ -18,13 +18,14 @@ type Placement struct {
 	Worker []string
 }
 
-// An Event is a transition of one operand.
+// An Event is a transition of one operand, or a note about the job as a
+// whole (Key NoteKey): a worker joined or left, the job waits for workers.
 type Event struct {
-	Key     int     // the op's key in the job's graph
+	Key     int     // the op's key in the job's graph; NoteKey for a note
 	State   OpState // the state entered
 	Worker  string  // the worker involved, if any
 	Attempt int     // 1 for the first run
-	Err     string  // why, for FATAL and retried failures
+	Err     string  // why, for FATAL and retried failures; a note's text
 	At      time.Time
 	// Chunk data of the job alive in the cluster after the transition.
 	LiveChunks int
@@ -36,6 +37,10 @@ type Event struct {
 	// Bytes spilled to disk for the job so far.
 	SpilledBytes int64
 }
+
+// NoteKey is the Key of an Event that is a note about the job, not a
+// transition of an operand: its State means nothing, Err is the note.
+const NoteKey = -1
 
 // OpState is the state of one operand, as in Mars.
 type OpState uint8

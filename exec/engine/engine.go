@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"marsfs/exec/core"
 	"marsfs/tensor"
@@ -31,11 +32,27 @@ type Engine struct {
 	maxOps   int   // bound on liveOps; 0 for none
 	data     fs.FS // the data directory specs name files in; nil for none
 	liveOps  int   // chunk operands tiled for the graphs not yet ended
+
+	// Restores of lost chunks (lineage.go): one runs at a time (restoring
+	// holds its turn); recomputing counts the chunks being made again;
+	// background restores, started by State, end with ctx.
+	restoring   chan struct{}
+	recomputing map[uint64]int
+	// unrestorable holds why the last restore of a chunk failed, until
+	// one succeeds or the chunk is freed.
+	unrestorable map[uint64]string
+	restores     int
+	ctx          context.Context
+	cancel       context.CancelFunc
+	background   sync.WaitGroup
 }
 
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
-	return &Engine{runner: r, sessions: make(map[int]*Session)}
+	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int),
+		unrestorable: make(map[uint64]string)}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	return e
 }
 
 // OpCost is what the process running an engine holds for a chunk operand
@@ -104,6 +121,7 @@ func (e *Engine) NewSession(owner string) (*Session, error) {
 		owner:   owner,
 		tensors: make(map[string]*Tensor),
 		refs:    make(map[uint64]int),
+		lines:   make(map[uint64]*Lineage),
 		opt:     fuse.Options{Fuse: true, FuseExpr: true},
 	}
 	e.sessions[s.id] = s
@@ -135,6 +153,8 @@ func (e *Engine) Close() {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
+	e.cancel()
+	e.background.Wait()
 	for _, s := range e.Sessions() {
 		s.Close()
 	}
@@ -164,6 +184,9 @@ type Session struct {
 	graphs  []*Graph
 	tensors map[string]*Tensor
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
+	// lines holds the lineage of each kept chunk a graph made (not of
+	// uploads): while the chunk is held, it can be made again.
+	lines   map[uint64]*Lineage
 	lastErr string
 	closed  bool
 	opt     fuse.Options // graph optimizations (SetOptions)
@@ -435,7 +458,7 @@ func (u *Upload) Commit() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.engine.runner.Free(u.tiled.Keys)
+		s.engine.free(u.tiled.Keys)
 		return ErrClosed
 	}
 	t := &Tensor{session: s, tiled: u.tiled}
@@ -448,7 +471,7 @@ func (u *Upload) Commit() error {
 	}
 	s.tensors[u.tiled.Name] = t
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 	return nil
 }
 
@@ -467,7 +490,7 @@ func (u *Upload) Abort() {
 		}
 	}
 	u.mu.Unlock()
-	u.s.engine.runner.Free(ids)
+	u.s.engine.free(ids)
 }
 
 func checkName(name string) error {
@@ -556,7 +579,24 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 
 	go func() {
 		defer s.engine.holdOps(-sts.held)
-		err := s.engine.runner.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement})
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting}
+		err := s.restoreInputs(ctx, g, held)
+		for try := 1; err == nil; try++ {
+			err = s.engine.runner.Run(ctx, job)
+			// A chunk of an earlier tensor lost while the graph ran fails
+			// it (no op of the job makes it): it is made again from its
+			// lineage, and the graph runs again.
+			if err == nil || try == restoreTries || ctx.Err() != nil || !errors.Is(err, core.ErrStoredLost) && !s.lostAny(held) {
+				break
+			}
+			g.rerun(fmt.Sprintf("chunks of earlier graphs it reads were lost while it ran (%v): they are made again and the graph runs again", err))
+			// The runner forgets the chunks of a worker as it tells the
+			// job of its loss; give it a moment if it has not yet.
+			for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			err = s.restoreInputs(ctx, g, held)
+		}
 		var kept []uint64
 		if err == nil && sts.first != nil && !sts.first.Last() {
 			kept, err = s.runStages(ctx, g, sts, cg, ids)
@@ -571,6 +611,37 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		s.release(held)
 	}()
 	return g, nil
+}
+
+// lostAny reports whether a chunk of ids is lost.
+func (s *Session) lostAny(ids []uint64) bool {
+	for _, id := range ids {
+		if s.engine.runner.Where(id) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreInputs makes the chunks of earlier tensors that graph g reads
+// (held) and that were lost with their workers again, from their
+// lineage, before g runs; g's events say so.
+func (s *Session) restoreInputs(ctx context.Context, g *Graph, held []uint64) error {
+	var lost []uint64
+	for _, id := range held {
+		if s.engine.runner.Where(id) == "" {
+			lost = append(lost, id)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: fmt.Sprintf("recomputing %d %s of earlier graphs lost with their workers", len(lost), plural(len(lost), "chunk"))})
+	if err := s.engine.restoreAll(ctx, lost, s.lineOf); err != nil {
+		return err
+	}
+	g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: fmt.Sprintf("recomputed %d lost %s", len(lost), plural(len(lost), "chunk"))})
+	return nil
 }
 
 // runStages runs the stages of g after the first (cg, with chunk IDs
@@ -619,10 +690,12 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 		ids = s.engine.ids(cg)
 		off := g.extend(cg, ids, st.Results)
 		observe := func(ev core.Event) {
-			ev.Key += off
+			if ev.Key != core.NoteKey {
+				ev.Key += off
+			}
 			g.observe(ev)
 		}
-		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off)}
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off), Waiting: g.setWaiting}
 		if err := s.engine.runner.Run(ctx, job); err != nil {
 			return kept, err
 		}
@@ -654,22 +727,32 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 			out[id] = true // once
 		}
 	}
-	s.engine.runner.Free(free)
+	s.engine.free(free)
 }
 
 // keep turns the outputs of a finished graph into session tensors.
 func (s *Session) keep(g *Graph) {
 	s.mu.Lock()
+	var keys []int
+	for _, o := range g.chunks.Outputs {
+		if !chunk.IsSink(o.Name) {
+			for _, k := range o.Keys {
+				keys = append(keys, int(k))
+			}
+		}
+	}
+	lin := newLineage(g.chunks, g.ids, keys, func(id uint64) *Lineage { return s.lines[id] })
 	var freed []uint64
 	for _, o := range g.chunks.Outputs {
 		if chunk.IsSink(o.Name) {
 			continue
 		}
-		t := &Tensor{session: s, tiled: o, graph: g.id}
+		t := &Tensor{session: s, tiled: o, graph: g.id, lin: lin}
 		t.tiled.Keys = make([]uint64, len(o.Keys))
 		for i, k := range o.Keys {
 			t.tiled.Keys[i] = g.ids[k]
 			s.refs[g.ids[k]]++
+			s.lines[g.ids[k]] = lin
 		}
 		if old, ok := s.tensors[o.Name]; ok {
 			freed = append(freed, s.unref(old.tiled.Keys)...)
@@ -677,7 +760,7 @@ func (s *Session) keep(g *Graph) {
 		s.tensors[o.Name] = t
 	}
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 }
 
 // release drops the hold a graph had on the stored chunks it read.
@@ -685,7 +768,7 @@ func (s *Session) release(ids []uint64) {
 	s.mu.Lock()
 	freed := s.unref(ids)
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 }
 
 // unref drops one reference to each of ids and returns those left with
@@ -698,6 +781,7 @@ func (s *Session) unref(ids []uint64) []uint64 {
 		}
 		if s.refs[id]--; s.refs[id] <= 0 {
 			delete(s.refs, id)
+			delete(s.lines, id)
 			freed = append(freed, id)
 		}
 	}
@@ -753,7 +837,7 @@ func (s *Session) Drop(name string) error {
 	delete(s.tensors, name)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
-	s.engine.runner.Free(freed)
+	s.engine.free(freed)
 	return nil
 }
 
@@ -802,8 +886,9 @@ func (s *Session) Close() {
 		ids = append(ids, id)
 	}
 	s.refs = map[uint64]int{}
+	s.lines = map[uint64]*Lineage{}
 	s.tensors = map[string]*Tensor{}
 	s.mu.Unlock()
-	s.engine.runner.Free(ids)
+	s.engine.free(ids)
 	s.engine.drop(s)
 }

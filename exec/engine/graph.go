@@ -64,6 +64,9 @@ type Status struct {
 	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
 	Stage  int
 	Shapes []string
+	// Waiting says what the running graph waits for with nothing able to
+	// run it ("for a worker: none connected since ..."); empty otherwise.
+	Waiting string
 }
 
 // WorkerBytes is a number of bytes on a worker.
@@ -411,7 +414,9 @@ func (g *Graph) observe(ev core.Event) {
 		switch ev.State {
 		case core.Running:
 			g.status.Running++
-		case core.Finished:
+		case core.Finished, core.Freed:
+			// FREED from READY: an op revived to be made again, let go
+			// (its successor's chunk was taken back from a worker).
 			if !done(prev) {
 				g.status.Finished++
 				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
@@ -434,8 +439,26 @@ func (g *Graph) observe(ev core.Event) {
 	g.wake()
 }
 
+// rerun notes that the graph runs again (why): the operands that failed
+// in the run before are not failed any more.
+func (g *Graph) rerun(why string) {
+	g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: why})
+	g.mu.Lock()
+	g.status.Failed = 0
+	g.mu.Unlock()
+}
+
+// setWaiting records what the graph waits for (see core.Job.Waiting).
+func (g *Graph) setWaiting(why string) {
+	g.mu.Lock()
+	g.status.Waiting = why
+	g.wake()
+	g.mu.Unlock()
+}
+
 func (g *Graph) finish(err error) {
 	g.mu.Lock()
+	g.status.Waiting = ""
 	switch {
 	case err == nil:
 		g.status.State = Succeeded
@@ -457,7 +480,12 @@ type Tensor struct {
 	session *Session
 	tiled   tensor.TiledTensor // Keys are global chunk IDs
 	graph   int                // the graph that made it; 0 for an upload
+	lin     *Lineage           // how its chunks are made again; nil for an upload
 }
+
+// Lineage is how the tensor's chunks are made again when lost; nil for an
+// upload.
+func (t *Tensor) Lineage() *Lineage { return t.lin }
 
 // Name is the tensor's name in its session.
 func (t *Tensor) Name() string { return t.tiled.Name }

@@ -537,10 +537,22 @@ func TestNoWorkerFailsJob(t *testing.T) {
 	job := chainsJob(2, 4000, 0)
 	started := make(chan struct{})
 	var once sync.Once
+	var mu sync.Mutex
+	var waiting, notes []string
 	job.Observe = func(ev core.Event) {
-		if ev.State == core.Finished {
+		if ev.Key == core.NoteKey {
+			mu.Lock()
+			notes = append(notes, ev.Err)
+			mu.Unlock()
+		}
+		if ev.State == core.Finished && ev.Key >= 0 {
 			once.Do(func() { close(started) })
 		}
+	}
+	job.Waiting = func(why string) {
+		mu.Lock()
+		waiting = append(waiting, why)
+		mu.Unlock()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.Run(context.Background(), job) }()
@@ -561,6 +573,16 @@ func TestNoWorkerFailsJob(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("run still going with no worker")
 	}
+	// While it waited, the job said so, and its events tell why.
+	mu.Lock()
+	if len(waiting) == 0 || !strings.HasPrefix(waiting[0], "for a worker: none connected since") {
+		t.Errorf("the job told it waited with %q", waiting)
+	}
+	all := strings.Join(notes, "\n")
+	if !strings.Contains(all, "worker only ") || !strings.Contains(all, "waiting for a worker") {
+		t.Errorf("the job's notes:\n%s", all)
+	}
+	mu.Unlock()
 	begin := time.Now()
 	err = s.Run(context.Background(), zerosJob(2))
 	if err == nil || !strings.Contains(err.Error(), "no worker to run the graph") {

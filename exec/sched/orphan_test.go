@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/worker"
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -13,10 +14,12 @@ import (
 
 // TestSchedulerGoneFreesChunks keeps a graph's result and an upload on two
 // workers, then takes the scheduler away without a word (Close sends no
-// frees, as a crash would not): the workers must drop every chunk they held
-// for it, since no scheduler can name them any more.
+// frees, as a crash would not): once their orphan grace has passed, the
+// workers must drop every chunk they held for it, since no scheduler can
+// name them any more.
 func TestSchedulerGoneFreesChunks(t *testing.T) {
-	tc := newTestCluster(t, 2, false)
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2, OrphanGrace: 300 * time.Millisecond},
+		worker.Config{Name: "w2", Slots: 2, OrphanGrace: 300 * time.Millisecond})
 	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +54,12 @@ func TestSchedulerGoneFreesChunks(t *testing.T) {
 	}
 	// The frees of the intermediates travel after Run returns: wait for
 	// them.
-	want := len(keep) + 1
+	want := len(keep) + 2 // the upload on two workers
 	for deadline := time.Now().Add(5 * time.Second); held() != want && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if n := held(); n != want {
-		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload)", n, want)
+		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload's two copies)", n, want)
 	}
 	tc.s.Close()
 	deadline := time.Now().Add(5 * time.Second)

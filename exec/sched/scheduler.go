@@ -57,6 +57,9 @@ type Config struct {
 	// NoMap reads every chunk over TCP, also from workers on this host
 	// whose chunks are in shared memory and could be mapped.
 	NoMap bool
+	// Logf, if not nil, logs what the scheduler does of note: chunks
+	// taken back from a worker that came back, or moved off one leaving.
+	Logf func(format string, args ...any)
 }
 
 // WorkerInfo describes a worker the scheduler knows.
@@ -87,6 +90,16 @@ type Scheduler struct {
 	jobs    map[uint64]*mailbox
 	nextJob uint64
 	chunks  map[uint64]core.Location // kept chunks by ID
+	// copies holds the second copy of each uploaded chunk, on another
+	// worker than its first (chunks): an upload has no lineage.
+	copies map[uint64]core.Location
+	// uploads names the chunks put by Put, which are to have two copies.
+	uploads map[uint64]bool
+	copying map[uint64]bool // uploaded chunks being copied (copyAgain)
+	// lost holds the kept chunks lost with their workers, where they
+	// were: a worker that comes back with one is given it back (adopt.go).
+	lost    map[uint64]core.Location
+	adopted int // chunks taken back so far
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -96,6 +109,9 @@ type remoteWorker struct {
 	name, addr string
 	slots      int
 	cc         *wire.Conn // nil while connecting
+	// leaving: the worker said it is leaving (MsgLeaving): no chunk is
+	// put or moved onto it.
+	leaving bool
 	// local is the worker when it runs in this process (NewLocal): its
 	// chunks are read and put through its store, not over the network,
 	// and no member table lists it.
@@ -104,7 +120,9 @@ type remoteWorker struct {
 
 // An input is something that happened to a job, queued for its Run loop.
 type input struct {
-	up, down bool // worker up or down
+	up, down bool   // worker up or down
+	why      string // down: how the worker went, for the job's events
+	note     string // neither up nor down, nor a report: a note for the job's events (Announce)
 	worker   string
 	slots    int
 	msg      wire.Msg // a worker's report when neither up nor down
@@ -189,7 +207,7 @@ func newScheduler(cfg Config) *Scheduler {
 		cfg.UnitOps = 256
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -263,7 +281,9 @@ func (s *Scheduler) watch() {
 	for {
 		ch := s.node.Changed()
 		alive := map[string]bool{}
+		state := map[string]cluster.State{}
 		for _, m := range s.node.Members() {
+			state[m.Name] = m.State
 			if m.Meta.Role != cluster.RoleWorker || m.State != cluster.Alive || m.Meta.Addr == "" {
 				continue
 			}
@@ -286,7 +306,11 @@ func (s *Scheduler) watch() {
 		}
 		s.mu.Unlock()
 		for _, w := range gone {
-			s.drop(w)
+			why := "left the cluster"
+			if state[w.name] == cluster.Failed {
+				why = "failed (the cluster's failure detector declared it dead)"
+			}
+			s.drop(w, why)
 		}
 		select {
 		case <-ch:
@@ -317,7 +341,7 @@ func (s *Scheduler) connect(w *remoteWorker) {
 		}
 	}
 	if err != nil {
-		s.drop(w)
+		s.drop(w, "could not be reached: "+err.Error())
 		return
 	}
 	s.serve(w, c)
@@ -327,6 +351,18 @@ func (s *Scheduler) connect(w *remoteWorker) {
 // the connection fails, then forgets the worker.
 func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	cc := wire.NewConn(c)
+	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+	// The worker's first message says what it holds for nobody (see
+	// adopt.go): the jobs hear of the worker and of the chunks it brings
+	// back together, and take these back before they send anyone work to
+	// make them again.
+	var held wire.Msg
+	if err := dec.Next(&held); err != nil || held.Kind != wire.MsgHeld {
+		cc.Close()
+		s.drop(w, fmt.Sprintf("did not say what it holds on connecting (%v)", err))
+		return
+	}
+	held.IDs, held.Sizes = slices.Clone(held.IDs), slices.Clone(held.Sizes)
 	s.mu.Lock()
 	if s.closed || s.workers[w.name] != w {
 		s.mu.Unlock()
@@ -335,10 +371,17 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	}
 	w.cc = cc
 	for _, mb := range s.jobs {
-		mb.put(input{up: true, worker: w.name, slots: w.slots})
+		in := []input{{up: true, worker: w.name, slots: w.slots}}
+		if len(held.IDs) > 0 {
+			in = append(in, input{worker: w.name, msg: held})
+		}
+		mb.putAll(in)
 	}
+	s.copyLater()
 	s.mu.Unlock()
-	dec := wire.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+	if len(held.IDs) > 0 {
+		s.adoptHeld(w, cc, &held)
+	}
 	// The reports of one frame go to their jobs together, so that a job
 	// takes them in one go.
 	var mb *mailbox
@@ -351,14 +394,27 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		if err := dec.Next(&m); err != nil {
 			break
 		}
-		if m.Kind == wire.MsgStatusReply {
+		switch m.Kind {
+		case wire.MsgStatusReply:
 			s.mu.Lock()
 			if ch, ok := s.status[m.Seq]; ok {
 				ch <- m.Text
 				delete(s.status, m.Seq)
 			}
 			s.mu.Unlock()
-		} else {
+		case wire.MsgHeld:
+			// Chunks orphaned since the connection opened (another
+			// connection of the worker broke): kept chunks only.
+			s.adoptHeld(w, cc, &m)
+		case wire.MsgLeaving:
+			s.mu.Lock()
+			w.leaving = true
+			if !s.closed {
+				s.wg.Add(1)
+				go s.handOff(w, cc)
+			}
+			s.mu.Unlock()
+		default:
 			// The job of the frame's last report is looked up once a frame.
 			if !known || m.Job != job {
 				s.mu.Lock()
@@ -390,11 +446,12 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	if len(batch) > 0 {
 		mb.putAll(batch) // what came before a malformed message
 	}
-	s.drop(w)
+	s.drop(w, "lost its connection (it died, or the network failed)")
 }
 
-// drop forgets a worker: its jobs learn it is down and its chunks are gone.
-func (s *Scheduler) drop(w *remoteWorker) {
+// drop forgets a worker: its jobs learn it is down (why) and its chunks are
+// gone.
+func (s *Scheduler) drop(w *remoteWorker, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workers[w.name] != w {
@@ -404,14 +461,10 @@ func (s *Scheduler) drop(w *remoteWorker) {
 	if w.cc != nil {
 		w.cc.Close()
 		for _, mb := range s.jobs {
-			mb.put(input{down: true, worker: w.name})
+			mb.put(input{down: true, worker: w.name, why: why})
 		}
 	}
-	for id, loc := range s.chunks {
-		if loc.Worker == w.name {
-			delete(s.chunks, id)
-		}
-	}
+	s.loseCopies(w.name)
 }
 
 // Run implements Runner.
@@ -469,6 +522,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 
 	var abandon <-chan time.Time
 	var outs []core.Output
+	var keyOf map[uint64]int // the ops by chunk ID, made when a worker comes back
 	cancelled := false
 	// A job with no worker to run it waits NoWorkerWait for one, then
 	// fails: never a graph RUNNING for ever with nobody to run it.
@@ -480,10 +534,22 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		}
 		switch {
 		case machine.Workers() > 0 || cancelled:
-			noWorker = nil
+			if noWorker != nil {
+				noWorker = nil
+				note(job, core.Event{At: time.Now(), Err: "a worker is connected again: the graph goes on"})
+				if job.Waiting != nil {
+					job.Waiting("")
+				}
+			}
 		case noWorker == nil:
 			alone = time.Now()
 			noWorker = time.After(s.cfg.NoWorkerWait)
+			why := fmt.Sprintf("for a worker: none connected since %s; the graph fails at %s unless one joins",
+				alone.UTC().Format("15:04:05"), alone.Add(s.cfg.NoWorkerWait).UTC().Format("15:04:05"))
+			note(job, core.Event{At: alone, Err: "waiting " + why})
+			if job.Waiting != nil {
+				job.Waiting(why)
+			}
 		}
 		var stop <-chan struct{}
 		now = time.Now()
@@ -505,8 +571,17 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			machine.Step(core.Input{Kind: core.InHold})
 			ins := mb.take()
 			for i := range ins {
+				if ins[i].note != "" {
+					note(job, core.Event{At: now, Err: ins[i].note})
+					continue
+				}
+				if ins[i].msg.Kind == wire.MsgHeld {
+					outs = s.adoptInJob(job, machine, &keyOf, &ins[i], now, outs)
+					continue
+				}
 				if ci, ok := coreInput(&ins[i]); ok {
 					outs = append(outs, machine.Step(ci))
+					noteWorker(job, &ins[i], now)
 				}
 			}
 			outs = append(outs, machine.Step(core.Input{Kind: core.InDispatch}))
@@ -546,6 +621,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
 				if loc, ok := machine.Holder(k); ok {
 					s.chunks[id] = loc
+					delete(s.lost, id) // made again
 				}
 			}
 		}
@@ -559,6 +635,41 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		return errors.New("scheduler closed")
 	}
 	return err
+}
+
+// Announce tells every running job of something that happened to the
+// cluster (up started a worker again in place of one that died): the
+// graphs' events show it as a note.
+func (s *Scheduler) Announce(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, mb := range s.jobs {
+		mb.put(input{note: text})
+	}
+}
+
+// note gives the job's observer ev as a note about the job (see
+// core.NoteKey).
+func note(job *core.Job, ev core.Event) {
+	if job.Observe != nil {
+		ev.Key = core.NoteKey
+		job.Observe(ev)
+	}
+}
+
+// noteWorker notes a worker's coming or going in the job's events: a
+// graph's events say why its operands went back to be run again.
+func noteWorker(job *core.Job, in *input, now time.Time) {
+	switch {
+	case in.up:
+		note(job, core.Event{At: now, Worker: in.worker, Err: fmt.Sprintf("worker %s joined (%d slots)", in.worker, in.slots)})
+	case in.down:
+		why := in.why
+		if why == "" {
+			why = "left"
+		}
+		note(job, core.Event{At: now, Worker: in.worker, Err: fmt.Sprintf("worker %s %s", in.worker, why)})
+	}
 }
 
 // coreInput is what a worker's report, or its coming or going, tells the
@@ -759,6 +870,12 @@ func (s *Scheduler) Free(ids []uint64) {
 			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
 			delete(s.chunks, id)
 		}
+		if loc, ok := s.copies[id]; ok {
+			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
+			delete(s.copies, id)
+		}
+		delete(s.uploads, id)
+		delete(s.lost, id)
 	}
 	s.mu.Unlock()
 	for name, ids := range byWorker {
@@ -766,51 +883,6 @@ func (s *Scheduler) Free(ids []uint64) {
 			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: ids})
 		}
 	}
-}
-
-// Put stores a as chunk id on the connected worker holding the fewest kept
-// bytes, as if a job had made and kept it: so an upload's chunks, put one
-// after the other, spread evenly. It sends the chunk on the worker's chunk
-// service, not its control connection, and does not keep a.
-func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
-	if err := a.Check(); err != nil {
-		return err
-	}
-	// As a job does, an upload waits for a worker to put its chunks on.
-	if err := s.WaitWorkers(ctx, 1); err != nil {
-		return fmt.Errorf("put chunk %d: %w", id, err)
-	}
-	s.mu.Lock()
-	held := map[string]int64{}
-	for _, loc := range s.chunks {
-		held[loc.Worker] += loc.NBytes
-	}
-	var best *remoteWorker
-	for _, name := range core.SortedKeys(s.workers) {
-		w := s.workers[name]
-		if w.cc != nil && (best == nil || held[name] < held[best.name]) {
-			best = w
-		}
-	}
-	s.mu.Unlock()
-	if best == nil {
-		return errors.New("put: no worker connected")
-	}
-	var err error
-	if best.local != nil {
-		// The store would keep a itself; the caller may reuse it.
-		c := &tensor.Array{DType: a.DType, Shape: slices.Clone(a.Shape), Data: slices.Clone(a.Data)}
-		err = best.local.Put(id, c)
-	} else {
-		err = wire.PutChunk(ctx, best.addr, id, a, s.cfg.SecretKey)
-	}
-	if err != nil {
-		return fmt.Errorf("put chunk %d on %s: %w", id, best.name, err)
-	}
-	s.mu.Lock()
-	s.chunks[id] = core.Location{ID: id, Worker: best.name, NBytes: int64(a.NBytes())}
-	s.mu.Unlock()
-	return nil
 }
 
 // Workers lists the workers of the member table, by name.

@@ -124,8 +124,9 @@ func TestFetchFailureNamesPeer(t *testing.T) {
 	}
 }
 
-// dialControl opens a control connection to w, as a scheduler does. recv
-// reads the next message the worker sends, failing the test on an error or
+// dialControl opens a control connection to w, as a scheduler does, and
+// reads the worker's first message (what it holds for nobody). recv reads
+// the next message the worker sends, failing the test on an error or
 // after 10 s without one.
 func dialControl(t testing.TB, w *worker.Worker) (cc *wire.Conn, recv func() wire.Msg) {
 	t.Helper()
@@ -135,6 +136,10 @@ func dialControl(t testing.TB, w *worker.Worker) (cc *wire.Conn, recv func() wir
 	}
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	dec := wire.NewDecoder(bufio.NewReader(c))
+	var held wire.Msg
+	if err := dec.Next(&held); err != nil || held.Kind != wire.MsgHeld {
+		t.Fatalf("first message %+v, %v; want what the worker holds", held, err)
+	}
 	return wire.NewConn(c), func() wire.Msg {
 		t.Helper()
 		var m wire.Msg

@@ -239,12 +239,24 @@ func (e *Encoder) encode(m *Msg) error {
 		e.uint(m.Job)
 		e.int(int64(m.Key))
 		e.int(int64(m.Attempt))
-	case MsgFree:
+	case MsgFree, MsgAdopt:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(uint64(len(m.IDs)))
 		for _, id := range m.IDs {
 			e.uint(id)
 		}
+	case MsgHeld:
+		if len(m.Sizes) != len(m.IDs) {
+			return errors.New("encode: malformed held")
+		}
+		e.buf = append(e.buf, m.Kind)
+		e.uint(uint64(len(m.IDs)))
+		for i, id := range m.IDs {
+			e.uint(id)
+			e.int(m.Sizes[i])
+		}
+	case MsgLeaving, MsgHandedOff:
+		e.buf = append(e.buf, m.Kind)
 	case MsgStatus:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Seq)
@@ -571,7 +583,7 @@ func (d *Decoder) body(m *Msg) error {
 		}
 	case MsgCancel:
 		m.Job, m.Key, m.Attempt = u(), int(i()), int(i())
-	case MsgFree:
+	case MsgFree, MsgAdopt:
 		var n int
 		if n, err = d.count(); err == nil {
 			m.IDs = make([]uint64, n)
@@ -579,6 +591,15 @@ func (d *Decoder) body(m *Msg) error {
 				m.IDs[k] = u()
 			}
 		}
+	case MsgHeld:
+		var n int
+		if n, err = d.count(); err == nil {
+			m.IDs, m.Sizes = make([]uint64, n), make([]int64, n)
+			for k := range m.IDs {
+				m.IDs[k], m.Sizes[k] = u(), i()
+			}
+		}
+	case MsgLeaving, MsgHandedOff:
 	case MsgStatus:
 		m.Seq = u()
 	case MsgStarted, MsgDone, MsgFailed, MsgCancelled:

@@ -36,6 +36,10 @@ func codecMessages() []*Msg {
 		{Kind: MsgFailed, Job: 1, Key: 9, Attempt: 2, ID: 1009, Err: "fetch chunk 5 from w2: connection refused", Peer: "w2"},
 		{Kind: MsgCancelled, Job: 1, Key: 8, Attempt: 2, ID: 1008},
 		{Kind: MsgStatusReply, Seq: 99, Text: "name w1\nslots 2\n"},
+		{Kind: MsgAdopt, IDs: []uint64{7, 1 << 40}},
+		{Kind: MsgHeld, IDs: []uint64{7, 1 << 40}, Sizes: []int64{800, 0}},
+		{Kind: MsgLeaving},
+		{Kind: MsgHandedOff},
 	}
 }
 

@@ -51,6 +51,16 @@ const (
 	MsgFailed
 	MsgCancelled
 	MsgStatusReply
+	// scheduler → worker: take these chunks, held since an earlier
+	// control connection broke, as this connection's (IDs)
+	MsgAdopt
+	// worker → scheduler: the chunks it holds that no connection claims
+	// (IDs, with Sizes)
+	MsgHeld
+	// worker → scheduler: the worker is leaving; move its kept chunks
+	MsgLeaving
+	// scheduler → worker: its kept chunks are moved; it may go
+	MsgHandedOff
 )
 
 // Msg is one control message; Kind says which fields matter.
@@ -69,7 +79,8 @@ type Msg struct {
 	ID      uint64          // submit, done: the chunk the op makes
 	Inputs  []core.Location // submit: where each input is
 	Addrs   []string        // submit: data address of each input's worker
-	IDs     []uint64        // free
+	IDs     []uint64        // free, adopt, held
+	Sizes   []int64         // held: the bytes of each chunk of IDs
 	NBytes  int64           // done
 	Spilled int64           // done: bytes the worker spilled since its last report
 	Err     string          // failed

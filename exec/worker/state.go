@@ -86,11 +86,16 @@ type State struct {
 	// (nil for an upload). The scheduler forgets a worker's chunks when
 	// their connection breaks, so they go with it: nobody else can name
 	// them.
-	made   map[uint64]*wire.Conn
-	conns  int // control connections open
-	seq    uint64
-	closed bool
-	ready  Ready
+	made map[uint64]*wire.Conn
+	// orphans are the chunks held whose connection broke (see ConnClosed),
+	// by the generation of the break: a scheduler that comes back may
+	// adopt them (Adopt) before they are dropped (DropOrphans).
+	orphans   map[uint64]uint64
+	orphanGen uint64
+	conns     int // control connections open
+	seq       uint64
+	closed    bool
+	ready     Ready
 }
 
 // Ready is what the Worker must carry out after feeding the State, in this
@@ -102,6 +107,10 @@ type Ready struct {
 	Cancelled []*Task   // tasks to report cancelled to their connection
 	Refused   []Refusal // tasks to report failed for good
 	Start     []*Task   // tasks to start, each in a slot of its own
+	// Orphaned, when not 0, is the generation of chunks just orphaned:
+	// the Worker offers them to its connections (Orphans) and drops them
+	// after a grace (DropOrphans).
+	Orphaned uint64
 }
 
 // A NextUse tells the store the rank of the next task to read chunk ID
@@ -120,7 +129,7 @@ type Refusal struct {
 // NewState returns the state of an idle worker.
 func NewState(cfg StateConfig) *State {
 	return &State{cfg: cfg, running: make(map[wire.RunKey]*Task), owner: make(map[uint64]wire.RunKey),
-		uses: make(map[uint64][]int), made: make(map[uint64]*wire.Conn)}
+		uses: make(map[uint64][]int), made: make(map[uint64]*wire.Conn), orphans: make(map[uint64]uint64)}
 }
 
 // Ready returns what the last inputs ask for and starts a new batch. The
@@ -286,6 +295,7 @@ func (s *State) disown(t *Task) {
 // forget drops chunk id.
 func (s *State) forget(id uint64) {
 	delete(s.made, id)
+	delete(s.orphans, id)
 	s.ready.Forget = append(s.ready.Forget, id)
 }
 
@@ -300,16 +310,29 @@ func (s *State) Free(ids []uint64) {
 // freed, whichever connection goes.
 func (s *State) Put(id uint64) { s.made[id] = nil }
 
-// ConnClosed drops what came on control connection c: its queued tasks,
-// its running ones (interrupted), and the chunks made for it; and, once no
-// control connection is left, every chunk held: a scheduler whose
-// connection broke has forgotten them (it recomputes what it still needs),
-// and one that died cannot free them.
+// ConnClosed drops what came on control connection c: its queued tasks
+// and its running ones (interrupted). The chunks made for it, and once no
+// control connection is left every chunk held, become orphans: the
+// scheduler whose connection broke has forgotten them, but it may come
+// back (the worker was paused, the network failed for a while) and adopt
+// them rather than make them again; one that died never will, and the
+// Worker drops them after a grace (DropOrphans).
 func (s *State) ConnClosed(c *wire.Conn) {
 	s.conns--
+	gen := s.orphanGen + 1
 	for _, id := range sortedIDs(s.made) {
 		if s.made[id] == c || s.conns <= 0 {
-			s.forget(id)
+			delete(s.made, id)
+			s.orphans[id] = gen
+		}
+	}
+	if len(s.orphans) > 0 {
+		for _, g := range s.orphans {
+			if g == gen {
+				s.orphanGen = gen
+				s.ready.Orphaned = gen
+				break
+			}
 		}
 	}
 	kept := s.queue[:0]
@@ -339,6 +362,37 @@ func (s *State) ConnClosed(c *wire.Conn) {
 				r.cancelled = true
 				s.disown(r)
 			}
+		}
+	}
+}
+
+// Orphans returns the chunks held that no connection claims, sorted.
+func (s *State) Orphans() []uint64 {
+	ids := make([]uint64, 0, len(s.orphans))
+	for id := range s.orphans {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Adopt makes the orphans among ids the chunks of control connection c,
+// as if made for it: the scheduler that lost them has them back.
+func (s *State) Adopt(c *wire.Conn, ids []uint64) {
+	for _, id := range ids {
+		if _, ok := s.orphans[id]; ok {
+			delete(s.orphans, id)
+			s.made[id] = c
+		}
+	}
+}
+
+// DropOrphans drops the orphans of generation gen and before that nobody
+// adopted.
+func (s *State) DropOrphans(gen uint64) {
+	for _, id := range s.Orphans() {
+		if s.orphans[id] <= gen {
+			s.forget(id)
 		}
 	}
 }

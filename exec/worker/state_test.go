@@ -224,6 +224,14 @@ func (h *stateHarness) do(cmd string) string {
 		}
 	case "put":
 		h.st.Put(uint64(h.num(f[1])))
+	case "adopt":
+		var ids []uint64
+		for _, s := range f[2:] {
+			ids = append(ids, uint64(h.num(s)))
+		}
+		h.st.Adopt(h.conns[f[1]], ids)
+	case "drop-orphans":
+		h.st.DropOrphans(uint64(h.num(f[1])))
 	case "lastuse":
 		extra = append(extra, fmt.Sprintf("lastuse %v", h.st.LastUse(h.task(f[1], ""), uint64(h.num(f[2])))))
 	default:
@@ -274,6 +282,9 @@ func (h *stateHarness) describe(rd Ready) []string {
 	if len(rd.Start) > 0 {
 		out = append(out, "start "+h.names(rd.Start))
 	}
+	if rd.Orphaned != 0 {
+		out = append(out, fmt.Sprintf("orphaned generation %d", rd.Orphaned))
+	}
 	var running []*Task
 	for _, k := range sortedKeys(h.st.running) {
 		running = append(running, h.st.running[k])
@@ -290,6 +301,9 @@ func (h *stateHarness) describe(rd Ready) []string {
 	}
 	held := sortedIDs(h.st.made)
 	out = append(out, fmt.Sprintf("running [%s] queued [%s] held %v", h.names(running), strings.Join(q, " "), held))
+	if len(h.st.orphans) > 0 {
+		out = append(out, fmt.Sprintf("orphans %v", h.st.Orphans()))
+	}
 	if h.st.QuotaUsed() > 0 {
 		out = append(out, fmt.Sprintf("quota used %d", h.st.QuotaUsed()))
 	}

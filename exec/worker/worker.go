@@ -53,7 +53,18 @@ type Config struct {
 	// Data is the worker's data directory, where the ops that read and
 	// write files (from_npy, to_npy) open them; nil for none.
 	Data *os.Root
+	// OrphanGrace is how long the worker keeps the chunks of a scheduler
+	// whose control connection broke, for it to come back and adopt them
+	// (a pause, a network failure); 2 minutes when 0, none when negative.
+	OrphanGrace time.Duration
+	// HandOffWait bounds how long Close waits for the scheduler to move
+	// the worker's kept chunks to other workers; 30 s when 0, none when
+	// negative.
+	HandOffWait time.Duration
 }
+
+// DefaultOrphanGrace is Config.OrphanGrace's default.
+const DefaultOrphanGrace = 2 * time.Minute
 
 // A Worker runs the ops the scheduler submits and serves its chunks to the
 // scheduler and to the other workers.
@@ -74,11 +85,13 @@ type Worker struct {
 	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
 	remote  sync.Map     // names of workers found on other hosts
 
-	mu     sync.Mutex
-	st     *State     // the worker's policy; every call under mu
-	runq   chan *Task // started tasks, for the runners
-	conns  map[net.Conn]bool
-	closed bool
+	mu        sync.Mutex
+	st        *State     // the worker's policy; every call under mu
+	runq      chan *Task // started tasks, for the runners
+	conns     map[net.Conn]bool
+	controls  map[*wire.Conn]bool // the control connections open
+	handedOff chan struct{}       // closed when a scheduler has moved the chunks (MsgHandedOff)
+	closed    bool
 }
 
 // Start starts a worker: it listens, joins the cluster as a worker and
@@ -142,7 +155,14 @@ func New(cfg Config) (*Worker, error) {
 		host, _ := os.Hostname()
 		cfg.Name = fmt.Sprintf("worker-%s-%d", host, os.Getpid())
 	}
-	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), conns: make(map[net.Conn]bool)}
+	if cfg.OrphanGrace == 0 {
+		cfg.OrphanGrace = DefaultOrphanGrace
+	}
+	if cfg.HandOffWait == 0 {
+		cfg.HandOffWait = 30 * time.Second
+	}
+	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), conns: make(map[net.Conn]bool),
+		controls: make(map[*wire.Conn]bool), handedOff: make(chan struct{})}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -243,7 +263,33 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	<-ctx.Done()
+	w.HandOff()
 	return w.Close()
+}
+
+// HandOff asks the schedulers connected to move the chunks the worker
+// holds for them to other workers, and waits until one says it has, or
+// for Config.HandOffWait: a worker that leaves cleanly (SIGTERM) takes no
+// kept chunk with it.
+func (w *Worker) HandOff() {
+	if w.cfg.HandOffWait < 0 || w.store.Len() == 0 {
+		return
+	}
+	w.mu.Lock()
+	n := 0
+	for cc := range w.controls {
+		if cc.Send(&wire.Msg{Kind: wire.MsgLeaving}) == nil {
+			n++
+		}
+	}
+	w.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	select {
+	case <-w.handedOff:
+	case <-time.After(w.cfg.HandOffWait):
+	}
 }
 
 // Name is the worker's name in the cluster.
@@ -398,10 +444,16 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 	dec := wire.NewDecoder(br)
 	w.mu.Lock()
 	w.st.ConnOpened()
+	w.controls[cc] = true
+	// The first message on a control connection says what the worker
+	// holds for nobody: a scheduler that lost this worker's connection
+	// may be back, and takes back what it lost before it sends work.
+	w.offer(cc, true)
 	w.mu.Unlock()
 	defer cc.Close()
 	defer func() {
 		w.mu.Lock()
+		delete(w.controls, cc)
 		w.st.ConnClosed(cc)
 		w.apply()
 		w.mu.Unlock()
@@ -455,6 +507,18 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			w.mu.Unlock()
 		case wire.MsgStatus:
 			cc.Send(&wire.Msg{Kind: wire.MsgStatusReply, Seq: m.Seq, Text: w.Status()})
+		case wire.MsgAdopt:
+			w.mu.Lock()
+			w.st.Adopt(cc, m.IDs)
+			w.mu.Unlock()
+		case wire.MsgHandedOff:
+			w.mu.Lock()
+			select {
+			case <-w.handedOff:
+			default:
+				close(w.handedOff)
+			}
+			w.mu.Unlock()
 		}
 	}
 }
@@ -485,6 +549,56 @@ func (w *Worker) apply() {
 		t.run.ctx, t.run.cancel = context.WithCancel(w.ctx)
 		w.runq <- t // never blocks: it holds at most Slots tasks
 	}
+	if gen := rd.Orphaned; gen != 0 {
+		// Chunks whose connection broke: offered to the connections open,
+		// dropped after the grace unless adopted.
+		for cc := range w.controls {
+			w.offer(cc, false)
+		}
+		if w.cfg.OrphanGrace < 0 {
+			w.st.DropOrphans(gen)
+			w.apply()
+		} else {
+			time.AfterFunc(w.cfg.OrphanGrace, func() {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				if !w.closed {
+					w.st.DropOrphans(gen)
+					w.apply()
+				}
+			})
+		}
+	}
+}
+
+// offer tells a scheduler on control connection cc of the chunks the
+// worker holds for no connection, with their sizes, for it to adopt those
+// it lost; always, it says so even when there are none. w.mu is held.
+func (w *Worker) offer(cc *wire.Conn, always bool) {
+	ids := w.st.Orphans()
+	if len(ids) == 0 && !always {
+		return
+	}
+	m := &wire.Msg{Kind: wire.MsgHeld, IDs: make([]uint64, 0, len(ids)), Sizes: make([]int64, 0, len(ids))}
+	for _, id := range ids {
+		if n, ok := w.size(id); ok {
+			m.IDs = append(m.IDs, id)
+			m.Sizes = append(m.Sizes, n)
+		}
+	}
+	cc.Send(m)
+}
+
+// size is the data length of chunk id in the store.
+func (w *Worker) size(id uint64) (int64, bool) {
+	if s, ok := w.store.(interface{ Size(uint64) (int64, bool) }); ok {
+		return s.Size(id)
+	}
+	a, ok := w.store.Get(id)
+	if !ok {
+		return 0, false
+	}
+	return int64(len(a.Data)), true
 }
 
 // runState is what the Worker keeps of a started task: the context its
