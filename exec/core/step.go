@@ -17,6 +17,10 @@ type Input struct {
 	Spilled int64  // InFinished: bytes the worker's store spilled since its last report
 	Err     string // InFailed, InFailedFetch, InFailedFinal, InFail: why
 	Peer    string // InFailedFetch: the worker an input could not be fetched from
+	// Timing, on InStarted and InFinished, is what the worker measured of
+	// the run; it goes on the op's event. An InStarted about a run already
+	// RUNNING whose Timing names a phase reports a change of phase.
+	Timing Timing
 }
 
 // InputKind says what an Input reports.
@@ -82,10 +86,16 @@ func (c *Core) Step(in Input) Output {
 	case InStart:
 		return c.startJob()
 	case InStarted:
-		return c.opStarted(in.Key, in.Worker, in.Attempt)
+		c.timing, c.timingKey = &in.Timing, in.Key
+		out := c.opStarted(in.Key, in.Worker, in.Attempt)
+		c.timing = nil
+		return out
 	case InFinished:
 		c.spilled += in.Spilled
-		return c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
+		c.timing, c.timingKey = &in.Timing, in.Key
+		out := c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
+		c.timing = nil
+		return out
 	case InFailed:
 		return c.opFailed(in.Key, in.Worker, in.Attempt, in.Err)
 	case InFailedFetch:

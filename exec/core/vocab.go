@@ -35,6 +35,10 @@ type Event struct {
 	TransferBytes int64
 	// Bytes spilled to disk for the job so far.
 	SpilledBytes int64
+	// Timing, on a RUNNING or FINISHED event that a worker's report made,
+	// is what the worker measured of the run (see Timing); zero otherwise.
+	// A RUNNING event of an op already RUNNING is a change of its phase.
+	Timing Timing
 }
 
 // OpState is the state of one operand, as in Mars.

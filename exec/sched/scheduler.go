@@ -574,9 +574,10 @@ func coreInput(in *input) (core.Input, bool) {
 	ci := core.Input{Worker: in.worker, Key: m.Key, Attempt: m.Attempt}
 	switch m.Kind {
 	case wire.MsgStarted:
-		ci.Kind = core.InStarted
+		ci.Kind, ci.Timing = core.InStarted, m.Timing
 	case wire.MsgDone:
-		ci.Kind, ci.NBytes, ci.Spilled = core.InFinished, m.NBytes, m.Spilled
+		ci.Kind, ci.NBytes, ci.Spilled, ci.Timing = core.InFinished, m.NBytes, m.Spilled, m.Timing
+		ci.Timing.Spilled = m.Spilled
 	case wire.MsgFailed:
 		ci.Kind, ci.Err = core.InFailed, m.Err
 		if m.Final {
