@@ -56,9 +56,10 @@ func timelineSVG(g *engine.Graph, title string) string {
 			continue
 		}
 		op := ops[r.Key]
+		name := op.Name()
 		tl.Bars = append(tl.Bars, svg.Bar{
-			Row: rows[svg.Row{Worker: r.Worker, Slot: t.Slot}], Kind: op.Kind,
-			Label:      fmt.Sprintf("%d %s on %s/%d:", r.Key, op.Name(), r.Worker, t.Slot),
+			Row: rows[svg.Row{Worker: r.Worker, Slot: t.Slot}], Kind: name,
+			Label:      fmt.Sprintf("%d %s on %s/%d:", r.Key, name, r.Worker, t.Slot),
 			Allocating: t.Started, Loading: t.Allocated, Computing: t.Loaded, Storing: t.Computed, End: t.Stored,
 			Fetched: t.Fetched, Spilled: t.Spilled,
 		})
@@ -75,12 +76,11 @@ func planSVG(g *engine.Graph, title string) string {
 	cg := g.Chunks()
 	p, ok := g.Plan()
 	pic := svg.Plan{Title: title + ": the chunk graph after fusion and assignment"}
-	group := map[int]string{} // a graph node's name: its first op's kind
 	for _, op := range cg.Ops {
-		if _, ok := group[op.Node]; !ok {
-			group[op.Node] = fmt.Sprintf("#%d %s", op.Node, op.Kind)
-		}
-		po := svg.PlanOp{Key: op.Key, Name: op.Name(), Inputs: op.Inputs, Group: group[op.Node]}
+		// A tensor (the graph node its ops were tiled from) has ops of
+		// several kinds (a reduction's map, combine and final steps): the
+		// summary shows each kind apart.
+		po := svg.PlanOp{Key: op.Key, Name: op.Name(), Inputs: op.Inputs, Group: fmt.Sprintf("#%d %s", op.Node, op.Kind)}
 		if ok && op.Key < len(p.Worker) {
 			po.Worker = p.Worker[op.Key]
 		}

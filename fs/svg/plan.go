@@ -96,9 +96,9 @@ func writeDetail(out io.Writer, p Plan) error {
 	for _, c := range cols {
 		tallest = max(tallest, len(c))
 	}
-	// Boxes of 150x22 with their names, or of 60x10 without when a column
+	// Boxes of 180x22 with their names, or of 60x10 without when a column
 	// is tall (each still has its tooltip).
-	boxW, boxH, gapX, gapY, labels := 150.0, 22.0, 60.0, 10.0, true
+	boxW, boxH, gapX, gapY, labels := 180.0, 22.0, 60.0, 10.0, true
 	if tallest > 40 {
 		boxW, boxH, gapX, gapY, labels = 60, 8, 50, 4, false
 	}
@@ -291,7 +291,7 @@ func writeSummary(out io.Writer, p Plan) error {
 	w.header(width, legendY+40, p.Title)
 	w.text(left, 24, "start", `font-size="15" font-weight="bold"`, p.Title)
 	w.text(left, 40, "start", `fill="#555555"`,
-		fmt.Sprintf("%d operands, summarized: a box a tensor and worker, its operands' count; an edge's width the log of the inputs it stands for", len(p.Ops)))
+		fmt.Sprintf("%d operands, summarized: a box a tensor's operands of one kind on one worker", len(p.Ops)))
 	w.printf(`<g fill="none" stroke="#9a9a9a">` + "\n")
 	for _, e := range edgeOrder {
 		a, b := at[e.from], at[e.to]
@@ -319,7 +319,11 @@ func writeSummary(out io.Writer, p Plan) error {
 		w.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="4" fill="%s" stroke="#333333" stroke-width="0.6"/>`+"\n",
 			num(xy[0]), num(xy[1]), num(boxW), num(boxH), colour[b.worker])
 		w.text(xy[0]+6, xy[1]+16, "start", `fill="#ffffff" font-weight="bold"`, clip(b.group, 26))
-		w.text(xy[0]+6, xy[1]+32, "start", `fill="#ffffff" font-size="11"`, clip(fmt.Sprintf("%d × %s", b.n, names[0]), 30))
+		count := fmt.Sprintf("%d × %s", b.names[names[0]], names[0])
+		if len(names) > 1 {
+			count = fmt.Sprintf("%d operands: %s, …", b.n, count)
+		}
+		w.text(xy[0]+6, xy[1]+32, "start", `fill="#ffffff" font-size="11"`, clip(count, 30))
 		w.printf("</g>\n")
 	}
 	legend(w, left, legendY, workers, colour)

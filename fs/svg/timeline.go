@@ -142,7 +142,7 @@ func WriteTimeline(out io.Writer, tl Timeline) error {
 	for _, k := range names {
 		w.printf(`<rect x="%s" y="%s" width="12" height="12" fill="%s"/>`+"\n", num(lx), num(ly), colour[k])
 		w.text(lx+16, ly+10, "start", "", clip(k, 28))
-		lx += 24 + 7*float64(len([]rune(clip(k, 28))))
+		lx += 30 + 7.5*float64(len([]rune(clip(k, 28))))
 		if lx > tlLeft+tlWidth-150 {
 			lx, ly = tlLeft, ly+18
 		}
@@ -187,8 +187,9 @@ func drawBar(w *writer, b *Bar, x func(int64) float64, end int64, y float64, col
 			num(x0), num(y), num(x1-x0), num(tlBarH), colour, num(phaseOpacity[i]))
 	}
 	x0, x1 := x(b.Allocating), x(end)
-	w.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="0.6"/>`+"\n",
-		num(x0), num(y), num(x1-x0), num(tlBarH), colour)
+	// A white outline parts it from the run before and after it.
+	w.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#ffffff" stroke-width="0.8"/>`+"\n",
+		num(x0), num(y), num(x1-x0), num(tlBarH))
 	if b.Fetched > 0 {
 		mx := x0
 		if b.Loading != 0 {
