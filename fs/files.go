@@ -171,6 +171,13 @@ func (s *Server) clusterDir(c *conn) ([]*node, error) {
 	cl := s.cfg.Cluster
 	return []*node{
 		textFile("/cluster", "members", func() (string, error) { return line(cl.Members()), nil }),
+		textFile("/cluster", "metrics", func() (string, error) {
+			text, err := s.metricsText()
+			if err != nil {
+				return "", linux.EIO
+			}
+			return text, nil
+		}),
 		dirNode("/cluster", "workers", func(c *conn) ([]*node, error) {
 			var ents []*node
 			for _, w := range cl.Workers() {

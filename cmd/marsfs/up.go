@@ -342,6 +342,7 @@ func (l localCluster) Workers() []string { return []string{sched.LocalWorker} }
 func (l localCluster) WorkerStatus(name string) (string, bool) {
 	return l.run.WorkerStatus(name)
 }
+func (l localCluster) Dispatched() uint64 { return l.run.Dispatched() }
 
 // children are the worker processes of up.
 type children struct {

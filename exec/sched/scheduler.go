@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marsfs/cluster"
@@ -81,6 +82,8 @@ type Scheduler struct {
 	ctx    context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
+
+	dispatched atomic.Uint64 // runs of ops sent to workers (metrics.go)
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -637,6 +640,13 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 	}
 	for _, b := range batches {
 		b.ids = make([]uint64, 0, b.frees)
+	}
+	runs := 0
+	for _, out := range outs {
+		runs += len(out.Run)
+	}
+	if runs > 0 {
+		s.dispatched.Add(uint64(runs))
 	}
 	for oi, out := range outs {
 		for _, f := range out.Free {

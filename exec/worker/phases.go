@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 
@@ -133,4 +134,14 @@ func (w *Worker) opsRun() (ops, received int64) {
 		received += s.received.Load()
 	}
 	return ops, received
+}
+
+// goHeapBytes is the bytes of the process's Go heap in use by objects.
+func goHeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

@@ -309,6 +309,7 @@ func (w *Worker) Status() string {
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, runtime.GOMAXPROCS(0), running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	ops, received := w.opsRun()
+	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
 	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {

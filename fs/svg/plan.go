@@ -310,7 +310,9 @@ func writeSummary(out io.Writer, p Plan) error {
 		for n := range b.names {
 			names = append(names, n)
 		}
-		sort.Slice(names, func(i, j int) bool { return b.names[names[i]] > b.names[names[j]] || b.names[names[i]] == b.names[names[j]] && names[i] < names[j] })
+		sort.Slice(names, func(i, j int) bool {
+			return b.names[names[i]] > b.names[names[j]] || b.names[names[i]] == b.names[names[j]] && names[i] < names[j]
+		})
 		desc := make([]string, len(names))
 		for i, n := range names {
 			desc[i] = fmt.Sprintf("%d %s", b.names[n], n)
