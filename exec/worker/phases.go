@@ -35,9 +35,13 @@ type slot struct {
 	baseMicro int64
 
 	cur atomic.Pointer[Task] // the task running; nil between runs
-	// entered holds when the slot's runs entered Loading, Computing and
-	// Storing, the latest first: those after cur's Started are cur's.
-	entered [3]atomic.Int64
+	n   uint32               // the runs begun here; a task's seq is its number
+	// entered holds when the slot's latest runs entered Loading, Computing
+	// and Storing: the Unix microseconds in the low 52 bits, the run's seq
+	// (its low 12 bits) in the high ones, so that a phase an earlier run
+	// entered is never taken for the current run's, be it in the same
+	// microsecond.
+	entered [3]atomic.Uint64
 
 	ops      atomic.Int64 // runs ended here (done or failed)
 	received atomic.Int64 // input bytes fetched from other workers
@@ -61,12 +65,22 @@ func (s *slot) now() int64 {
 // or Storing) now, publishes it, and returns the time.
 func (s *slot) enter(p core.Phase) int64 {
 	at := s.now()
-	s.entered[p-core.Loading].Store(at)
+	s.entered[p-core.Loading].Store(uint64(s.n&seqMask)<<atBits | uint64(at)&atMask)
 	return at
 }
 
+const (
+	atBits  = 52 // Unix microseconds until the year 2112
+	atMask  = 1<<atBits - 1
+	seqMask = 1<<(64-atBits) - 1
+)
+
 // begin publishes that t runs in the slot from its Started time on.
-func (s *slot) begin(t *Task) { s.cur.Store(t) }
+func (s *slot) begin(t *Task) {
+	s.n++
+	t.seq = s.n
+	s.cur.Store(t)
+}
 
 // reached returns the points task t, which the slot runs, has reached as
 // far as its runner has published them, and its phase and since when.
@@ -75,10 +89,11 @@ func (s *slot) reached(t *Task) (tm core.Timing) {
 		Phase: core.Allocating, Since: t.timing.Started}
 	points := [...]*int64{&tm.Allocated, &tm.Loaded, &tm.Computed}
 	for i := range s.entered {
-		at := s.entered[i].Load()
-		if at <= tm.Started || at < tm.Since {
-			break // an earlier run's (one in the same microsecond is taken as one)
+		v := s.entered[i].Load()
+		if uint32(v>>atBits) != t.seq&seqMask {
+			break // an earlier run's: t has not entered the phase
 		}
+		at := int64(v & atMask)
 		*points[i] = at
 		tm.Phase, tm.Since = core.Loading+core.Phase(i), at
 	}

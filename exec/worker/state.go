@@ -46,6 +46,7 @@ type Task struct {
 	run    runState
 	pins   []func()    // release the inputs read from the store
 	timing core.Timing // what its run measured (phases.go)
+	seq    uint32      // its number in its slot's runs (phases.go)
 }
 
 // need is the memory the task holds while it runs: its inputs, its output
