@@ -163,8 +163,9 @@ type Core struct {
 	holding     bool   // dispatch waits for Dispatch (see Hold)
 	// timing is the worker's measurement of the run the input being
 	// stepped reports (see Input.Timing), for the event it makes.
-	timing    *Timing
+	timing    Timing
 	timingKey int
+	timed     bool // timing is the input's
 	sorted    []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
@@ -317,8 +318,8 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	}
 	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
 		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, WorkerBytes: c.workerBytes[worker], TransferBytes: c.transfer, SpilledBytes: c.spilled}
-	if c.timing != nil && k == c.timingKey && (st == Running || st == Finished) {
-		ev.Timing = *c.timing
+	if c.timed && k == c.timingKey && (st == Running || st == Finished) {
+		ev.Timing = c.timing
 	}
 	if c.opts.Observe != nil {
 		c.opts.Observe(ev)
@@ -691,7 +692,7 @@ func (c *Core) opStarted(k int, worker string, attempt int) Output {
 	switch st := c.ops[k].state; {
 	case st == Ready:
 		c.emit(k, Running, worker, "")
-	case st == Running && c.timing != nil && c.timing.Phase != NoPhase:
+	case st == Running && c.timed && c.timing.Phase != NoPhase:
 		c.emit(k, Running, worker, "") // a change of phase
 	}
 	return c.end()

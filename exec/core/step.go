@@ -86,15 +86,17 @@ func (c *Core) Step(in Input) Output {
 	case InStart:
 		return c.startJob()
 	case InStarted:
-		c.timing, c.timingKey = &in.Timing, in.Key
+		// The timing is copied: a pointer to in's would move every
+		// Input stepped to the heap.
+		c.timing, c.timingKey, c.timed = in.Timing, in.Key, true
 		out := c.opStarted(in.Key, in.Worker, in.Attempt)
-		c.timing = nil
+		c.timed = false
 		return out
 	case InFinished:
 		c.spilled += in.Spilled
-		c.timing, c.timingKey = &in.Timing, in.Key
+		c.timing, c.timingKey, c.timed = in.Timing, in.Key, true
 		out := c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
-		c.timing = nil
+		c.timed = false
 		return out
 	case InFailed:
 		return c.opFailed(in.Key, in.Worker, in.Attempt, in.Err)
