@@ -30,6 +30,7 @@ func operandsText(g *engine.Graph) string {
 	type life struct {
 		worker   string
 		attempts int
+		running  int // the attempt RUNNING since start, 0 for none
 		start    time.Time
 		end      time.Time
 	}
@@ -43,10 +44,13 @@ func operandsText(g *engine.Graph) string {
 			l.worker = ev.Worker
 		}
 		l.attempts = max(l.attempts, ev.Attempt)
+		if ev.State != core.Running {
+			l.running = 0
+		}
 		switch ev.State {
 		case core.Running:
-			if l.start.IsZero() || !l.end.IsZero() || ev.Timing.Phase == core.NoPhase || ev.Timing.Phase == core.Allocating {
-				l.start, l.end = ev.At, time.Time{}
+			if l.running != ev.Attempt {
+				l.start, l.end, l.running = ev.At, time.Time{}, ev.Attempt
 			} // else a change of phase of the run under way
 
 		case core.Finished, core.Fatal, core.Cancelled:
@@ -94,8 +98,8 @@ func eventLine(g *engine.Graph, ev core.Event) string {
 	}
 	s := fmt.Sprintf("%s %d %s %s %s %d", ev.At.Format("15:04:05.000000"), ev.Key, opName(g, ev.Key), ev.State, worker, ev.Attempt)
 	switch {
-	case ev.State == core.Running && ev.Timing.Phase != core.NoPhase:
-		s += " " + ev.Timing.Phase.String()
+	case ev.State == core.Running && ev.Phase != core.NoPhase:
+		s += " " + ev.Phase.String()
 	case ev.State == core.Finished:
 		if r, ok := g.Run(ev.Key); ok && r.Timing.Stored != 0 {
 			s += " " + phaseFields(r.Timing, r.Timing.Stored)

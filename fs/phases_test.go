@@ -37,7 +37,7 @@ func TestPhasesWhileRunning(t *testing.T) {
 	}
 	read(t, c, s+"/graphs/1/wait")
 	evs := read(t, c, s+"/graphs/1/events")
-	if !regexp.MustCompile(`(?m) RUNNING \S+ 1 allocating$`).MatchString(evs) ||
+	if !regexp.MustCompile(`(?m) RUNNING \S+ 1 loading$`).MatchString(evs) ||
 		!regexp.MustCompile(`(?m) RUNNING \S+ 1 computing$`).MatchString(evs) {
 		t.Errorf("events show no change of phase:\n%s", evs)
 	}

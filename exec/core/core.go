@@ -165,7 +165,7 @@ type Core struct {
 	// stepped reports (see Input.Timing), for the event it makes.
 	timing    Timing
 	timingKey int
-	timed     bool // timing is the input's
+	timed     bool     // timing is the input's
 	sorted    []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
@@ -319,7 +319,13 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
 		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, WorkerBytes: c.workerBytes[worker], TransferBytes: c.transfer, SpilledBytes: c.spilled}
 	if c.timed && k == c.timingKey && (st == Running || st == Finished) {
-		ev.Timing = c.timing
+		ev.Phase = c.timing.Phase
+		if c.opts.Observe != nil {
+			ev.Timing = &c.timing // valid during the call
+		} else {
+			t := c.timing // Output.Events outlive the next input
+			ev.Timing = &t
+		}
 	}
 	if c.opts.Observe != nil {
 		c.opts.Observe(ev)

@@ -22,23 +22,23 @@ func TestTimingOnEvents(t *testing.T) {
 		return h.events[n:]
 	}
 	started := Timing{Received: 100, Started: 110, Phase: Allocating, Since: 110, Slot: 1}
-	evs := step(Input{Kind: InStarted, Timing: started})
-	if len(evs) != 1 || evs[0].State != Running || evs[0].Timing != started {
+	evs := step(Input{Kind: InStarted, Timing: &started})
+	if len(evs) != 1 || evs[0].State != Running || *evs[0].Timing != started || evs[0].Phase != Allocating {
 		t.Fatalf("started: %+v", evs)
 	}
 	computing := Timing{Received: 100, Started: 110, Allocated: 111, Loaded: 120, Phase: Computing, Since: 120, Slot: 1}
-	if evs := step(Input{Kind: InStarted, Timing: computing}); len(evs) != 1 || evs[0].State != Running || evs[0].Timing.Phase != Computing {
+	if evs := step(Input{Kind: InStarted, Timing: &computing}); len(evs) != 1 || evs[0].State != Running || evs[0].Phase != Computing {
 		t.Fatalf("change of phase: %+v", evs)
 	}
 	if evs := step(Input{Kind: InStarted}); len(evs) != 0 {
 		t.Fatalf("a started report without a phase, of a RUNNING op: %+v", evs)
 	}
-	if evs := step(Input{Kind: InStarted, Attempt: r.Attempt + 1, Timing: computing}); len(evs) != 0 {
+	if evs := step(Input{Kind: InStarted, Attempt: r.Attempt + 1, Timing: &computing}); len(evs) != 0 {
 		t.Fatalf("a report of another run: %+v", evs)
 	}
 	done := Timing{Received: 100, Started: 110, Allocated: 111, Loaded: 120, Computed: 900, Stored: 905, Slot: 1}
-	evs = step(Input{Kind: InFinished, NBytes: 8, Timing: done})
-	if len(evs) != 1 || evs[0].State != Finished || evs[0].Timing != done {
+	evs = step(Input{Kind: InFinished, NBytes: 8, Timing: &done})
+	if len(evs) != 1 || evs[0].State != Finished || *evs[0].Timing != done {
 		t.Fatalf("finished: %+v", evs)
 	}
 }

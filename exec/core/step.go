@@ -18,9 +18,10 @@ type Input struct {
 	Err     string // InFailed, InFailedFetch, InFailedFinal, InFail: why
 	Peer    string // InFailedFetch: the worker an input could not be fetched from
 	// Timing, on InStarted and InFinished, is what the worker measured of
-	// the run; it goes on the op's event. An InStarted about a run already
-	// RUNNING whose Timing names a phase reports a change of phase.
-	Timing Timing
+	// the run, if it did; it goes on the op's event. An InStarted about a
+	// run already RUNNING whose Timing names a phase reports a change of
+	// phase. Step copies it: it need not outlive the call.
+	Timing *Timing
 }
 
 // InputKind says what an Input reports.
@@ -86,15 +87,13 @@ func (c *Core) Step(in Input) Output {
 	case InStart:
 		return c.startJob()
 	case InStarted:
-		// The timing is copied: a pointer to in's would move every
-		// Input stepped to the heap.
-		c.timing, c.timingKey, c.timed = in.Timing, in.Key, true
+		c.noteTiming(&in)
 		out := c.opStarted(in.Key, in.Worker, in.Attempt)
 		c.timed = false
 		return out
 	case InFinished:
 		c.spilled += in.Spilled
-		c.timing, c.timingKey, c.timed = in.Timing, in.Key, true
+		c.noteTiming(&in)
 		out := c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
 		c.timed = false
 		return out
@@ -123,4 +122,12 @@ func (c *Core) Step(in Input) Output {
 		return c.end()
 	}
 	return Output{}
+}
+
+// noteTiming keeps a copy of the timing of the report being stepped, for
+// the event it makes.
+func (c *Core) noteTiming(in *Input) {
+	if c.timed = in.Timing != nil && in.Timing.Received != 0; c.timed {
+		c.timing, c.timingKey = *in.Timing, in.Key
+	}
 }

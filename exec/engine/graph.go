@@ -326,7 +326,7 @@ func (l *eventLog) add(ev core.Event) {
 	if l.n%eventBlock == 0 {
 		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
 	}
-	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State, phase: ev.Timing.Phase}
+	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State, phase: ev.Phase}
 	if ev.At.IsZero() {
 		r.at = math.MinInt64
 	}
@@ -373,7 +373,7 @@ func (l *eventLog) from(i int) []core.Event {
 		}
 		for _, r := range blk {
 			ev := core.Event{Key: int(r.key), State: r.state, Attempt: int(r.attempt)}
-			ev.Timing.Phase = r.phase
+			ev.Phase = r.phase
 			if r.at != math.MinInt64 {
 				ev.At = l.start.Add(time.Duration(r.at))
 			}

@@ -32,8 +32,8 @@ type opTiming struct {
 
 // noteTiming records the timing an event carries. g.mu is held.
 func (g *Graph) noteTiming(ev core.Event) {
-	t := &ev.Timing
-	if t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
+	t := ev.Timing
+	if t == nil || t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
 		return
 	}
 	if len(g.timings) < len(g.states) {

@@ -577,10 +577,10 @@ func coreInput(in *input) (core.Input, bool) {
 	ci := core.Input{Worker: in.worker, Key: m.Key, Attempt: m.Attempt}
 	switch m.Kind {
 	case wire.MsgStarted:
-		ci.Kind, ci.Timing = core.InStarted, m.Timing
+		ci.Kind, ci.Timing = core.InStarted, &m.Timing
 	case wire.MsgDone:
-		ci.Kind, ci.NBytes, ci.Spilled, ci.Timing = core.InFinished, m.NBytes, m.Spilled, m.Timing
-		ci.Timing.Spilled = m.Spilled
+		m.Timing.Spilled = m.Spilled
+		ci.Kind, ci.NBytes, ci.Spilled, ci.Timing = core.InFinished, m.NBytes, m.Spilled, &m.Timing
 	case wire.MsgFailed:
 		ci.Kind, ci.Err = core.InFailed, m.Err
 		if m.Final {

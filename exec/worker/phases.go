@@ -36,12 +36,13 @@ type slot struct {
 
 	cur atomic.Pointer[Task] // the task running; nil between runs
 	n   uint32               // the runs begun here; a task's seq is its number
-	// entered holds when the slot's latest runs entered Loading, Computing
-	// and Storing: the Unix microseconds in the low 52 bits, the run's seq
-	// (its low 12 bits) in the high ones, so that a phase an earlier run
-	// entered is never taken for the current run's, be it in the same
-	// microsecond.
-	entered [3]atomic.Uint64
+	// entered holds when the slot's latest runs entered Computing and
+	// Storing: the Unix microseconds in the low 52 bits, the run's seq (its
+	// low 12 bits) in the high ones, so that a phase an earlier run entered
+	// is never taken for the current run's, be it in the same microsecond.
+	// A run is Loading from its start until it enters Computing (its
+	// Allocating is measured within Computing, see run).
+	entered [2]atomic.Uint64
 
 	ops      atomic.Int64 // runs ended here (done or failed)
 	received atomic.Int64 // input bytes fetched from other workers
@@ -65,8 +66,13 @@ func (s *slot) now() int64 {
 // or Storing) now, publishes it, and returns the time.
 func (s *slot) enter(p core.Phase) int64 {
 	at := s.now()
-	s.entered[p-core.Loading].Store(uint64(s.n&seqMask)<<atBits | uint64(at)&atMask)
+	s.enterAt(p, at)
 	return at
+}
+
+// enterAt publishes that the task running entered phase p at the given time.
+func (s *slot) enterAt(p core.Phase, at int64) {
+	s.entered[p-core.Computing].Store(uint64(s.n&seqMask)<<atBits | uint64(at)&atMask)
 }
 
 const (
@@ -85,9 +91,9 @@ func (s *slot) begin(t *Task) {
 // reached returns the points task t, which the slot runs, has reached as
 // far as its runner has published them, and its phase and since when.
 func (s *slot) reached(t *Task) (tm core.Timing) {
-	tm = core.Timing{Received: t.timing.Received, Started: t.timing.Started, Slot: t.timing.Slot,
-		Phase: core.Allocating, Since: t.timing.Started}
-	points := [...]*int64{&tm.Allocated, &tm.Loaded, &tm.Computed}
+	tm = core.Timing{Received: t.timing.Received, Started: t.timing.Started, Allocated: t.timing.Started,
+		Slot: t.timing.Slot, Phase: core.Loading, Since: t.timing.Started}
+	points := [...]*int64{&tm.Loaded, &tm.Computed}
 	for i := range s.entered {
 		v := s.entered[i].Load()
 		if uint32(v>>atBits) != t.seq&seqMask {
@@ -95,7 +101,7 @@ func (s *slot) reached(t *Task) (tm core.Timing) {
 		}
 		at := int64(v & atMask)
 		*points[i] = at
-		tm.Phase, tm.Since = core.Loading+core.Phase(i), at
+		tm.Phase, tm.Since = core.Computing+core.Phase(i), at
 	}
 	return tm
 }

@@ -14,7 +14,6 @@ func TestSlotReached(t *testing.T) {
 	a, b := &Task{}, &Task{}
 	a.timing.Started = s.restart()
 	s.begin(a)
-	a.timing.Allocated = s.enter(core.Loading)
 	a.timing.Loaded = s.enter(core.Computing)
 	a.timing.Computed = s.enter(core.Storing)
 	if tm := s.reached(a); tm.Phase != core.Storing || tm.Computed != a.timing.Computed || tm.Loaded != a.timing.Loaded {
@@ -22,11 +21,11 @@ func TestSlotReached(t *testing.T) {
 	}
 	b.timing.Started = a.timing.Computed // it follows in the slot, maybe in the same microsecond
 	s.begin(b)
-	if tm := s.reached(b); tm.Phase != core.Allocating || tm.Since != b.timing.Started || tm.Allocated != 0 {
+	if tm := s.reached(b); tm.Phase != core.Loading || tm.Since != b.timing.Started || tm.Loaded != 0 {
 		t.Fatalf("b, just begun, seen as %+v", tm)
 	}
-	b.timing.Allocated = s.enter(core.Loading)
-	if tm := s.reached(b); tm.Phase != core.Loading || tm.Since != b.timing.Allocated || tm.Loaded != 0 {
-		t.Fatalf("b, loading, seen as %+v", tm)
+	b.timing.Loaded = s.enter(core.Computing)
+	if tm := s.reached(b); tm.Phase != core.Computing || tm.Since != b.timing.Loaded || tm.Computed != 0 {
+		t.Fatalf("b, computing, seen as %+v", tm)
 	}
 }

@@ -530,7 +530,7 @@ func (w *Worker) runner(sl *slot) {
 	var slab []wire.Msg // what reports are cut from: one allocation for many
 	for t := range w.runq {
 		t.timing.Started = sl.restart()
-		conn, since := t.Conn, sl.base
+		conn, since := t.Conn, t.timing.Started // µs
 		for first := true; t != nil; first = false {
 			ran := t
 			m := &wire.Take(&slab, 1)[0]
@@ -542,11 +542,11 @@ func (w *Worker) runner(sl *slot) {
 			reports = append(reports, m)
 			// The unit's end goes out now; when it yields its slot, or
 			// others wait for ran's chunk, soon (see wire.Conn.SendSoon).
-			now := next == nil && rest == nil || time.Since(since) >= reportEvery
+			now := next == nil && rest == nil || ran.timing.Stored-since >= reportEvery.Microseconds()
 			if now || ran.Flush || rest != nil {
 				w.report(conn, reports, !now)
 				clear(reports)
-				reports, since = reports[:0], time.Now()
+				reports, since = reports[:0], ran.timing.Stored
 			}
 			if rest != nil {
 				// The unit yields its slot: it goes back to the queue
@@ -603,18 +603,26 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
 		t.Conn.SendSoon(startedReport(t, core.Timing{Received: tm.Received, Started: tm.Started, Slot: tm.Slot,
-			Phase: core.Allocating, Since: tm.Started}))
+			Phase: core.Loading, Since: tm.Started}))
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.Op)
 	if w.cfg.Data != nil {
 		ctx = kernel.WithData(ctx, w.cfg.Data)
 	}
 	defer buf.drop() // unless stored
-	tm.Allocated = sl.enter(core.Loading)
 	out, err := w.compute(ctx, sl, t)
 	tm.Computed = sl.enter(core.Storing)
 	if tm.Loaded == 0 {
 		tm.Loaded = tm.Computed // it failed loading
+	}
+	// Its output's memory was taken when the kernel asked for it, within
+	// computing: the phase is told as the first after the queue, and
+	// loading as following it (see core.Timing).
+	tm.Allocated = tm.Started
+	if buf != nil && buf.took > 0 {
+		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
+		tm.Allocated += took
+		tm.Loaded += took
 	}
 	outcome := Computed
 	if err != nil {
@@ -696,7 +704,12 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 		in[i] = a
 		t.timing.Fetched += int64(a.NBytes())
 	}
-	t.timing.Loaded = sl.enter(core.Computing)
+	if len(t.Inputs) == 0 {
+		t.timing.Loaded = t.timing.Started // nothing to load: no clock read
+		sl.enterAt(core.Computing, t.timing.Loaded)
+	} else {
+		t.timing.Loaded = sl.enter(core.Computing)
+	}
 	return runKernel(ctx, t.Op, in)
 }
 
