@@ -153,6 +153,8 @@ func graphDir(parent, id string, sess *engine.Session, g *engine.Graph) *node {
 			textFile(dir, "operands", func() (string, error) { return operandsText(g), nil }),
 			planFile(dir, g),
 			eventsFile(dir, g),
+			textFile(dir, "timeline.svg", func() (string, error) { return timelineSVG(g, graphTitle(sess, g)), nil }),
+			planPicture(dir, g, graphTitle(sess, g)),
 			ctlFile(dir, "ctl", func() (string, error) { return statusText(g), nil }, func(msg string) error {
 				err := ctl(graphVerbs, g, msg)
 				if err != nil {
@@ -169,6 +171,13 @@ func (s *Server) clusterDir(c *conn) ([]*node, error) {
 	cl := s.cfg.Cluster
 	return []*node{
 		textFile("/cluster", "members", func() (string, error) { return line(cl.Members()), nil }),
+		textFile("/cluster", "metrics", func() (string, error) {
+			text, err := s.metricsText()
+			if err != nil {
+				return "", linux.EIO
+			}
+			return text, nil
+		}),
 		dirNode("/cluster", "workers", func(c *conn) ([]*node, error) {
 			var ents []*node
 			for _, w := range cl.Workers() {
@@ -193,6 +202,7 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
 /README                       this text
 /cluster/members              one line a member: name addr role state
 /cluster/workers/W/status     a worker's slots, queue, memory and chunks
+/cluster/metrics              counters and gauges in the Prometheus text format
 /sessions/clone               open and read: makes a session, reads its number N
 /sessions/N/ctl               read: the session's summary; write "close"
 /sessions/N/submit            write a spec, then close: makes a graph
@@ -206,6 +216,8 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
     operands                  live: key, op, state, worker, attempts, elapsed
     plan                      the chunk graph as placed: balance, transfer, one line an operand
     events                    state transitions; a read at the end waits for more
+    timeline.svg              the run so far as a picture: a row a worker slot, a bar an operand
+    plan.svg                  the chunk graph as a picture, coloured by worker
     ctl                       write "cancel"
 /sessions/N/tensors/NAME/     every output kept by the session
     meta                      shape, dtype, chunks, state

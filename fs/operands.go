@@ -21,13 +21,16 @@ func opName(g *engine.Graph, key int) string {
 
 // operandsText renders the operands file: one line an operand, "key op
 // state worker attempts elapsed", elapsed being the seconds it has run (so
-// far, for a running one).
+// far, for a running one). A RUNNING operand's line goes on with its phase
+// on the worker and the seconds it has spent in each phase so far
+// (phaseFields), as far as its worker has reported them.
 func operandsText(g *engine.Graph) string {
 	states := g.OpStates()
 	evs, _, _ := g.Events(0)
 	type life struct {
 		worker   string
 		attempts int
+		running  int // the attempt RUNNING since start, 0 for none
 		start    time.Time
 		end      time.Time
 	}
@@ -41,9 +44,15 @@ func operandsText(g *engine.Graph) string {
 			l.worker = ev.Worker
 		}
 		l.attempts = max(l.attempts, ev.Attempt)
+		if ev.State != core.Running {
+			l.running = 0
+		}
 		switch ev.State {
 		case core.Running:
-			l.start, l.end = ev.At, time.Time{}
+			if l.running != ev.Attempt {
+				l.start, l.end, l.running = ev.At, time.Time{}, ev.Attempt
+			} // else a change of phase of the run under way
+
 		case core.Finished, core.Fatal, core.Cancelled:
 			if !l.start.IsZero() && l.end.IsZero() {
 				l.end = ev.At
@@ -66,13 +75,22 @@ func operandsText(g *engine.Graph) string {
 		default:
 			elapsed = l.end.Sub(l.start).Seconds()
 		}
-		fmt.Fprintf(&b, "%d %s %s %s %d %.3f\n", k, opName(g, k), st, worker, l.attempts, elapsed)
+		fmt.Fprintf(&b, "%d %s %s %s %d %.3f", k, opName(g, k), st, worker, l.attempts, elapsed)
+		if st == core.Running {
+			if r, ok := g.Run(k); ok {
+				b.WriteString(" " + phaseFields(r.Timing, now.UnixMicro()))
+			}
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
 
 // eventLine renders one event: time, key, op, state, worker, attempt, and
-// the error of a failure.
+// the error of a failure. A RUNNING event that a worker's report made ends
+// in the phase the run is in ("RUNNING w1 1 computing": a change of phase
+// when the op was RUNNING already); a FINISHED one in the seconds of each
+// phase of the run.
 func eventLine(g *engine.Graph, ev core.Event) string {
 	if ev.Key == core.NoteKey {
 		// A note about the graph as a whole: "- note" where an operand's
@@ -84,6 +102,14 @@ func eventLine(g *engine.Graph, ev core.Event) string {
 		worker = "-"
 	}
 	s := fmt.Sprintf("%s %d %s %s %s %d", ev.At.Format("15:04:05.000000"), ev.Key, opName(g, ev.Key), ev.State, worker, ev.Attempt)
+	switch {
+	case ev.State == core.Running && ev.Phase != core.NoPhase:
+		s += " " + ev.Phase.String()
+	case ev.State == core.Finished:
+		if r, ok := g.Run(ev.Key); ok && r.Timing.Stored != 0 {
+			s += " " + phaseFields(r.Timing, r.Timing.Stored)
+		}
+	}
 	if ev.Err != "" {
 		s += " " + strings.ReplaceAll(ev.Err, "\n", "; ")
 	}

@@ -15,7 +15,18 @@ import (
 // the runner placed it. The plan is made when the graph starts, so a read
 // waits for it (or for the graph to end unplanned).
 func planFile(parent string, g *engine.Graph) *node {
-	return &node{name: "plan", path: join(parent, "plan"), perm: 0444,
+	return waitPlan(parent, "plan", g, func() (string, error) { return planText(g), nil })
+}
+
+// planPicture is a graph's plan.svg, which waits for the plan as plan does.
+func planPicture(parent string, g *engine.Graph, title string) *node {
+	return waitPlan(parent, "plan.svg", g, func() (string, error) { return planSVG(g, title), nil })
+}
+
+// waitPlan is a file rendered once the graph is planned (or has ended
+// unplanned).
+func waitPlan(parent, name string, g *engine.Graph, render func() (string, error)) *node {
+	return &node{name: name, path: join(parent, name), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
@@ -29,7 +40,7 @@ func planFile(parent string, g *engine.Graph) *node {
 				}
 				close(ready)
 			}()
-			return &blocking{c: c, ready: ready, render: func() (string, error) { return planText(g), nil }}, nil
+			return &blocking{c: c, ready: ready, render: render}, nil
 		}}
 }
 

@@ -72,7 +72,7 @@ func TestSubmitAndRead(t *testing.T) {
 		if got := names(t, c, s+"/graphs"); strings.Join(got, " ") != "1 last" {
 			t.Fatalf("ls graphs = %v", got)
 		}
-		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error operands plan events ctl" {
+		if got := names(t, c, s+"/graphs/last"); strings.Join(got, " ") != "spec spec.json status wait progress error operands plan events timeline.svg plan.svg ctl" {
 			t.Errorf("ls graphs/last = %v", got)
 		}
 		st := read(t, c, s+"/graphs/1/wait")

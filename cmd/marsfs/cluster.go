@@ -223,3 +223,6 @@ func (c schedCluster) Workers() []string {
 }
 
 func (c schedCluster) WorkerStatus(name string) (string, bool) { return c.s.WorkerStatus(name) }
+
+// Dispatched counts the runs of ops the scheduler dispatched (/cluster/metrics).
+func (c schedCluster) Dispatched() uint64 { return c.s.Dispatched() }

@@ -347,3 +347,4 @@ func (l localCluster) Workers() []string { return []string{sched.LocalWorker} }
 func (l localCluster) WorkerStatus(name string) (string, bool) {
 	return l.run.WorkerStatus(name)
 }
+func (l localCluster) Dispatched() uint64 { return l.run.Dispatched() }

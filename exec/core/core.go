@@ -165,9 +165,14 @@ type Core struct {
 	own         map[string]*readyHeap // READY initial ops waiting for their assigned worker
 	shared      readyHeap             // other READY ops waiting for any worker
 	out         *Output
-	outBuf      Output   // what out points to while a call is under way
-	holding     bool     // dispatch waits for Dispatch (see Hold)
-	sorted      []string // the workers' names, sorted; nil when to be sorted again
+	outBuf      Output // what out points to while a call is under way
+	holding     bool   // dispatch waits for Dispatch (see Hold)
+	// timing is the worker's measurement of the run the input being
+	// stepped reports (see Input.Timing), for the event it makes.
+	timing    Timing
+	timingKey int
+	timed     bool     // timing is the input's
+	sorted    []string // the workers' names, sorted; nil when to be sorted again
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -319,6 +324,15 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	}
 	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
 		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, WorkerBytes: c.workerBytes[worker], TransferBytes: c.transfer, SpilledBytes: c.spilled}
+	if c.timed && k == c.timingKey && (st == Running || st == Finished) {
+		ev.Phase = c.timing.Phase
+		if c.opts.Observe != nil {
+			ev.Timing = &c.timing // valid during the call
+		} else {
+			t := c.timing // Output.Events outlive the next input
+			ev.Timing = &t
+		}
+	}
 	if c.opts.Observe != nil {
 		c.opts.Observe(ev)
 		return
@@ -684,8 +698,14 @@ func (c *Core) settle(k int) {
 // opStarted records that the worker began running op k.
 func (c *Core) opStarted(k int, worker string, attempt int) Output {
 	c.begin()
-	if c.current(k, worker, attempt) && c.ops[k].state == Ready {
+	if !c.current(k, worker, attempt) {
+		return c.end()
+	}
+	switch st := c.ops[k].state; {
+	case st == Ready:
 		c.emit(k, Running, worker, "")
+	case st == Running && c.timed && c.timing.Phase != NoPhase:
+		c.emit(k, Running, worker, "") // a change of phase
 	}
 	return c.end()
 }

@@ -17,6 +17,11 @@ type Input struct {
 	Spilled int64  // InFinished: bytes the worker's store spilled since its last report
 	Err     string // InFailed, InFailedFetch, InFailedFinal, InFail: why
 	Peer    string // InFailedFetch: the worker an input could not be fetched from
+	// Timing, on InStarted and InFinished, is what the worker measured of
+	// the run, if it did; it goes on the op's event. An InStarted about a
+	// run already RUNNING whose Timing names a phase reports a change of
+	// phase. Step copies it: it need not outlive the call.
+	Timing *Timing
 }
 
 // InputKind says what an Input reports.
@@ -86,10 +91,16 @@ func (c *Core) Step(in Input) Output {
 	case InStart:
 		return c.startJob()
 	case InStarted:
-		return c.opStarted(in.Key, in.Worker, in.Attempt)
+		c.noteTiming(&in)
+		out := c.opStarted(in.Key, in.Worker, in.Attempt)
+		c.timed = false
+		return out
 	case InFinished:
 		c.spilled += in.Spilled
-		return c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
+		c.noteTiming(&in)
+		out := c.opFinished(in.Key, in.Worker, in.Attempt, in.NBytes)
+		c.timed = false
+		return out
 	case InFailed:
 		return c.opFailed(in.Key, in.Worker, in.Attempt, in.Err)
 	case InFailedFetch:
@@ -117,4 +128,12 @@ func (c *Core) Step(in Input) Output {
 		return c.end()
 	}
 	return Output{}
+}
+
+// noteTiming keeps a copy of the timing of the report being stepped, for
+// the event it makes.
+func (c *Core) noteTiming(in *Input) {
+	if c.timed = in.Timing != nil && in.Timing.Received != 0; c.timed {
+		c.timing, c.timingKey = *in.Timing, in.Key
+	}
 }

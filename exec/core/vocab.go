@@ -36,6 +36,14 @@ type Event struct {
 	TransferBytes int64
 	// Bytes spilled to disk for the job so far.
 	SpilledBytes int64
+	// Timing, on a RUNNING or FINISHED event that a worker's report made,
+	// is what the worker measured of the run (see Timing); nil otherwise.
+	// An event given to Options.Observe points at the Core's copy, valid
+	// during the call: keep what it says, not the pointer. Phase is the
+	// phase of a RUNNING event's run (Timing.Phase), kept in event logs. A
+	// RUNNING event of an op already RUNNING is a change of its phase.
+	Timing *Timing
+	Phase  Phase
 }
 
 // NoteKey is the Key of an Event that is a note about the job, not a

@@ -97,6 +97,8 @@ type Graph struct {
 
 	plan planned // see planview.go
 
+	timings []opTiming // by key; nil until a report carries one (timing.go)
+
 	// specJSON is the JSON form of a graph tiled in stages as submitted:
 	// tiling its later stages sets the lengths in the spec's nodes.
 	specJSON []byte
@@ -318,6 +320,7 @@ type eventRec struct {
 	err     int32  // 1 + index in errs; 0 for none
 	worker  uint16 // 1 + index in workers; 0 for none
 	state   core.OpState
+	phase   core.Phase // of a RUNNING event that a worker's report made
 }
 
 const eventBlock = 4096
@@ -326,7 +329,7 @@ func (l *eventLog) add(ev core.Event) {
 	if l.n%eventBlock == 0 {
 		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
 	}
-	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State}
+	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State, phase: ev.Phase}
 	if ev.At.IsZero() {
 		r.at = math.MinInt64
 	}
@@ -373,6 +376,7 @@ func (l *eventLog) from(i int) []core.Event {
 		}
 		for _, r := range blk {
 			ev := core.Event{Key: int(r.key), State: r.state, Attempt: int(r.attempt)}
+			ev.Phase = r.phase
 			if r.at != math.MinInt64 {
 				ev.At = l.start.Add(time.Duration(r.at))
 			}
@@ -435,6 +439,7 @@ func (g *Graph) observe(ev core.Event) {
 	}
 	g.status.TransferBytes = max(g.status.TransferBytes, ev.TransferBytes)
 	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
+	g.noteTiming(ev)
 	g.events.add(ev)
 	g.wake()
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marsfs/cluster"
@@ -84,6 +85,8 @@ type Scheduler struct {
 	ctx    context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
+
+	dispatched atomic.Uint64 // runs of ops sent to workers (metrics.go)
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -685,9 +688,10 @@ func coreInput(in *input) (core.Input, bool) {
 	ci := core.Input{Worker: in.worker, Key: m.Key, Attempt: m.Attempt}
 	switch m.Kind {
 	case wire.MsgStarted:
-		ci.Kind = core.InStarted
+		ci.Kind, ci.Timing = core.InStarted, &m.Timing
 	case wire.MsgDone:
-		ci.Kind, ci.NBytes, ci.Spilled = core.InFinished, m.NBytes, m.Spilled
+		m.Timing.Spilled = m.Spilled
+		ci.Kind, ci.NBytes, ci.Spilled, ci.Timing = core.InFinished, m.NBytes, m.Spilled, &m.Timing
 	case wire.MsgFailed:
 		ci.Kind, ci.Err = core.InFailed, m.Err
 		if m.Final {
@@ -747,6 +751,13 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 	}
 	for _, b := range batches {
 		b.ids = make([]uint64, 0, b.frees)
+	}
+	runs := 0
+	for _, out := range outs {
+		runs += len(out.Run)
+	}
+	if runs > 0 {
+		s.dispatched.Add(uint64(runs))
 	}
 	for oi, out := range outs {
 		for _, f := range out.Free {

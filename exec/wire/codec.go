@@ -59,6 +59,7 @@ type Encoder struct {
 	next   int            // the slot to fill next
 	gobBuf bytes.Buffer
 	gobEnc *gob.Encoder
+	lastAt int64 // the last Timing.Received encoded (timing.go)
 }
 
 func NewEncoder() *Encoder {
@@ -271,6 +272,7 @@ func (e *Encoder) encode(m *Msg) error {
 		e.str(m.Err)
 		e.bool(m.Final)
 		e.str(m.Peer)
+		e.timing(&m.Timing)
 	case MsgStatusReply:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Seq)
@@ -301,6 +303,7 @@ type Decoder struct {
 	intSlab []int
 	locs    []core.Location
 	strs    []string
+	lastAt  int64 // the last Timing.Received decoded (timing.go)
 }
 
 // slabSize is the number of items of a decoder's slabs.
@@ -623,6 +626,9 @@ func (d *Decoder) body(m *Msg) error {
 			if b, err = d.bytes(); err == nil {
 				m.Peer = string(b)
 			}
+		}
+		if err == nil {
+			err = d.timing(&m.Timing)
 		}
 	case MsgStatusReply:
 		m.Seq = u()

@@ -86,6 +86,7 @@ type Msg struct {
 	Err     string          // failed
 	Final   bool            // failed: the kernel rejected the op; retrying cannot help
 	Peer    string          // failed: the worker an input could not be fetched from
+	Timing  core.Timing     // started, done: what the worker measured of the run (timing.go)
 	Seq     uint64          // status, status reply
 	Text    string          // status reply
 	// runs, on a submit a scheduler sends, stands for a submit of each of

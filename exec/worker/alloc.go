@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -73,6 +74,7 @@ func (w *Worker) localInput(t *Task, id uint64, nbytes int64) (*tensor.Array, bo
 // worker's store gives one.
 type outBuf struct {
 	mu    sync.Mutex
+	took  time.Duration // how long taking x from the store took: the run's allocating phase
 	x     *tensor.Array
 	seal  func(id uint64) error
 	abort func()
@@ -99,7 +101,9 @@ func withOutBuf(ctx context.Context, st Store, op *chunk.Op) (context.Context, *
 		if b.x != nil {
 			return nil
 		}
+		start := time.Now()
 		b.x, b.seal, b.abort = as.Alloc(dt, shape, zero)
+		b.took = time.Since(start)
 		return b.x
 	}), b
 }

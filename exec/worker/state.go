@@ -43,8 +43,10 @@ type Task struct {
 	index     int // in the queue, -1 when not queued
 
 	// Set and read by the Worker only.
-	run  runState
-	pins []func() // release the inputs read from the store
+	run    runState
+	pins   []func()    // release the inputs read from the store
+	timing core.Timing // what its run measured (phases.go)
+	seq    uint32      // its number in its slot's runs (phases.go)
 }
 
 // need is the memory the task holds while it runs: its inputs, its output

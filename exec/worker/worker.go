@@ -85,6 +85,10 @@ type Worker struct {
 	mapped  atomic.Int64 // bytes of input chunks mapped from workers on this host
 	remote  sync.Map     // names of workers found on other hosts
 
+	slots    []*slot      // the runners' clocks and phases (phases.go)
+	sent     atomic.Int64 // chunk bytes served to others
+	putBytes atomic.Int64 // chunk bytes put here (uploads)
+
 	mu        sync.Mutex
 	st        *State     // the worker's policy; every call under mu
 	runq      chan *Task // started tasks, for the runners
@@ -169,10 +173,12 @@ func New(cfg Config) (*Worker, error) {
 	w.st = NewState(stateConfig(cfg.Name, cfg.Slots, cfg.Mem, w.store))
 	w.ctx, w.stop = context.WithCancel(context.Background())
 	w.runq = make(chan *Task, cfg.Slots)
-	w.wg.Add(cfg.Slots)
-	for range cfg.Slots {
-		go w.runner()
+	w.wg.Add(cfg.Slots + 1)
+	for i := range cfg.Slots {
+		w.slots = append(w.slots, &slot{index: i})
+		go w.runner(w.slots[i])
 	}
+	go w.watchPhases()
 	if tr, ok := w.store.(trimmer); ok {
 		w.wg.Add(1)
 		go w.trim(tr)
@@ -348,6 +354,9 @@ func (w *Worker) Status() string {
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nprocs %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, runtime.GOMAXPROCS(0), running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
+	ops, received := w.opsRun()
+	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
+	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -403,6 +412,7 @@ func (w *Worker) serve(c net.Conn) {
 				w.sending.Add(1)
 				err = w.sendChunk(bw, a)
 				w.sending.Add(-1)
+				w.sent.Add(int64(len(a.Data)))
 			} else {
 				err = wire.WriteErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, wire.GetID(id[:])))
 			}
@@ -427,6 +437,7 @@ func (w *Worker) serve(c net.Conn) {
 				bw.Flush()
 				return
 			}
+			w.putBytes.Add(int64(len(a.Data)))
 			if err := w.Put(wire.GetID(id[:]), a); err != nil {
 				err = wire.WriteErr(bw, err.Error())
 			} else {
@@ -459,12 +470,20 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 		w.mu.Unlock()
 	}()
 	var tasks []Task
-	var unit []*Task // a dispatch unit being received
-	want := 0        // its size
+	var unit []*Task   // a dispatch unit being received
+	want := 0          // its size
+	var received int64 // when this frame's submits came (one clock read a frame)
 	for {
 		var m wire.Msg
 		if err := dec.Next(&m); err != nil {
 			return
+		}
+		if received == 0 && m.Kind == wire.MsgSubmit {
+			received = time.Now().UnixMicro()
+		}
+		at := received
+		if !dec.Buffered() {
+			received = 0 // the next frame's submits read the clock anew
 		}
 		if len(unit) > 0 && m.Kind != wire.MsgSubmit {
 			return // a unit cut short: the scheduler is out of step
@@ -478,6 +497,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
 			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
 				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
+			t.timing.Received = at
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
 				unit = make([]*Task, 0, min(want, 1024))
@@ -618,25 +638,29 @@ type runState struct {
 // chunk others wait for (and those before it) goes out within soonWait,
 // most often with the unit's end (see wire.Conn.SendSoon). Only the first op
 // of a run of a unit reports its start.
-func (w *Worker) runner() {
+func (w *Worker) runner(sl *slot) {
 	defer w.wg.Done()
 	var reports []*wire.Msg
 	var slab []wire.Msg // what reports are cut from: one allocation for many
 	for t := range w.runq {
-		conn, since := t.Conn, time.Now()
+		t.timing.Started = sl.restart()
+		conn, since := t.Conn, t.timing.Started // µs
 		for first := true; t != nil; first = false {
 			ran := t
 			m := &wire.Take(&slab, 1)[0]
 			var next, rest *Task
-			*m, next, rest = w.run(ran, first)
+			*m, next, rest = w.run(sl, ran, first)
+			if next != nil {
+				next.timing.Started = ran.timing.Stored // it follows in the slot
+			}
 			reports = append(reports, m)
 			// The unit's end goes out now; when it yields its slot, or
 			// others wait for ran's chunk, soon (see wire.Conn.SendSoon).
-			now := next == nil && rest == nil || time.Since(since) >= reportEvery
+			now := next == nil && rest == nil || ran.timing.Stored-since >= reportEvery.Microseconds()
 			if now || ran.Flush || rest != nil {
 				w.report(conn, reports, !now)
 				clear(reports)
-				reports, since = reports[:0], time.Now()
+				reports, since = reports[:0], ran.timing.Stored
 			}
 			if rest != nil {
 				// The unit yields its slot: it goes back to the queue
@@ -649,6 +673,7 @@ func (w *Worker) runner() {
 			}
 			t = next
 		}
+		sl.cur.Store(nil)
 	}
 }
 
@@ -683,19 +708,36 @@ func (w *Worker) report(cc *wire.Conn, ms []*wire.Msg, soon bool) {
 // more ops to run, it returns the next too: already counted as running in
 // t's slot, or, when a more urgent op waits, as rest, for the queue. first
 // says whether t starts the slot's run.
-func (w *Worker) run(t *Task, first bool) (report wire.Msg, next, rest *Task) {
+func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest *Task) {
 	ctx := t.run.ctx
+	tm := &t.timing // t.timing.Started is set: the slot's clock
+	tm.Slot = sl.index
+	sl.begin(t)
 	if first {
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
-		t.Conn.SendSoon(&wire.Msg{Kind: wire.MsgStarted, Job: t.Job, Key: t.Key, Attempt: t.Attempt})
+		t.Conn.SendSoon(startedReport(t, core.Timing{Received: tm.Received, Started: tm.Started, Slot: tm.Slot,
+			Phase: core.Loading, Since: tm.Started}))
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.Op)
 	if w.cfg.Data != nil {
 		ctx = kernel.WithData(ctx, w.cfg.Data)
 	}
 	defer buf.drop() // unless stored
-	out, err := w.compute(ctx, t)
+	out, err := w.compute(ctx, sl, t)
+	tm.Computed = sl.enter(core.Storing)
+	if tm.Loaded == 0 {
+		tm.Loaded = tm.Computed // it failed loading
+	}
+	// Its output's memory was taken when the kernel asked for it, within
+	// computing: the phase is told as the first after the queue, and
+	// loading as following it (see core.Timing).
+	tm.Allocated = tm.Started
+	if buf != nil && buf.took > 0 {
+		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
+		tm.Allocated += took
+		tm.Loaded += took
+	}
 	outcome := Computed
 	if err != nil {
 		outcome = Failed
@@ -726,6 +768,11 @@ func (w *Worker) run(t *Task, first bool) (report wire.Msg, next, rest *Task) {
 	for _, release := range t.pins {
 		release()
 	}
+	tm.Stored = sl.now()
+	sl.ops.Add(1)
+	if tm.Fetched > 0 {
+		sl.received.Add(tm.Fetched)
+	}
 	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID}
 	switch {
 	case cancelled || !mine:
@@ -737,14 +784,14 @@ func (w *Worker) run(t *Task, first bool) (report wire.Msg, next, rest *Task) {
 			m.Peer = fe.peer
 		}
 	default:
-		m.Kind, m.NBytes, m.Spilled = wire.MsgDone, int64(out.NBytes()), w.newSpill()
+		m.Kind, m.NBytes, m.Spilled, m.Timing = wire.MsgDone, int64(out.NBytes()), w.newSpill(), *tm
 	}
 	return m, next, rest
 }
 
 // compute loads the task's inputs, from the store or from their workers,
 // and runs its kernel.
-func (w *Worker) compute(ctx context.Context, t *Task) (*tensor.Array, error) {
+func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.Inputs))
 	if err := w.fetchSmall(ctx, t, in); err != nil {
 		return nil, err
@@ -769,6 +816,13 @@ func (w *Worker) compute(ctx context.Context, t *Task) (*tensor.Array, error) {
 			return nil, &fetchError{peer: loc.Worker, err: fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)}
 		}
 		in[i] = a
+		t.timing.Fetched += int64(a.NBytes())
+	}
+	if len(t.Inputs) == 0 {
+		t.timing.Loaded = t.timing.Started // nothing to load: no clock read
+		sl.enterAt(core.Computing, t.timing.Loaded)
+	} else {
+		t.timing.Loaded = sl.enter(core.Computing)
 	}
 	return runKernel(ctx, t.Op, in)
 }
@@ -810,6 +864,7 @@ func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) er
 		}
 		for k, j := range idx {
 			in[j] = got[k]
+			t.timing.Fetched += int64(got[k].NBytes())
 		}
 	}
 	return nil

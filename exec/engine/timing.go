@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"math"
+	"time"
+
+	"marsfs/exec/core"
+)
+
+// A graph keeps, for each op, what its worker measured of the op's latest
+// run (core.Timing): when it was queued, allocated, loaded, computed and
+// stored, on which worker and slot. The operands file shows the phases,
+// the timeline draws them. An op's record is 56 bytes, made only for the
+// ops whose reports carried timings.
+
+// OpRun is the measured run of one op.
+type OpRun struct {
+	Key    int
+	Worker string
+	Timing core.Timing
+}
+
+type opTiming struct {
+	received int64     // µs, the worker's clock; 0 for no record
+	after    [6]uint32 // Started .. Stored, then Since: 1 + µs after received; 0 for not reached
+	fetched  int64
+	spilled  int64
+	worker   uint16 // 1 + index in the event log's workers
+	slot     uint16
+	phase    core.Phase
+}
+
+// noteTiming records the timing an event carries. g.mu is held.
+func (g *Graph) noteTiming(ev core.Event) {
+	t := ev.Timing
+	if t == nil || t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
+		return
+	}
+	if len(g.timings) < len(g.states) {
+		// The first record, or a later stage's ops appended to the graph.
+		g.timings = append(g.timings, make([]opTiming, len(g.states)-len(g.timings))...)
+	}
+	r := &g.timings[ev.Key]
+	// A started report carries the points reached so far, a done report
+	// all of them: the latest is the whole record.
+	*r = opTiming{received: t.Received, fetched: t.Fetched, spilled: t.Spilled,
+		worker: uint16(g.events.worker(ev.Worker) + 1), slot: uint16(min(t.Slot, math.MaxUint16)), phase: t.Phase}
+	for i, at := range [...]int64{t.Started, t.Allocated, t.Loaded, t.Computed, t.Stored, t.Since} {
+		r.after[i] = since(at, t.Received)
+	}
+}
+
+// since is at as 1 + microseconds after base, 0 for none.
+func since(at, base int64) uint32 {
+	if at == 0 {
+		return 0
+	}
+	return uint32(min(max(at-base, 0), math.MaxUint32-1)) + 1
+}
+
+// run makes the record of op k whole again. g.mu is held.
+func (g *Graph) run(k int) (OpRun, bool) {
+	if k < 0 || k >= len(g.timings) || g.timings[k].received == 0 {
+		return OpRun{}, false
+	}
+	r := &g.timings[k]
+	t := core.Timing{Received: r.received, Fetched: r.fetched, Spilled: r.spilled, Slot: int(r.slot), Phase: r.phase}
+	for i, p := range [...]*int64{&t.Started, &t.Allocated, &t.Loaded, &t.Computed, &t.Stored, &t.Since} {
+		if r.after[i] != 0 {
+			*p = r.received + int64(r.after[i]-1)
+		}
+	}
+	return OpRun{Key: k, Worker: g.events.workers[r.worker-1], Timing: t}, true
+}
+
+// Run returns the measured run of op k, if its worker reported one.
+func (g *Graph) Run(k int) (OpRun, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.run(k)
+}
+
+// Runs returns the measured runs of the graph's ops, in key order.
+func (g *Graph) Runs() []OpRun {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []OpRun
+	for k := range g.timings {
+		if r, ok := g.run(k); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Started is when the graph was submitted, and Ended when it ended (zero
+// while it runs).
+func (g *Graph) Started() time.Time { return g.start }
+
+// Ended is when the graph ended, zero while it runs.
+func (g *Graph) Ended() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.end
+}
