@@ -27,6 +27,11 @@ import (
 // pairs of square blocks: thin blocks along k (a band of 417 rows against
 // output blocks of 1250) are taken more to a group, so fewer partial sums
 // of the output's size are made.
+//
+// x.T @ x and x @ x.T are symmetric: only the blocks on and above the
+// diagonal are products, those below are transposes of them (see
+// symmetricProduct), and the kernel makes the diagonal blocks with half
+// the flops. NumPy, through BLAS' syrk, does the same.
 
 // MatmulCombine is how many block products one "matmul" op accumulates and
 // how many partial sums one "matmul.sum" op adds. Four keeps the inputs an

@@ -6,11 +6,23 @@ package gemm
 // block's last row. a is A's buffer with leading dimension lda; op(A)(i, p)
 // is a[i*lda+p], or a[p*lda+i] when trans.
 func packA[T float32 | float64](dst, a []T, lda int, trans bool, i0, p0, mb, kb, mr int) {
-	for ir := 0; ir < mb; ir += mr {
+	full := 0 // the rows packed by the fast path below
+	if trans && mr == 6 {
+		// A row of the buffer holds a column of every panel's rows: read
+		// it in order, 6 values at a time copied as one array (copy
+		// would call memmove for each 48 bytes).
+		full = mb / 6 * 6
+		for p := range kb {
+			row := a[(p0+p)*lda+i0:][:full]
+			for ir := 0; ir < full; ir += 6 {
+				*(*[6]T)(dst[ir*kb+p*6:]) = *(*[6]T)(row[ir:])
+			}
+		}
+	}
+	for ir := full; ir < mb; ir += mr {
 		h := min(mr, mb-ir)
 		panel := dst[ir*kb:][:kb*mr]
 		if trans {
-			// A row of the buffer holds a column of the panel's rows.
 			for p := range kb {
 				src := a[(p0+p)*lda+i0+ir:][:h]
 				d := panel[p*mr:][:mr]
