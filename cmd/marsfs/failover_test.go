@@ -138,7 +138,7 @@ func runGraph(t *testing.T, c *fs.Client, sess string, n int, spec string) {
 // to the empty cluster does the same, never a silent hang.
 func TestAllWorkersKilled(t *testing.T) {
 	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
-	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+	if err := submit(c, sess, "a = rand(1600, 1600, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
@@ -187,7 +187,7 @@ func TestAllWorkersKilled(t *testing.T) {
 // work.
 func TestUpRespawns(t *testing.T) {
 	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
-	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+	if err := submit(c, sess, "a = rand(1600, 1600, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
