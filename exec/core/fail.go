@@ -324,7 +324,8 @@ func (c *Core) unrevive(k int) {
 		switch {
 		case i.state == Finished:
 			c.maybeFree(in)
-		case i.revived && !i.sent && (i.state == Ready || i.state == Unscheduled):
+		case i.revived && !i.sent && (i.state == Ready || i.state == Unscheduled) && !c.keep[c.ids[in]]:
+			// (A kept chunk lost is made again for itself.)
 			c.unrevive(in)
 			c.finished++ // as it was before revive
 			c.emit(in, Freed, "", fmt.Sprintf("not made again: operand %d was taken back", k))
