@@ -67,6 +67,14 @@ def dask_workload(w, p):
         def f():
             x = rand(p["rows"], p["cols"], chunks=(p["rchunk"], p["cchunk"]))
             return [x.sum(axis=0), x.mean(axis=1)]
+    elif w == "W7":
+        def f():
+            x = rand(p["n"], chunks=p["chunk"])
+            return [x[x > 0.5].sum()]
+    elif w == "W8":
+        def f():
+            x = rand(p["n"], chunks=p["chunk"])
+            return [x[x > 0.5].max()]
     else:
         raise SystemExit(f"unknown workload {w}")
     return f
@@ -97,6 +105,14 @@ def numpy_workload(w, p):
         def f():
             x = rng.random((p["rows"], p["cols"]))
             return [x.sum(axis=0), x.mean(axis=1)]
+    elif w == "W7":
+        def f():
+            x = rng.random(p["n"])
+            return [x[x > 0.5].sum()]
+    elif w == "W8":
+        def f():
+            x = rng.random(p["n"])
+            return [x[x > 0.5].max()]
     else:
         raise SystemExit(f"unknown workload {w}")
     return f
