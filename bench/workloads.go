@@ -151,7 +151,7 @@ var workloads = []workload{
 	},
 	{
 		id:   "W8",
-		text: "x[x > 0.5].max(), x = rand(2e8), chunks 1e7 (the mask made: two stages)",
+		text: "x[x > 0.5].max(), x = rand(2e8), chunks 1e7 (rewritten too, with a check for an empty mask)",
 		params: func(s float64) map[string]int {
 			return map[string]int{"n": scaled(2e8, s), "chunk": scaled(1e7, s)}
 		},
