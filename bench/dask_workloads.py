@@ -43,6 +43,13 @@ def dask_workload(w, p):
     def rand(*shape, chunks):
         return da.random.random(shape, chunks=chunks)
 
+    if w in ("MASK", "MASKMAX"):
+        def f():
+            x = rand(p["n"], chunks=p["chunk"])
+            m = x[x > 0.5]
+            return [m.sum() if w == "MASK" else m.max()]
+        return f
+
     if w == "W1":
         def f():
             a = rand(p["n"], chunks=p["chunk"])
@@ -67,14 +74,6 @@ def dask_workload(w, p):
         def f():
             x = rand(p["rows"], p["cols"], chunks=(p["rchunk"], p["cchunk"]))
             return [x.sum(axis=0), x.mean(axis=1)]
-    elif w == "W7":
-        def f():
-            x = rand(p["n"], chunks=p["chunk"])
-            return [x[x > 0.5].sum()]
-    elif w == "W8":
-        def f():
-            x = rand(p["n"], chunks=p["chunk"])
-            return [x[x > 0.5].max()]
     else:
         raise SystemExit(f"unknown workload {w}")
     return f
@@ -83,6 +82,12 @@ def dask_workload(w, p):
 def numpy_workload(w, p):
     """Workload w in NumPy, in this process; returns the results."""
     rng = np.random.default_rng()
+    if w in ("MASK", "MASKMAX"):
+        def f():
+            x = rng.random(p["n"])
+            m = x[x > 0.5]
+            return [m.sum() if w == "MASK" else m.max()]
+        return f
     if w == "W1":
         def f():
             a, b = rng.random(p["n"]), rng.random(p["n"])
@@ -105,14 +110,6 @@ def numpy_workload(w, p):
         def f():
             x = rng.random((p["rows"], p["cols"]))
             return [x.sum(axis=0), x.mean(axis=1)]
-    elif w == "W7":
-        def f():
-            x = rng.random(p["n"])
-            return [x[x > 0.5].sum()]
-    elif w == "W8":
-        def f():
-            x = rng.random(p["n"])
-            return [x[x > 0.5].max()]
     else:
         raise SystemExit(f"unknown workload {w}")
     return f

@@ -45,7 +45,7 @@ type options struct {
 
 func main() {
 	var o options
-	only := flag.String("only", "", "workloads to run, comma-separated (default all: W1..W8)")
+	only := flag.String("only", "", "workloads to run, comma-separated (default all: W1..W6)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each workload; the table shows medians")
 	flag.BoolVar(&o.quick, "quick", false, "scaled-down sizes (1/20 of the data) for a smoke run")
 	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy (W3's DGEMM rate is still measured)")
@@ -133,7 +133,7 @@ func run(o options, log io.Writer) (*report, error) {
 	}
 	for _, id := range o.only {
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.id == id }) {
-			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W8)", id)
+			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W6)", id)
 		}
 	}
 	if o.runs < 1 {
