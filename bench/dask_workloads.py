@@ -43,6 +43,13 @@ def dask_workload(w, p):
     def rand(*shape, chunks):
         return da.random.random(shape, chunks=chunks)
 
+    if w in ("MASK", "MASKMAX"):
+        def f():
+            x = rand(p["n"], chunks=p["chunk"])
+            m = x[x > 0.5]
+            return [m.sum() if w == "MASK" else m.max()]
+        return f
+
     if w == "W1":
         def f():
             a = rand(p["n"], chunks=p["chunk"])
@@ -87,6 +94,12 @@ def dask_workload(w, p):
 def numpy_workload(w, p):
     """Workload w in NumPy, in this process; returns the results."""
     rng = np.random.default_rng()
+    if w in ("MASK", "MASKMAX"):
+        def f():
+            x = rng.random(p["n"])
+            m = x[x > 0.5]
+            return [m.sum() if w == "MASK" else m.max()]
+        return f
     if w == "W1":
         def f():
             a, b = rng.random(p["n"]), rng.random(p["n"])

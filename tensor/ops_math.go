@@ -82,3 +82,9 @@ const OpArray = "array"
 
 // MaxArrayLiteral bounds the elements of a literal array: specs are text.
 const MaxArrayLiteral = 1 << 16
+
+// OpNonEmpty passes its first input (a reduction of a mask's values)
+// through when its second, an int64 count, is not 0, and fails the graph
+// with NumPy's error for a reduction without identity of an empty array
+// (Attrs.Name: "maximum", "minimum") when it is.
+const OpNonEmpty = "nonempty"

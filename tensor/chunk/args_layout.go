@@ -68,6 +68,14 @@ func (SampleSortArgs) boundsLen() {}
 
 func init() { gob.Register(SampleSortArgs{}) }
 
+// NonEmptyArgs are the arguments of a "nonempty" op: the reduction whose
+// identity is missing, for the message.
+type NonEmptyArgs struct {
+	Reduction string
+}
+
+func init() { gob.Register(NonEmptyArgs{}) }
+
 // LookupArgs are the arguments of "searchsorted" (side='right' when
 // Right) and "isin" ops.
 type LookupArgs struct {

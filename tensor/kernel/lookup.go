@@ -83,3 +83,15 @@ func isinOrKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	}
 	return out, nil
 }
+
+// nonEmptyKernel passes in[0] through unless the count in[1] is 0.
+func nonEmptyKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	args, _ := op.Args.(chunk.NonEmptyArgs)
+	if len(in) != 2 || in[1].DType != tensor.Int64 || in[1].Len() != 1 {
+		return nil, fmt.Errorf("nonempty takes a value and an int64 count")
+	}
+	if in[1].Int64s()[0] == 0 {
+		return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", args.Reduction)
+	}
+	return in[0], nil
+}

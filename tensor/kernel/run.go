@@ -131,6 +131,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return isinKernel, true
 	case "isin.or":
 		return isinOrKernel, true
+	case "nonempty":
+		return nonEmptyKernel, true
 	case "ssort.sample":
 		return ssortSampleKernel, true
 	case "ssort.splitters":

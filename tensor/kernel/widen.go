@@ -24,7 +24,7 @@ import (
 // it); and an expr op, whose program casts what it loads (the fusers take
 // no op that computes in a narrow dtype).
 var runsAsIs = map[string]bool{
-	"diagonal": true, "mask.select": true, "take": true, "take.piece": true, // they move elements (layout.go, mask.go, take.go)
+	"diagonal": true, "mask.select": true, "take": true, "take.piece": true, "nonempty": true, // they move elements (layout.go, mask.go, take.go)
 	"assemble": true, "transpose": true, "reshape": true, "const": true,
 	"convert": true, tensor.OpAstype: true, "fuse": true, "expr": true,
 	// The kernels of files read and write their dtype's bytes.

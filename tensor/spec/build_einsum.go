@@ -20,9 +20,11 @@ import (
 //     which holds the product's full index space, so it suits small
 //     batches.
 //
-// The result has the operands' result dtype, as NumPy's einsum, which
-// accumulates in it. Ellipses, repeated letters in one operand of several,
-// and more than 52 letters are refused.
+// An ellipsis stands for the axes an operand has beyond its letters,
+// aligned from the right across operands, as letters the spec does not
+// use. The result has the operands' result dtype, as NumPy's einsum, which
+// accumulates in it. Repeated letters in one operand of several, and
+// ellipses whose axes broadcast (a length 1 against another), are refused.
 
 func registerEinsum() {
 	register("einsum", []string{"subscripts", "*operands", "out", "dtype", "order", "casting", "optimize"}, einsum)
@@ -49,23 +51,28 @@ func einsum(c *call) (value, error) {
 		return nil, c.errorf(0, "No input operands")
 	}
 	p := c.at(0)
-	if strings.Contains(spec, ".") {
-		return nil, syntax.Errorf(p, "einsum(): ellipses ('...') are not supported yet")
-	}
 	spec = strings.ReplaceAll(spec, " ", "")
 	in, out, explicit := strings.Cut(spec, "->")
 	subs := strings.Split(in, ",")
 	if len(subs) != len(ops.elts) {
 		return nil, syntax.Errorf(p, "more operands provided to einstein sum function than specified in the subscripts string")
 	}
+	xs := make([]*Node, len(subs))
+	for i := range subs {
+		var err error
+		if xs[i], err = c.b.tensor(ops.elts[i], ops.pos[i]); err != nil {
+			return nil, err
+		}
+	}
+	ell, err := expandEllipses(p, spec, subs, &out, explicit, xs)
+	if err != nil {
+		return nil, err
+	}
 	terms := make([]term, len(subs))
 	count := map[rune]int{}
 	size := map[rune]int{}
 	for i, s := range subs {
-		x, err := c.b.tensor(ops.elts[i], ops.pos[i])
-		if err != nil {
-			return nil, err
-		}
+		x := xs[i]
 		if tensor.HasUnknown(x.Shape) {
 			return nil, syntax.Errorf(ops.pos[i], "einsum() of an array of shape %s: its length depends on the data", ShapeString(x.Shape))
 		}
@@ -85,16 +92,16 @@ func einsum(c *call) (value, error) {
 		terms[i] = term{x, s}
 	}
 	if !explicit {
-		// The letters seen once, in alphabetical order (NumPy's order:
-		// upper case first).
+		// The ellipsis' axes, then the letters seen once, in
+		// alphabetical order (NumPy's order: upper case first).
 		var once []rune
 		for r, n := range count {
-			if n == 1 {
+			if n == 1 && !strings.ContainsRune(ell, r) {
 				once = append(once, r)
 			}
 		}
 		slices.Sort(once)
-		out = string(once)
+		out = ell + string(once)
 	}
 	for i, r := range out {
 		if _, ok := size[r]; !ok {
@@ -109,7 +116,6 @@ func einsum(c *call) (value, error) {
 		dt = tensor.Promote(dt, t.x.DType)
 	}
 	b := c.b
-	var err error
 	if len(terms) == 1 {
 		if terms[0], err = b.einsumDiagonal(p, terms[0]); err != nil {
 			return nil, err
@@ -266,4 +272,51 @@ func (b *builder) einsumPair(p syntax.SrcPos, x, y term, need string) (term, err
 		return term{}, err
 	}
 	return b.einsumSum(p, term{prod, all}, need)
+}
+
+// expandEllipses replaces each "..." of subs (and of out, or, when the
+// output is implicit, returns the letters to put first) by letters the
+// spec does not use, one an axis the operand has beyond its letters,
+// aligned from the right.
+func expandEllipses(p syntax.SrcPos, spec string, subs []string, out *string, explicit bool, xs []*Node) (string, error) {
+	if !strings.Contains(spec, ".") {
+		return "", nil
+	}
+	var free []rune
+	for _, r := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" {
+		if !strings.ContainsRune(spec, r) {
+			free = append(free, r)
+		}
+	}
+	extra := make([]int, len(subs))
+	most := 0
+	for i, s := range subs {
+		if strings.Count(s, ".") == 0 {
+			continue
+		}
+		if strings.Count(s, "...") != 1 || strings.Count(s, ".") != 3 {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
+		}
+		extra[i] = len(xs[i].Shape) - (len(s) - 3)
+		if extra[i] < 0 {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains too many subscripts for operand %d", i)
+		}
+		most = max(most, extra[i])
+	}
+	if most > len(free) {
+		return "", syntax.Errorf(p, "einsum(): too many axes for the letters left")
+	}
+	ell := string(free[:most])
+	for i, s := range subs {
+		if strings.Contains(s, "...") {
+			subs[i] = strings.Replace(s, "...", string(free[most-extra[i]:most]), 1)
+		}
+	}
+	if explicit {
+		if strings.Count(*out, ".") != 0 && (strings.Count(*out, "...") != 1 || strings.Count(*out, ".") != 3) {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
+		}
+		*out = strings.Replace(*out, "...", ell, 1)
+	}
+	return ell, nil
 }

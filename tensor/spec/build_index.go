@@ -65,7 +65,11 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			if v.DType == tensor.Bool {
 				return b.maskIndex(e, x, v, len(items))
 			}
-			return b.intIndex(e, x, v, len(items))
+			prior := make([]value, len(items))
+			for k, it := range items {
+				prior[k] = it.v
+			}
+			return b.intIndex(e, x, v, prior)
 		case seqValue:
 			// A list of integers (or bools) indexes as its array does.
 			a, err := b.arrayLiteral(ie.At(), v, -1, nil)
@@ -75,7 +79,11 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			if a.DType == tensor.Bool {
 				return b.maskIndex(e, x, a, len(items))
 			}
-			return b.intIndex(e, x, a, len(items))
+			prior := make([]value, len(items))
+			for k, it := range items {
+				prior[k] = it.v
+			}
+			return b.intIndex(e, x, a, prior)
 		default:
 			return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))
 		}

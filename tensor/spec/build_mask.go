@@ -423,6 +423,10 @@ func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (
 	}
 	switch op {
 	case tensor.OpSum, tensor.OpNansum, tensor.OpProd, tensor.OpMean, tensor.OpCountNonzero, tensor.OpAny, tensor.OpAll:
+	case tensor.OpMax, tensor.OpMin:
+		if src.DType == tensor.Uint64 && op == tensor.OpMin {
+			return nil, false, nil // its fill, 2⁶⁴-1, is no Python int here
+		}
 	default:
 		return nil, false, nil
 	}
@@ -438,6 +442,27 @@ func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (
 	full := func(v int64) (*Node, error) { return b.constant(p, syntax.PyInt(v), src.DType) }
 	var r *Node
 	switch op {
+	case tensor.OpMax, tensor.OpMin:
+		// The values of m, the others the reduction's worst; an empty
+		// mask fails as NumPy's reduction without identity does.
+		fill, err := b.extremeFill(p, src.DType, op == tensor.OpMax)
+		if err != nil {
+			return nil, true, err
+		}
+		w, err := b.node(p, tensor.OpWhere, Attrs{}, mb, src, fill)
+		if err != nil {
+			return nil, true, err
+		}
+		if r, err = b.node(p, op, Attrs{}, w); err != nil {
+			return nil, true, err
+		}
+		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, m)
+		if err != nil {
+			return nil, true, err
+		}
+		name := map[string]string{tensor.OpMax: "maximum", tensor.OpMin: "minimum"}[op]
+		r, err = b.node(p, tensor.OpNonEmpty, Attrs{Name: name}, r, cnt)
+		return r, true, err
 	case tensor.OpSum, tensor.OpNansum, tensor.OpProd, tensor.OpMean:
 		id := int64(0)
 		if op == tensor.OpProd {
@@ -494,4 +519,24 @@ func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (
 		r, err = b.node(p, op, Attrs{}, v)
 		return r, true, err
 	}
+}
+
+// extremeFill is the 0-d array of dt that max (low) or min (not low)
+// passes over: -inf or +inf, the integers' bounds, false or true.
+func (b *builder) extremeFill(p syntax.SrcPos, dt tensor.DType, low bool) (*Node, error) {
+	switch {
+	case dt.IsFloat():
+		v := posInf
+		if low {
+			v = -posInf
+		}
+		return b.constant(p, syntax.PyFloat(v), dt)
+	case dt == tensor.Bool:
+		return b.constant(p, syntax.PyInt(int64(boolInt(!low))), dt)
+	}
+	lo, hi := dt.IntRange()
+	if low {
+		return b.constant(p, syntax.PyInt(lo), dt)
+	}
+	return b.constant(p, syntax.PyInt(hi), dt)
 }

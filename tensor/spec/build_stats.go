@@ -203,7 +203,7 @@ func (b *builder) atLeast2D(p syntax.SrcPos, x *Node) (*Node, error) {
 // cov is NumPy's: variables in rows (columns with rowvar=False), centered
 // by their means and multiplied, X @ X.T * (1 / (N - ddof)) in float64 (or
 // dtype=), then squeezed. The product tiles as blocks summed in a tree.
-// Weights are not supported.
+// With fweights or aweights, covWeighted.
 func cov(c *call) (*Node, error) {
 	m, err := c.tensor(0)
 	if err != nil {
@@ -213,11 +213,6 @@ func cov(c *call) (*Node, error) {
 		return nil, err
 	}
 	pi := func(name string) int { return c.param(name) }
-	for _, name := range []string{"fweights", "aweights"} {
-		if i := pi(name); i >= 0 && c.has(i) {
-			return nil, c.errorf(i, "%s(): %s= is not supported", c.name, name)
-		}
-	}
 	if len(m.Shape) > 2 {
 		return nil, c.errorf(0, "m has more than 2 dimensions")
 	}
@@ -292,6 +287,13 @@ func cov(c *call) (*Node, error) {
 	if X.Shape[0] == 0 || X.Shape[1] == 0 {
 		return nil, c.errorf(0, "%s() of an empty array is not supported", c.name)
 	}
+	fw, aw, err := covWeights(c, X.Shape[1])
+	if err != nil {
+		return nil, err
+	}
+	if fw != nil || aw != nil {
+		return covWeighted(c, X, fw, aw, ddof)
+	}
 	avg, err := b.reduceNode(p, tensor.OpMean, X, []int{1}, true, 0)
 	if err != nil {
 		return nil, err
@@ -316,13 +318,151 @@ func cov(c *call) (*Node, error) {
 	if prod, err = b.node(p, tensor.OpMultiply, Attrs{}, prod, b.scalar(syntax.PyFloat(recip))); err != nil {
 		return nil, err
 	}
+	return b.squeeze(p, prod)
+}
+
+// squeeze drops the axes of length one.
+func (b *builder) squeeze(p syntax.SrcPos, x *Node) (*Node, error) {
 	var shape []int
-	for _, d := range prod.Shape {
+	for _, d := range x.Shape {
 		if d != 1 {
 			shape = append(shape, d)
 		}
 	}
-	return b.reshape(p, prod, cloneInts(shape))
+	return b.reshape(p, x, cloneInts(shape))
+}
+
+// covWeights returns cov's fweights and aweights (nil when not given) as
+// float64 arrays of n samples. NumPy's checks of their values (integer,
+// not negative) depend on the data and are not made.
+func covWeights(c *call, n int) (fw, aw *Node, err error) {
+	for k, name := range []string{"fweights", "aweights"} {
+		i := c.param(name)
+		if i < 0 || !c.has(i) {
+			continue
+		}
+		w, err := c.tensor(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case len(w.Shape) > 1:
+			return nil, nil, c.errorf(i, "cannot handle multidimensional %s", name)
+		case len(w.Shape) == 0 || w.Shape[0] != n:
+			return nil, nil, c.errorf(i, "incompatible numbers of samples and %s", name)
+		}
+		if w, err = c.b.astype(c.pos, w, tensor.Float64); err != nil {
+			return nil, nil, err
+		}
+		if k == 0 {
+			fw = w
+		} else {
+			aw = w
+		}
+	}
+	return fw, aw, nil
+}
+
+// covWeighted is cov with weights w = fweights * aweights, as NumPy's:
+// the weighted mean of each row, fact = sum(w) - ddof (less ddof times
+// sum(w * aweights) / sum(w) with aweights; sum(w) for ddof 0; 0 when not
+// positive), and (X - avg) @ ((X - avg) * w).T * (1 / fact).
+func covWeighted(c *call, X, fw, aw *Node, ddof int) (*Node, error) {
+	b, p := c.b, c.pos
+	w := fw
+	var err error
+	switch {
+	case w == nil:
+		w = aw
+	case aw != nil:
+		if w, err = b.node(p, tensor.OpMultiply, Attrs{}, fw, aw); err != nil {
+			return nil, err
+		}
+	}
+	n := X.Shape[1]
+	wrow, err := b.reshape(p, w, []int{1, n})
+	if err != nil {
+		return nil, err
+	}
+	if w.DType != X.DType {
+		if wrow, err = b.astype(p, wrow, tensor.Promote(w.DType, X.DType)); err != nil {
+			return nil, err
+		}
+	}
+	wsum, err := b.reduceNode(p, tensor.OpSum, w, nil, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	xw, err := b.node(p, tensor.OpMultiply, Attrs{}, X, wrow)
+	if err != nil {
+		return nil, err
+	}
+	num, err := b.reduceNode(p, tensor.OpSum, xw, []int{1}, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	avg, err := b.node(p, tensor.OpDivide, Attrs{}, num, wsum)
+	if err != nil {
+		return nil, err
+	}
+	fact := wsum
+	switch {
+	case ddof == 0:
+	case aw == nil:
+		fact, err = b.node(p, tensor.OpSubtract, Attrs{}, wsum, b.scalar(syntax.PyInt(int64(ddof))))
+	default:
+		var waw, s *Node
+		if waw, err = b.node(p, tensor.OpMultiply, Attrs{}, w, aw); err == nil {
+			if s, err = b.reduceNode(p, tensor.OpSum, waw, nil, false, 0); err == nil {
+				if s, err = b.node(p, tensor.OpMultiply, Attrs{}, s, b.scalar(syntax.PyInt(int64(ddof)))); err == nil {
+					if s, err = b.node(p, tensor.OpDivide, Attrs{}, s, wsum); err == nil {
+						fact, err = b.node(p, tensor.OpSubtract, Attrs{}, wsum, s)
+					}
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// NumPy warns and sets fact to 0 when it is not positive.
+	bad, err := b.node(p, tensor.OpLessEq, Attrs{}, fact, b.scalar(syntax.PyInt(0)))
+	if err != nil {
+		return nil, err
+	}
+	zero, err := b.constant(p, syntax.PyInt(0), fact.DType)
+	if err != nil {
+		return nil, err
+	}
+	if fact, err = b.node(p, tensor.OpWhere, Attrs{}, bad, zero, fact); err != nil {
+		return nil, err
+	}
+	recip, err := b.node(p, tensor.OpDivide, Attrs{}, b.scalar(syntax.PyInt(1)), fact)
+	if err != nil {
+		return nil, err
+	}
+	if X, err = b.node(p, tensor.OpSubtract, Attrs{}, X, avg); err != nil {
+		return nil, err
+	}
+	xw, err = b.node(p, tensor.OpMultiply, Attrs{}, X, wrow)
+	if err != nil {
+		return nil, err
+	}
+	xwT, err := b.transpose(p, xw, []int{1, 0})
+	if err != nil {
+		return nil, err
+	}
+	prod, err := b.matmul(p, X, xwT)
+	if err != nil {
+		return nil, err
+	}
+	if prod, err = b.node(p, tensor.OpMultiply, Attrs{}, prod, recip); err != nil {
+		return nil, err
+	}
+	if prod, err = b.astype(p, prod, X.DType); err != nil {
+		return nil, err
+	}
+	return b.squeeze(p, prod)
 }
 
 // corrcoef divides cov by the outer product of the standard deviations

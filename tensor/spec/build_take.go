@@ -21,12 +21,16 @@ func registerTake() {
 	registerMethod("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
 }
 
-// intIndex builds x[i] for the integer tensor i, the index's item at
-// position at, the others whole slices or an ellipsis (x[:, i] is take
-// along axis 1).
-func (b *builder) intIndex(e *syntax.IndexExpr, x, i *Node, at int) (value, error) {
+// intIndex builds x[i] for the integer tensor i, the index's item after
+// the values prior, the others whole slices or an ellipsis (x[:, i] is
+// take along axis 1), or all integers and integer arrays (multiIndex).
+func (b *builder) intIndex(e *syntax.IndexExpr, x, i *Node, prior []value) (value, error) {
+	at := len(prior)
 	ax, err := advancedAxis(e, at, len(x.Shape), 1, "an integer array")
 	if err != nil {
+		if r, ok, merr := b.multiIndex(e, x, i, prior); ok {
+			return r, merr
+		}
 		return nil, err
 	}
 	if ax >= len(x.Shape) {
@@ -143,4 +147,91 @@ func inferTake(n *Node) error {
 	n.Shape = append(cloneInts(i.Shape), x.Shape[1:]...)
 	n.DType = x.DType
 	return nil
+}
+
+// multiIndex builds x[i, j, ...] for integer arrays and integers, one an
+// axis from the first (NumPy's advanced indexing, the arrays broadcast
+// against each other): each index is made an int64 in range by taking it
+// from an arange of its axis (so that an index out of its axis fails with
+// NumPy's message, not wrapping into the next row), and x, its indexed
+// axes merged into one, is taken at the flat index Σ i_d · stride_d. It
+// reports false when the index is not of that kind (slices among arrays).
+func (b *builder) multiIndex(e *syntax.IndexExpr, x, cur *Node, prior []value) (*Node, bool, error) {
+	vals := append(append([]value(nil), prior...), cur)
+	for _, ie := range e.Idx[len(prior)+1:] {
+		if _, ok := ie.(*syntax.SliceExpr); ok {
+			return nil, false, nil
+		}
+		v, err := b.eval(ie)
+		if err != nil {
+			return nil, true, err
+		}
+		vals = append(vals, v)
+	}
+	p := e.Idx[len(prior)].At()
+	idx := make([]*Node, len(vals))
+	for d, v := range vals {
+		switch v := v.(type) {
+		case syntax.PyNum:
+			if v.IsFloat() || v.Dt == tensor.Bool {
+				return nil, false, nil
+			}
+			idx[d] = b.scalar(v)
+		case *Node:
+			if !v.DType.IsInteger() {
+				return nil, false, nil
+			}
+			idx[d] = v
+		case seqValue:
+			a, err := b.arrayLiteral(e.Idx[d].At(), v, -1, nil)
+			if err != nil || !a.DType.IsInteger() {
+				return nil, false, nil
+			}
+			idx[d] = a
+		default:
+			return nil, false, nil
+		}
+	}
+	k := len(idx)
+	if k > len(x.Shape) {
+		return nil, true, syntax.Errorf(p, "too many indices for array: array is %d-dimensional, but %d were indexed", len(x.Shape), k)
+	}
+	if tensor.HasUnknown(x.Shape[:k]) {
+		return nil, true, syntax.Errorf(p, "several index arrays into an array whose length depends on the data are not supported yet")
+	}
+	var flat *Node
+	stride := 1
+	for d := k - 1; d >= 0; d-- {
+		n := x.Shape[d]
+		chunks, err := defaultChunksAt([]int{n}, p)
+		if err != nil {
+			return nil, true, err
+		}
+		ar, err := b.addAt(p, &Node{Op: tensor.OpArange, Shape: []int{n}, DType: tensor.Int64, Chunks: chunks, Attrs: Attrs{Start: 0, Step: 1}})
+		if err != nil {
+			return nil, true, err
+		}
+		// The index along d, checked against its axis and made positive.
+		i, err := b.take(p, ar, idx[d], 0, "raise")
+		if err != nil {
+			return nil, true, err
+		}
+		if stride != 1 {
+			if i, err = b.node(p, tensor.OpMultiply, Attrs{}, i, b.scalar(syntax.PyInt(int64(stride)))); err != nil {
+				return nil, true, err
+			}
+		}
+		if flat == nil {
+			flat = i
+		} else if flat, err = b.node(p, tensor.OpAdd, Attrs{}, flat, i); err != nil {
+			return nil, true, err
+		}
+		stride *= n
+	}
+	merged, err := b.reshape(p, x, append([]int{stride}, x.Shape[k:]...))
+	if err != nil {
+		return nil, true, err
+	}
+	r, err := b.take(p, merged, flat, 0, "raise")
+	return r, true, err
 }

@@ -41,6 +41,12 @@ func infer(n *Node) error {
 		return inferTake(n)
 	case n.Op == tensor.OpSearchsorted || n.Op == tensor.OpIsin:
 		return inferLookup(n)
+	case n.Op == tensor.OpNonEmpty:
+		v, cnt := n.Inputs[0], n.Inputs[1]
+		if len(v.Shape) != 0 || len(cnt.Shape) != 0 || cnt.DType != tensor.Int64 {
+			return fmt.Errorf("nonempty takes a 0-d value and an int64 count")
+		}
+		n.Shape, n.DType = []int{}, v.DType
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -118,7 +124,7 @@ var opArity = map[string]int{
 	tensor.OpNanmean: 1, tensor.OpNanmax: 1, tensor.OpNanmin: 1, tensor.OpCumsum: 1, tensor.OpCumprod: 1,
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
-	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2,
+	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2, tensor.OpNonEmpty: 2,
 }
 
 func checkArity(n *Node, k int) error {

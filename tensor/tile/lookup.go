@@ -48,3 +48,14 @@ func tileLookup(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	return out, nil
 }
+
+// tileNonEmpty checks a 0-d reduction's count: one op.
+func tileNonEmpty(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
+	v, cnt := t.input(n, 0), t.input(n, 1)
+	if len(v.Keys) != 1 || len(cnt.Keys) != 1 {
+		return nil, fmt.Errorf("nonempty of %d and %d chunks", len(v.Keys), len(cnt.Keys))
+	}
+	key := t.emit(&chunk.Op{Kind: "nonempty", Inputs: []int{int(v.Keys[0]), int(cnt.Keys[0])}, Shape: []int{}, DType: n.DType,
+		Args: chunk.NonEmptyArgs{Reduction: n.Attrs.Name}})
+	return &tensor.TiledTensor{Shape: []int{}, DType: n.DType, Chunks: [][]int{}, Keys: []uint64{key}}, nil
+}

@@ -122,6 +122,18 @@ type Options struct {
 // Options.MaxOps.
 var ErrTooManyOps = errors.New("too many chunk operands")
 
+// ErrDataShape is wrapped by the error of a later stage whose node the
+// lengths the data decided make wrong (operands that do not broadcast): a
+// shape error only the data can reveal, as NumPy's at run time.
+var ErrDataShape = errors.New("shape error of lengths the data decided")
+
+// dataShapeError is such an error: its text is the inference's (NumPy's
+// message), and it is ErrDataShape.
+type dataShapeError struct{ err error }
+
+func (e dataShapeError) Error() string   { return e.err.Error() }
+func (e dataShapeError) Unwrap() []error { return []error{ErrDataShape, e.err} }
+
 // tooManyOps is the panic of an emit past the bound, recovered where the
 // stage's tiling began.
 type tooManyOps struct{}
@@ -249,7 +261,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 			// The inputs' shapes are known now: infer again what was
 			// inferred over unknown lengths.
 			if err := spec.Reinfer(n); err != nil {
-				return nil, fmt.Errorf("%s: %w", n.Op, err)
+				return nil, fmt.Errorf("%s: %w", n.Op, dataShapeError{err})
 			}
 		}
 		if staged && (sr.applies == nil || sr.applies(t, n)) {

@@ -84,6 +84,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileLookup, true
 	case tensor.OpArray:
 		return tileArray, true
+	case tensor.OpNonEmpty:
+		return tileNonEmpty, true
 	}
 	if tensor.ElemKinds[op] {
 		return tileElementwise, true
