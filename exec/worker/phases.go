@@ -44,9 +44,6 @@ type slot struct {
 	// Allocating is measured within Computing, see run).
 	entered [2]atomic.Uint64
 
-	ops      atomic.Int64 // runs ended here (done or failed)
-	received atomic.Int64 // input bytes fetched from other workers
-
 	_ [64]byte
 }
 
@@ -145,16 +142,6 @@ func (w *Worker) watchPhases() {
 			t.Conn.SendSoon(startedReport(t, tm))
 		}
 	}
-}
-
-// opsRun is the number of runs the worker's slots have ended, and the input
-// bytes they fetched from other workers.
-func (w *Worker) opsRun() (ops, received int64) {
-	for _, s := range w.slots {
-		ops += s.ops.Load()
-		received += s.received.Load()
-	}
-	return ops, received
 }
 
 // goHeapBytes is the bytes of the process's Go heap in use by objects.

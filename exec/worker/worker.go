@@ -78,11 +78,13 @@ type Worker struct {
 	sent     atomic.Int64 // chunk bytes served to others
 	putBytes atomic.Int64 // chunk bytes put here (uploads)
 
-	mu     sync.Mutex
-	st     *State     // the worker's policy; every call under mu
-	runq   chan *Task // started tasks, for the runners
-	conns  map[net.Conn]bool
-	closed bool
+	mu           sync.Mutex
+	opsEnded     int64      // runs ended, done or failed (metrics)
+	fetchedBytes int64      // input bytes fetched from other workers (metrics)
+	st           *State     // the worker's policy; every call under mu
+	runq         chan *Task // started tasks, for the runners
+	conns        map[net.Conn]bool
+	closed       bool
 }
 
 // Start starts a worker: it listens, joins the cluster as a worker and
@@ -303,12 +305,12 @@ func (w *Worker) Close() error {
 func (w *Worker) Status() string {
 	w.mu.Lock()
 	running, queued, quota := w.st.Running(), w.st.Queued(), w.st.QuotaUsed()
+	ops, received := w.opsEnded, w.fetchedBytes
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nprocs %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, runtime.GOMAXPROCS(0), running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
-	ops, received := w.opsRun()
 	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
 	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
@@ -650,15 +652,13 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		}
 	}
 	w.apply()
+	w.opsEnded++ // under mu, taken anyway: no atomic an op
+	w.fetchedBytes += tm.Fetched
 	w.mu.Unlock()
 	for _, release := range t.pins {
 		release()
 	}
 	tm.Stored = sl.now()
-	sl.ops.Add(1)
-	if tm.Fetched > 0 {
-		sl.received.Add(tm.Fetched)
-	}
 	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID}
 	switch {
 	case cancelled || !mine:
