@@ -19,6 +19,14 @@ import (
 // stores, and sends no message more, while one of seconds shows its phase
 // within a tick of entering it.
 
+// timedBytes is the size of chunk from which loading or storing it is
+// timed as a phase of its own. A clock read costs some tens of
+// nanoseconds, up to a hundred under a hypervisor: as much as reading or
+// storing a chunk of a few KB that the worker holds in its heap. Below
+// it, the phase is counted in computing, and an op of small chunks reads
+// the clock once, at its end.
+const timedBytes = 64 << 10
+
 // phaseTick is how often the watcher looks at the slots, and how long a
 // run stays in a phase before the scheduler is told of it.
 const phaseTick = 100 * time.Millisecond

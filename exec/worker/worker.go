@@ -613,18 +613,14 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 	}
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, sl, t)
-	tm.Computed = sl.enter(core.Storing)
-	if tm.Loaded == 0 {
-		tm.Loaded = tm.Computed // it failed loading
-	}
-	// Its output's memory was taken when the kernel asked for it, within
-	// computing: the phase is told as the first after the queue, and
-	// loading as following it (see core.Timing).
-	tm.Allocated = tm.Started
-	if buf != nil && buf.took > 0 {
-		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
-		tm.Allocated += took
-		tm.Loaded += took
+	// Storing a small chunk (a map insert, or a copy of a few KB) is not
+	// worth a clock read, which costs as much here: it is counted in
+	// computing. A larger one is sealed or copied into shared memory.
+	if buf != nil || int64(t.Op.NBytes()) >= timedBytes || tm.Loaded == 0 {
+		tm.Computed = sl.enter(core.Storing)
+		if tm.Loaded == 0 {
+			tm.Loaded = tm.Computed // it failed loading
+		}
 	}
 	outcome := Computed
 	if err != nil {
@@ -659,6 +655,18 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		release()
 	}
 	tm.Stored = sl.now()
+	if tm.Computed == 0 {
+		tm.Computed = tm.Stored
+	}
+	// Its output's memory was taken when the kernel asked for it, within
+	// computing: the phase is told as the first after the queue, and
+	// loading as following it (see core.Timing).
+	tm.Allocated = tm.Started
+	if buf != nil && buf.took > 0 {
+		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
+		tm.Allocated += took
+		tm.Loaded += took
+	}
 	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID}
 	switch {
 	case cancelled || !mine:
@@ -704,11 +712,22 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 		in[i] = a
 		t.timing.Fetched += int64(a.NBytes())
 	}
-	if len(t.Inputs) == 0 {
-		t.timing.Loaded = t.timing.Started // nothing to load: no clock read
-		sl.enterAt(core.Computing, t.timing.Loaded)
-	} else {
+	// Reading small chunks the worker holds is not worth a clock read (see
+	// timedBytes): their loading is counted in computing. Fetching or
+	// mapping, and reading a chunk of shared memory that may have been
+	// spilled, are timed.
+	timed := false
+	for _, loc := range t.Inputs {
+		if loc.Worker != w.name || loc.NBytes >= timedBytes {
+			timed = true
+			break
+		}
+	}
+	if timed {
 		t.timing.Loaded = sl.enter(core.Computing)
+	} else {
+		t.timing.Loaded = t.timing.Started
+		sl.enterAt(core.Computing, t.timing.Loaded)
 	}
 	return runKernel(ctx, t.Op, in)
 }
