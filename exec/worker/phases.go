@@ -96,8 +96,8 @@ func (s *slot) begin(t *Task) {
 // reached returns the points task t, which the slot runs, has reached as
 // far as its runner has published them, and its phase and since when.
 func (s *slot) reached(t *Task) (tm core.Timing) {
-	tm = core.Timing{Received: t.timing.Received, Started: t.timing.Started, Allocated: t.timing.Started,
-		Slot: t.timing.Slot, Phase: core.Loading, Since: t.timing.Started}
+	tm = core.Timing{Received: t.received, Started: t.started, Allocated: t.started,
+		Slot: int(t.slot), Phase: core.Loading, Since: t.started}
 	points := [...]*int64{&tm.Loaded, &tm.Computed}
 	for i := range s.entered {
 		v := s.entered[i].Load()

@@ -447,7 +447,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
 			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
 				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
-			t.timing.Received = at
+			t.received = at
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
 				unit = make([]*Task, 0, min(want, 1024))
@@ -531,24 +531,24 @@ func (w *Worker) runner(sl *slot) {
 	var reports []*wire.Msg
 	var slab []wire.Msg // what reports are cut from: one allocation for many
 	for t := range w.runq {
-		t.timing.Started = sl.restart()
-		conn, since := t.Conn, t.timing.Started // µs
+		t.started = sl.restart()
+		conn, since := t.Conn, t.started // µs
 		for first := true; t != nil; first = false {
 			ran := t
 			m := &wire.Take(&slab, 1)[0]
 			var next, rest *Task
 			*m, next, rest = w.run(sl, ran, first)
 			if next != nil {
-				next.timing.Started = ran.timing.Stored // it follows in the slot
+				next.started = ran.stored // it follows in the slot
 			}
 			reports = append(reports, m)
 			// The unit's end goes out now; when it yields its slot, or
 			// others wait for ran's chunk, soon (see wire.Conn.SendSoon).
-			now := next == nil && rest == nil || ran.timing.Stored-since >= reportEvery.Microseconds()
+			now := next == nil && rest == nil || ran.stored-since >= reportEvery.Microseconds()
 			if now || ran.Flush || rest != nil {
 				w.report(conn, reports, !now)
 				clear(reports)
-				reports, since = reports[:0], ran.timing.Stored
+				reports, since = reports[:0], ran.stored
 			}
 			if rest != nil {
 				// The unit yields its slot: it goes back to the queue
@@ -598,9 +598,9 @@ func (w *Worker) report(cc *wire.Conn, ms []*wire.Msg, soon bool) {
 // says whether t starts the slot's run.
 func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest *Task) {
 	ctx := t.run.ctx
-	tm := &t.timing // t.timing.Started is set: the slot's clock
-	tm.Slot = sl.index
+	t.slot = int32(sl.index)
 	sl.begin(t)
+	tm := &core.Timing{Received: t.received, Started: t.started, Slot: sl.index} // t.started is set: the slot's clock
 	if first {
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
@@ -612,7 +612,7 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		ctx = kernel.WithData(ctx, w.cfg.Data)
 	}
 	defer buf.drop() // unless stored
-	out, err := w.compute(ctx, sl, t)
+	out, err := w.compute(ctx, sl, t, tm)
 	// Storing a small chunk (a map insert, or a copy of a few KB) is not
 	// worth a clock read, which costs as much here: it is counted in
 	// computing. A larger one is sealed or copied into shared memory.
@@ -655,6 +655,7 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		release()
 	}
 	tm.Stored = sl.now()
+	t.stored = tm.Stored
 	if tm.Computed == 0 {
 		tm.Computed = tm.Stored
 	}
@@ -685,9 +686,9 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 
 // compute loads the task's inputs, from the store or from their workers,
 // and runs its kernel.
-func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array, error) {
+func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.Inputs))
-	if err := w.fetchSmall(ctx, t, in); err != nil {
+	if err := w.fetchSmall(ctx, t, in, tm); err != nil {
 		return nil, err
 	}
 	for i, loc := range t.Inputs {
@@ -710,7 +711,7 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 			return nil, &fetchError{peer: loc.Worker, err: fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)}
 		}
 		in[i] = a
-		t.timing.Fetched += int64(a.NBytes())
+		tm.Fetched += int64(a.NBytes())
 	}
 	// Reading small chunks the worker holds is not worth a clock read (see
 	// timedBytes): their loading is counted in computing. Fetching or
@@ -724,10 +725,10 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 		}
 	}
 	if timed {
-		t.timing.Loaded = sl.enter(core.Computing)
+		tm.Loaded = sl.enter(core.Computing)
 	} else {
-		t.timing.Loaded = t.timing.Started
-		sl.enterAt(core.Computing, t.timing.Loaded)
+		tm.Loaded = tm.Started
+		sl.enterAt(core.Computing, tm.Loaded)
 	}
 	return runKernel(ctx, t.Op, in)
 }
@@ -736,7 +737,7 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 // and that it reads from a peer along with others: those of each peer in
 // one exchange (see dataPool.fetchAll). A combine of a tree reduction reads
 // several scalars from one peer.
-func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) error {
+func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array, tm *core.Timing) error {
 	if len(t.Inputs) < 2 {
 		return nil
 	}
@@ -769,7 +770,7 @@ func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) er
 		}
 		for k, j := range idx {
 			in[j] = got[k]
-			t.timing.Fetched += int64(got[k].NBytes())
+			tm.Fetched += int64(got[k].NBytes())
 		}
 	}
 	return nil
