@@ -15,9 +15,9 @@ import (
 // slot publishes the op it runs and the time it entered each phase in
 // atomic words; a watcher looks at the slots every phaseTick and reports,
 // on a "started" report, the phase of a run that has been in it for a
-// tick or more. So an op of microseconds costs four clock reads and four
-// stores, and sends no message more, while one of seconds shows its phase
-// within a tick of entering it.
+// tick or more. So an op of small chunks costs one clock read (see
+// timedBytes) and two atomic stores, and sends no message more, while one
+// of seconds shows its phase within a tick of entering it.
 
 // timedBytes is the size of chunk from which loading or storing it is
 // timed as a phase of its own. A clock read costs some tens of
