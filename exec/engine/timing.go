@@ -36,8 +36,11 @@ func (g *Graph) noteTiming(ev core.Event) {
 	if t == nil || t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
 		return
 	}
-	if len(g.timings) < len(g.states) {
-		// The first record, or a later stage's ops appended to the graph.
+	switch {
+	case g.timings == nil:
+		g.timings = make([]opTiming, len(g.states))
+	case len(g.timings) < len(g.states):
+		// A later stage's ops were appended to the graph.
 		g.timings = append(g.timings, make([]opTiming, len(g.states)-len(g.timings))...)
 	}
 	r := &g.timings[ev.Key]

@@ -15,9 +15,17 @@ import (
 // slot publishes the op it runs and the time it entered each phase in
 // atomic words; a watcher looks at the slots every phaseTick and reports,
 // on a "started" report, the phase of a run that has been in it for a
-// tick or more. So an op of microseconds costs four clock reads and four
-// stores, and sends no message more, while one of seconds shows its phase
-// within a tick of entering it.
+// tick or more. So an op of small chunks costs one clock read (see
+// timedBytes) and two atomic stores, and sends no message more, while one
+// of seconds shows its phase within a tick of entering it.
+
+// timedBytes is the size of chunk from which loading or storing it is
+// timed as a phase of its own. A clock read costs some tens of
+// nanoseconds, up to a hundred under a hypervisor: as much as reading or
+// storing a chunk of a few KB that the worker holds in its heap. Below
+// it, the phase is counted in computing, and an op of small chunks reads
+// the clock once, at its end.
+const timedBytes = 64 << 10
 
 // phaseTick is how often the watcher looks at the slots, and how long a
 // run stays in a phase before the scheduler is told of it.
@@ -43,9 +51,6 @@ type slot struct {
 	// A run is Loading from its start until it enters Computing (its
 	// Allocating is measured within Computing, see run).
 	entered [2]atomic.Uint64
-
-	ops      atomic.Int64 // runs ended here (done or failed)
-	received atomic.Int64 // input bytes fetched from other workers
 
 	_ [64]byte
 }
@@ -91,8 +96,8 @@ func (s *slot) begin(t *Task) {
 // reached returns the points task t, which the slot runs, has reached as
 // far as its runner has published them, and its phase and since when.
 func (s *slot) reached(t *Task) (tm core.Timing) {
-	tm = core.Timing{Received: t.timing.Received, Started: t.timing.Started, Allocated: t.timing.Started,
-		Slot: t.timing.Slot, Phase: core.Loading, Since: t.timing.Started}
+	tm = core.Timing{Received: t.received, Started: t.started, Allocated: t.started,
+		Slot: int(t.slot), Phase: core.Loading, Since: t.started}
 	points := [...]*int64{&tm.Loaded, &tm.Computed}
 	for i := range s.entered {
 		v := s.entered[i].Load()
@@ -145,16 +150,6 @@ func (w *Worker) watchPhases() {
 			t.Conn.SendSoon(startedReport(t, tm))
 		}
 	}
-}
-
-// opsRun is the number of runs the worker's slots have ended, and the input
-// bytes they fetched from other workers.
-func (w *Worker) opsRun() (ops, received int64) {
-	for _, s := range w.slots {
-		ops += s.ops.Load()
-		received += s.received.Load()
-	}
-	return ops, received
 }
 
 // goHeapBytes is the bytes of the process's Go heap in use by objects.

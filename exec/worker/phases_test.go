@@ -12,20 +12,20 @@ import (
 func TestSlotReached(t *testing.T) {
 	var s slot
 	a, b := &Task{}, &Task{}
-	a.timing.Started = s.restart()
+	a.started = s.restart()
 	s.begin(a)
-	a.timing.Loaded = s.enter(core.Computing)
-	a.timing.Computed = s.enter(core.Storing)
-	if tm := s.reached(a); tm.Phase != core.Storing || tm.Computed != a.timing.Computed || tm.Loaded != a.timing.Loaded {
+	aLoaded := s.enter(core.Computing)
+	aComputed := s.enter(core.Storing)
+	if tm := s.reached(a); tm.Phase != core.Storing || tm.Computed != aComputed || tm.Loaded != aLoaded {
 		t.Fatalf("a: %+v", tm)
 	}
-	b.timing.Started = a.timing.Computed // it follows in the slot, maybe in the same microsecond
+	b.started = aComputed // it follows in the slot, maybe in the same microsecond
 	s.begin(b)
-	if tm := s.reached(b); tm.Phase != core.Loading || tm.Since != b.timing.Started || tm.Loaded != 0 {
+	if tm := s.reached(b); tm.Phase != core.Loading || tm.Since != b.started || tm.Loaded != 0 {
 		t.Fatalf("b, just begun, seen as %+v", tm)
 	}
-	b.timing.Loaded = s.enter(core.Computing)
-	if tm := s.reached(b); tm.Phase != core.Computing || tm.Since != b.timing.Loaded || tm.Computed != 0 {
+	bLoaded := s.enter(core.Computing)
+	if tm := s.reached(b); tm.Phase != core.Computing || tm.Since != bLoaded || tm.Computed != 0 {
 		t.Fatalf("b, computing, seen as %+v", tm)
 	}
 }

@@ -43,10 +43,13 @@ type Task struct {
 	index     int // in the queue, -1 when not queued
 
 	// Set and read by the Worker only.
-	run    runState
-	pins   []func()    // release the inputs read from the store
-	timing core.Timing // what its run measured (phases.go)
-	seq    uint32      // its number in its slot's runs (phases.go)
+	run  runState
+	pins []func() // release the inputs read from the store
+	// When the worker received it, and its run took a slot and ended, in
+	// Unix microseconds; the rest of its timing is the run's (phases.go).
+	received, started, stored int64
+	seq                       uint32 // its number in its slot's runs
+	slot                      int32  // the slot that runs it
 }
 
 // need is the memory the task holds while it runs: its inputs, its output

@@ -89,13 +89,15 @@ type Worker struct {
 	sent     atomic.Int64 // chunk bytes served to others
 	putBytes atomic.Int64 // chunk bytes put here (uploads)
 
-	mu        sync.Mutex
-	st        *State     // the worker's policy; every call under mu
-	runq      chan *Task // started tasks, for the runners
-	conns     map[net.Conn]bool
-	controls  map[*wire.Conn]bool // the control connections open
-	handedOff chan struct{}       // closed when a scheduler has moved the chunks (MsgHandedOff)
-	closed    bool
+	mu           sync.Mutex
+	opsEnded     int64      // runs ended, done or failed (metrics)
+	fetchedBytes int64      // input bytes fetched from other workers (metrics)
+	st           *State     // the worker's policy; every call under mu
+	runq         chan *Task // started tasks, for the runners
+	conns        map[net.Conn]bool
+	controls     map[*wire.Conn]bool // the control connections open
+	handedOff    chan struct{}       // closed when a scheduler has moved the chunks (MsgHandedOff)
+	closed       bool
 }
 
 // Start starts a worker: it listens, joins the cluster as a worker and
@@ -349,12 +351,12 @@ func (w *Worker) Close() error {
 func (w *Worker) Status() string {
 	w.mu.Lock()
 	running, queued, quota := w.st.Running(), w.st.Queued(), w.st.QuotaUsed()
+	ops, received := w.opsEnded, w.fetchedBytes
 	w.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name %s\naddr %s\npid %d\nslots %d\nprocs %d\nrunning %d\nqueued %d\nchunks %d\nbytes %d\nmem %d\nsending %d\n",
 		w.name, w.addr, os.Getpid(), w.cfg.Slots, runtime.GOMAXPROCS(0), running, queued, w.store.Len(), w.store.Bytes(), w.cfg.Mem, w.sending.Load())
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
-	ops, received := w.opsRun()
 	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
 	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
 	// A store that knows more of itself (shared memory, spill) says so.
@@ -497,7 +499,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
 			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
 				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
-			t.timing.Received = at
+			t.received = at
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
 				unit = make([]*Task, 0, min(want, 1024))
@@ -643,24 +645,24 @@ func (w *Worker) runner(sl *slot) {
 	var reports []*wire.Msg
 	var slab []wire.Msg // what reports are cut from: one allocation for many
 	for t := range w.runq {
-		t.timing.Started = sl.restart()
-		conn, since := t.Conn, t.timing.Started // µs
+		t.started = sl.restart()
+		conn, since := t.Conn, t.started // µs
 		for first := true; t != nil; first = false {
 			ran := t
 			m := &wire.Take(&slab, 1)[0]
 			var next, rest *Task
 			*m, next, rest = w.run(sl, ran, first)
 			if next != nil {
-				next.timing.Started = ran.timing.Stored // it follows in the slot
+				next.started = ran.stored // it follows in the slot
 			}
 			reports = append(reports, m)
 			// The unit's end goes out now; when it yields its slot, or
 			// others wait for ran's chunk, soon (see wire.Conn.SendSoon).
-			now := next == nil && rest == nil || ran.timing.Stored-since >= reportEvery.Microseconds()
+			now := next == nil && rest == nil || ran.stored-since >= reportEvery.Microseconds()
 			if now || ran.Flush || rest != nil {
 				w.report(conn, reports, !now)
 				clear(reports)
-				reports, since = reports[:0], ran.timing.Stored
+				reports, since = reports[:0], ran.stored
 			}
 			if rest != nil {
 				// The unit yields its slot: it goes back to the queue
@@ -710,9 +712,9 @@ func (w *Worker) report(cc *wire.Conn, ms []*wire.Msg, soon bool) {
 // says whether t starts the slot's run.
 func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest *Task) {
 	ctx := t.run.ctx
-	tm := &t.timing // t.timing.Started is set: the slot's clock
-	tm.Slot = sl.index
+	t.slot = int32(sl.index)
 	sl.begin(t)
+	tm := &core.Timing{Received: t.received, Started: t.started, Slot: sl.index} // t.started is set: the slot's clock
 	if first {
 		// It waits for the reports of the unit's first ops, to share their
 		// frame or be dropped with its end.
@@ -724,19 +726,15 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		ctx = kernel.WithData(ctx, w.cfg.Data)
 	}
 	defer buf.drop() // unless stored
-	out, err := w.compute(ctx, sl, t)
-	tm.Computed = sl.enter(core.Storing)
-	if tm.Loaded == 0 {
-		tm.Loaded = tm.Computed // it failed loading
-	}
-	// Its output's memory was taken when the kernel asked for it, within
-	// computing: the phase is told as the first after the queue, and
-	// loading as following it (see core.Timing).
-	tm.Allocated = tm.Started
-	if buf != nil && buf.took > 0 {
-		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
-		tm.Allocated += took
-		tm.Loaded += took
+	out, err := w.compute(ctx, sl, t, tm)
+	// Storing a small chunk (a map insert, or a copy of a few KB) is not
+	// worth a clock read, which costs as much here: it is counted in
+	// computing. A larger one is sealed or copied into shared memory.
+	if buf != nil || int64(t.Op.NBytes()) >= timedBytes || tm.Loaded == 0 {
+		tm.Computed = sl.enter(core.Storing)
+		if tm.Loaded == 0 {
+			tm.Loaded = tm.Computed // it failed loading
+		}
 	}
 	outcome := Computed
 	if err != nil {
@@ -764,14 +762,25 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 		}
 	}
 	w.apply()
+	w.opsEnded++ // under mu, taken anyway: no atomic an op
+	w.fetchedBytes += tm.Fetched
 	w.mu.Unlock()
 	for _, release := range t.pins {
 		release()
 	}
 	tm.Stored = sl.now()
-	sl.ops.Add(1)
-	if tm.Fetched > 0 {
-		sl.received.Add(tm.Fetched)
+	t.stored = tm.Stored
+	if tm.Computed == 0 {
+		tm.Computed = tm.Stored
+	}
+	// Its output's memory was taken when the kernel asked for it, within
+	// computing: the phase is told as the first after the queue, and
+	// loading as following it (see core.Timing).
+	tm.Allocated = tm.Started
+	if buf != nil && buf.took > 0 {
+		took := min(buf.took.Microseconds(), tm.Computed-tm.Loaded)
+		tm.Allocated += took
+		tm.Loaded += took
 	}
 	m := wire.Msg{Job: t.Job, Key: t.Key, Attempt: t.Attempt, ID: t.ID}
 	switch {
@@ -791,9 +800,9 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 
 // compute loads the task's inputs, from the store or from their workers,
 // and runs its kernel.
-func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array, error) {
+func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing) (*tensor.Array, error) {
 	in := make([]*tensor.Array, len(t.Inputs))
-	if err := w.fetchSmall(ctx, t, in); err != nil {
+	if err := w.fetchSmall(ctx, t, in, tm); err != nil {
 		return nil, err
 	}
 	for i, loc := range t.Inputs {
@@ -816,13 +825,24 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 			return nil, &fetchError{peer: loc.Worker, err: fmt.Errorf("fetch chunk %d from %s: %w", loc.ID, loc.Worker, err)}
 		}
 		in[i] = a
-		t.timing.Fetched += int64(a.NBytes())
+		tm.Fetched += int64(a.NBytes())
 	}
-	if len(t.Inputs) == 0 {
-		t.timing.Loaded = t.timing.Started // nothing to load: no clock read
-		sl.enterAt(core.Computing, t.timing.Loaded)
+	// Reading small chunks the worker holds is not worth a clock read (see
+	// timedBytes): their loading is counted in computing. Fetching or
+	// mapping, and reading a chunk of shared memory that may have been
+	// spilled, are timed.
+	timed := false
+	for _, loc := range t.Inputs {
+		if loc.Worker != w.name || loc.NBytes >= timedBytes {
+			timed = true
+			break
+		}
+	}
+	if timed {
+		tm.Loaded = sl.enter(core.Computing)
 	} else {
-		t.timing.Loaded = sl.enter(core.Computing)
+		tm.Loaded = tm.Started
+		sl.enterAt(core.Computing, tm.Loaded)
 	}
 	return runKernel(ctx, t.Op, in)
 }
@@ -831,7 +851,7 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task) (*tensor.Array,
 // and that it reads from a peer along with others: those of each peer in
 // one exchange (see dataPool.fetchAll). A combine of a tree reduction reads
 // several scalars from one peer.
-func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) error {
+func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array, tm *core.Timing) error {
 	if len(t.Inputs) < 2 {
 		return nil
 	}
@@ -864,7 +884,7 @@ func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array) er
 		}
 		for k, j := range idx {
 			in[j] = got[k]
-			t.timing.Fetched += int64(got[k].NBytes())
+			tm.Fetched += int64(got[k].NBytes())
 		}
 	}
 	return nil
