@@ -76,6 +76,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := engine.New(sched)
+	eng.SetSpace(sched.Space())
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
@@ -112,8 +113,9 @@ func schedulerCmd(args []string) error {
 		return err
 	}
 	defer sched.Close()
-	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
+	fmt.Printf("marsfs: scheduler %s (space %v) gossip at %s\n", sched.Name(), sched.Space(), sched.GossipAddr())
 	eng := engine.New(sched)
+	eng.SetSpace(sched.Space())
 	defer eng.Close()
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/ident"
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
@@ -102,6 +103,20 @@ func (e *Engine) LiveOps() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.liveOps
+}
+
+// SetSpace makes the engine number its chunks and sessions in space, its
+// scheduler's share of the cluster's numbers (see package exec/ident), so
+// that no other scheduler's chunk or session can have the same number. It
+// must be called before the first session is made.
+func (e *Engine) SetSpace(space ident.Space) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.sessions) > 0 || e.nextSess != 0 || e.nextID.Load() != 0 {
+		panic("engine: SetSpace after use")
+	}
+	e.nextSess = space.FirstSession()
+	e.nextID.Store(space.FirstID())
 }
 
 // Runner returns the runner the engine executes on.

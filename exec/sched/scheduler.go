@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"marsfs/cluster"
 	"marsfs/exec/core"
+	"marsfs/exec/ident"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
 	"marsfs/tensor"
@@ -22,7 +24,10 @@ import (
 
 // Config configures a Scheduler.
 type Config struct {
-	Name   string   // the scheduler's cluster name; "scheduler" when empty
+	// Name is the scheduler's cluster name: when empty, "scheduler" for
+	// the first scheduler of a cluster (Join empty), "scheduler-SPACE"
+	// for one joining it.
+	Name   string
 	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
 	Join   []string // gossip addresses of an existing cluster, if any
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
@@ -77,6 +82,7 @@ type WorkerInfo struct {
 // Runner and is safe for concurrent use.
 type Scheduler struct {
 	cfg    Config
+	space  ident.Space // this scheduler's share of the cluster's numbers
 	node   *cluster.Node
 	pool   *wire.Pool
 	remote sync.Map     // names of workers found on other hosts: their chunks are not mapped
@@ -169,13 +175,29 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 			return nil, err
 		}
 	}
-	s := newScheduler(cfg)
+	// The first scheduler of a cluster takes space 0; one joining draws
+	// another (see package ident), which the member table then confirms.
+	var space ident.Space
+	if len(cfg.Join) > 0 {
+		var err error
+		if space, err = ident.Pick(func(ident.Space) bool { return false }, rand.Uint32); err != nil {
+			return nil, err
+		}
+		if cfg.Name == "" {
+			cfg.Name = "scheduler-" + space.String()
+		}
+	}
+	s := newScheduler(cfg, space)
 	cfg = s.cfg
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
-		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid(), Space: uint32(space)},
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkUnique(node, cfg.Name, space); err != nil {
+		node.Close()
 		return nil, err
 	}
 	s.node = node
@@ -184,9 +206,31 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
+// checkUnique refuses a scheduler whose name or space another scheduler
+// of the member table (which Join filled) already holds: their chunks or
+// sessions would share numbers.
+func checkUnique(node *cluster.Node, name string, space ident.Space) error {
+	for _, m := range node.Members() {
+		if m.Name == name && m.Gossip != node.GossipAddr() {
+			return fmt.Errorf("scheduler name %s is taken in the cluster (by %s)", name, m.Gossip)
+		}
+		if m.Name != name && m.Meta.Role == cluster.RoleScheduler && ident.Space(m.Meta.Space) == space {
+			return fmt.Errorf("scheduler space %v is taken in the cluster (by %s): start it again to draw another", space, m.Name)
+		}
+	}
+	return nil
+}
+
+// Name is the scheduler's name in the cluster.
+func (s *Scheduler) Name() string { return s.cfg.Name }
+
+// Space is the scheduler's share of the cluster's chunk, job and session
+// numbers: its engine numbers chunks and sessions in it (engine.SetSpace).
+func (s *Scheduler) Space() ident.Space { return s.space }
+
 // newScheduler returns a scheduler of cfg, with cfg's defaults set, that
-// knows no worker yet.
-func newScheduler(cfg Config) *Scheduler {
+// knows no worker yet and numbers its jobs in space.
+func newScheduler(cfg Config, space ident.Space) *Scheduler {
 	if cfg.Name == "" {
 		cfg.Name = "scheduler"
 	}
@@ -207,6 +251,7 @@ func newScheduler(cfg Config) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+	s.space, s.nextJob = space, space.FirstID()
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
