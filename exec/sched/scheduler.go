@@ -117,6 +117,10 @@ type remoteWorker struct {
 	// leaving: the worker said it is leaving (MsgLeaving): no chunk is
 	// put or moved onto it.
 	leaving bool
+	// refused says why the worker may not work here (another user's,
+	// on a keyless cluster); it stays in workers, unconnected, so that
+	// it is not dialed again.
+	refused string
 	// local is the worker when it runs in this process (NewLocal): its
 	// chunks are read and put through its store, not over the network,
 	// and no member table lists it.
@@ -370,6 +374,18 @@ func (s *Scheduler) watch() {
 // connection fails.
 func (s *Scheduler) connect(w *remoteWorker) {
 	defer s.wg.Done()
+	if len(s.cfg.SecretKey) == 0 {
+		// Without a key, the kernel's word on who runs the worker is
+		// the only proof: another user's worker would be given this
+		// user's chunks (issue 20). (Such a worker refuses this
+		// scheduler too, for the same reason, but without saying why.)
+		if who, ok := s.otherUser(w.addr); !ok {
+			why := fmt.Sprintf("was refused: it runs as %s, not as this scheduler's user, and the cluster has no key (a key, --key-file or $MARSFS_KEY, admits workers by key)", who)
+			s.logf("worker %s %s", w.name, why)
+			s.refuse(w, why)
+			return
+		}
+	}
 	var c net.Conn
 	var err error
 	for try := 0; try < 5; try++ {
@@ -491,6 +507,29 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		mb.putAll(batch) // what came before a malformed message
 	}
 	s.drop(w, "lost its connection (it died, or the network failed)")
+}
+
+// otherUser asks the kernel who owns the worker's socket at addr, on a
+// TCP connection opened for nothing else: it reports false, and who, when
+// that is another user than this process's.
+func (s *Scheduler) otherUser(addr string) (string, bool) {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", true // unreachable: the dial that follows says so
+	}
+	defer c.Close()
+	return wire.PeerUser(c), wire.SameUser(c)
+}
+
+// refuse forgets worker w, which may not work for this scheduler, and
+// keeps it from being dialed again while the member table lists it.
+func (s *Scheduler) refuse(w *remoteWorker, why string) {
+	s.mu.Lock()
+	w.refused = why
+	s.mu.Unlock()
 }
 
 // drop forgets a worker: its jobs learn it is down (why) and its chunks are
@@ -981,6 +1020,10 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 func (s *Scheduler) WorkerStatus(name string) (string, bool) {
 	s.mu.Lock()
 	w, ok := s.workers[name]
+	if ok && w.refused != "" {
+		s.mu.Unlock()
+		return "refused: the worker " + w.refused + "\n", true
+	}
 	if !ok || w.cc == nil {
 		s.mu.Unlock()
 		return "", false
