@@ -97,6 +97,7 @@ func schedulerCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.key = key
 	ls, err := sf.listen()
 	if err != nil {
 		return err
