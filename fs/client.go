@@ -36,7 +36,25 @@ func Dial(addr string) (*Client, error) { return DialKey(addr, nil) }
 // the client opens with TLS and proves the key (see Config.Key), and the
 // server must prove it too. A unix socket ignores the key: the kernel
 // names its peers.
-func DialKey(addr string, key []byte) (*Client, error) {
+func DialKey(addr string, key []byte) (*Client, error) { return dialAs(addr, key, "") }
+
+// DialAs is DialKey for a scheduler forwarding a client's requests to the
+// home of its session (see Peers): the connection says, before 9P, whose
+// requests it carries, and the home serves them as that identity's. A
+// server believes it only of a peer that proved the key, or, without a
+// key, of a process of its own user on loopback.
+func DialAs(addr string, key []byte, ident string) (*Client, error) {
+	if ident == "" {
+		return nil, errors.New("fs: DialAs with no identity")
+	}
+	return dialAs(addr, key, ident)
+}
+
+// forwardMagic opens a forwarded connection: a 9P message of size 0,
+// which no 9P client sends, then "MFSF" and the identity.
+const forwardMagic = "\x00\x00\x00\x00MFSF"
+
+func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	network, a := "tcp", addr
 	if path, ok := SocketPath(addr); ok {
 		network, a = "unix", path
@@ -53,6 +71,13 @@ func DialKey(addr string, key []byte) (*Client, error) {
 		if err != nil {
 			nc.Close()
 			return nil, keyError(addr, err)
+		}
+	}
+	if ident != "" {
+		pre := append([]byte(forwardMagic), byte(len(ident)>>8), byte(len(ident)))
+		if _, err := nc.Write(append(pre, ident...)); err != nil {
+			nc.Close()
+			return nil, err
 		}
 	}
 	// The p9 client speaks at the size it asked for, whatever the server

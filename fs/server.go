@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"marsfs/cluster/keytls"
 	"marsfs/exec/engine"
+	"marsfs/exec/wire"
 )
 
 // A Cluster reports what /cluster shows. Its methods render text and may be
@@ -44,6 +46,10 @@ type Config struct {
 	// IdleTimeout, when positive, closes a session (freeing its chunks)
 	// that nobody has used for that long and whose graphs have all ended.
 	IdleTimeout time.Duration
+	// Peers, if not nil, are the other schedulers of the cluster, whose
+	// sessions the tree shows and serves too (see peers.go); Name is then
+	// this scheduler's name for ctl's "home" line.
+	Peers Peers
 	// Key, when set (the cluster key, see wire.DeriveKey), lets the
 	// server listen beyond loopback (ListenKey): a TCP client must then
 	// open with TLS and prove the key (package cluster/keytls) before a
@@ -76,6 +82,10 @@ type Server struct {
 	uploading sync.Map // uploadKey -> *atomic.Int32
 
 	msizes msizeBudget
+
+	// homes remembers the home of sessions of other schedulers, by
+	// number (see peers.go).
+	homes sync.Map // int -> string
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
@@ -202,7 +212,7 @@ func (s *Server) Serve(l net.Listener) error {
 		go func() {
 			defer s.wg.Done()
 			raw := nc
-			nc, ident, err := s.admit(nc)
+			nc, ident, forwarded, err := s.admit(nc)
 			s.mu.Lock()
 			delete(s.admitting, raw)
 			s.mu.Unlock()
@@ -212,6 +222,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return
 			}
 			c := newConn(s.ctx, nc, ident, &s.msizes)
+			c.forwarded = forwarded
 			s.mu.Lock()
 			if s.ctx.Err() != nil {
 				s.mu.Unlock()
@@ -234,33 +245,78 @@ const admitTimeout = 10 * time.Second
 // connection as KeyIdentity; one that speaks plain 9P is served only from
 // loopback, identified by the kernel. Without a key every connection is
 // plain (Listen keeps the listener on loopback).
-func (s *Server) admit(nc net.Conn) (net.Conn, string, error) {
+//
+// A connection of either kind may open with forwardMagic: a scheduler
+// forwarding a client's requests to this one, the home of its session,
+// names the client's identity; it is believed of a peer that proved the
+// key, or of a process of this server's user on loopback (see
+// admitForward).
+func (s *Server) admit(nc net.Conn) (net.Conn, string, bool, error) {
+	c, ident, keyed, err := s.admitTLS(nc)
+	if err != nil {
+		return c, ident, false, err
+	}
+	if _, tcp := nc.(*net.TCPConn); !tcp {
+		return c, ident, false, nil
+	}
+	return s.admitForward(nc, c, ident, keyed)
+}
+
+// admitForward reads a forwarded connection's preamble, if c has one.
+func (s *Server) admitForward(raw, c net.Conn, ident string, keyed bool) (net.Conn, string, bool, error) {
+	br := bufio.NewReaderSize(c, 64)
+	c.SetReadDeadline(time.Now().Add(admitTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	head, err := br.Peek(4)
+	if err != nil {
+		return c, "", false, err
+	}
+	pc := &peekedConn{Conn: c, r: br}
+	if string(head) != forwardMagic[:4] {
+		return pc, ident, false, nil
+	}
+	pre := make([]byte, len(forwardMagic)+2)
+	if _, err := io.ReadFull(br, pre); err != nil || string(pre[:len(forwardMagic)]) != forwardMagic {
+		return c, "", false, errors.New("malformed forwarding preamble")
+	}
+	name := make([]byte, int(pre[len(pre)-2])<<8|int(pre[len(pre)-1]))
+	if _, err := io.ReadFull(br, name); err != nil || len(name) == 0 {
+		return c, "", false, errors.New("malformed forwarding preamble")
+	}
+	if !keyed && !wire.SameUser(raw) {
+		return c, "", false, fmt.Errorf("a connection forwarding for %q is neither keyed nor of this server's user", name)
+	}
+	return pc, string(name), true, nil
+}
+
+// admitTLS runs the TLS handshake of a keyed client (see Config.Key).
+func (s *Server) admitTLS(nc net.Conn) (net.Conn, string, bool, error) {
 	if _, tcp := nc.(*net.TCPConn); !tcp || len(s.cfg.Key) == 0 {
-		return nc, s.cfg.Identify(nc), nil
+		return nc, s.cfg.Identify(nc), false, nil
 	}
 	br := bufio.NewReaderSize(nc, 1)
 	nc.SetReadDeadline(time.Now().Add(admitTimeout))
 	first, err := br.Peek(1)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
-		return nc, "", err
+		return nc, "", false, err
 	}
 	pc := &peekedConn{Conn: nc, r: br}
 	if !keytls.LooksLikeTLS(first[0]) {
 		if remote, ok := nc.RemoteAddr().(*net.TCPAddr); !ok || !remote.IP.IsLoopback() {
-			return nc, "", errors.New("plain 9P from beyond loopback: this server needs the cluster key (TLS)")
+			return nc, "", false, errors.New("plain 9P from beyond loopback: this server needs the cluster key (TLS)")
 		}
-		return pc, s.cfg.Identify(nc), nil
+		return pc, s.cfg.Identify(nc), false, nil
 	}
 	p, err := keytls.For(s.cfg.Key)
 	if err != nil {
-		return nc, "", err
+		return nc, "", false, err
 	}
 	tc, err := p.Server(pc, time.Now().Add(admitTimeout))
 	if err != nil {
-		return nc, "", err
+		return nc, "", false, err
 	}
-	return tc, KeyIdentity, nil
+	return tc, KeyIdentity, true, nil
 }
 
 // A peekedConn is a connection whose first bytes were read into r.
@@ -278,6 +334,7 @@ func (s *Server) handle(c *conn) {
 			log.Printf("marsfs: connection from %s (%s) ended by a panic: %v", c.RemoteAddr(), c.ident, r)
 		}
 		c.Close()
+		c.closePeers()
 		c.releaseBudget()
 		s.mu.Lock()
 		delete(s.conns, c)

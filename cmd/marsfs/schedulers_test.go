@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	osexec "os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,4 +101,105 @@ func submitOK(t *testing.T, c *fs.Client, session, spec string) {
 	if st := readText(t, c, session+"/graphs/last/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
 		t.Fatalf("%q in %s:\n%s", spec, session, st)
 	}
+}
+
+// TestSchedulersOneTree: `up` and two more schedulers make one tree.
+// Sessions cloned on any of them get homes on the ring of the three
+// (ctl says "home NAME"), and every scheduler lists every session and
+// serves its files, forwarding to the home: a spec submitted through one
+// scheduler to a session homed on another runs there, and its tensor
+// reads back through the third. Ownership is checked at the home: another
+// user, through another scheduler, is refused.
+func TestSchedulersOneTree(t *testing.T) {
+	bin := build(t)
+	up := startUp(t, bin, "--workers", "2")
+	s2 := startServer(t, bin, "scheduler", "--gossip", "127.0.0.1:0", "--join", up.join)
+	s3 := startServer(t, bin, "scheduler", "--gossip", "127.0.0.1:0", "--join", up.join)
+	servers := []*upProcess{up, s2, s3}
+	clients := make([]*fs.Client, len(servers))
+	for i, p := range servers {
+		c, err := fs.Dial(p.unx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	for _, c := range clients {
+		waitFor(t, c, "/cluster/members", 20*time.Second, func(s string) bool { return strings.Count(s, " scheduler alive") == 3 })
+		waitFor(t, c, "/cluster/workers/worker-2/status", 20*time.Second, func(s string) bool { return s != "" })
+	}
+	// Nine sessions, three cloned through each scheduler.
+	type session struct {
+		path, home string
+		sum        string
+	}
+	var sessions []session
+	homes := map[string]int{}
+	for i := range 9 {
+		c := clients[i%3]
+		path := newSession(t, c)
+		n := i + 1
+		submitOK(t, c, path, fmt.Sprintf("a = arange(100000, chunks=10000) * %d\nt = a.sum()\nfetch a, t\n", n))
+		ctl := readText(t, c, path+"/ctl")
+		home := ""
+		for _, l := range strings.Split(ctl, "\n") {
+			if h, ok := strings.CutPrefix(l, "home "); ok {
+				home = h
+			}
+		}
+		if home == "" {
+			t.Fatalf("%s/ctl has no home line:\n%s", path, ctl)
+		}
+		homes[home]++
+		sessions = append(sessions, session{path, home, fmt.Sprint(4999950000 * n)})
+	}
+	if len(homes) < 2 {
+		t.Errorf("nine sessions all homed on %v: the ring spreads nothing", homes)
+	}
+	t.Logf("homes: %v", homes)
+	// Every scheduler lists and serves every session.
+	for i, c := range clients {
+		ents, err := c.ReadDir("/sessions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[string]bool{}
+		for _, e := range ents {
+			listed["/sessions/"+e.Name] = true
+		}
+		for _, s := range sessions {
+			if !listed[s.path] {
+				t.Errorf("scheduler %d does not list %s (home %s)", i+1, s.path, s.home)
+			}
+			if got := strings.TrimSpace(readText(t, c, s.path+"/tensors/t/text")); got != s.sum {
+				t.Errorf("%s/tensors/t/text through scheduler %d = %s, want %s", s.path, i+1, got, s.sum)
+			}
+		}
+	}
+	// A graph submitted through a scheduler that is not the session's home.
+	s := sessions[0]
+	via := clients[1] // up made sessions[0]; its home is up only by chance
+	if s.home != "scheduler" {
+		via = clients[0]
+	}
+	submitOK(t, via, s.path, "u = (a + 1).sum()\n")
+	if got := strings.TrimSpace(readText(t, clients[2], s.path+"/tensors/u/text")); got != "5000050000" {
+		t.Errorf("u through the third scheduler = %s", got)
+	}
+	// Another user, through another scheduler, is refused at the home.
+	if os.Getuid() == 0 {
+		if setpriv, err := osexec.LookPath("setpriv"); err == nil {
+			pub := publicCopy(t, bin)
+			for _, p := range servers {
+				out, err := osexec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", pub, "cat", "--addr", p.tcp, s.path+"/tensors/t/text").CombinedOutput()
+				if err == nil || !strings.Contains(string(out), "not permitted") {
+					t.Errorf("nobody reading %s through %s: %v\n%s", s.path, p.tcp, err, out)
+				}
+			}
+		}
+	}
+	s3.halt(t)
+	s2.halt(t)
+	up.stop(t)
 }

@@ -45,6 +45,7 @@ type serveFlags struct {
 	dataDir    string        // --data-dir; up's default is its working directory
 	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
 	key        []byte        // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
+	peers      fs.Peers      // the other schedulers, when there is a cluster
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -137,7 +138,7 @@ func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.List
 		eng.SetData(data.FS())
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key})
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {

@@ -124,15 +124,34 @@ func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
+	return e.NewSessionAt(owner, e.NextSession())
+}
+
+// NextSession hands out a fresh session number of the engine's space
+// (see SetSpace), for a session to be made here (NewSessionAt) or on the
+// scheduler the ring makes its home.
+func (e *Engine) NextSession() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextSess++
+	return e.nextSess
+}
+
+// NewSessionAt creates session id, owned by owner: id comes from
+// NextSession, here or on another scheduler that chose this one as its
+// home.
+func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errors.New("engine closed")
 	}
-	e.nextSess++
+	if _, ok := e.sessions[id]; ok || id <= 0 {
+		return nil, fmt.Errorf("session %d exists", id)
+	}
 	s := &Session{
 		engine:  e,
-		id:      e.nextSess,
+		id:      id,
 		owner:   owner,
 		tensors: make(map[string]*Tensor),
 		refs:    make(map[uint64]int),

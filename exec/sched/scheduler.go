@@ -28,8 +28,12 @@ type Config struct {
 	// the first scheduler of a cluster (Join empty), "scheduler-SPACE"
 	// for one joining it.
 	Name   string
-	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
-	Join   []string // gossip addresses of an existing cluster, if any
+	Gossip string // memberlist bind host:port; "127.0.0.1:0" when empty
+	// Addr is the 9P address of the scheduler's tree, published for the
+	// other schedulers, which forward to it the requests for its
+	// sessions; empty when it serves none over TCP.
+	Addr string
+	Join []string // gossip addresses of an existing cluster, if any
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
 	// authenticates the connections to the workers. Without it the
 	// scheduler's gossip stays on loopback.
@@ -195,7 +199,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	cfg = s.cfg
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
-		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid(), Space: uint32(space)},
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, Addr: cfg.Addr, PID: os.Getpid(), Space: uint32(space)},
 	})
 	if err != nil {
 		return nil, err
