@@ -80,19 +80,64 @@ func newSession(t *testing.T, c *fs.Client) string {
 	return "/sessions/" + strings.TrimSpace(readText(t, c, "/sessions/clone"))
 }
 
+// memberState is the state /cluster/members (text) gives member name.
+func memberState(text, name string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == name {
+			return f[3]
+		}
+	}
+	return ""
+}
+
+// waitDropped waits until the scheduler has given worker name up: its
+// status fails at once (a paused worker still connected fails it after
+// the scheduler's 2 s wait for an answer). A worker that resumes before
+// would lose nothing, and have nothing to be given back.
+func waitDropped(t *testing.T, c *fs.Client, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		asked := time.Now()
+		if _, err := c.ReadFile("/cluster/workers/" + name + "/status"); err != nil && time.Since(asked) < time.Second {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduler has not given %s up 20s after it was declared failed", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// upSession builds marsfs, starts `marsfs up` with args, dials it and
+// opens a session; the client closes when the test ends.
+func upSession(t *testing.T, args ...string) (*upProcess, *fs.Client, string) {
+	t.Helper()
+	p := startUp(t, build(t), args...)
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return p, c, newSession(t, c)
+}
+
+// runGraph submits spec to the session and waits for graph n to succeed.
+func runGraph(t *testing.T, c *fs.Client, sess string, n int, spec string) {
+	t.Helper()
+	if err := submit(c, sess, spec); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, fmt.Sprintf("%s/graphs/%d/wait", sess, n)); !strings.HasPrefix(st, "SUCCEEDED\n") {
+		t.Fatalf("graph %d:\n%s", n, st)
+	}
+}
+
 // TestAllWorkersKilled kills every worker of `marsfs up --respawn=false`
 // in the middle of a graph: the graph's status says it waits for a worker,
 // then it FAILS with that reason after --worker-wait; a graph submitted
 // to the empty cluster does the same, never a silent hang.
 func TestAllWorkersKilled(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
 	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +186,7 @@ func TestAllWorkersKilled(t *testing.T) {
 // it), the running graph's events tell of it, and the new worker takes
 // work.
 func TestUpRespawns(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +196,7 @@ func TestUpRespawns(t *testing.T) {
 	killed := time.Now()
 	killWorker(t, p, "worker-1", syscall.SIGKILL)
 	waitFor(t, c, "/cluster/members", 10*time.Second, func(s string) bool {
-		return strings.Contains(s, "worker-1.2 ") && strings.Contains(s, " worker alive")
+		return memberState(s, "worker-1.2") == "alive"
 	})
 	t.Logf("worker-1.2 alive in /cluster/members %v after worker-1 was killed", time.Since(killed).Round(time.Millisecond))
 	st := readText(t, c, sess+"/graphs/1/wait")
@@ -178,7 +216,7 @@ func TestUpRespawns(t *testing.T) {
 	if st := readText(t, c, sess+"/graphs/2/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") || !strings.Contains(st, "worker-1.2=") {
 		t.Errorf("graph 2 on the respawned cluster:\n%s", st)
 	}
-	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
+	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: worker worker-1 (pid ")) || !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
 		t.Errorf("up's log:\n%s", p.stderr)
 	}
 	p.stop(t)
@@ -204,20 +242,8 @@ func chunkWorker(t *testing.T, c *fs.Client, tensorDir, idx string) string {
 // reading another tensor lost the same way succeeds with the same result
 // as before the loss, its events telling of the recomputation.
 func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\ny = (x * 3 + 1).cumsum()\ns = y.sum()\nfetch x, y, s\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\ny = (x * 3 + 1).cumsum()\ns = y.sum()\nfetch x, y, s\n")
 	x := sess + "/tensors/x"
 	before, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -266,14 +292,7 @@ func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
 // its other copies. Once up's new worker holds second copies again, the
 // other first worker is killed too: the upload still reads back the same.
 func TestUploadSurvivesWorkerKill(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	a := tensor.NewArray(tensor.Float64, []int{1024, 512})
 	for i, v := range a.Float64s() {
 		a.Float64s()[i] = v + float64(i)*0.5
@@ -319,20 +338,8 @@ func TestPausedWorkerReadopted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the failure detector (seconds)")
 	}
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\n")
 	x := sess + "/tensors/x"
 	want, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -348,8 +355,9 @@ func TestPausedWorkerReadopted(t *testing.T) {
 	pid := killWorker(t, p, victim, syscall.SIGSTOP)
 	stopped := time.Now()
 	waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool {
-		return strings.Contains(s, victim+" ") && strings.Contains(s, " worker failed")
+		return memberState(s, victim) == "failed"
 	})
+	waitDropped(t, c, victim)
 	t.Logf("%s declared failed %v after SIGSTOP", victim, time.Since(stopped).Round(time.Millisecond))
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -380,20 +388,8 @@ func TestPausedWorkerReadopted(t *testing.T) {
 // and an upload's copies: it moves them to the other worker before it
 // exits, so nothing is lost and nothing recomputed.
 func TestWorkerLeavesCleanly(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1", "--respawn=false")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
-	if err := submit(c, sess, "x = rand(2000000, chunks=250000, seed=5)\n"); err != nil {
-		t.Fatal(err)
-	}
-	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "SUCCEEDED\n") {
-		t.Fatalf("graph 1:\n%s", st)
-	}
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false")
+	runGraph(t, c, sess, 1, "x = rand(2000000, chunks=250000, seed=5)\n")
 	x := sess + "/tensors/x"
 	want, err := c.ReadFile(x + "/data")
 	if err != nil {
@@ -428,14 +424,7 @@ func TestWorkerLeavesCleanly(t *testing.T) {
 // those put after go to the workers left, and the whole reads back the
 // same.
 func TestUploadSurvivesKillMidway(t *testing.T) {
-	bin := build(t)
-	p := startUp(t, bin, "--workers", "2", "--slots", "1")
-	c, err := fs.Dial(p.unx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess := newSession(t, c)
+	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
 	a := tensor.NewArray(tensor.Float64, []int{16 << 20}) // 128 MiB: four default chunks of 32 MiB
 	for i := range a.Float64s() {
 		a.Float64s()[i] = float64(i%1000) * 0.25

@@ -101,5 +101,30 @@ func TestRecoveryGiB(t *testing.T) {
 	}
 	t.Logf("data read: %s killed holding %d of 16 chunks (%d MiB); x read back whole %v after (bit-identical: %v)",
 		victim, lost, lost*64, time.Since(killed).Round(time.Millisecond), got == want)
+
+	// Paused past the failure detector, then resumed: taken back.
+	victim = chunkWorker(t, c, x, "0")
+	pid := killWorker(t, p, victim, syscall.SIGSTOP)
+	stopped := time.Now()
+	waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool {
+		return memberState(s, victim) == "failed"
+	})
+	waitDropped(t, c, victim)
+	failed := time.Since(stopped)
+	syscall.Kill(pid, syscall.SIGCONT)
+	resumed := time.Now()
+	for !strings.Contains(p.stderr.String(), "worker "+victim+" came back holding") {
+		if time.Since(resumed) > 20*time.Second {
+			t.Fatalf("%s not taken back 20s after SIGCONT; members:\n%s\nlog:\n%s", victim, readText(t, c, "/cluster/members"), p.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	back := time.Since(resumed)
+	got, _ = hashFile(t, c, x+"/data")
+	if got != want {
+		t.Error("x taken back differs")
+	}
+	t.Logf("pause: %s declared failed %v after SIGSTOP; its chunks taken back %v after SIGCONT; x read back whole %v after SIGCONT (bit-identical: %v)",
+		victim, failed.Round(time.Millisecond), back.Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond), got == want)
 	p.stop(t)
 }

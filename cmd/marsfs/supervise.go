@@ -91,7 +91,7 @@ func (c *children) supervise(k *child, cmd *osexec.Cmd) {
 	defer close(k.done)
 	wait := restartMin
 	for incarnation := 2; ; incarnation++ {
-		name := cmd.Args[2]
+		name := cmd.Args[3] // marsfs worker --name NAME ...
 		began := time.Now()
 		err := cmd.Wait()
 		if c.isStopping() {

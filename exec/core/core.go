@@ -17,6 +17,11 @@ import (
 // ErrCancelled is the error of a job cancelled through Core.Cancel.
 var ErrCancelled = errors.New("job cancelled")
 
+// ErrStoredLost is wrapped by the error of a job that failed because a
+// chunk of an earlier job it reads (a stored op's) is gone: no op of the
+// job can make it again, but its lineage may (engine/lineage.go).
+var ErrStoredLost = errors.New("a stored chunk it reads is gone")
+
 // A Location says where a chunk lives.
 type Location struct {
 	ID     uint64 // global chunk ID
@@ -356,7 +361,7 @@ func (c *Core) startJob() Output {
 		}
 		if !ok {
 			c.ops[op.Key].lastFail = fmt.Sprintf("stored chunk %d is gone", op.Stored)
-			c.fatal(op.Key, fmt.Errorf("operand %d: stored chunk %d is gone", op.Key, op.Stored))
+			c.fatal(op.Key, &storedLost{fmt.Sprintf("operand %d: stored chunk %d is gone", op.Key, op.Stored)})
 			return c.end()
 		}
 		o := &c.ops[op.Key]
@@ -794,6 +799,12 @@ func (c *Core) checkDone() {
 	c.done = true
 	c.out.Done, c.out.Err = true, c.err
 }
+
+// storedLost is an error that Is ErrStoredLost, with its own text.
+type storedLost struct{ text string }
+
+func (e *storedLost) Error() string        { return e.text }
+func (e *storedLost) Is(target error) bool { return target == ErrStoredLost }
 
 func plural(n int, word string) string {
 	if n == 1 {

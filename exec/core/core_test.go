@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -423,7 +424,7 @@ func TestCoreRandom(t *testing.T) {
 func coreRandom(t *testing.T, unitOps int) {
 	rng := rand.New(rand.NewSource(1))
 	outcomes := map[string]int{}
-	units := 0
+	units, adopted := 0, 0
 	for iter := 0; iter < 400; iter++ {
 		n := 1 + rng.Intn(25)
 		ops := make([][]int, n)
@@ -447,18 +448,59 @@ func coreRandom(t *testing.T, unitOps int) {
 		h.apply(h.c.startJob())
 		cancelled := false
 		nextWorker := 4
+		gone := map[string][]uint64{} // workers gone, with the chunks they held
+		// comeBack brings worker w back after a pause: the Core takes back
+		// what it is making again and has not sent; the worker drops the
+		// others.
+		comeBack := func(w string) {
+			h.apply(h.c.workerUp(w, 2))
+			for _, id := range gone[w] {
+				k := int(id) - 1
+				if k < 0 || k >= len(h.ids) || h.ids[k] != id {
+					continue // a stored chunk
+				}
+				h.apply(h.c.adopt(k, w, 8))
+				if loc, ok := h.c.Holder(k); ok && loc.Worker == w && loc.ID == id {
+					h.chunks[fmt.Sprintf("%d@%s", id, w)] = true
+					adopted++
+				}
+			}
+			delete(gone, w)
+		}
 		for steps := 0; !h.done && steps < 10000; steps++ {
 			if rng.Intn(100) < 3 {
-				// A worker leaves with its chunks, or one joins.
-				if names := SortedKeys(h.c.workers); len(names) > 1 && rng.Intn(2) == 0 {
+				// A worker leaves with its chunks, one that left comes
+				// back with them, or one joins.
+				names := SortedKeys(h.c.workers)
+				back := SortedKeys(gone)
+				switch x := rng.Intn(3); {
+				case x == 0 && (len(names) > 1 || len(names) == 1 && rng.Intn(2) == 0):
+					// The last worker may go too: it comes back later.
 					w := names[rng.Intn(len(names))]
 					for k := range h.chunks {
-						if strings.HasSuffix(k, "@"+w) {
+						if id, ok := strings.CutSuffix(k, "@"+w); ok {
 							delete(h.chunks, k)
+							n, _ := strconv.ParseUint(id, 10, 64)
+							gone[w] = append(gone[w], n)
 						}
 					}
+					if _, ok := gone[w]; !ok {
+						gone[w] = nil
+					}
+					if rng.Intn(2) == 0 {
+						// Its connection broke and came back at once: the
+						// scheduler hands the Core the departure, the
+						// return and what it holds in one batch.
+						h.c.Step(Input{Kind: InHold})
+						h.apply(h.c.workerDown(w))
+						comeBack(w)
+						h.apply(h.c.Step(Input{Kind: InDispatch}))
+						continue
+					}
 					h.apply(h.c.workerDown(w))
-				} else {
+				case x == 1 && len(back) > 0:
+					comeBack(back[rng.Intn(len(back))])
+				default:
 					h.apply(h.c.workerUp(fmt.Sprintf("w%d", nextWorker), 1+rng.Intn(3)))
 					nextWorker++
 				}
@@ -469,6 +511,10 @@ func coreRandom(t *testing.T, unitOps int) {
 				if h.c.ops[k].sent {
 					sent = append(sent, k)
 				}
+			}
+			if len(sent) == 0 && len(h.c.workers) == 0 && len(gone) > 0 {
+				comeBack(SortedKeys(gone)[0]) // nobody left to run the job
+				continue
 			}
 			if len(sent) == 0 {
 				t.Fatalf("iter %d: stalled: %s", iter, h.states())
@@ -533,7 +579,10 @@ func coreRandom(t *testing.T, unitOps int) {
 		}
 		outcomes[outcome]++
 	}
-	t.Logf("outcomes %v, %d units sent", outcomes, units)
+	t.Logf("outcomes %v, %d units sent, %d chunks taken back", outcomes, units, adopted)
+	if adopted == 0 {
+		t.Error("no chunk was taken back")
+	}
 	if unitOps > 1 && units == 0 {
 		t.Error("no unit was sent")
 	}

@@ -213,7 +213,7 @@ func (c *Core) workerDown(name string) Output {
 		}
 		if stored {
 			o.lastFail = "chunk lost when " + why
-			c.fatal(k, fmt.Errorf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k))
+			c.fatal(k, &storedLost{fmt.Sprintf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k)})
 			return c.end()
 		}
 		if o.state == Freed { // not revived yet as another lost op's input
@@ -324,7 +324,8 @@ func (c *Core) unrevive(k int) {
 		switch {
 		case i.state == Finished:
 			c.maybeFree(in)
-		case i.revived && !i.sent && (i.state == Ready || i.state == Unscheduled):
+		case i.revived && !i.sent && (i.state == Ready || i.state == Unscheduled) && !c.keep[c.ids[in]]:
+			// (A kept chunk lost is made again for itself.)
 			c.unrevive(in)
 			c.finished++ // as it was before revive
 			c.emit(in, Freed, "", fmt.Sprintf("not made again: operand %d was taken back", k))

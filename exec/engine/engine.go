@@ -620,10 +620,15 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 			// A chunk of an earlier tensor lost while the graph ran fails
 			// it (no op of the job makes it): it is made again from its
 			// lineage, and the graph runs again.
-			if err == nil || try == restoreTries || ctx.Err() != nil || !s.lostAny(held) {
+			if err == nil || try == restoreTries || ctx.Err() != nil || !errors.Is(err, core.ErrStoredLost) && !s.lostAny(held) {
 				break
 			}
 			g.rerun(fmt.Sprintf("chunks of earlier graphs it reads were lost while it ran (%v): they are made again and the graph runs again", err))
+			// The runner forgets the chunks of a worker as it tells the
+			// job of its loss; give it a moment if it has not yet.
+			for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
+				time.Sleep(10 * time.Millisecond)
+			}
 			err = s.restoreInputs(ctx, g, held)
 		}
 		var kept []uint64

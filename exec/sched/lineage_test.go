@@ -36,12 +36,7 @@ func holders(t *testing.T, s *engine.Session, r *Scheduler, name string) map[str
 func TestLineageAcrossGraphs(t *testing.T) {
 	cfgs := []worker.Config{{Name: "w1", Slots: 2}, {Name: "w2", Slots: 2}, {Name: "w3", Slots: 2}}
 	tc := startTestCluster(t, cfgs...)
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, "x = rand(96, 64, chunks=(16, 32), seed=7)"))
 	waitDone(t, mustSubmit(t, s, "y = (x * 2 + 1).cumsum(axis=0)"))
 	// x is rebound: its chunks go, and y's lineage alone knows them.
@@ -109,12 +104,7 @@ func TestLineageAcrossGraphs(t *testing.T) {
 func TestLineageLaterGraph(t *testing.T) {
 	cfgs := []worker.Config{{Name: "w1", Slots: 2}, {Name: "w2", Slots: 2}}
 	tc := startTestCluster(t, cfgs...)
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, "x = randn(4000, chunks=500, seed=3)\ny = x[::2] * 3"))
 	waitDone(t, mustSubmit(t, s, "z = (y * y).sum()"))
 	want := fetchNamed(t, s, "z").Data
@@ -147,6 +137,19 @@ func TestLineageLaterGraph(t *testing.T) {
 	}
 }
 
+// engineSession returns an engine on r, closed when the test ends, and a
+// session of it.
+func engineSession(t *testing.T, r engine.Runner) (*engine.Engine, *engine.Session) {
+	t.Helper()
+	e := engine.New(r)
+	t.Cleanup(e.Close)
+	s, err := e.NewSession("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
 // connected counts the workers connected to r.
 func connected(r *Scheduler) int {
 	n := 0
@@ -173,12 +176,7 @@ func mustSubmit(t *testing.T, s *engine.Session, spec string) *engine.Graph {
 // slice of a tensor of 2,000 chunks, holds a few ops, and the 2,000 are
 // x's lineage's, shared.
 func TestLineageCompact(t *testing.T) {
-	e := engine.New(newLocal(t, 2))
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, newLocal(t, 2))
 	waitDone(t, mustSubmit(t, s, "x = rand(20000, chunks=10, seed=1)"))
 	g := mustSubmit(t, s, "y = x[:25].sum()\nz = (x * 2).sum()\nfetch y")
 	waitDone(t, g)
@@ -200,12 +198,7 @@ func TestLineageCompact(t *testing.T) {
 func TestUploadTwoCopies(t *testing.T) {
 	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
 	tc := startTestCluster(t, cfgs...)
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, tc.s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a := ramp(tensor.Float64, []int{64, 64}, 1)
@@ -259,12 +252,7 @@ func TestUploadTwoCopies(t *testing.T) {
 // size, not recomputed.
 func TestAdoptAfterBreak(t *testing.T) {
 	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2})
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, "x = rand(4000, chunks=500, seed=9)"))
 	want := fetchNamed(t, s, "x").Data
 	xt, _ := s.Tensor("x")
@@ -302,12 +290,7 @@ func TestAdoptAfterBreak(t *testing.T) {
 func TestHandOff(t *testing.T) {
 	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
 	tc := startTestCluster(t, cfgs...)
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, "x = rand(8000, chunks=500, seed=9)"))
 	want := fetchNamed(t, s, "x").Data
 	if err := s.Upload(context.Background(), "m", ramp(tensor.Float64, []int{100}, 1)); err != nil {
@@ -361,12 +344,7 @@ func TestLineageMidGraph(t *testing.T) {
 	want := fetchNamed(t, ls, "z").Data
 	cfgs := []worker.Config{{Name: "w1", Slots: 1}, {Name: "w2", Slots: 1}, {Name: "w3", Slots: 1}}
 	tc := startTestCluster(t, cfgs...)
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, xs))
 	held := holders(t, s, tc.s, "x")
 	victim := tc.workers[0]
@@ -405,12 +383,7 @@ func TestLineageMidGraph(t *testing.T) {
 // chunks one stage carried to the next, and it comes back the same.
 func TestLineageStaged(t *testing.T) {
 	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2}, worker.Config{Name: "w2", Slots: 2})
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, tc.s)
 	waitDone(t, mustSubmit(t, s, "x = randint(0, 50, 3000, chunks=300, seed=4)\nu = unique(x)\nv = u * 2\nfetch v"))
 	want := fetchNamed(t, s, "v").Data
 	tc.workers[0].Close()
@@ -441,12 +414,7 @@ func TestLineageStaged(t *testing.T) {
 // reading it fails saying no lineage makes it again.
 func TestUploadLost(t *testing.T) {
 	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 1}, worker.Config{Name: "w2", Slots: 1})
-	e := engine.New(tc.s)
-	defer e.Close()
-	s, err := e.NewSession("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := engineSession(t, tc.s)
 	if err := s.Upload(context.Background(), "m", ramp(tensor.Float64, []int{100}, 1)); err != nil {
 		t.Fatal(err)
 	}

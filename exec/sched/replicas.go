@@ -77,6 +77,11 @@ func (s *Scheduler) copyLater() {
 			ids = append(ids, id)
 		}
 	}
+	s.copyInBackground(ids)
+}
+
+// copyInBackground starts copyAgain of ids. s.mu is held.
+func (s *Scheduler) copyInBackground(ids []uint64) {
 	if len(ids) == 0 || s.closed {
 		return
 	}
@@ -151,12 +156,7 @@ func (s *Scheduler) loseCopies(name string) {
 			again = append(again, id)
 		}
 	}
-	if len(again) == 0 || s.closed {
-		return
-	}
-	slices.Sort(again)
-	s.wg.Add(1)
-	go s.copyAgain(again)
+	s.copyInBackground(again)
 }
 
 // copyAgain makes a second copy of each uploaded chunk of ids that has
@@ -169,34 +169,47 @@ func (s *Scheduler) copyAgain(ids []uint64) {
 		s.mu.Lock()
 		first, ok := s.chunks[id]
 		_, has := s.copies[id]
+		busy := s.copying[id]
+		if ok && !has && !busy {
+			s.copying[id] = true
+		}
 		s.mu.Unlock()
-		if !ok || has {
-			continue // freed meanwhile, or copied already
+		if !ok || has || busy {
+			continue // freed meanwhile, copied already, or being copied
 		}
-		to := s.leastHeld(1, first.Worker)
-		if len(to) == 0 {
-			return // one worker left: nowhere to copy to
-		}
-		a, release, err := s.Fetch(ctx, id)
-		if err != nil {
-			continue
-		}
-		err = s.putOn(ctx, to[0], id, a)
-		release()
-		if err != nil {
-			continue
-		}
+		s.copyOne(ctx, id, first)
 		s.mu.Lock()
-		_, still := s.chunks[id]
-		if still {
-			s.copies[id] = core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
-		}
+		delete(s.copying, id)
 		s.mu.Unlock()
-		if !still {
-			// The chunk was freed while copied: the copy goes too.
-			if cc, _ := s.conn(to[0].name); cc != nil {
-				cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{id}})
-			}
+	}
+}
+
+// copyOne makes a second copy of uploaded chunk id, whose first is at
+// first, on another worker, if one is connected.
+func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location) {
+	to := s.leastHeld(1, first.Worker)
+	if len(to) == 0 {
+		return // one worker left: nowhere to copy to
+	}
+	a, release, err := s.Fetch(ctx, id)
+	if err != nil {
+		return
+	}
+	err = s.putOn(ctx, to[0], id, a)
+	release()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	_, still := s.chunks[id]
+	if still {
+		s.copies[id] = core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
+	}
+	s.mu.Unlock()
+	if !still {
+		// The chunk was freed while copied: the copy goes too.
+		if cc, _ := s.conn(to[0].name); cc != nil {
+			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{id}})
 		}
 	}
 }

@@ -105,6 +105,7 @@ type Scheduler struct {
 	copies map[uint64]core.Location
 	// uploads names the chunks put by Put, which are to have two copies.
 	uploads map[uint64]bool
+	copying map[uint64]bool // uploaded chunks being copied (copyAgain)
 	// lost holds the kept chunks lost with their workers, where they
 	// were: a worker that comes back with one is given it back (adopt.go).
 	lost    map[uint64]core.Location
@@ -258,7 +259,7 @@ func newScheduler(cfg Config, space ident.Space) *Scheduler {
 		cfg.UnitOps = 256
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.space, s.nextJob = space, space.FirstID()
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
