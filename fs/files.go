@@ -36,13 +36,13 @@ func (s *Server) sessionsDir(c *conn) ([]*node, error) {
 		ents = append(ents, s.sessionDir(sess))
 	}
 	if s.forwarding(c) {
-		remote := s.remoteSessions(c)
-		sort.Slice(remote, func(i, j int) bool {
-			a, _ := strconv.Atoi(remote[i].name)
-			b, _ := strconv.Atoi(remote[j].name)
+		ents = append(ents, s.remoteSessions(c)...)
+		sessions := ents[1:]
+		sort.Slice(sessions, func(i, j int) bool {
+			a, _ := strconv.Atoi(sessions[i].name)
+			b, _ := strconv.Atoi(sessions[j].name)
 			return a < b
 		})
-		ents = append(ents, remote...)
 	}
 	return ents, nil
 }
