@@ -177,7 +177,7 @@ func (s *Server) walkRemote(c *conn, n *node, names []string) ([]p9.QID, p9.File
 		}
 		return nil, nil, err
 	}
-	return qids[2:], f, nil
+	return qids[2:], remoteFile{f}, nil
 }
 
 func isErrno(err error) bool {
@@ -221,4 +221,41 @@ func (s *Server) adoptClone(c *conn, text string) error {
 	}
 	s.touch(sess.ID())
 	return nil
+}
+
+// A remoteFile is a file of a session's home as this server hands it to
+// its client: the p9 client's file, whose walks give remoteFiles too, and
+// whose create makes the new file on a clone of the directory's fid. (The
+// p9 client turns the directory's own fid into the new file, as 9P's
+// lcreate does, while the p9 server here keeps the directory's file and
+// clunks it apart from the new one.)
+type remoteFile struct{ p9.File }
+
+func (f remoteFile) Walk(names []string) ([]p9.QID, p9.File, error) {
+	qids, nf, err := f.File.Walk(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	return qids, remoteFile{nf}, nil
+}
+
+func (f remoteFile) WalkGetAttr(names []string) ([]p9.QID, p9.File, p9.AttrMask, p9.Attr, error) {
+	qids, nf, mask, attr, err := f.File.WalkGetAttr(names)
+	if err != nil {
+		return nil, nil, mask, attr, err
+	}
+	return qids, remoteFile{nf}, mask, attr, nil
+}
+
+func (f remoteFile) Create(name string, flags p9.OpenFlags, perm p9.FileMode, uid p9.UID, gid p9.GID) (p9.File, p9.QID, uint32, error) {
+	_, clone, err := f.File.Walk(nil)
+	if err != nil {
+		return nil, p9.QID{}, 0, err
+	}
+	nf, qid, iounit, err := clone.Create(name, flags, perm, uid, gid)
+	if err != nil {
+		clone.Close()
+		return nil, p9.QID{}, 0, err
+	}
+	return remoteFile{nf}, qid, iounit, nil
 }

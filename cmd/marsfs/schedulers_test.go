@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"marsfs/fs"
+	"marsfs/tensor"
+	"marsfs/tensor/codec"
 )
 
 // TestSecondSchedulerKeepsNumbersApart is the reproduction of issue 20:
@@ -186,6 +189,24 @@ func TestSchedulersOneTree(t *testing.T) {
 	submitOK(t, via, s.path, "u = (a + 1).sum()\n")
 	if got := strings.TrimSpace(readText(t, clients[2], s.path+"/tensors/u/text")); got != "5000050000" {
 		t.Errorf("u through the third scheduler = %s", got)
+	}
+	// An upload through a scheduler that is not the session's home, then
+	// named in a spec; then removed.
+	var npy bytes.Buffer
+	codec.WriteNPY(&npy, &tensor.Array{DType: tensor.Int32, Shape: []int{2, 2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0}})
+	f, err := via.Create(s.path+"/tensors", "m.npy")
+	if err != nil {
+		t.Fatalf("create an upload through a non-home: %v", err)
+	}
+	if _, err := f.Write(npy.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	submitOK(t, via, s.path, "ms = m.sum(axis=1)\n")
+	if got := strings.TrimSpace(readText(t, via, s.path+"/tensors/ms/text")); got != "[3 7]" {
+		t.Errorf("sum of an upload through a non-home: %s", got)
 	}
 	// Another user, through another scheduler, is refused at the home.
 	if os.Getuid() == 0 {
