@@ -50,6 +50,9 @@ func DialAs(addr string, key []byte, ident string) (*Client, error) {
 	return dialAs(addr, key, ident)
 }
 
+// peerTimeout bounds the connection to another scheduler, TLS included.
+const peerTimeout = 3 * time.Second
+
 // forwardMagic opens a forwarded connection: a 9P message of size 0,
 // which no 9P client sends, then "MFSF" and the identity.
 const forwardMagic = "\x00\x00\x00\x00MFSF"
@@ -59,14 +62,20 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	if path, ok := SocketPath(addr); ok {
 		network, a = "unix", path
 	}
-	nc, err := net.DialTimeout(network, a, 10*time.Second)
+	// A scheduler forwarding a client's request waits less for a peer
+	// than a user waits for a server: a listing asks every scheduler.
+	wait := 10 * time.Second
+	if ident != "" {
+		wait = peerTimeout
+	}
+	nc, err := net.DialTimeout(network, a, wait)
 	if err != nil {
 		return nil, err
 	}
 	if network == "tcp" && len(key) > 0 {
 		p, err := keytls.For(key)
 		if err == nil {
-			nc, err = p.Client(nc, time.Now().Add(10*time.Second))
+			nc, err = p.Client(nc, time.Now().Add(wait))
 		}
 		if err != nil {
 			nc.Close()

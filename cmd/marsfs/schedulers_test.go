@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,7 +221,35 @@ func TestSchedulersOneTree(t *testing.T) {
 			}
 		}
 	}
-	s3.halt(t)
+	// kill -9 of the third scheduler: its sessions leave the tree (no
+	// takeover without a journal: see the manual), the others' stay
+	// whole, and new sessions go to the two left.
+	n3, _ := strconv.Atoi(strings.TrimPrefix(sessions[2].path, "/sessions/"))
+	s3name := fmt.Sprintf("scheduler-%d", (n3-1)/1000000)
+	s3.cmd.Process.Kill()
+	s3.cmd.Wait()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("up's log:\n%s\nthe second scheduler's log:\n%s", up.stderr, s2.stderr)
+		}
+	})
+	t.Logf("before: %s", readText(t, clients[0], "/cluster/members"))
+	waitFor(t, clients[0], "/cluster/members", 20*time.Second, func(m string) bool { return strings.Contains(m, " scheduler failed") })
+	for _, s := range sessions {
+		text, err := clients[0].ReadFile(s.path + "/tensors/t/text")
+		switch {
+		case s.home == s3name && err == nil:
+			t.Errorf("%s, homed on the dead %s, still served", s.path, s3name)
+		case s.home != s3name && (err != nil || strings.TrimSpace(string(text)) != s.sum):
+			t.Errorf("%s (home %s) after %s died: %q %v", s.path, s.home, s3name, text, err)
+		}
+	}
+	for range 6 {
+		path := newSession(t, clients[1])
+		if ctl := readText(t, clients[1], path+"/ctl"); strings.Contains(ctl, "home "+s3name+"\n") {
+			t.Errorf("a session made after %s died is homed on it", s3name)
+		}
+	}
 	s2.halt(t)
 	up.stop(t)
 }
