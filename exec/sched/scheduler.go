@@ -526,7 +526,7 @@ func (s *Scheduler) otherUser(addr string) (string, bool) {
 		return "", true // unreachable: the dial that follows says so
 	}
 	defer c.Close()
-	return wire.PeerUser(c), wire.SameUser(c)
+	return wire.PeerUser(c), !wire.OtherUser(c)
 }
 
 // refuse forgets worker w, which may not work for this scheduler, and

@@ -35,7 +35,7 @@ import (
 // ends present the certificate derived from the key, and pin it), and the
 // handshake above runs inside it: every byte after the TCP handshake,
 // chunks included, is encrypted. Without a key, on loopback, a worker
-// serves only processes of its own user (SameUser).
+// serves only processes of its own user (OtherUser).
 
 const (
 	authMagic = "MFS1"
@@ -212,22 +212,37 @@ func Dial(ctx context.Context, addr string, kind byte, key []byte) (net.Conn, er
 	return c, nil
 }
 
-// SameUser reports whether the process at the other end of c, on this
-// host, runs as this process's user. A connection of a kind the kernel
-// cannot say this of (another host, an in-process pipe) is reported as
-// the same user: on a keyless cluster the listeners are on loopback (see
-// CheckListen), and keyed ones authenticate by the key instead.
+// SameUser reports whether the kernel says that the process at the other
+// end of c, on this host, runs as this process's user. It is strict: a
+// connection the kernel cannot say this of (another host, no /proc) is
+// not of the same user. An in-process pipe is.
 func SameUser(c net.Conn) bool {
+	uid, known, local := peerUID(c)
+	return !local || known && uid == uint32(os.Getuid())
+}
+
+// OtherUser reports whether the kernel says that the process at the other
+// end of c runs as another user than this process's. Where it cannot say
+// (no /proc/net/tcp in some sandboxes), it is not another user: a keyless
+// cluster then works as before, on loopback.
+func OtherUser(c net.Conn) bool {
+	uid, known, local := peerUID(c)
+	return local && known && uid != uint32(os.Getuid())
+}
+
+// peerUID returns the uid at the other end of c, whether the kernel told
+// it, and whether c is a socket at all (not an in-process pipe).
+func peerUID(c net.Conn) (uid uint32, known, socket bool) {
 	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
 		c = tc.NetConn()
 	}
 	switch c.(type) {
 	case *net.TCPConn, *net.UnixConn:
 	default:
-		return true
+		return 0, false, false
 	}
-	uid, ok := peer.UID(c)
-	return ok && uid == uint32(os.Getuid())
+	uid, known = peer.UID(c)
+	return uid, known, true
 }
 
 // PeerUser describes the user at the other end of c, for messages.

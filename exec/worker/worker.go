@@ -387,7 +387,7 @@ func (w *Worker) serve(c net.Conn) {
 	if err != nil {
 		return
 	}
-	if len(w.cfg.SecretKey) == 0 && !wire.SameUser(c) {
+	if len(w.cfg.SecretKey) == 0 && wire.OtherUser(c) {
 		// No key: only this user's processes on this host may submit
 		// ops, read chunks or put them.
 		return
