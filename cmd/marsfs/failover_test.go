@@ -132,13 +132,18 @@ func runGraph(t *testing.T, c *fs.Client, sess string, n int, spec string) {
 	}
 }
 
+// longGraph runs for seconds however fast the products are (4096 block
+// products of 400x400, 0.5 TFLOP): the tests that kill workers under a
+// running graph cancel it when they have seen what they look for.
+const longGraph = "a = rand(6400, 6400, chunks=400, seed=1)\nb = (a @ a).sum()\n"
+
 // TestAllWorkersKilled kills every worker of `marsfs up --respawn=false`
 // in the middle of a graph: the graph's status says it waits for a worker,
 // then it FAILS with that reason after --worker-wait; a graph submitted
 // to the empty cluster does the same, never a silent hang.
 func TestAllWorkersKilled(t *testing.T) {
 	p, c, sess := upSession(t, "--workers", "2", "--slots", "1", "--respawn=false", "--worker-wait", "3s")
-	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+	if err := submit(c, sess, longGraph); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
@@ -187,7 +192,7 @@ func TestAllWorkersKilled(t *testing.T) {
 // work.
 func TestUpRespawns(t *testing.T) {
 	p, c, sess := upSession(t, "--workers", "2", "--slots", "1")
-	if err := submit(c, sess, "a = rand(2400, 2400, chunks=400, seed=1)\nb = (a @ a).sum()\n"); err != nil {
+	if err := submit(c, sess, longGraph); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, sess+"/graphs/1/status", 30*time.Second, func(s string) bool {
@@ -199,8 +204,13 @@ func TestUpRespawns(t *testing.T) {
 		return memberState(s, "worker-1.2") == "alive"
 	})
 	t.Logf("worker-1.2 alive in /cluster/members %v after worker-1 was killed", time.Since(killed).Round(time.Millisecond))
-	st := readText(t, c, sess+"/graphs/1/wait")
-	if !strings.HasPrefix(st, "SUCCEEDED\n") {
+	// Once the scheduler is connected to it, the long graph has heard of
+	// it: it is cancelled, its events read whole.
+	waitFor(t, c, "/cluster/workers/worker-1.2/status", 10*time.Second, func(string) bool { return true })
+	if err := c.WriteFile(sess+"/graphs/1/ctl", []byte("cancel\n")); err != nil {
+		t.Fatal(err)
+	}
+	if st := readText(t, c, sess+"/graphs/1/wait"); !strings.HasPrefix(st, "CANCELLED\n") && !strings.HasPrefix(st, "SUCCEEDED\n") {
 		t.Fatalf("graph after a worker was killed:\n%s", st)
 	}
 	evs := readText(t, c, sess+"/graphs/1/events")

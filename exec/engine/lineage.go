@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"marsfs/exec/core"
@@ -58,11 +60,21 @@ func (l *Lineage) Ops() int {
 // chunk of an earlier graph, if it has one.
 func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64) *Lineage) *Lineage {
 	// A stored op may name a chunk made by an earlier stage of the same
-	// graph: it is followed to the op that made it.
+	// graph: it is followed to the op that made it. (Only the chunks
+	// stored ops name are looked up: a map of every op would cost most
+	// of the time of a graph of a million.)
+	named := make(map[uint64]bool)
+	for _, op := range cg.Ops {
+		if op.Stored != 0 {
+			named[op.Stored] = true
+		}
+	}
 	made := make(map[uint64]int)
-	for k, op := range cg.Ops {
-		if op.Stored == 0 {
-			made[ids[k]] = k
+	if len(named) > 0 {
+		for k, op := range cg.Ops {
+			if op.Stored == 0 && named[ids[k]] {
+				made[ids[k]] = k
+			}
 		}
 	}
 	seen := make([]bool, len(cg.Ops))
@@ -85,15 +97,31 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 		order = append(order, k)
 		stack = append(stack, op.Inputs...)
 	}
-	// One entry a chunk: a compute op before a stored op naming the same.
-	sort.Slice(order, func(i, j int) bool {
-		a, b := ids[order[i]], ids[order[j]]
-		if a != b {
-			return a < b
+	// By chunk ID, one entry a chunk: a compute op before a stored op
+	// naming the same. Fresh IDs follow the keys, so sorted by key the
+	// order is most often sorted by ID already.
+	slices.Sort(order)
+	before := func(x, y int) int {
+		a, b := ids[x], ids[y]
+		switch {
+		case a != b:
+			return cmp.Compare(a, b)
+		case cg.Ops[x].Stored == 0 && cg.Ops[y].Stored != 0:
+			return -1
+		case cg.Ops[x].Stored != 0 && cg.Ops[y].Stored == 0:
+			return 1
 		}
-		return cg.Ops[order[i]].Stored == 0 && cg.Ops[order[j]].Stored != 0
-	})
-	l := &Lineage{}
+		return 0
+	}
+	if !slices.IsSortedFunc(order, before) {
+		slices.SortFunc(order, before)
+	}
+	nins := 0
+	for _, k := range order {
+		nins += len(cg.Ops[k].Inputs)
+	}
+	l := &Lineage{ops: make([]*chunk.Op, 0, len(order)), ids: make([]uint64, 0, len(order)),
+		off: make([]int32, 0, len(order)+1), ins: make([]uint64, 0, nins)}
 	pseen := map[*Lineage]bool{}
 	for _, k := range order {
 		id := ids[k]

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,4 +93,44 @@ func TestRestoreJob(t *testing.T) {
 	if _, err := restoreJob(l3, []uint64{31}, func(uint64) bool { return false }); err == nil || !strings.Contains(err.Error(), ErrNoLineage.Error()) {
 		t.Errorf("restore from a lost upload: %v", err)
 	}
+}
+
+// BenchmarkLineage builds the lineage of a graph of a million chunks, a
+// generator a chunk summed by a tree of four-way combines, all kept: the
+// heap it retains beside the graph is what a kept tensor of a million
+// chunks costs to be made again.
+func BenchmarkLineage(b *testing.B) {
+	const n = 1 << 20
+	g := &chunk.Graph{}
+	var level []int
+	for k := 0; k < n; k++ {
+		g.Ops = append(g.Ops, &chunk.Op{Key: k, Kind: "rand", Shape: []int{1000}, DType: tensor.Float64})
+		level = append(level, k)
+	}
+	for len(level) > 1 {
+		var next []int
+		for i := 0; i < len(level); i += 4 {
+			op := &chunk.Op{Key: len(g.Ops), Kind: "sum.combine", Inputs: level[i:min(i+4, len(level))], DType: tensor.Float64}
+			g.Ops = append(g.Ops, op)
+			next = append(next, op.Key)
+		}
+		level = next
+	}
+	ids := make([]uint64, len(g.Ops))
+	keep := make([]int, len(g.Ops))
+	for k := range ids {
+		ids[k], keep[k] = uint64(k+1), k
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := newLineage(g, ids, keep, func(uint64) *Lineage { return nil })
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		newLineage(g, ids, keep, func(uint64) *Lineage { return nil })
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(l.Ops()), "B/op-kept")
+	b.ReportMetric(float64(l.Ops()), "ops")
 }
