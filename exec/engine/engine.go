@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -107,8 +108,9 @@ func (e *Engine) LiveOps() int {
 
 // SetSpace makes the engine number its chunks and sessions in space, its
 // scheduler's share of the cluster's numbers (see package exec/ident), so
-// that no other scheduler's chunk or session can have the same number. It
-// must be called before the first session is made.
+// that no other scheduler's chunk or session can have the same number;
+// chunks from a random start in it (ident.Space.Start). It must be called
+// before the first session is made.
 func (e *Engine) SetSpace(space ident.Space) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -116,7 +118,7 @@ func (e *Engine) SetSpace(space ident.Space) {
 		panic("engine: SetSpace after use")
 	}
 	e.nextSess = space.FirstSession()
-	e.nextID.Store(space.FirstID())
+	e.nextID.Store(space.Start(rand.Uint64))
 }
 
 // Runner returns the runner the engine executes on.

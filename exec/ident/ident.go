@@ -48,6 +48,22 @@ func (s Space) FirstID() uint64 { return uint64(s) << CounterBits }
 // FirstSession is the session number before the first of the space.
 func (s Space) FirstSession() int { return int(s) * SessionsPerSpace }
 
+// StartBits bounds where a scheduler process starts counting in its
+// space (Start): 2^40 leaves 2^44-2^40 (1.6e13) IDs after the start.
+const StartBits = 40
+
+// Start returns the ID before the first this process hands out in the
+// space: FirstID plus a random offset below 2^StartBits. A scheduler
+// started again in the same space (the first scheduler of a cluster,
+// restarted without a journal) then does not count again over the IDs
+// of chunks its workers may still hold, as orphans, from the process
+// before, but by chance once in a million restarts, for a million
+// chunks made. A scheduler restored from a journal continues its count
+// instead.
+func (s Space) Start(rnd func() uint64) uint64 {
+	return s.FirstID() + rnd()&(1<<StartBits-1)
+}
+
 // Of returns the space of chunk or job ID id.
 func Of(id uint64) Space { return Space(id >> CounterBits) }
 

@@ -37,3 +37,13 @@ func TestPickAvoidsTakenAndZero(t *testing.T) {
 		t.Fatal("Pick in a full cluster did not fail")
 	}
 }
+
+func TestStartStaysInTheSpace(t *testing.T) {
+	for _, r := range []uint64{0, 1, 1<<64 - 1} {
+		s := Space(5)
+		st := s.Start(func() uint64 { return r })
+		if Of(st+1) != s || Of(st+1<<43) != s {
+			t.Errorf("start %#x for draw %#x leaves space %v", st, r, s)
+		}
+	}
+}

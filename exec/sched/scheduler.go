@@ -260,7 +260,7 @@ func newScheduler(cfg Config, space ident.Space) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
-	s.space, s.nextJob = space, space.FirstID()
+	s.space, s.nextJob = space, space.Start(rand.Uint64)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
