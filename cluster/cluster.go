@@ -38,6 +38,9 @@ type Meta struct {
 	Addr  string `json:"a,omitempty"` // TCP host:port of the node's control and data service
 	Slots int    `json:"s,omitempty"` // kernels the node runs at once
 	PID   int    `json:"p,omitempty"`
+	// Space is a scheduler's share of the cluster's chunk, job and
+	// session numbers (see package exec/ident).
+	Space uint32 `json:"i,omitempty"`
 }
 
 // MaxMeta is the largest encoded Meta memberlist carries.

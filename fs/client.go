@@ -7,10 +7,13 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+
+	"marsfs/cluster/keytls"
 )
 
 // ClientMsize is the message size clients ask for: the most the p9 server
@@ -27,20 +30,73 @@ type Client struct {
 
 // Dial connects to a marsfs server: addr is a unix socket path when it
 // starts with "/" or "unix:", else a TCP host:port.
-func Dial(addr string) (*Client, error) {
+func Dial(addr string) (*Client, error) { return DialKey(addr, nil) }
+
+// DialKey is Dial with the cluster key: over TCP, when key is not empty,
+// the client opens with TLS and proves the key (see Config.Key), and the
+// server must prove it too. A unix socket ignores the key: the kernel
+// names its peers.
+func DialKey(addr string, key []byte) (*Client, error) { return dialAs(addr, key, "") }
+
+// DialAs is DialKey for a scheduler forwarding a client's requests to the
+// home of its session (see Peers): the connection says, before 9P, whose
+// requests it carries, and the home serves them as that identity's. A
+// server believes it only of a peer that proved the key, or, without a
+// key, of a process of its own user on loopback.
+func DialAs(addr string, key []byte, ident string) (*Client, error) {
+	if ident == "" {
+		return nil, errors.New("fs: DialAs with no identity")
+	}
+	return dialAs(addr, key, ident)
+}
+
+// peerTimeout bounds the connection to another scheduler, TLS included.
+const peerTimeout = 3 * time.Second
+
+// forwardMagic opens a forwarded connection: a 9P message of size 0,
+// which no 9P client sends, then "MFSF" and the identity.
+const forwardMagic = "\x00\x00\x00\x00MFSF"
+
+func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	network, a := "tcp", addr
 	if path, ok := SocketPath(addr); ok {
 		network, a = "unix", path
 	}
-	nc, err := net.DialTimeout(network, a, 10*time.Second)
+	// A scheduler forwarding a client's request waits less for a peer
+	// than a user waits for a server: a listing asks every scheduler.
+	wait := 10 * time.Second
+	if ident != "" {
+		wait = peerTimeout
+	}
+	nc, err := net.DialTimeout(network, a, wait)
 	if err != nil {
 		return nil, err
+	}
+	if network == "tcp" && len(key) > 0 {
+		p, err := keytls.For(key)
+		if err == nil {
+			nc, err = p.Client(nc, time.Now().Add(wait))
+		}
+		if err != nil {
+			nc.Close()
+			return nil, keyError(addr, err)
+		}
+	}
+	if ident != "" {
+		pre := append([]byte(forwardMagic), byte(len(ident)>>8), byte(len(ident)))
+		if _, err := nc.Write(append(pre, ident...)); err != nil {
+			nc.Close()
+			return nil, err
+		}
 	}
 	// The p9 client speaks at the size it asked for, whatever the server
 	// granted: ask first, then have it ask for what was granted.
 	msize, err := negotiate(nc, ClientMsize)
 	if err != nil {
 		nc.Close()
+		if network == "tcp" && len(key) == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+			return nil, fmt.Errorf("9P version with %s: %w (a server beyond loopback serves only clients with its key: give --key-file or $MARSFS_KEY)", addr, err)
+		}
 		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
 	}
 	c, err := p9.NewClient(nc, p9.WithMessageSize(msize))
@@ -54,6 +110,20 @@ func Dial(addr string) (*Client, error) {
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	return &Client{c: c, root: root}, nil
+}
+
+// keyError says why a TLS handshake with the server at addr failed.
+func keyError(addr string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, keytls.ErrPeerKey):
+		return fmt.Errorf("authentication with %s failed: the server holds another key than this one (--key-file, $MARSFS_KEY)", addr)
+	case strings.Contains(msg, "bad certificate") || strings.Contains(msg, "certificate required"):
+		return fmt.Errorf("authentication with %s failed: the server refused this key (--key-file, $MARSFS_KEY): %w", addr, err)
+	case errors.Is(err, io.EOF) || strings.Contains(msg, "first record does not look like a TLS handshake") || strings.Contains(msg, "connection reset"):
+		return fmt.Errorf("authentication with %s failed: the server does not speak TLS (does it have a key?): %w", addr, err)
+	}
+	return fmt.Errorf("authentication with %s failed: %w", addr, err)
 }
 
 // Close ends the connection.

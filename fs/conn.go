@@ -41,6 +41,14 @@ const maxMessage = 4 << 20
 type conn struct {
 	net.Conn
 	ident string // who is at the other end (see identify)
+	// forwarded: the connection is another scheduler's, carrying ident's
+	// requests for the sessions of this one (see Peers). It sees only
+	// this scheduler's sessions, so that nothing is forwarded twice.
+	forwarded bool
+	// peers holds the connection's own forwarded clients to the other
+	// schedulers, by name, made as needed and closed with it.
+	peersMu sync.Mutex
+	peers   map[string]*Client
 
 	ctx    context.Context // done when the connection or the server ends
 	cancel context.CancelFunc

@@ -66,7 +66,7 @@ func TestSessionCtlSettings(t *testing.T) {
 			t.Errorf("sums differ with fusion settings: %v", sums)
 		}
 	}
-	if text := sessionText(s); !strings.Contains(text, "fuse_enabled off\nfuse_expr off\n") {
+	if text := sessionText(s, "scheduler"); !strings.Contains(text, "fuse_enabled off\nfuse_expr off\n") {
 		t.Errorf("session ctl file:\n%s", text)
 	}
 	for _, bad := range []string{"set fuse_enabled maybe", "set frob on", "set", "close now", "closex", "frob"} {

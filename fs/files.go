@@ -2,8 +2,10 @@ package fs
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
@@ -16,7 +18,7 @@ func (s *Server) root() *node {
 	return &node{name: "/", path: "/", dir: true, perm: 0555, list: func(c *conn) ([]*node, error) {
 		ents := []*node{
 			textFile("/", "README", func() (string, error) { return readme, nil }),
-			dirNode("/", "sessions", s.sessionsDir),
+			s.sessionsNode(),
 		}
 		if s.cfg.Cluster != nil {
 			ents = append(ents, dirNode("/", "cluster", s.clusterDir))
@@ -33,24 +35,91 @@ func (s *Server) sessionsDir(c *conn) ([]*node, error) {
 	for _, sess := range s.eng.Sessions() {
 		ents = append(ents, s.sessionDir(sess))
 	}
+	if s.forwarding(c) {
+		ents = append(ents, s.remoteSessions(c)...)
+		sessions := ents[1:]
+		sort.Slice(sessions, func(i, j int) bool {
+			a, _ := strconv.Atoi(sessions[i].name)
+			b, _ := strconv.Atoi(sessions[j].name)
+			return a < b
+		})
+	}
 	return ents, nil
+}
+
+// sessionsNode is /sessions.
+func (s *Server) sessionsNode() *node {
+	n := dirNode("/", "sessions", s.sessionsDir)
+	n.lookup = s.lookupSession
+	return n
+}
+
+// home is this scheduler's name for ctl's home line.
+func (s *Server) home() string {
+	if s.cfg.Peers != nil {
+		return s.cfg.Peers.Self()
+	}
+	return "scheduler"
+}
+
+// lookupSession finds /sessions/<name>: clone, a session of this
+// scheduler, or one of another's.
+func (s *Server) lookupSession(c *conn, name string) (*node, error) {
+	if name == "clone" {
+		return s.cloneFile(), nil
+	}
+	if id, err := strconv.Atoi(name); err == nil {
+		if sess, ok := s.eng.Session(id); ok {
+			return s.sessionDir(sess), nil
+		}
+	}
+	return s.lookupRemote(c, name)
 }
 
 // cloneFile creates a session at each open and reads as its number.
 func (s *Server) cloneFile() *node {
 	return &node{name: "clone", path: join(sessionsPath, "clone"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
+			if mode.Mode() == p9.WriteOnly && c.forwarded {
+				// Another scheduler makes a session it numbered here.
+				return &cloneAdopt{s: s, c: c}, nil
+			}
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			sess, err := s.eng.NewSession(c.ident)
+			id, err := s.cloneAt(c, s.eng.NextSession())
 			if err != nil {
 				return nil, linux.EIO
 			}
-			s.touch(sess.ID())
-			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", sess.ID()))}, nil
+			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", id))}, nil
 		}}
 }
+
+// cloneAdopt takes, at the clunk, the number another scheduler wrote.
+type cloneAdopt struct {
+	s    *Server
+	c    *conn
+	text []byte
+	mu   sync.Mutex
+}
+
+func (h *cloneAdopt) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
+func (h *cloneAdopt) WriteAt(p []byte, off int64) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.text)+len(p) > 32 {
+		return 0, linux.EINVAL
+	}
+	h.text = append(h.text, p...)
+	if strings.HasSuffix(string(h.text), "\n") {
+		if err := h.s.adoptClone(h.c, string(h.text)); err != nil {
+			return 0, err
+		}
+		h.text = nil
+	}
+	return len(p), nil
+}
+func (h *cloneAdopt) Close() error { return nil }
 
 // sessionDir is /sessions/<N>. Only its owner may walk into it.
 func (s *Server) sessionDir(sess *engine.Session) *node {
@@ -62,7 +131,7 @@ func (s *Server) sessionDir(sess *engine.Session) *node {
 		}
 		s.touch(sess.ID())
 		return []*node{
-			ctlFile(dir, "ctl", func() (string, error) { return sessionText(sess), nil }, func(msg string) error {
+			ctlFile(dir, "ctl", func() (string, error) { return sessionText(sess, s.home()), nil }, func(msg string) error {
 				err := ctl(sessionVerbs, sess, msg)
 				if err != nil {
 					sess.SetError(err.Error())

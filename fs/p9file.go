@@ -68,11 +68,20 @@ func (f *file) guard(op string, err *error) {
 func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 	defer f.guard("walk", &err)
 	n := f.n
-	for _, name := range names {
+	for i, name := range names {
 		if n, err = n.walk(f.c, name); err != nil {
 			return nil, nil, err
 		}
 		qids = append(qids, n.qid())
+		if n.home != "" {
+			// A session of another scheduler: the rest of the walk,
+			// and every request on the fid, go to its home.
+			rq, rf, err := f.s.walkRemote(f.c, n, names[i+1:])
+			if err != nil {
+				return nil, nil, err
+			}
+			return append(qids, rq...), rf, nil
+		}
 	}
 	nf, err = f.c.newFile(f.s, n)
 	if err != nil {

@@ -1,16 +1,11 @@
 package fs
 
 import (
-	"bufio"
-	"encoding/binary"
-	"fmt"
 	"net"
-	"os"
 	"os/user"
 	"strconv"
-	"strings"
 
-	"golang.org/x/sys/unix"
+	"marsfs/cluster/peer"
 )
 
 // TCPIdentity is the identity of a TCP client whose user cannot be found:
@@ -30,37 +25,10 @@ const TCPIdentity = "tcp"
 // carries a uname in Tattach, but the p9 server keeps it from the
 // file system, and it is only a claim; the kernel's word is used instead.
 func Identify(c net.Conn) string {
-	switch c := c.(type) {
-	case *net.UnixConn:
-		if uid, ok := peerUID(c); ok {
-			return userName(uid)
-		}
-	case *net.TCPConn:
-		local, lok := c.LocalAddr().(*net.TCPAddr)
-		remote, rok := c.RemoteAddr().(*net.TCPAddr)
-		if lok && rok && remote.IP.IsLoopback() {
-			if uid, ok := tcpOwner(remote, local); ok {
-				return userName(uid)
-			}
-		}
+	if uid, ok := peer.UID(c); ok {
+		return userName(uid)
 	}
 	return TCPIdentity
-}
-
-func peerUID(c *net.UnixConn) (uint32, bool) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	var cred *unix.Ucred
-	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err != nil || cerr != nil {
-		return 0, false
-	}
-	return cred.Uid, true
 }
 
 func userName(uid uint32) string {
@@ -69,65 +37,4 @@ func userName(uid uint32) string {
 		return u.Username
 	}
 	return id
-}
-
-// tcpOwner finds the uid of the socket bound to local and connected to
-// remote (the client's end of a connection to this server).
-func tcpOwner(local, remote *net.TCPAddr) (uint32, bool) {
-	for _, f := range []struct {
-		path string
-		v6   bool
-	}{{"/proc/net/tcp", false}, {"/proc/net/tcp6", true}} {
-		l, lok := procAddr(local, f.v6)
-		r, rok := procAddr(remote, f.v6)
-		if !lok || !rok {
-			continue
-		}
-		if uid, ok := scanProcTCP(f.path, l, r); ok {
-			return uid, true
-		}
-	}
-	return 0, false
-}
-
-// procAddr renders a as /proc/net/tcp{,6} shows it: the address as 32-bit
-// words in host (little-endian) order, then the port, all in hex.
-func procAddr(a *net.TCPAddr, v6 bool) (string, bool) {
-	var ip net.IP
-	if v6 {
-		ip = a.IP.To16()
-	} else {
-		ip = a.IP.To4()
-	}
-	if ip == nil {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 0; i < len(ip); i += 4 {
-		fmt.Fprintf(&b, "%08X", binary.LittleEndian.Uint32(ip[i:i+4]))
-	}
-	fmt.Fprintf(&b, ":%04X", a.Port)
-	return b.String(), true
-}
-
-func scanProcTCP(path, local, remote string) (uint32, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 || fields[1] != local || fields[2] != remote {
-			continue
-		}
-		uid, err := strconv.ParseUint(fields[7], 10, 32)
-		if err != nil {
-			return 0, false
-		}
-		return uint32(uid), true
-	}
-	return 0, false
 }

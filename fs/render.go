@@ -75,9 +75,9 @@ func progressLine(done, total int, bytes, totalBytes int64, elapsed time.Duratio
 		done, total, humanBytes(bytes), humanBytes(totalBytes), elapsed.Seconds(), left, state)
 }
 
-// sessionText renders a session's ctl file: its number, owner, graphs,
-// tensors and settings.
-func sessionText(s *engine.Session) string {
+// sessionText renders a session's ctl file: its number, its home (the
+// scheduler it lives on), owner, graphs, tensors and settings.
+func sessionText(s *engine.Session, home string) string {
 	graphs := s.Graphs()
 	running := 0
 	for _, g := range graphs {
@@ -93,8 +93,8 @@ func sessionText(s *engine.Session) string {
 		}
 	}
 	opt := s.Options()
-	return fmt.Sprintf("session %d\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
-		s.ID(), s.Owner(), len(graphs), running, len(names), bytes, onOff(opt.Fuse), onOff(opt.FuseExpr))
+	return fmt.Sprintf("session %d\nhome %s\nowner %s\ngraphs %d\nrunning %d\ntensors %d\ntensor_bytes %d\nfuse_enabled %s\nfuse_expr %s\n",
+		s.ID(), home, s.Owner(), len(graphs), running, len(names), bytes, onOff(opt.Fuse), onOff(opt.FuseExpr))
 }
 
 // metaText renders a tensor's meta file.

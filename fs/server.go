@@ -1,9 +1,11 @@
 package fs
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 
+	"marsfs/cluster/keytls"
 	"marsfs/exec/engine"
+	"marsfs/exec/wire"
 )
 
 // A Cluster reports what /cluster shows. Its methods render text and may be
@@ -42,6 +46,17 @@ type Config struct {
 	// IdleTimeout, when positive, closes a session (freeing its chunks)
 	// that nobody has used for that long and whose graphs have all ended.
 	IdleTimeout time.Duration
+	// Peers, if not nil, are the other schedulers of the cluster, whose
+	// sessions the tree shows and serves too (see peers.go); Name is then
+	// this scheduler's name for ctl's "home" line.
+	Peers Peers
+	// Key, when set (the cluster key, see wire.DeriveKey), lets the
+	// server listen beyond loopback (ListenKey): a TCP client must then
+	// open with TLS and prove the key (package cluster/keytls) before a
+	// byte of 9P moves, and all its traffic is encrypted. Its sessions
+	// belong to KeyIdentity. Clients on loopback may still speak plain
+	// 9P, as the unix socket does, identified by the kernel.
+	Key []byte
 	// ConnMemory bounds what the connections' 9P buffers take together,
 	// 0 for no bound: past it, new connections are granted smaller
 	// message sizes (see msizeBudget).
@@ -68,9 +83,14 @@ type Server struct {
 
 	msizes msizeBudget
 
+	// homes remembers the home of sessions of other schedulers, by
+	// number (see peers.go).
+	homes sync.Map // int -> string
+
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
 	conns     map[*conn]bool
+	admitting map[net.Conn]bool // accepted, not yet admitted (a TLS handshake)
 	wg        sync.WaitGroup
 }
 
@@ -88,21 +108,29 @@ func NewServer(eng *engine.Engine, cfg Config) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{eng: eng, cfg: cfg, ctx: ctx, cancel: cancel, msizes: msizeBudget{limit: cfg.ConnMemory},
 		idle:      idle{timeout: cfg.IdleTimeout, last: make(map[int]time.Time)},
-		listeners: make(map[net.Listener]bool), conns: make(map[*conn]bool)}
+		listeners: make(map[net.Listener]bool), conns: make(map[*conn]bool), admitting: make(map[net.Conn]bool)}
 	if cfg.IdleTimeout > 0 {
 		go s.reap()
 	}
 	return s
 }
 
-// ErrNotLoopback is returned by Listen for a TCP address beyond loopback:
-// such a listener needs authentication, which this server does not offer.
-var ErrNotLoopback = errors.New("a TCP listener beyond loopback needs authentication, which marsfs does not offer yet; listen on a loopback address or a unix socket")
+// ErrNotLoopback is returned by Listen for a TCP address beyond loopback
+// without a key: such a listener needs authentication.
+var ErrNotLoopback = errors.New("a TCP listener beyond loopback needs the cluster key, which authenticates its clients and encrypts their traffic: give --key-file (or $MARSFS_KEY), or listen on a loopback address or a unix socket")
+
+// KeyIdentity owns the sessions of clients that proved the cluster key:
+// every holder of the key is the same user to the tree.
+const KeyIdentity = "key"
 
 // Listen opens a listener for the server: addr is a unix socket path when
 // it starts with "/" or "unix:", else a loopback TCP host:port. A stale
 // socket file (nobody listening) is replaced.
-func Listen(addr string) (net.Listener, error) {
+func Listen(addr string) (net.Listener, error) { return ListenKey(addr, nil) }
+
+// ListenKey is Listen, for a server of Config.Key key: with a key, addr
+// may be any TCP address.
+func ListenKey(addr string, key []byte) (net.Listener, error) {
 	if path, ok := SocketPath(addr); ok {
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
@@ -119,8 +147,11 @@ func Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
+	if host == "" {
+		ips = []net.IP{net.IPv4zero}
+	}
 	for _, ip := range ips {
-		if !ip.IsLoopback() {
+		if !ip.IsLoopback() && len(key) == 0 {
 			return nil, fmt.Errorf("listen %s: %w", addr, ErrNotLoopback)
 		}
 	}
@@ -167,19 +198,134 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			return err
 		}
-		c := newConn(s.ctx, nc, s.cfg.Identify(nc), &s.msizes)
 		s.mu.Lock()
 		if s.ctx.Err() != nil {
 			s.mu.Unlock()
 			nc.Close()
 			return nil
 		}
-		s.conns[c] = true
 		s.wg.Add(1)
+		s.admitting[nc] = true
 		s.mu.Unlock()
-		go s.handle(c)
+		// The TLS handshake, if any, runs on the connection's own
+		// goroutine: a slow client holds up no other.
+		go func() {
+			defer s.wg.Done()
+			raw := nc
+			nc, ident, forwarded, err := s.admit(nc)
+			s.mu.Lock()
+			delete(s.admitting, raw)
+			s.mu.Unlock()
+			if err != nil {
+				log.Printf("marsfs: connection from %s refused: %v", nc.RemoteAddr(), err)
+				nc.Close()
+				return
+			}
+			c := newConn(s.ctx, nc, ident, &s.msizes)
+			c.forwarded = forwarded
+			s.mu.Lock()
+			if s.ctx.Err() != nil {
+				s.mu.Unlock()
+				nc.Close()
+				return
+			}
+			s.conns[c] = true
+			s.wg.Add(1)
+			s.mu.Unlock()
+			s.handle(c)
+		}()
 	}
 }
+
+// admitTimeout bounds a client's TLS handshake.
+const admitTimeout = 10 * time.Second
+
+// admit decides what a new connection is: with a key, a TCP client that
+// opens with TLS must prove the key, and is served over the TLS
+// connection as KeyIdentity; one that speaks plain 9P is served only from
+// loopback, identified by the kernel. Without a key every connection is
+// plain (Listen keeps the listener on loopback).
+//
+// A connection of either kind may open with forwardMagic: a scheduler
+// forwarding a client's requests to this one, the home of its session,
+// names the client's identity; it is believed of a peer that proved the
+// key, or of a process of this server's user on loopback (see
+// admitForward).
+func (s *Server) admit(nc net.Conn) (net.Conn, string, bool, error) {
+	c, ident, keyed, err := s.admitTLS(nc)
+	if err != nil {
+		return c, ident, false, err
+	}
+	if _, tcp := nc.(*net.TCPConn); !tcp {
+		return c, ident, false, nil
+	}
+	return s.admitForward(nc, c, ident, keyed)
+}
+
+// admitForward reads a forwarded connection's preamble, if c has one.
+func (s *Server) admitForward(raw, c net.Conn, ident string, keyed bool) (net.Conn, string, bool, error) {
+	br := bufio.NewReaderSize(c, 64)
+	c.SetReadDeadline(time.Now().Add(admitTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	head, err := br.Peek(4)
+	if err != nil {
+		return c, "", false, err
+	}
+	pc := &peekedConn{Conn: c, r: br}
+	if string(head) != forwardMagic[:4] {
+		return pc, ident, false, nil
+	}
+	pre := make([]byte, len(forwardMagic)+2)
+	if _, err := io.ReadFull(br, pre); err != nil || string(pre[:len(forwardMagic)]) != forwardMagic {
+		return c, "", false, errors.New("malformed forwarding preamble")
+	}
+	name := make([]byte, int(pre[len(pre)-2])<<8|int(pre[len(pre)-1]))
+	if _, err := io.ReadFull(br, name); err != nil || len(name) == 0 {
+		return c, "", false, errors.New("malformed forwarding preamble")
+	}
+	if !keyed && !wire.SameUser(raw) {
+		return c, "", false, fmt.Errorf("a connection forwarding for %q is neither keyed nor of this server's user", name)
+	}
+	return pc, string(name), true, nil
+}
+
+// admitTLS runs the TLS handshake of a keyed client (see Config.Key).
+func (s *Server) admitTLS(nc net.Conn) (net.Conn, string, bool, error) {
+	if _, tcp := nc.(*net.TCPConn); !tcp || len(s.cfg.Key) == 0 {
+		return nc, s.cfg.Identify(nc), false, nil
+	}
+	br := bufio.NewReaderSize(nc, 1)
+	nc.SetReadDeadline(time.Now().Add(admitTimeout))
+	first, err := br.Peek(1)
+	nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		return nc, "", false, err
+	}
+	pc := &peekedConn{Conn: nc, r: br}
+	if !keytls.LooksLikeTLS(first[0]) {
+		if remote, ok := nc.RemoteAddr().(*net.TCPAddr); !ok || !remote.IP.IsLoopback() {
+			return nc, "", false, errors.New("plain 9P from beyond loopback: this server needs the cluster key (TLS)")
+		}
+		return pc, s.cfg.Identify(nc), false, nil
+	}
+	p, err := keytls.For(s.cfg.Key)
+	if err != nil {
+		return nc, "", false, err
+	}
+	tc, err := p.Server(pc, time.Now().Add(admitTimeout))
+	if err != nil {
+		return nc, "", false, err
+	}
+	return tc, KeyIdentity, true, nil
+}
+
+// A peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (s *Server) handle(c *conn) {
 	defer s.wg.Done()
@@ -188,6 +334,7 @@ func (s *Server) handle(c *conn) {
 			log.Printf("marsfs: connection from %s (%s) ended by a panic: %v", c.RemoteAddr(), c.ident, r)
 		}
 		c.Close()
+		c.closePeers()
 		c.releaseBudget()
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -205,6 +352,9 @@ func (s *Server) Close() error {
 		l.Close()
 	}
 	for c := range s.conns {
+		c.Close()
+	}
+	for c := range s.admitting {
 		c.Close()
 	}
 	s.mu.Unlock()

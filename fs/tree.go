@@ -31,6 +31,10 @@ type node struct {
 	// unlink, if set, removes the entry called name (a directory when dir).
 	unlink func(c *conn, name string, dir bool) error
 
+	// home, when set, names the scheduler a session directory lives on:
+	// a walk into it goes there (see peers.go).
+	home string
+
 	// Files: open returns a handle for one open fid.
 	open func(c *conn, mode p9.OpenFlags) (handle, error)
 }

@@ -12,26 +12,43 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
+	"marsfs/exec/wire"
 	"marsfs/fs"
 )
 
 // DefaultAddr is where the client verbs find the server by default.
 const DefaultAddr = "127.0.0.1:5640"
 
-func clientFlags(name string) (*flag.FlagSet, *string) {
+// A target is the server a client verb talks to, and the key it proves.
+type target struct {
+	addr    string
+	keyFile string
+}
+
+func clientFlags(name string) (*flag.FlagSet, *target) {
 	f := flag.NewFlagSet(name, flag.ContinueOnError)
 	def := os.Getenv("MARSFS_ADDR")
 	if def == "" {
 		def = DefaultAddr
 	}
-	addr := f.String("addr", def, "server address: host:port, or a unix socket path (/path or unix:path); $MARSFS_ADDR")
-	return f, addr
+	t := new(target)
+	f.StringVar(&t.addr, "addr", def, "server address: host:port, or a unix socket path (/path or unix:path); $MARSFS_ADDR")
+	f.StringVar(&t.keyFile, "key-file", "", "file holding the cluster's shared secret, for a server beyond loopback (default $MARSFS_KEY)")
+	return f, t
 }
 
-func dial(addr string) (*fs.Client, error) {
-	c, err := fs.Dial(addr)
+// key loads the target's key: nil when neither --key-file nor
+// $MARSFS_KEY gives one.
+func (t *target) key() ([]byte, error) { return wire.LoadKey(t.keyFile) }
+
+func (t *target) dial() (*fs.Client, error) {
+	key, err := t.key()
 	if err != nil {
-		return nil, fmt.Errorf("connect to marsfs at %s: %w", addr, err)
+		return nil, err
+	}
+	c, err := fs.DialKey(t.addr, key)
+	if err != nil {
+		return nil, fmt.Errorf("connect to marsfs at %s: %w", t.addr, err)
 	}
 	return c, nil
 }
@@ -46,7 +63,7 @@ func ls(args []string) error {
 	if len(paths) == 0 {
 		paths = []string{"/"}
 	}
-	c, err := dial(*addr)
+	c, err := addr.dial()
 	if err != nil {
 		return err
 	}
@@ -89,7 +106,7 @@ func cat(args []string) error {
 	if len(paths) == 0 {
 		return errors.New("usage: marsfs cat PATH...")
 	}
-	c, err := dial(*addr)
+	c, err := addr.dial()
 	if err != nil {
 		return err
 	}
@@ -120,7 +137,7 @@ func write(args []string) error {
 	if len(paths) != 1 {
 		return errors.New("usage: marsfs write PATH < data")
 	}
-	c, err := dial(*addr)
+	c, err := addr.dial()
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,12 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
+	"marsfs/cluster"
+	"marsfs/cluster/ring"
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
 	"marsfs/exec/wire"
@@ -34,7 +37,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, Addr: treeAddr(ls, gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		closeAll()
 		return err
@@ -76,7 +79,9 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	}
 	fmt.Printf("marsfs: %d workers; more join with: marsfs worker --join %s\n", n, sched.GossipAddr())
 	eng := engine.New(sched)
+	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
 
@@ -96,6 +101,7 @@ func schedulerCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.key = key
 	ls, err := sf.listen()
 	if err != nil {
 		return err
@@ -104,7 +110,7 @@ func schedulerCmd(args []string) error {
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), Addr: treeAddr(ls, *gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -112,9 +118,11 @@ func schedulerCmd(args []string) error {
 		return err
 	}
 	defer sched.Close()
-	fmt.Printf("marsfs: scheduler gossip at %s\n", sched.GossipAddr())
+	fmt.Printf("marsfs: scheduler %s (space %v) gossip at %s\n", sched.Name(), sched.Space(), sched.GossipAddr())
 	eng := engine.New(sched)
+	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
 
@@ -226,3 +234,57 @@ func (c schedCluster) WorkerStatus(name string) (string, bool) { return c.s.Work
 
 // Dispatched counts the runs of ops the scheduler dispatched (/cluster/metrics).
 func (c schedCluster) Dispatched() uint64 { return c.s.Dispatched() }
+
+// treeAddr is the address the other schedulers reach this one's tree at:
+// its TCP listener's, on the gossip address's host when it listens on
+// every address; "" without a TCP listener.
+func treeAddr(ls []net.Listener, gossip string) string {
+	for _, l := range ls {
+		a, ok := l.Addr().(*net.TCPAddr)
+		if !ok {
+			continue
+		}
+		if a.IP.IsUnspecified() {
+			host, _, err := net.SplitHostPort(gossip)
+			if err != nil || host == "" || net.ParseIP(host) == nil || net.ParseIP(host).IsUnspecified() {
+				return "" // nowhere the others are sure to reach
+			}
+			return net.JoinHostPort(host, strconv.Itoa(a.Port))
+		}
+		return a.String()
+	}
+	return ""
+}
+
+// schedPeers shows a scheduler's tree the other schedulers of its
+// cluster: the live ones that serve a tree over TCP, on a ring.
+type schedPeers struct{ s *sched.Scheduler }
+
+func (p schedPeers) Self() string { return p.s.Name() }
+
+// live returns the 9P addresses of the live schedulers, this one's
+// included.
+func (p schedPeers) live() map[string]string {
+	out := map[string]string{}
+	for _, m := range p.s.Members() {
+		if m.Meta.Role == cluster.RoleScheduler && m.State == cluster.Alive && m.Meta.Addr != "" {
+			out[m.Name] = m.Meta.Addr
+		}
+	}
+	return out
+}
+
+func (p schedPeers) Home(n int) string {
+	live := p.live()
+	names := []string{p.Self()}
+	for name := range live {
+		names = append(names, name)
+	}
+	return ring.New(names).Home(uint64(n))
+}
+
+func (p schedPeers) Addrs() map[string]string {
+	live := p.live()
+	delete(live, p.Self())
+	return live
+}

@@ -44,8 +44,15 @@ var (
 
 func startUp(t *testing.T, bin string, args ...string) *upProcess {
 	t.Helper()
+	return startServer(t, bin, "up", args...)
+}
+
+// startServer starts `marsfs VERB` (up or scheduler) on a free loopback
+// port and a socket of its own, and waits until it serves.
+func startServer(t *testing.T, bin, verb string, args ...string) *upProcess {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "m.sock")
-	cmd := osexec.Command(bin, append([]string{"up", "--listen", "127.0.0.1:0", "--socket", sock}, args...)...)
+	cmd := osexec.Command(bin, append([]string{verb, "--listen", "127.0.0.1:0", "--socket", sock}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +82,7 @@ func startUp(t *testing.T, bin string, args ...string) *upProcess {
 		select {
 		case a, ok := <-found:
 			if !ok {
-				t.Fatalf("marsfs up ended before serving:\n%s", p.stderr)
+				t.Fatalf("marsfs %s ended before serving:\n%s", verb, p.stderr)
 			}
 			if strings.HasPrefix(a, "unix:") {
 				p.unx = a
@@ -83,7 +90,7 @@ func startUp(t *testing.T, bin string, args ...string) *upProcess {
 				p.tcp = a
 			}
 		case <-timeout:
-			t.Fatalf("marsfs up did not serve in 60s:\n%s", p.stderr)
+			t.Fatalf("marsfs %s did not serve in 60s:\n%s", verb, p.stderr)
 		}
 	}
 	select {

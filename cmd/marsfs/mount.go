@@ -21,11 +21,15 @@ func mount(args []string) error {
 	if len(pos) != 1 {
 		return errors.New("usage: marsfs mount [--addr ADDR] DIR")
 	}
-	m, err := fusefs.New(pos[0], *addr, fusefs.Options{Debug: *debug, AllowOther: *allowOther})
+	key, err := addr.key()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("marsfs: mounted %s at %s\n", *addr, m.Dir())
+	m, err := fusefs.New(pos[0], addr.addr, fusefs.Options{Debug: *debug, AllowOther: *allowOther, Key: key})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("marsfs: mounted %s at %s\n", addr.addr, m.Dir())
 	ctx, stop := signals()
 	defer stop()
 	gone := make(chan struct{})

@@ -237,3 +237,57 @@ func TestMountCommand(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestMountWithKey mounts a keyed server's TCP address with the key from
+// $MARSFS_KEY: the mount speaks TLS, proving the key, and its sessions
+// belong to the key's identity; a spec runs through it.
+func TestMountWithKey(t *testing.T) {
+	needFUSE(t)
+	bin := build(t)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte("mount secret\n"), 0600)
+	p := startUp(t, bin, "--workers", "1", "--key-file", keyFile)
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if mounted(t, dir) {
+			syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	m := osexec.Command(bin, "mount", "--addr", p.tcp, dir)
+	m.Env = append(os.Environ(), "MARSFS_KEY=mount secret")
+	var stderr bytes.Buffer
+	m.Stderr = &stderr
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Process.Kill(); m.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); !mounted(t, dir); {
+		if time.Now().After(deadline) {
+			t.Fatalf("marsfs mount did not mount in 20s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	id, err := os.ReadFile(filepath.Join(dir, "sessions/clone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := filepath.Join(dir, "sessions", strings.TrimSpace(string(id)))
+	if err := os.WriteFile(filepath.Join(s, "submit"), []byte("y = arange(10).sum()\n"), 0644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(s, "graphs/last/wait")); err != nil || !bytes.HasPrefix(b, []byte("SUCCEEDED")) {
+		t.Fatalf("wait through a keyed mount: %s %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s, "tensors/y/text")); strings.TrimSpace(string(b)) != "45" {
+		t.Errorf("y through a keyed mount: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s, "ctl")); !strings.Contains(string(b), "owner key\n") {
+		t.Errorf("ctl of a session made over TLS:\n%s", b)
+	}
+	m.Process.Signal(os.Interrupt)
+	m.Wait()
+	p.stop(t)
+}

@@ -33,7 +33,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := dial(*addr)
+	c, err := addr.dial()
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
+	"marsfs/exec/wire"
 	"marsfs/exec/worker"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
@@ -43,10 +44,12 @@ type serveFlags struct {
 	ops        int
 	dataDir    string        // --data-dir; up's default is its working directory
 	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
+	key        []byte        // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
+	peers      fs.Peers      // the other schedulers, when there is a cluster
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
-	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (loopback only; empty for none)")
+	f.StringVar(&s.listenAddr, "listen", DefaultAddr, "9P TCP address (empty for none); beyond loopback only with the cluster key (--key-file or $MARSFS_KEY), which its clients must prove over TLS")
 	f.StringVar(&s.socket, "socket", defaultSocket(), "9P unix socket path (empty for none)")
 	f.DurationVar(&s.idle, "idle", 24*time.Hour, "close sessions unused for this long (0: never)")
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
@@ -103,7 +106,7 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 		if _, ok := fs.SocketPath(addr); !ok && addr == sf.socket {
 			addr = "unix:" + addr // a relative socket path
 		}
-		l, err := fs.Listen(addr)
+		l, err := fs.ListenKey(addr, sf.key)
 		if err != nil {
 			for _, l := range ls {
 				l.Close()
@@ -135,7 +138,7 @@ func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.List
 		eng.SetData(data.FS())
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory()})
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -193,7 +196,8 @@ func up(args []string) error {
 	gossip := f.String("gossip", "127.0.0.1:0", "the scheduler's memberlist address")
 	respawn := f.Bool("respawn", true, "start a worker process again when it dies (after 0.5s, doubling to 8s while it keeps dying)")
 	f.StringVar(&sf.dataDir, "data-dir", "", "the directory the files specs name are in, and that its workers read and write (default the working directory)")
-	if _, err := parse(f, args); err != nil {
+	var err error
+	if _, err = parse(f, args); err != nil {
 		return err
 	}
 	if sf.dataDir == "" {
@@ -204,6 +208,9 @@ func up(args []string) error {
 		sf.dataDir = wd
 	}
 	wf.dataDir = sf.dataDir
+	if sf.key, err = wire.LoadKey(wf.keyFile); err != nil {
+		return err
+	}
 	if *workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", *workers)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/ident"
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
@@ -104,20 +106,54 @@ func (e *Engine) LiveOps() int {
 	return e.liveOps
 }
 
+// SetSpace makes the engine number its chunks and sessions in space, its
+// scheduler's share of the cluster's numbers (see package exec/ident), so
+// that no other scheduler's chunk or session can have the same number;
+// chunks from a random start in it (ident.Space.Start). It must be called
+// before the first session is made.
+func (e *Engine) SetSpace(space ident.Space) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.sessions) > 0 || e.nextSess != 0 || e.nextID.Load() != 0 {
+		panic("engine: SetSpace after use")
+	}
+	e.nextSess = space.FirstSession()
+	e.nextID.Store(space.Start(rand.Uint64))
+}
+
 // Runner returns the runner the engine executes on.
 func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
+	return e.NewSessionAt(owner, e.NextSession())
+}
+
+// NextSession hands out a fresh session number of the engine's space
+// (see SetSpace), for a session to be made here (NewSessionAt) or on the
+// scheduler the ring makes its home.
+func (e *Engine) NextSession() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextSess++
+	return e.nextSess
+}
+
+// NewSessionAt creates session id, owned by owner: id comes from
+// NextSession, here or on another scheduler that chose this one as its
+// home.
+func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errors.New("engine closed")
 	}
-	e.nextSess++
+	if _, ok := e.sessions[id]; ok || id <= 0 {
+		return nil, fmt.Errorf("session %d exists", id)
+	}
 	s := &Session{
 		engine:  e,
-		id:      e.nextSess,
+		id:      id,
 		owner:   owner,
 		tensors: make(map[string]*Tensor),
 		refs:    make(map[uint64]int),

@@ -20,7 +20,7 @@ func NewLocal(slots int) *Scheduler { return NewLocalWith(worker.Config{Slots: s
 // NewLocalWith is NewLocal with the worker of cfg (its Name is
 // LocalWorker; its Mem must not be negative).
 func NewLocalWith(cfg worker.Config) *Scheduler {
-	s := newScheduler(Config{Name: "scheduler"})
+	s := newScheduler(Config{Name: "scheduler"}, 0)
 	cfg.Name = LocalWorker
 	// New fails only for a negative memory bound.
 	w, _ := worker.New(cfg)

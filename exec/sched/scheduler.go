@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"marsfs/cluster"
 	"marsfs/exec/core"
+	"marsfs/exec/ident"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
 	"marsfs/tensor"
@@ -23,9 +25,16 @@ import (
 
 // Config configures a Scheduler.
 type Config struct {
-	Name   string   // the scheduler's cluster name; "scheduler" when empty
-	Gossip string   // memberlist bind host:port; "127.0.0.1:0" when empty
-	Join   []string // gossip addresses of an existing cluster, if any
+	// Name is the scheduler's cluster name: when empty, "scheduler" for
+	// the first scheduler of a cluster (Join empty), "scheduler-SPACE"
+	// for one joining it.
+	Name   string
+	Gossip string // memberlist bind host:port; "127.0.0.1:0" when empty
+	// Addr is the 9P address of the scheduler's tree, published for the
+	// other schedulers, which forward to it the requests for its
+	// sessions; empty when it serves none over TCP.
+	Addr string
+	Join []string // gossip addresses of an existing cluster, if any
 	// SecretKey is the cluster key (see DeriveKey): it encrypts gossip and
 	// authenticates the connections to the workers. Without it the
 	// scheduler's gossip stays on loopback.
@@ -78,6 +87,7 @@ type WorkerInfo struct {
 // Runner and is safe for concurrent use.
 type Scheduler struct {
 	cfg    Config
+	space  ident.Space // this scheduler's share of the cluster's numbers
 	node   *cluster.Node
 	pool   *wire.Pool
 	remote sync.Map     // names of workers found on other hosts: their chunks are not mapped
@@ -115,6 +125,10 @@ type remoteWorker struct {
 	// leaving: the worker said it is leaving (MsgLeaving): no chunk is
 	// put or moved onto it.
 	leaving bool
+	// refused says why the worker may not work here (another user's,
+	// on a keyless cluster); it stays in workers, unconnected, so that
+	// it is not dialed again.
+	refused string
 	// local is the worker when it runs in this process (NewLocal): its
 	// chunks are read and put through its store, not over the network,
 	// and no member table lists it.
@@ -173,13 +187,29 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 			return nil, err
 		}
 	}
-	s := newScheduler(cfg)
+	// The first scheduler of a cluster takes space 0; one joining draws
+	// another (see package ident), which the member table then confirms.
+	var space ident.Space
+	if len(cfg.Join) > 0 {
+		var err error
+		if space, err = ident.Pick(func(ident.Space) bool { return false }, rand.Uint32); err != nil {
+			return nil, err
+		}
+		if cfg.Name == "" {
+			cfg.Name = "scheduler-" + space.String()
+		}
+	}
+	s := newScheduler(cfg, space)
 	cfg = s.cfg
 	node, err := cluster.Join(ctx, cluster.Config{
 		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
-		Meta: cluster.Meta{Role: cluster.RoleScheduler, PID: os.Getpid()},
+		Meta: cluster.Meta{Role: cluster.RoleScheduler, Addr: cfg.Addr, PID: os.Getpid(), Space: uint32(space)},
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkUnique(node, cfg.Name, space); err != nil {
+		node.Close()
 		return nil, err
 	}
 	s.node = node
@@ -188,9 +218,31 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
+// checkUnique refuses a scheduler whose name or space another scheduler
+// of the member table (which Join filled) already holds: their chunks or
+// sessions would share numbers.
+func checkUnique(node *cluster.Node, name string, space ident.Space) error {
+	for _, m := range node.Members() {
+		if m.Name == name && m.Gossip != node.GossipAddr() {
+			return fmt.Errorf("scheduler name %s is taken in the cluster (by %s)", name, m.Gossip)
+		}
+		if m.Name != name && m.Meta.Role == cluster.RoleScheduler && ident.Space(m.Meta.Space) == space {
+			return fmt.Errorf("scheduler space %v is taken in the cluster (by %s): start it again to draw another", space, m.Name)
+		}
+	}
+	return nil
+}
+
+// Name is the scheduler's name in the cluster.
+func (s *Scheduler) Name() string { return s.cfg.Name }
+
+// Space is the scheduler's share of the cluster's chunk, job and session
+// numbers: its engine numbers chunks and sessions in it (engine.SetSpace).
+func (s *Scheduler) Space() ident.Space { return s.space }
+
 // newScheduler returns a scheduler of cfg, with cfg's defaults set, that
-// knows no worker yet.
-func newScheduler(cfg Config) *Scheduler {
+// knows no worker yet and numbers its jobs in space.
+func newScheduler(cfg Config, space ident.Space) *Scheduler {
 	if cfg.Name == "" {
 		cfg.Name = "scheduler"
 	}
@@ -211,6 +263,7 @@ func newScheduler(cfg Config) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+	s.space, s.nextJob = space, space.Start(rand.Uint64)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -329,6 +382,18 @@ func (s *Scheduler) watch() {
 // connection fails.
 func (s *Scheduler) connect(w *remoteWorker) {
 	defer s.wg.Done()
+	if len(s.cfg.SecretKey) == 0 {
+		// Without a key, the kernel's word on who runs the worker is
+		// the only proof: another user's worker would be given this
+		// user's chunks (issue 20). (Such a worker refuses this
+		// scheduler too, for the same reason, but without saying why.)
+		if who, ok := s.otherUser(w.addr); !ok {
+			why := fmt.Sprintf("was refused: it runs as %s, not as this scheduler's user, and the cluster has no key (a key, --key-file or $MARSFS_KEY, admits workers by key)", who)
+			s.logf("worker %s %s", w.name, why)
+			s.refuse(w, why)
+			return
+		}
+	}
 	var c net.Conn
 	var err error
 	for try := 0; try < 5; try++ {
@@ -450,6 +515,29 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		mb.putAll(batch) // what came before a malformed message
 	}
 	s.drop(w, "lost its connection (it died, or the network failed)")
+}
+
+// otherUser asks the kernel who owns the worker's socket at addr, on a
+// TCP connection opened for nothing else: it reports false, and who, when
+// that is another user than this process's.
+func (s *Scheduler) otherUser(addr string) (string, bool) {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", true // unreachable: the dial that follows says so
+	}
+	defer c.Close()
+	return wire.PeerUser(c), !wire.OtherUser(c)
+}
+
+// refuse forgets worker w, which may not work for this scheduler, and
+// keeps it from being dialed again while the member table lists it.
+func (s *Scheduler) refuse(w *remoteWorker, why string) {
+	s.mu.Lock()
+	w.refused = why
+	s.mu.Unlock()
 }
 
 // drop forgets a worker: its jobs learn it is down (why) and its chunks are
@@ -948,6 +1036,10 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 func (s *Scheduler) WorkerStatus(name string) (string, bool) {
 	s.mu.Lock()
 	w, ok := s.workers[name]
+	if ok && w.refused != "" {
+		s.mu.Unlock()
+		return "refused: the worker " + w.refused + "\n", true
+	}
 	if !ok || w.cc == nil {
 		s.mu.Unlock()
 		return "", false

@@ -13,6 +13,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"marsfs/cluster/keytls"
+	"marsfs/cluster/peer"
 )
 
 // Every connection to a worker's TCP service opens with a challenge and
@@ -26,8 +29,13 @@ import (
 // Each end checks the other's MAC before anything else moves, so a peer
 // without the key can neither submit ops, read chunks nor pose as a worker.
 // Without a key the MACs use the empty key: that is only allowed on loopback
-// (see checkListen), and a keyed end still refuses a keyless one. The
-// handshake authenticates the peer; the bytes that follow are not encrypted.
+// (see checkListen), and a keyed end still refuses a keyless one.
+//
+// With a key the connection is TLS 1.3 first (package cluster/keytls: both
+// ends present the certificate derived from the key, and pin it), and the
+// handshake above runs inside it: every byte after the TCP handshake,
+// chunks included, is encrypted. Without a key, on loopback, a worker
+// serves only processes of its own user (OtherUser).
 
 const (
 	authMagic = "MFS1"
@@ -126,6 +134,20 @@ func clientAuth(c net.Conn, key []byte, kind byte) error {
 	return nil
 }
 
+// Secure runs the server's TLS handshake on c when there is a key
+// (returning the TLS connection, which the server then uses instead of c),
+// and returns c as it is otherwise.
+func Secure(c net.Conn, key []byte) (net.Conn, error) {
+	if len(key) == 0 {
+		return c, nil
+	}
+	p, err := keytls.For(key)
+	if err != nil {
+		return nil, err
+	}
+	return p.Server(c, time.Now().Add(authTimeout))
+}
+
 // ServerAuth runs the server's side of the handshake on c, reading through
 // r (which buffers c), and returns the connection's kind.
 func ServerAuth(c net.Conn, r io.Reader, key []byte) (byte, error) {
@@ -162,11 +184,23 @@ func ServerAuth(c net.Conn, r io.Reader, key []byte) (byte, error) {
 // given kind, authenticating both ends with key.
 func Dial(ctx context.Context, addr string, kind byte, key []byte) (net.Conn, error) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	c := raw
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	if len(key) > 0 {
+		var p *keytls.Pair
+		if p, err = keytls.For(key); err == nil {
+			c, err = p.Client(raw, time.Now().Add(authTimeout))
+		}
+		if err != nil {
+			stop()
+			raw.Close()
+			return nil, fmt.Errorf("%s: %w: %v", addr, ErrAuth, err)
+		}
+	}
 	err = clientAuth(c, key, kind)
 	if !stop() {
 		err = ctx.Err() // the handshake may have seen the deadline
@@ -176,4 +210,48 @@ func Dial(ctx context.Context, addr string, kind byte, key []byte) (net.Conn, er
 		return nil, fmt.Errorf("%s: %w", addr, err)
 	}
 	return c, nil
+}
+
+// SameUser reports whether the kernel says that the process at the other
+// end of c, on this host, runs as this process's user. It is strict: a
+// connection the kernel cannot say this of (another host, no /proc) is
+// not of the same user. An in-process pipe is.
+func SameUser(c net.Conn) bool {
+	uid, known, local := peerUID(c)
+	return !local || known && uid == uint32(os.Getuid())
+}
+
+// OtherUser reports whether the kernel says that the process at the other
+// end of c runs as another user than this process's. Where it cannot say
+// (no /proc/net/tcp in some sandboxes), it is not another user: a keyless
+// cluster then works as before, on loopback.
+func OtherUser(c net.Conn) bool {
+	uid, known, local := peerUID(c)
+	return local && known && uid != uint32(os.Getuid())
+}
+
+// peerUID returns the uid at the other end of c, whether the kernel told
+// it, and whether c is a socket at all (not an in-process pipe).
+func peerUID(c net.Conn) (uid uint32, known, socket bool) {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tc.NetConn()
+	}
+	switch c.(type) {
+	case *net.TCPConn, *net.UnixConn:
+	default:
+		return 0, false, false
+	}
+	uid, known = peer.UID(c)
+	return uid, known, true
+}
+
+// PeerUser describes the user at the other end of c, for messages.
+func PeerUser(c net.Conn) string {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tc.NetConn()
+	}
+	if uid, ok := peer.UID(c); ok {
+		return fmt.Sprintf("uid %d", uid)
+	}
+	return "an unknown user"
 }

@@ -394,6 +394,15 @@ func (w *Worker) accept() {
 }
 
 func (w *Worker) serve(c net.Conn) {
+	c, err := wire.Secure(c, w.cfg.SecretKey)
+	if err != nil {
+		return
+	}
+	if len(w.cfg.SecretKey) == 0 && wire.OtherUser(c) {
+		// No key: only this user's processes on this host may submit
+		// ops, read chunks or put them.
+		return
+	}
 	br := bufio.NewReader(c)
 	kind, err := wire.ServerAuth(c, br, w.cfg.SecretKey)
 	if err != nil {

@@ -46,12 +46,16 @@ type Options struct {
 	// AllowOther lets users other than the one mounting use the mount
 	// (they are then all the mounting user to the server).
 	AllowOther bool
+	// Key is the cluster key the mount proves to a server beyond
+	// loopback (fs.DialKey); nil for none.
+	Key []byte
 }
 
 // A Mount is a marsfs tree mounted at a directory.
 type Mount struct {
 	dir  string
 	addr string
+	key  []byte
 	c    *fs.Client
 	srv  *fuse.Server
 }
@@ -70,11 +74,11 @@ func New(dir, addr string, opt Options) (*Mount, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("mount %s: not a directory", dir)
 	}
-	c, err := fs.Dial(addr)
+	c, err := fs.DialKey(addr, opt.Key)
 	if err != nil {
 		return nil, err
 	}
-	m := &Mount{dir: dir, addr: addr, c: c}
+	m := &Mount{dir: dir, addr: addr, key: opt.Key, c: c}
 	zero := time.Duration(0)
 	o := &gofs.Options{
 		EntryTimeout:    &zero,

@@ -209,7 +209,7 @@ func openFlags(flags uint32) p9.OpenFlags {
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	h := &handle{m: n.m, path: n.path, mode: openFlags(flags)}
 	if blocks(n.path) {
-		c, err := fs.Dial(n.m.addr)
+		c, err := fs.DialKey(n.m.addr, n.m.key)
 		if err != nil {
 			return nil, 0, errno(err)
 		}
