@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hugelgupf/p9/linux"
 )
@@ -129,4 +130,62 @@ func dialUnixPeer(t *testing.T, path string) net.Conn {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestForwardedFlushWait flushes a read of a graph's wait file blocked on
+// scheduler a for a session homed on b: the read ends (EINTR) and the
+// flush is answered, as for a local session, though the graph runs on.
+func TestForwardedFlushWait(t *testing.T) {
+	needParser(t)
+	addrs, mu := map[string]string{}, new(sync.Mutex)
+	a := startServer(t, Config{Peers: &fakePeers{self: "a", home: "b", addrs: addrs, mu: mu}})
+	b := startServer(t, Config{Peers: &fakePeers{self: "b", home: "b", addrs: addrs, mu: mu}})
+	b.eng.SetSpace(5)
+	mu.Lock()
+	addrs["a"], addrs["b"] = a.tcp, b.tcp
+	mu.Unlock()
+	c := dial(t, a.tcp)
+	s := clone(t, c)
+	if len(b.eng.Sessions()) != 1 {
+		t.Fatalf("the session is not on its home")
+	}
+	submit(t, c, s, "x = rand(8000000000, chunks=1000000, seed=1)\ny = x.sum()\n")
+	defer c.WriteFile(s+"/graphs/1/ctl", []byte("cancel"))
+
+	nc := rawConn(t, a.tcp)
+	nc.Write(message(100, 0xffff, u32(1<<16), str("9P2000.L")))
+	readMessage(t, nc)
+	nc.Write(message(104, 1, u32(1), u32(^uint32(0)), str("me"), str("/"), u32(0)))
+	readMessage(t, nc)
+	var walk []byte
+	walk = append(walk, u32(1)...)
+	walk = append(walk, u32(2)...)
+	path := strings.Split(strings.TrimPrefix(s, "/")+"/graphs/1/wait", "/")
+	walk = append(walk, byte(len(path)), 0)
+	for _, name := range path {
+		walk = append(walk, str(name)...)
+	}
+	nc.Write(message(110, 2, walk))                     // Twalk
+	if typ, _, body := readMessage(t, nc); typ != 111 { // Rwalk
+		t.Fatalf("walk to wait: type %d %x", typ, body)
+	}
+	nc.Write(message(12, 3, u32(2), u32(0))) // Tlopen, read-only
+	if typ, _, body := readMessage(t, nc); typ != 13 {
+		t.Fatalf("open wait: type %d %x", typ, body)
+	}
+	nc.Write(message(116, 4, u32(2), u32(0), u32(0), u32(4096))) // Tread
+	time.Sleep(100 * time.Millisecond)
+	nc.Write(message(msgTflush, 5, []byte{4, 0})) // Tflush of tag 4
+	got := map[uint16]byte{}
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for range 2 {
+		typ, tag, _ := readMessage(t, nc)
+		got[tag] = typ
+	}
+	if got[4] != msgRlerror || got[5] != 109 {
+		t.Errorf("after a flush, tag 4 got type %d (want Rlerror), tag 5 type %d (want Rflush)", got[4], got[5])
+	}
+	if st := state(read(t, c, s+"/graphs/1/status")); st != "RUNNING" {
+		t.Errorf("the graph is %s after a flushed wait", st)
+	}
 }
