@@ -38,12 +38,12 @@ func TestSecondSchedulerKeepsNumbersApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	waitFor(t, c2, "/cluster/members", 20*time.Second, func(s string) bool {
+	waitFor(t, c2, "/cluster/members", 60*time.Second, func(s string) bool {
 		return strings.Count(s, " worker alive") == 2
 	})
 	// Wait for the second scheduler's control connections to the workers.
-	waitFor(t, c2, "/cluster/workers/worker-1/status", 20*time.Second, func(s string) bool { return s != "" })
-	waitFor(t, c2, "/cluster/workers/worker-2/status", 20*time.Second, func(s string) bool { return s != "" })
+	waitFor(t, c2, "/cluster/workers/worker-1/status", 60*time.Second, func(s string) bool { return s != "" })
+	waitFor(t, c2, "/cluster/workers/worker-2/status", 60*time.Second, func(s string) bool { return s != "" })
 
 	s1 := newSession(t, c1)
 	submitOK(t, c1, s1, "a = arange(2000000, chunks=100000)\n")
