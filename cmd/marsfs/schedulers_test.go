@@ -227,6 +227,7 @@ func TestSchedulersOneTree(t *testing.T) {
 	// whole, and new sessions go to the two left.
 	n3, _ := strconv.Atoi(strings.TrimPrefix(sessions[2].path, "/sessions/"))
 	s3name := fmt.Sprintf("scheduler-%d", (n3-1)/1000000)
+	killed := time.Now()
 	s3.cmd.Process.Kill()
 	s3.cmd.Wait()
 	t.Cleanup(func() {
@@ -235,6 +236,7 @@ func TestSchedulersOneTree(t *testing.T) {
 		}
 	})
 	waitFor(t, clients[0], "/cluster/members", 60*time.Second, func(m string) bool { return strings.Contains(m, " scheduler failed") })
+	t.Logf("%s declared failed %v after kill -9", s3name, time.Since(killed).Round(10*time.Millisecond))
 	for _, s := range sessions {
 		text, err := clients[0].ReadFile(s.path + "/tensors/t/text")
 		switch {
