@@ -265,10 +265,12 @@ func TestMultiHostWalkthrough(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "key") {
 		t.Errorf("ls without the key: exit %d, %s", code, errs)
 	}
+	t.Logf("without the key: %s", errs)
 	_, errs, code = client("", "ls", "--addr", a1, "--key-file", otherKey, "/")
 	if code == 0 || !strings.Contains(errs, "another key") {
 		t.Errorf("ls with another key: exit %d, %s", code, errs)
 	}
+	t.Logf("with another key: %s", errs)
 
 	// Through the recording proxy: a session, a spec, its result read
 	// back; then a client without the key, refused.
