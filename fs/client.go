@@ -95,7 +95,7 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	if err != nil {
 		nc.Close()
 		if network == "tcp" && len(key) == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
-			return nil, fmt.Errorf("9P version with %s: %w (a server beyond loopback serves only clients with its key: give --key-file or $MARSFS_KEY)", addr, err)
+			return nil, fmt.Errorf("%s hung up on plain 9P: a server beyond loopback serves only clients with its key (give --key-file or $MARSFS_KEY)", addr)
 		}
 		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
 	}

@@ -177,7 +177,7 @@ func (s *Server) walkRemote(c *conn, n *node, names []string) ([]p9.QID, p9.File
 		}
 		return nil, nil, err
 	}
-	return qids[2:], remoteFile{f}, nil
+	return qids[2:], newRemoteFile(c, f, append([]string{n.name}, names...)), nil
 }
 
 func isErrno(err error) bool {
@@ -228,15 +228,32 @@ func (s *Server) adoptClone(c *conn, text string) error {
 // whose create makes the new file on a clone of the directory's fid. (The
 // p9 client turns the directory's own fid into the new file, as 9P's
 // lcreate does, while the p9 server here keeps the directory's file and
-// clunks it apart from the new one.)
-type remoteFile struct{ p9.File }
+// clunks it apart from the new one.) A read of a file that blocks (a
+// graph's wait and events) ends at the client's Tflush, as a local one
+// does; the home's read goes on and its answer is dropped.
+type remoteFile struct {
+	p9.File
+	c        *conn
+	blocking bool
+}
+
+func newRemoteFile(c *conn, f p9.File, path []string) remoteFile {
+	last := ""
+	if len(path) > 0 {
+		last = path[len(path)-1]
+	}
+	return remoteFile{File: f, c: c, blocking: last == "wait" || last == "events"}
+}
 
 func (f remoteFile) Walk(names []string) ([]p9.QID, p9.File, error) {
 	qids, nf, err := f.File.Walk(names)
 	if err != nil {
 		return nil, nil, err
 	}
-	return qids, remoteFile{nf}, nil
+	if len(names) == 0 {
+		return qids, remoteFile{File: nf, c: f.c, blocking: f.blocking}, nil
+	}
+	return qids, newRemoteFile(f.c, nf, names), nil
 }
 
 func (f remoteFile) WalkGetAttr(names []string) ([]p9.QID, p9.File, p9.AttrMask, p9.Attr, error) {
@@ -244,7 +261,10 @@ func (f remoteFile) WalkGetAttr(names []string) ([]p9.QID, p9.File, p9.AttrMask,
 	if err != nil {
 		return nil, nil, mask, attr, err
 	}
-	return qids, remoteFile{nf}, mask, attr, nil
+	if len(names) == 0 {
+		return qids, remoteFile{File: nf, c: f.c, blocking: f.blocking}, mask, attr, nil
+	}
+	return qids, newRemoteFile(f.c, nf, names), mask, attr, nil
 }
 
 func (f remoteFile) Create(name string, flags p9.OpenFlags, perm p9.FileMode, uid p9.UID, gid p9.GID) (p9.File, p9.QID, uint32, error) {
@@ -257,5 +277,30 @@ func (f remoteFile) Create(name string, flags p9.OpenFlags, perm p9.FileMode, ui
 		clone.Close()
 		return nil, p9.QID{}, 0, err
 	}
-	return remoteFile{nf}, qid, iounit, nil
+	return remoteFile{File: nf, c: f.c}, qid, iounit, nil
+}
+
+func (f remoteFile) ReadAt(p []byte, off int64) (int, error) {
+	if !f.blocking {
+		return f.File.ReadAt(p, off)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	// The read may outlive this call: it fills a buffer of its own.
+	buf := make([]byte, len(p))
+	done := make(chan result, 1)
+	go func() {
+		n, err := f.File.ReadAt(buf, off)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		return copy(p, buf[:r.n]), r.err
+	case <-f.c.flushes():
+		return 0, linux.EINTR
+	case <-f.c.ctx.Done():
+		return 0, linux.EINTR
+	}
 }

@@ -47,8 +47,8 @@ type Config struct {
 	// that nobody has used for that long and whose graphs have all ended.
 	IdleTimeout time.Duration
 	// Peers, if not nil, are the other schedulers of the cluster, whose
-	// sessions the tree shows and serves too (see peers.go); Name is then
-	// this scheduler's name for ctl's "home" line.
+	// sessions the tree shows and serves too (see peers.go); its Self
+	// names this scheduler in ctl's "home" line ("scheduler" without).
 	Peers Peers
 	// Key, when set (the cluster key, see wire.DeriveKey), lets the
 	// server listen beyond loopback (ListenKey): a TCP client must then

@@ -244,15 +244,33 @@ func TestMultiHostWalkthrough(t *testing.T) {
 			t.Errorf("marsfs run on %s from the laptop: exit %d, %q, %s", a, code, out, errs)
 		}
 	}
+	// Sessions made through the second scheduler are served by the first,
+	// which forwards to their homes (over TLS between the hosts).
+	for range 4 {
+		id, errs, code := client("", "cat", "--addr", a2, "--key-file", keyFile, "/sessions/clone")
+		if code != 0 {
+			t.Fatalf("clone on the second scheduler: %s", errs)
+		}
+		sess := "/sessions/" + strings.TrimSpace(id)
+		if _, errs, code := client(spec, "write", "--addr", a2, "--key-file", keyFile, sess+"/submit"); code != 0 {
+			t.Fatalf("submit on the second scheduler: %s", errs)
+		}
+		out, errs, code := client("", "cat", "--addr", a1, "--key-file", keyFile, sess+"/graphs/last/wait", sess+"/tensors/y/text", sess+"/ctl")
+		if code != 0 || !strings.Contains(out, "1499998500000\n") || !strings.Contains(out, "\nhome scheduler") {
+			t.Errorf("%s through the first scheduler: exit %d:\n%s%s", sess, code, out, errs)
+		}
+	}
 	// Without the key, or with another, the laptop is refused.
 	_, errs, code := client("", "ls", "--addr", a1, "/")
 	if code == 0 || !strings.Contains(errs, "key") {
 		t.Errorf("ls without the key: exit %d, %s", code, errs)
 	}
+	t.Logf("without the key: %s", errs)
 	_, errs, code = client("", "ls", "--addr", a1, "--key-file", otherKey, "/")
 	if code == 0 || !strings.Contains(errs, "another key") {
 		t.Errorf("ls with another key: exit %d, %s", code, errs)
 	}
+	t.Logf("with another key: %s", errs)
 
 	// Through the recording proxy: a session, a spec, its result read
 	// back; then a client without the key, refused.
