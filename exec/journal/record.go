@@ -1,0 +1,228 @@
+package journal
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// A Kind says what a record tells.
+type Kind uint8
+
+const (
+	// KindSession opens a session's file: Session, Owner.
+	KindSession Kind = 1 + iota
+	// KindSubmit is a spec accepted as graph Graph: Spec.
+	KindSubmit
+	// KindGraphEnd is how graph Graph ended: State, Err.
+	KindGraphEnd
+	// KindUpload is a tensor uploaded: Tensor (with each chunk's
+	// locations).
+	KindUpload
+	// KindKeep is a tensor graph Graph kept: Tensor.
+	KindKeep
+	// KindDrop is a tensor dropped by name: Name.
+	KindDrop
+	// KindMove is chunks now held elsewhere (a worker handed them off, an
+	// upload's second copy was made): Chunks.
+	KindMove
+	// KindClose closes the session: nothing follows.
+	KindClose
+	kindEnd
+)
+
+var kindNames = [...]string{"", "session", "submit", "graph-end", "upload", "keep", "drop", "move", "close"}
+
+func (k Kind) String() string {
+	if k > 0 && k < kindEnd {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// A Record is one thing that happened to a session. Which fields mean
+// something depends on Kind (see the Kind constants).
+type Record struct {
+	Kind    Kind    `json:"-"`
+	Session int     `json:"session,omitempty"`
+	Owner   string  `json:"owner,omitempty"`
+	Graph   int     `json:"graph,omitempty"`
+	Spec    string  `json:"spec,omitempty"`
+	State   string  `json:"state,omitempty"`
+	Err     string  `json:"err,omitempty"`
+	Name    string  `json:"name,omitempty"`
+	Tensor  *Tensor `json:"tensor,omitempty"`
+	Chunks  []Chunk `json:"chunks,omitempty"`
+}
+
+// A Tensor is a kept or uploaded tensor as tiled: enough to serve it
+// again from its chunks, wherever they are found.
+type Tensor struct {
+	Name   string  `json:"name"`
+	DType  string  `json:"dtype"`
+	Shape  []int   `json:"shape"`
+	Splits [][]int `json:"splits"` // chunk sizes along each axis
+	Chunks []Chunk `json:"chunks"` // in row-major order of the grid
+	// Graph is the graph that made it (0 for an upload): its spec, run
+	// again, makes the chunks lost.
+	Graph int `json:"graph,omitempty"`
+}
+
+// A Chunk is one chunk of a tensor: its ID and size, and the workers the
+// scheduler last knew held it (two for an upload's).
+type Chunk struct {
+	ID      uint64   `json:"id"`
+	NBytes  int64    `json:"nbytes"`
+	Workers []string `json:"workers,omitempty"`
+}
+
+// A Graph is a submitted spec and how far it got.
+type Graph struct {
+	ID    int    `json:"id"`
+	Spec  string `json:"spec"`
+	State string `json:"state"` // "" while running
+	Err   string `json:"err,omitempty"`
+}
+
+// Running says whether the graph had not ended when the journal stops:
+// a restarted scheduler runs it again to its end.
+func (g Graph) Running() bool { return g.State == "" }
+
+// State is a session as its records tell it.
+type State struct {
+	Session int
+	Owner   string
+	Graphs  []Graph
+	Tensors map[string]*Tensor
+	Closed  bool
+}
+
+// Apply folds record r into the state. A record that does not fit what
+// came before (no opening record, a graph ending that was not submitted,
+// anything after the close) is an error: the file is then not a history
+// the scheduler wrote, and the session is lost rather than guessed at.
+func (s *State) Apply(r Record) error {
+	if s.Session == 0 && r.Kind != KindSession {
+		return fmt.Errorf("%v record before the session's opening record", r.Kind)
+	}
+	if s.Closed {
+		return fmt.Errorf("%v record after the session's close", r.Kind)
+	}
+	switch r.Kind {
+	case KindSession:
+		if s.Session != 0 {
+			return fmt.Errorf("second opening record (session %d in session %d)", r.Session, s.Session)
+		}
+		if r.Session <= 0 {
+			return fmt.Errorf("opening record for session %d", r.Session)
+		}
+		s.Session, s.Owner = r.Session, r.Owner
+		s.Tensors = map[string]*Tensor{}
+	case KindSubmit:
+		if n := len(s.Graphs); n > 0 && r.Graph <= s.Graphs[n-1].ID {
+			return fmt.Errorf("graph %d submitted after graph %d", r.Graph, s.Graphs[n-1].ID)
+		}
+		s.Graphs = append(s.Graphs, Graph{ID: r.Graph, Spec: r.Spec})
+	case KindGraphEnd:
+		g := s.graph(r.Graph)
+		if g == nil {
+			return fmt.Errorf("graph %d ended but was never submitted", r.Graph)
+		}
+		if !g.Running() {
+			return fmt.Errorf("graph %d ended twice", r.Graph)
+		}
+		if r.State == "" {
+			return fmt.Errorf("graph %d ended with no state", r.Graph)
+		}
+		g.State, g.Err = r.State, r.Err
+	case KindUpload, KindKeep:
+		t := r.Tensor
+		if t == nil || t.Name == "" {
+			return fmt.Errorf("%v record with no tensor", r.Kind)
+		}
+		if r.Kind == KindKeep && s.graph(t.Graph) == nil {
+			return fmt.Errorf("tensor %s kept by graph %d, never submitted", t.Name, t.Graph)
+		}
+		s.Tensors[t.Name] = t.clone()
+	case KindDrop:
+		if _, ok := s.Tensors[r.Name]; !ok {
+			return fmt.Errorf("drop of tensor %s, which is not there", r.Name)
+		}
+		delete(s.Tensors, r.Name)
+	case KindMove:
+		at := map[uint64][]string{}
+		for _, c := range r.Chunks {
+			at[c.ID] = c.Workers
+		}
+		for _, t := range s.Tensors {
+			for i, c := range t.Chunks {
+				if w, ok := at[c.ID]; ok {
+					t.Chunks[i].Workers = slices.Clone(w)
+				}
+			}
+		}
+	case KindClose:
+		s.Closed = true
+	default:
+		return fmt.Errorf("unknown record %v", r.Kind)
+	}
+	return nil
+}
+
+func (s *State) graph(id int) *Graph {
+	for i := range s.Graphs {
+		if s.Graphs[i].ID == id {
+			return &s.Graphs[i]
+		}
+	}
+	return nil
+}
+
+// Records returns records that, applied in order to an empty State, give
+// s again: what compaction writes. Graphs that ended and made no tensor
+// still held are left out (their spec is no longer needed to make
+// anything again), but their numbers stay used: the last graph is always
+// kept, so a restarted session numbers its next graph after it.
+func (s *State) Records() []Record {
+	rs := []Record{{Kind: KindSession, Session: s.Session, Owner: s.Owner}}
+	used := map[int]bool{}
+	for _, t := range s.Tensors {
+		used[t.Graph] = true
+	}
+	for i, g := range s.Graphs {
+		if !g.Running() && !used[g.ID] && i != len(s.Graphs)-1 {
+			continue
+		}
+		rs = append(rs, Record{Kind: KindSubmit, Graph: g.ID, Spec: g.Spec})
+		if !g.Running() {
+			rs = append(rs, Record{Kind: KindGraphEnd, Graph: g.ID, State: g.State, Err: g.Err})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Tensors)) {
+		t := s.Tensors[name]
+		k := KindKeep
+		if t.Graph == 0 {
+			k = KindUpload
+		}
+		rs = append(rs, Record{Kind: k, Tensor: t.clone()})
+	}
+	if s.Closed {
+		rs = append(rs, Record{Kind: KindClose})
+	}
+	return rs
+}
+
+func (t *Tensor) clone() *Tensor {
+	c := *t
+	c.Shape = slices.Clone(t.Shape)
+	c.Splits = make([][]int, len(t.Splits))
+	for i, s := range t.Splits {
+		c.Splits[i] = slices.Clone(s)
+	}
+	c.Chunks = make([]Chunk, len(t.Chunks))
+	for i, ch := range t.Chunks {
+		c.Chunks[i] = ch
+		c.Chunks[i].Workers = slices.Clone(ch.Workers)
+	}
+	return &c
+}
