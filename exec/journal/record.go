@@ -179,20 +179,12 @@ func (s *State) graph(id int) *Graph {
 }
 
 // Records returns records that, applied in order to an empty State, give
-// s again: what compaction writes. Graphs that ended and made no tensor
-// still held are left out (their spec is no longer needed to make
-// anything again), but their numbers stay used: the last graph is always
-// kept, so a restarted session numbers its next graph after it.
+// s again: what compaction writes. Every graph stays (its spec is a few
+// lines, and its number and end are what the session's tree shows); what
+// compaction sheds is the tensors replaced or dropped, and the moves.
 func (s *State) Records() []Record {
 	rs := []Record{{Kind: KindSession, Session: s.Session, Owner: s.Owner}}
-	used := map[int]bool{}
-	for _, t := range s.Tensors {
-		used[t.Graph] = true
-	}
-	for i, g := range s.Graphs {
-		if !g.Running() && !used[g.ID] && i != len(s.Graphs)-1 {
-			continue
-		}
+	for _, g := range s.Graphs {
 		rs = append(rs, Record{Kind: KindSubmit, Graph: g.ID, Spec: g.Spec})
 		if !g.Running() {
 			rs = append(rs, Record{Kind: KindGraphEnd, Graph: g.ID, State: g.State, Err: g.Err})
