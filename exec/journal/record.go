@@ -53,6 +53,12 @@ type Record struct {
 	Name    string  `json:"name,omitempty"`
 	Tensor  *Tensor `json:"tensor,omitempty"`
 	Chunks  []Chunk `json:"chunks,omitempty"`
+	// Inputs is, for a submit, the session's tensors the spec was parsed
+	// against (its snapshot): each name with the first chunk ID of the
+	// tensor it named then (IDs are unique, so this names one version of
+	// it). Tiled again against them, the spec makes the same chunks: the
+	// lineage of what the graph kept.
+	Inputs map[string]uint64 `json:"inputs,omitempty"`
 }
 
 // A Tensor is a kept or uploaded tensor as tiled: enough to serve it
@@ -82,6 +88,8 @@ type Graph struct {
 	Spec  string `json:"spec"`
 	State string `json:"state"` // "" while running
 	Err   string `json:"err,omitempty"`
+	// Inputs are the tensors the spec was parsed against (Record.Inputs).
+	Inputs map[string]*Tensor `json:"-"`
 }
 
 // Running says whether the graph had not ended when the journal stops:
@@ -95,6 +103,17 @@ type State struct {
 	Graphs  []Graph
 	Tensors map[string]*Tensor
 	Closed  bool
+	// versions holds every tensor the records made, by first chunk ID:
+	// a submit's inputs may name one replaced since.
+	versions map[uint64]*Tensor
+}
+
+// key is the ID that names one version of a tensor: its first chunk's.
+func (t *Tensor) key() uint64 {
+	if len(t.Chunks) == 0 {
+		return 0
+	}
+	return t.Chunks[0].ID
 }
 
 // Apply folds record r into the state. A record that does not fit what
@@ -118,11 +137,20 @@ func (s *State) Apply(r Record) error {
 		}
 		s.Session, s.Owner = r.Session, r.Owner
 		s.Tensors = map[string]*Tensor{}
+		s.versions = map[uint64]*Tensor{}
 	case KindSubmit:
 		if n := len(s.Graphs); n > 0 && r.Graph <= s.Graphs[n-1].ID {
 			return fmt.Errorf("graph %d submitted after graph %d", r.Graph, s.Graphs[n-1].ID)
 		}
-		s.Graphs = append(s.Graphs, Graph{ID: r.Graph, Spec: r.Spec})
+		g := Graph{ID: r.Graph, Spec: r.Spec, Inputs: map[string]*Tensor{}}
+		for name, id := range r.Inputs {
+			t, ok := s.versions[id]
+			if !ok || t.Name != name {
+				return fmt.Errorf("graph %d read tensor %s (chunk %d), which no record made", r.Graph, name, id)
+			}
+			g.Inputs[name] = t
+		}
+		s.Graphs = append(s.Graphs, g)
 	case KindGraphEnd:
 		g := s.graph(r.Graph)
 		if g == nil {
@@ -143,7 +171,12 @@ func (s *State) Apply(r Record) error {
 		if r.Kind == KindKeep && s.graph(t.Graph) == nil {
 			return fmt.Errorf("tensor %s kept by graph %d, never submitted", t.Name, t.Graph)
 		}
-		s.Tensors[t.Name] = t.clone()
+		if _, ok := s.versions[t.key()]; ok && t.key() != 0 {
+			return fmt.Errorf("tensor %s: chunk %d made twice", t.Name, t.key())
+		}
+		c := t.clone()
+		s.Tensors[t.Name] = c
+		s.versions[c.key()] = c
 	case KindDrop:
 		if _, ok := s.Tensors[r.Name]; !ok {
 			return fmt.Errorf("drop of tensor %s, which is not there", r.Name)
@@ -180,23 +213,48 @@ func (s *State) graph(id int) *Graph {
 
 // Records returns records that, applied in order to an empty State, give
 // s again: what compaction writes. Every graph stays (its spec is a few
-// lines, and its number and end are what the session's tree shows); what
-// compaction sheds is the tensors replaced or dropped, and the moves.
+// lines, and its number and end are what the session's tree shows), and
+// before it the tensors it read, as they were; what compaction sheds is
+// the versions of tensors that no graph read and no name holds, and the
+// moves.
 func (s *State) Records() []Record {
 	rs := []Record{{Kind: KindSession, Session: s.Session, Owner: s.Owner}}
-	for _, g := range s.Graphs {
-		rs = append(rs, Record{Kind: KindSubmit, Graph: g.ID, Spec: g.Spec})
-		if !g.Running() {
-			rs = append(rs, Record{Kind: KindGraphEnd, Graph: g.ID, State: g.State, Err: g.Err})
+	named := map[string]*Tensor{} // what the records so far leave under each name
+	made := map[uint64]bool{}
+	put := func(t *Tensor) {
+		if named[t.Name] == t {
+			return
 		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.Tensors)) {
-		t := s.Tensors[name]
+		if made[t.key()] && t.key() != 0 {
+			// Named again after another took its name: never happens
+			// in a history, as a version is made once.
+			return
+		}
 		k := KindKeep
 		if t.Graph == 0 {
 			k = KindUpload
 		}
 		rs = append(rs, Record{Kind: k, Tensor: t.clone()})
+		named[t.Name], made[t.key()] = t, true
+	}
+	for _, g := range s.Graphs {
+		inputs := map[string]uint64{}
+		for _, name := range slices.Sorted(maps.Keys(g.Inputs)) {
+			put(g.Inputs[name])
+			inputs[name] = g.Inputs[name].key()
+		}
+		rs = append(rs, Record{Kind: KindSubmit, Graph: g.ID, Spec: g.Spec, Inputs: inputs})
+		if !g.Running() {
+			rs = append(rs, Record{Kind: KindGraphEnd, Graph: g.ID, State: g.State, Err: g.Err})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Tensors)) {
+		put(s.Tensors[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(named)) {
+		if _, ok := s.Tensors[name]; !ok {
+			rs = append(rs, Record{Kind: KindDrop, Name: name})
+		}
 	}
 	if s.Closed {
 		rs = append(rs, Record{Kind: KindClose})
