@@ -276,3 +276,19 @@ func (t *Tensor) clone() *Tensor {
 	}
 	return &c
 }
+
+// Chunks returns the chunks of the session's tensors, and the IDs of those
+// that are uploads': what a restarted scheduler expects its workers to
+// offer back.
+func (s *State) Chunks() (chunks []Chunk, uploads []uint64) {
+	for _, name := range slices.Sorted(maps.Keys(s.Tensors)) {
+		t := s.Tensors[name]
+		for _, c := range t.Chunks {
+			chunks = append(chunks, c)
+			if t.Graph == 0 {
+				uploads = append(uploads, c.ID)
+			}
+		}
+	}
+	return chunks, uploads
+}
