@@ -123,10 +123,10 @@ type LostSession struct {
 
 // Restored is what Restore did.
 type Restored struct {
-	Sessions int    // rebuilt
+	Sessions int           // rebuilt
 	Lost     []LostSession // not rebuilt, and why
-	Rerun    int    // graphs that were running, started again
-	Chunks   int    // chunks of kept and uploaded tensors the sessions name
+	Rerun    int           // graphs that were running, started again
+	Chunks   int           // chunks of kept and uploaded tensors the sessions name
 }
 
 // Restore rebuilds the sessions of the journal loaded: their tensors
@@ -371,5 +371,3 @@ func parseGraphState(s string) GraphState {
 	}
 	return Failed
 }
-
-
