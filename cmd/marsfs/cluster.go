@@ -35,9 +35,16 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
+	state, err := openState(sf.stateDir)
+	if err != nil {
+		closeAll()
+		return err
+	}
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, Addr: treeAddr(ls, gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	scfg := sched.Config{Gossip: gossip, Addr: treeAddr(ls, gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed}
+	state.expect(&scfg)
+	sched, err := sched.New(ctx, scfg)
 	if err != nil {
 		closeAll()
 		return err
@@ -81,6 +88,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	eng := engine.New(sched)
 	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
@@ -106,11 +114,20 @@ func schedulerCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	state, err := openState(sf.stateDir)
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
 	ctx, stop := signals()
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), Addr: treeAddr(ls, *gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	scfg := sched.Config{Gossip: *gossip, Join: list(*join), Addr: treeAddr(ls, *gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed}
+	state.expect(&scfg)
+	sched, err := sched.New(ctx, scfg)
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -122,6 +139,7 @@ func schedulerCmd(args []string) error {
 	eng := engine.New(sched)
 	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }

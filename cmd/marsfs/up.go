@@ -46,6 +46,7 @@ type serveFlags struct {
 	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
 	key        []byte        // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
 	peers      fs.Peers      // the other schedulers, when there is a cluster
+	stateDir   string        // --state-dir: the journal of the sessions
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -55,6 +56,7 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 	ops, help := defaultOps()
 	f.DurationVar(&s.workerWait, "worker-wait", 30*time.Second, "how long a graph waits with no worker connected (all died or left) before it fails saying so")
+	f.StringVar(&s.stateDir, "state-dir", "", "keep a journal of the sessions in this directory: a scheduler started again on it brings them back (default none: nothing is kept)")
 	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
 }
 

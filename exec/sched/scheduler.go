@@ -120,6 +120,9 @@ type Scheduler struct {
 	// were: a worker that comes back with one is given it back (adopt.go).
 	lost    map[uint64]core.Location
 	adopted int // chunks taken back so far
+	// offered names the workers that said what they held on connecting
+	// (WaitExpected).
+	offered map[string]bool
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -271,6 +274,7 @@ func newScheduler(cfg Config, space ident.Space) *Scheduler {
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.space, s.nextJob = space, space.Start(rand.Uint64)
+	s.offered = make(map[string]bool)
 	for _, loc := range cfg.Expect {
 		s.lost[loc.ID] = loc
 	}
@@ -463,6 +467,9 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	if len(held.IDs) > 0 {
 		s.adoptHeld(w, cc, &held)
 	}
+	s.mu.Lock()
+	s.offered[w.name] = true
+	s.mu.Unlock()
 	// The reports of one frame go to their jobs together, so that a job
 	// takes them in one go.
 	var mb *mailbox

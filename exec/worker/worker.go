@@ -138,9 +138,49 @@ func Start(ctx context.Context, cfg Config) (*Worker, error) {
 		return fail(err)
 	}
 	w.node = node
-	w.wg.Add(1)
+	w.wg.Add(2)
 	go w.accept()
+	go w.rejoin(cfg.Join)
 	return w, nil
+}
+
+// rejoinEvery is how often a worker with no scheduler connected joins its
+// cluster again through the addresses it joined by.
+const rejoinEvery = time.Second
+
+// rejoin waits for a scheduler at the addresses the worker joined by
+// while none is connected: a scheduler killed and started again at its
+// gossip address knows no worker, and the worker's own gossip took the
+// one it knew for dead; joining it again introduces them, it connects,
+// and the worker offers it the chunks it kept as orphans (MsgHeld).
+func (w *Worker) rejoin(addrs []string) {
+	defer w.wg.Done()
+	if len(addrs) == 0 {
+		return
+	}
+	tick := time.NewTicker(rejoinEvery)
+	defer tick.Stop()
+	alone := 0 // ticks with no control connection
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		n, closed := len(w.controls), w.closed
+		w.mu.Unlock()
+		if closed {
+			return // leaving: no joining again
+		}
+		if n > 0 {
+			alone = 0
+			continue
+		}
+		if alone++; alone >= 1 {
+			w.node.Rejoin(addrs) // fails while nothing answers there: tried again
+		}
+	}
 }
 
 // New returns a worker that listens on no port and joins no cluster: it
