@@ -150,7 +150,7 @@ func TestSchedulerRestartFromJournal(t *testing.T) {
 	if adopted != 10+10+2 {
 		t.Errorf("%d chunks taken back, want the 22 of x, y and u's two copies:\n%s", adopted, sch2.stderr)
 	}
-	if strings.Contains(sch2.stderr.String(), "recomput") {
+	if strings.Contains(sch2.stderr.String(), "recomputing") {
 		t.Errorf("chunks made again that the workers held:\n%s", sch2.stderr)
 	}
 	if !strings.Contains(sch2.stderr.String(), "restored 1 sessions") {
