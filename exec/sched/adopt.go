@@ -210,6 +210,8 @@ func (s *Scheduler) adoptInJob(job *core.Job, machine *core.Core, keyOf *map[uin
 // returns how many were taken back and how many are still missing (to be
 // made again from lineage when needed).
 func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (adopted, missing int) {
+	// A chunk whose worker the journal did not know (on[""]) may come
+	// from any: then only the timeout ends the wait early of them all.
 	on := map[string]bool{}
 	for _, loc := range s.cfg.Expect {
 		on[loc.Worker] = true
@@ -225,7 +227,7 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 		}
 		heard := true
 		for name := range on {
-			heard = heard && (name == "" || s.offered[name])
+			heard = heard && name != "" && s.offered[name]
 		}
 		adopted = s.adopted
 		s.mu.Unlock()
