@@ -7,6 +7,7 @@ import (
 	osexec "os/exec"
 	"regexp"
 	"strconv"
+	"syscall"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,67 @@ func TestSchedulerRestartGiB(t *testing.T) {
 	t.Logf("1 GiB kept: restart → session served (meta read) %v, x read whole and bit-identical %v; meta: %q",
 		served.Round(time.Millisecond), read.Round(time.Millisecond), strings.SplitN(meta, "\n", 2)[0])
 	sch2.halt(t)
+}
+
+// TestUpRestartFromJournal kills -9 `up --state-dir` (only it: with a
+// state dir its workers outlive it) and starts it again on the same state
+// dir: it binds the gossip address the first used, its workers come back
+// to it with their chunks and are taken as its own (no new ones), and the
+// session's tensors read back bit-identical, none made again. Stopping
+// the second up stops them all.
+func TestUpRestartFromJournal(t *testing.T) {
+	bin := build(t)
+	t.Cleanup(func() { // whatever fails, no process of this binary is left
+		for _, pid := range processesOf(bin) {
+			if n, err := strconv.Atoi(pid); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+		}
+	})
+	state := t.TempDir()
+	p := startUp(t, bin, "--workers", "2", "--state-dir", state, "--orphan-grace", "20s")
+	c, err := fs.Dial(p.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := newSession(t, c)
+	submitOK(t, c, sess, "x = rand(1000000, chunks=100000, seed=5)\ny = (x * 3).cumsum()\nfetch x, y\n")
+	want := map[string][32]byte{}
+	for _, name := range []string{"x", "y"} {
+		want[name], _ = hashFile(t, c, sess+"/tensors/"+name+"/data")
+	}
+	c.Close()
+	p.cmd.Process.Kill()
+	// Not cmd.Wait: it would wait for the end of up's stderr, which the
+	// workers that outlive it hold open.
+	p.cmd.Process.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if n := len(processesOf(bin)); n != 2 {
+		t.Fatalf("%d processes of marsfs after up was killed, want its 2 workers", n)
+	}
+
+	began := time.Now()
+	p2 := startUp(t, bin, "--workers", "2", "--state-dir", state, "--orphan-grace", "20s")
+	c2, err := fs.Dial(p2.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sum := range want {
+		if got, _ := hashFile(t, c2, sess+"/tensors/"+name+"/data"); got != sum {
+			t.Errorf("tensor %s not bit-identical after up's restart", name)
+		}
+	}
+	c2.Close()
+	log := p2.stderr.String()
+	if n := strings.Count(log, "of the up before this one is back: taken"); n != 2 {
+		t.Errorf("%d workers taken back, want 2:\n%s", n, log)
+	}
+	if n := len(processesOf(bin)); n != 3 {
+		t.Errorf("%d processes of marsfs, want up and its 2 workers", n)
+	}
+	if a := adoptedIn(log); a != 20 {
+		t.Errorf("%d chunks taken back, want the 20 of x and y:\n%s", a, log)
+	}
+	t.Logf("up restarted: tensors read back bit-identical %v after its start; %d chunks taken back", time.Since(began).Round(time.Millisecond), adoptedIn(log))
+	p2.stop(t)
 }

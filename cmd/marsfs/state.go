@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"marsfs/exec/core"
@@ -86,4 +89,53 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 		logPrefixed("restored %d sessions from %s in %v: %d chunks of kept and uploaded tensors, expected back from the workers; %d graphs that were running run again; %d sessions lost",
 			res.Sessions, st.dir.Path(), time.Since(st.opened).Round(time.Millisecond), res.Chunks, res.Rerun, len(res.Lost))
 	}
+}
+
+// gossip returns the gossip address for up to bind: the one an up before
+// it on this state dir used (kept in DIR/gossip), when flag is the
+// default, any port; so that the workers that outlived that up, which
+// join its address again and again, meet this one.
+func (st *stateDir) gossip(flag string) string {
+	if st == nil || flag != "127.0.0.1:0" {
+		return flag
+	}
+	b, err := os.ReadFile(filepath.Join(st.dir.Path(), "gossip"))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return flag
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// keepGossip writes the scheduler's gossip address in DIR/gossip.
+func (st *stateDir) keepGossip(addr string) {
+	if st == nil {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(st.dir.Path(), "gossip"), []byte(addr+"\n"), 0o600); err != nil {
+		logPrefixed("state dir: %v", err)
+	}
+}
+
+// takeWorkers waits for the workers of the up before this one to come
+// back with what they kept (Scheduler.WaitExpected), and makes kids stop
+// them with its own. It returns their names.
+func (st *stateDir) takeWorkers(ctx context.Context, s *sched.Scheduler, kids *children) map[string]bool {
+	taken := map[string]bool{}
+	if st == nil || len(s.Expected()) == 0 {
+		return taken
+	}
+	s.WaitExpected(ctx, adoptWait)
+	for _, w := range s.Workers() {
+		if !w.Connected || w.PID <= 0 {
+			continue
+		}
+		p, err := os.FindProcess(w.PID)
+		if err != nil {
+			continue
+		}
+		taken[w.Name] = true
+		kids.adopted = append(kids.adopted, p)
+		logPrefixed("worker %s (pid %d) of the up before this one is back: taken", w.Name, w.PID)
+	}
+	return taken
 }

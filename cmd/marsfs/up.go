@@ -253,6 +253,7 @@ type workerFlags struct {
 	keyFile  string
 	dataDir  string // worker's --data-dir; up passes its own
 	orphan   time.Duration
+	alone    time.Duration // --alone-exit: up's workers that outlive it
 
 	cpuprofile string // up passes each worker FILE.worker-N
 }
@@ -274,6 +275,7 @@ func (w *workerFlags) add(f *flag.FlagSet, share int) {
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
+	f.DurationVar(&w.alone, "alone-exit", 0, "with no scheduler connected for this long, the worker exits (0: never); up --state-dir sets it on its workers, which outlive it")
 	f.DurationVar(&w.orphan, "orphan-grace", worker.DefaultOrphanGrace, "how long a worker keeps the chunks of a scheduler whose connection broke, for it to come back and take them, before it frees them")
 	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }

@@ -240,3 +240,7 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 		}
 	}
 }
+
+// Expected returns Config.Expect: the chunks a scheduler before this one
+// kept, to be offered back.
+func (s *Scheduler) Expected() []core.Location { return s.cfg.Expect }

@@ -61,6 +61,12 @@ type Config struct {
 	// the worker's kept chunks to other workers; 30 s when 0, none when
 	// negative.
 	HandOffWait time.Duration
+	// AloneExit, if positive, is how long the worker waits with no
+	// scheduler connected (it joins the scheduler's address again every
+	// second meanwhile) before it calls OnAlone: a worker of `up` that
+	// outlives its up stops by itself when no up comes back.
+	AloneExit time.Duration
+	OnAlone   func()
 }
 
 // DefaultOrphanGrace is Config.OrphanGrace's default.
@@ -161,6 +167,7 @@ func (w *Worker) rejoin(addrs []string) {
 	tick := time.NewTicker(rejoinEvery)
 	defer tick.Stop()
 	alone := 0 // ticks with no control connection
+	since := time.Now()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -174,8 +181,12 @@ func (w *Worker) rejoin(addrs []string) {
 			return // leaving: no joining again
 		}
 		if n > 0 {
-			alone = 0
+			alone, since = 0, time.Now()
 			continue
+		}
+		if w.cfg.AloneExit > 0 && w.cfg.OnAlone != nil && time.Since(since) >= w.cfg.AloneExit {
+			w.cfg.OnAlone()
+			return
 		}
 		if alone++; alone >= 1 {
 			w.node.Rejoin(addrs) // fails while nothing answers there: tried again
