@@ -7,8 +7,8 @@ import (
 	osexec "os/exec"
 	"regexp"
 	"strconv"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,11 +118,15 @@ func TestSchedulerRestartFromJournal(t *testing.T) {
 		want[name], _ = hashFile(t, c, sess+"/tensors/"+name+"/data")
 	}
 	// A graph long enough to be running when the scheduler dies.
-	if err := c.WriteFile(sess+"/submit", []byte("m = rand((1500, 1500), chunks=500, seed=9)\nz = (m @ m @ m).sum()\n")); err != nil {
+	const long = "m = rand((2000, 2000), chunks=500, seed=9)\nz = (m @ m @ m).sum()\n"
+	if err := c.WriteFile(sess+"/submit", []byte(long)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
 	running := readText(t, c, sess+"/graphs/2/status")
+	if !strings.HasPrefix(running, "RUNNING") {
+		t.Fatalf("graph 2 not running when the scheduler is to be killed:\n%s", running)
+	}
 	c.Close()
 	sch.cmd.Process.Kill() // SIGKILL: no goodbye to anyone
 	sch.cmd.Wait()
@@ -147,6 +151,12 @@ func TestSchedulerRestartFromJournal(t *testing.T) {
 		t.Fatalf("graph 2 (status before the kill: %q) after the restart:\n%s", strings.SplitN(running, "\n", 2)[0], st)
 	}
 	finished := time.Since(began)
+	// What the graph run again made is what a run never cut short makes.
+	other := newSession(t, c2)
+	submitOK(t, c2, other, long)
+	if a, b := readText(t, c2, sess+"/tensors/z/text"), readText(t, c2, other+"/tensors/z/text"); a != b {
+		t.Errorf("z of the graph run again after the restart = %q, of a fresh run %q", a, b)
+	}
 	// Every chunk of u (two copies), x and y was on a worker: taken back.
 	adopted := adoptedIn(sch2.stderr.String())
 	if adopted != 10+10+2 {
