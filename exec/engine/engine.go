@@ -371,22 +371,26 @@ func (s *Session) Submit(src string) (*Graph, error) {
 	return g, nil
 }
 
-func (s *Session) submit(src string) (*Graph, error) { return s.submitAt(0, src) }
+func (s *Session) submit(src string) (*Graph, error) { return s.submitAt(0, src, nil) }
 
 // resubmit runs again, as graph number id, a spec that was running when
-// the scheduler before this one stopped (Restore).
-func (s *Session) resubmit(id int, src string) error {
-	_, err := s.submitAt(id, src)
+// the scheduler before this one stopped (Restore), against env, the
+// tensors it was submitted against.
+func (s *Session) resubmit(id int, src string, env spec.Env) error {
+	_, err := s.submitAt(id, src, env)
 	return err
 }
 
-// submitAt submits src as a new graph, or with slot > 0 as graph number
-// slot again.
-func (s *Session) submitAt(slot int, src string) (*Graph, error) {
+// submitAt submits src as a new graph against the session's tensors, or,
+// with slot > 0, as graph number slot again against env.
+func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	env, lease := s.snapshot(true)
+	var lease *Lease
+	if env == nil {
+		env, lease = s.snapshot(true)
+	}
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	tg, err := spec.ParseData(src, env, s.engine.dataDir())

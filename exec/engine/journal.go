@@ -148,7 +148,7 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 			e.journal.Remove(st.Session)
 			continue
 		}
-		s, err := e.restoreSession(st)
+		s, envs, err := e.restoreSession(st)
 		if err != nil {
 			out.Lost = append(out.Lost, LostSession{Session: st.Session, Err: err})
 			continue
@@ -156,7 +156,7 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 		out.Sessions++
 		chunks, _ := st.Chunks()
 		out.Chunks += len(chunks)
-		n, err := s.rerun(st)
+		n, err := s.rerun(st, envs)
 		out.Rerun += n
 		if err != nil {
 			e.logf("session %d: %v", st.Session, err)
@@ -166,16 +166,19 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 }
 
 // restoreSession makes session st.Session again: its tensors, lineage and
-// the graphs that ended; its journal goes on in a compacted file.
-func (e *Engine) restoreSession(st *journal.State) (*Session, error) {
+// the graphs that ended; its journal goes on in a compacted file. It
+// returns, for each graph that was running, the tensors it was submitted
+// against: it runs again against them, not against what it, or a graph
+// after it, kept since.
+func (e *Engine) restoreSession(st *journal.State) (*Session, map[int]spec.Env, error) {
 	log, err := e.journal.Resume(st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := e.newSession(st.Owner, st.Session, log)
 	if err != nil {
 		log.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	e.mu.Lock()
 	if st.Session > e.nextSess && st.Session/1_000_000 == e.nextSess/1_000_000 {
@@ -207,7 +210,7 @@ func (e *Engine) restoreSession(st *journal.State) (*Session, error) {
 		g := newGraph(jg.Spec, nil, &chunk.Graph{}, nil, func() {}, nil)
 		g.id = len(s.graphs) + 1
 		if g.id != jg.ID {
-			return nil, fmt.Errorf("graph %d journaled as number %d", g.id, jg.ID)
+			return nil, nil, fmt.Errorf("graph %d journaled as number %d", g.id, jg.ID)
 		}
 		s.graphs = append(s.graphs, g)
 		if jg.Running() {
@@ -222,7 +225,7 @@ func (e *Engine) restoreSession(st *journal.State) (*Session, error) {
 		jt := st.Tensors[name]
 		t, err := made(jt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if jt.Graph != 0 {
 			t.lin = lineage(jt.Graph)
@@ -235,7 +238,33 @@ func (e *Engine) restoreSession(st *journal.State) (*Session, error) {
 		}
 		s.tensors[name] = t
 	}
-	return s, nil
+	envs := map[int]spec.Env{}
+	for _, jg := range st.Graphs {
+		if !jg.Running() {
+			continue
+		}
+		env := spec.Env{}
+		for name, jt := range jg.Inputs {
+			t, err := made(jt)
+			if err != nil {
+				return nil, nil, err
+			}
+			env[name] = &t.tiled
+			// A version replaced since is made again from its lineage
+			// if its chunks are gone: the graph's start looks it up.
+			if jt.Graph != 0 {
+				if lin := lineage(jt.Graph); lin != nil {
+					for _, id := range t.tiled.Keys {
+						if _, ok := s.lines[id]; !ok {
+							s.lines[id] = lin
+						}
+					}
+				}
+			}
+		}
+		envs[jg.ID] = env
+	}
+	return s, envs, nil
 }
 
 // madeBy returns the tensors of st that graph gid made: those the session
@@ -328,14 +357,15 @@ func (s *Session) lineageOf(st *journal.State, gid int, made func(*journal.Tenso
 }
 
 // rerun starts again the graphs of st that were running when the journal
-// stops, against the session's tensors as restored, under their numbers.
-func (s *Session) rerun(st *journal.State) (int, error) {
+// stops, under their numbers, each against the tensors it was submitted
+// against (envs).
+func (s *Session) rerun(st *journal.State, envs map[int]spec.Env) (int, error) {
 	n := 0
 	for _, jg := range st.Graphs {
 		if !jg.Running() {
 			continue
 		}
-		if err := s.resubmit(jg.ID, jg.Spec); err != nil {
+		if err := s.resubmit(jg.ID, jg.Spec, envs[jg.ID]); err != nil {
 			s.mu.Lock()
 			g := s.graphs[jg.ID-1]
 			g.restored(Failed.String(), fmt.Sprintf("run again after the scheduler restarted: %v", err))
