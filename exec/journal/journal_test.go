@@ -250,3 +250,28 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppend measures a submit-sized record appended, with and
+// without fsync, on the disk of the test's temporary directory.
+func BenchmarkAppend(b *testing.B) {
+	for _, sync := range []bool{false, true} {
+		name := "nosync"
+		if sync {
+			name = "sync"
+		}
+		b.Run(name, func(b *testing.B) {
+			d, _ := OpenDir(b.TempDir())
+			l, err := d.Create(1, "a")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			src := strings.Repeat("x = ones((1000, 1000), chunks=100)\n", 5)
+			for i := 0; b.Loop(); i++ {
+				if err := l.Append(Record{Kind: KindSubmit, Graph: i + 1, Spec: src}, sync); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
