@@ -269,6 +269,14 @@ func joinError(addrs []string, timeout time.Duration, err error) error {
 	return fmt.Errorf("cluster: cannot reach the cluster at %s in %v: %w", strings.Join(addrs, ","), timeout, err)
 }
 
+// Rejoin joins the cluster again through addrs: a node whose peers there
+// died (a scheduler killed) meets the process started again at their
+// address, which knows no one. It fails if none answers.
+func (n *Node) Rejoin(addrs []string) error {
+	_, err := n.list.Join(addrs)
+	return err
+}
+
 // Name is the node's name.
 func (n *Node) Name() string { return n.list.LocalNode().Name }
 

@@ -7,9 +7,11 @@ import (
 	"log"
 	"net"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"marsfs/cluster"
@@ -35,13 +37,22 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
-	tuneGC()
-	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: gossip, Addr: treeAddr(ls, gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	state, err := openState(sf.stateDir)
 	if err != nil {
 		closeAll()
 		return err
 	}
+	tuneGC()
+	go giveBack(ctx, giveBackEvery)
+	gossip = state.gossip(gossip)
+	scfg := sched.Config{Gossip: gossip, Addr: treeAddr(ls, gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed}
+	state.expect(&scfg)
+	sched, err := sched.New(ctx, scfg)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	state.keepGossip(sched.GossipAddr())
 	defer sched.Close()
 	self, err := os.Executable()
 	if err != nil {
@@ -54,11 +65,21 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 		closeAll()
 		return err
 	}
-	kids := &children{path: self, respawn: respawn, announce: sched.Announce}
+	kids := &children{path: self, respawn: respawn, announce: sched.Announce, survive: state != nil}
 	defer kids.stop(5 * time.Second)
-	for i := range n {
+	// The workers of the up before this one, which outlived it, come back
+	// with the chunks they kept: they count among the n.
+	taken := state.takeWorkers(ctx, sched, kids)
+	for i := 0; len(taken) < n; i++ {
 		name := fmt.Sprintf("worker-%d", i+1)
+		if taken[name] {
+			continue
+		}
+		taken[name] = true
 		args := []string{"--join", sched.GossipAddr()}
+		if kids.survive {
+			args = append(args, "--alone-exit", (wf.orphan + 30*time.Second).String())
+		}
 		if wf.cpuprofile != "" {
 			args = append(args, "--cpuprofile", fmt.Sprintf("%s.%s", wf.cpuprofile, name))
 		}
@@ -81,6 +102,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	eng := engine.New(sched)
 	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
@@ -106,11 +128,20 @@ func schedulerCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	state, err := openState(sf.stateDir)
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
 	ctx, stop := signals()
 	defer stop()
 	tuneGC()
 	go giveBack(ctx, giveBackEvery)
-	sched, err := sched.New(ctx, sched.Config{Gossip: *gossip, Join: list(*join), Addr: treeAddr(ls, *gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed})
+	scfg := sched.Config{Gossip: *gossip, Join: list(*join), Addr: treeAddr(ls, *gossip), SecretKey: key, NoWorkerWait: sf.workerWait, Logf: logPrefixed}
+	state.expect(&scfg)
+	sched, err := sched.New(ctx, scfg)
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -122,6 +153,7 @@ func schedulerCmd(args []string) error {
 	eng := engine.New(sched)
 	eng.SetSpace(sched.Space())
 	defer eng.Close()
+	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
@@ -160,7 +192,7 @@ func workerCmd(args []string) error {
 	if wf.procs > 0 {
 		runtime.GOMAXPROCS(wf.procs)
 	}
-	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key, OrphanGrace: wf.orphan}
+	cfg := worker.Config{Name: *name, Listen: *listen, Gossip: *gossip, Join: list(*join), Slots: wf.slots, Mem: wf.mem, SecretKey: key, OrphanGrace: wf.orphan, AloneExit: wf.alone}
 	if wf.orphan <= 0 {
 		cfg.OrphanGrace = -1 // none: freed at once
 	}
@@ -190,6 +222,16 @@ func workerCmd(args []string) error {
 	tuneGC()
 	ctx, stop := signals()
 	defer stop()
+	if wf.alone > 0 {
+		// A worker that outlives its up may write its log to a pipe
+		// nobody reads any more: that must not end it (Go's default on
+		// SIGPIPE for stderr), only lose the lines.
+		signal.Ignore(syscall.SIGPIPE)
+	}
+	cfg.OnAlone = func() {
+		log.Printf("marsfs: worker %s: no scheduler for %v: exiting", *name, wf.alone)
+		stop()
+	}
 	go giveBack(ctx, giveBackEvery)
 	err = worker.Run(ctx, cfg)
 	if ctx.Err() != nil {

@@ -21,6 +21,13 @@ type children struct {
 	path     string       // the marsfs binary
 	respawn  bool         // start dead workers again
 	announce func(string) // tells the running graphs (sched.Scheduler.Announce); may be nil
+	// survive: the workers outlive up (--state-dir): no Pdeathsig, so that
+	// an up started again on the state dir takes them and their chunks
+	// back; they exit by themselves after --alone-exit with no scheduler.
+	survive bool
+	// adopted are the workers of an up before this one, taken back: not
+	// supervised, but stopped with the others.
+	adopted []*os.Process
 
 	mu       sync.Mutex
 	kids     []*child
@@ -73,6 +80,9 @@ func (c *children) spawn(k *child, name string) (*osexec.Cmd, error) {
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if c.survive {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopping {
@@ -157,8 +167,16 @@ func (c *children) stop(grace time.Duration) {
 	for _, k := range kids {
 		k.proc.Signal(syscall.SIGTERM)
 	}
+	adopted := c.adopted
+	for _, p := range adopted {
+		p.Signal(syscall.SIGTERM)
+	}
 	c.mu.Unlock()
 	deadline := time.After(grace)
+	until := time.Now().Add(grace)
+	for _, p := range adopted {
+		waitGone(p, until, grace)
+	}
 	for _, k := range kids {
 		select {
 		case <-k.done:
@@ -170,5 +188,18 @@ func (c *children) stop(grace time.Duration) {
 			p.Kill()
 			<-k.done
 		}
+	}
+}
+
+// waitGone waits for p, a process not our child, to be gone (signal 0
+// fails), and kills it at deadline.
+func waitGone(p *os.Process, until time.Time, grace time.Duration) {
+	for p.Signal(syscall.Signal(0)) == nil {
+		if time.Now().After(until) {
+			log.Printf("marsfs: worker %d did not stop in %v; killing it", p.Pid, grace)
+			p.Kill()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -46,6 +46,7 @@ type serveFlags struct {
 	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
 	key        []byte        // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
 	peers      fs.Peers      // the other schedulers, when there is a cluster
+	stateDir   string        // --state-dir: the journal of the sessions
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -55,6 +56,7 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.StringVar(&s.mount, "mount", "", "also mount the tree on this directory with FUSE")
 	ops, help := defaultOps()
 	f.DurationVar(&s.workerWait, "worker-wait", 30*time.Second, "how long a graph waits with no worker connected (all died or left) before it fails saying so")
+	f.StringVar(&s.stateDir, "state-dir", "", "keep a journal of the sessions in this directory: a scheduler started again on it brings them back (default none: nothing is kept)")
 	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
 }
 
@@ -251,6 +253,7 @@ type workerFlags struct {
 	keyFile  string
 	dataDir  string // worker's --data-dir; up passes its own
 	orphan   time.Duration
+	alone    time.Duration // --alone-exit: up's workers that outlive it
 
 	cpuprofile string // up passes each worker FILE.worker-N
 }
@@ -272,6 +275,7 @@ func (w *workerFlags) add(f *flag.FlagSet, share int) {
 	f.StringVar(&w.spillDir, "spill-dir", "", "directory chunks spill to when shared memory runs short")
 	f.StringVar(&w.store, "store", "shm", "where a worker keeps chunks: shm (shared memory, spilling to --spill-dir) or mem (its heap)")
 	f.StringVar(&w.keyFile, "key-file", "", "file holding the cluster's shared secret (default $MARSFS_KEY); required beyond loopback")
+	f.DurationVar(&w.alone, "alone-exit", 0, "with no scheduler connected for this long, the worker exits (0: never); up --state-dir sets it on its workers, which outlive it")
 	f.DurationVar(&w.orphan, "orphan-grace", worker.DefaultOrphanGrace, "how long a worker keeps the chunks of a scheduler whose connection broke, for it to come back and take them, before it frees them")
 	f.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile to this file (up: its workers' to FILE.worker-N)")
 }

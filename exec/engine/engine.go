@@ -14,6 +14,7 @@ import (
 
 	"marsfs/exec/core"
 	"marsfs/exec/ident"
+	"marsfs/exec/journal"
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
@@ -47,12 +48,17 @@ type Engine struct {
 	ctx          context.Context
 	cancel       context.CancelFunc
 	background   sync.WaitGroup
+
+	// journal keeps the sessions for a scheduler started after this one
+	// dies (journal.go); nil without --state-dir.
+	journal *journal.Dir
+	logf    func(format string, args ...any)
 }
 
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
 	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int),
-		unrestorable: make(map[uint64]string)}
+		unrestorable: make(map[uint64]string), logf: func(string, ...any) {}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e
 }
@@ -144,6 +150,26 @@ func (e *Engine) NextSession() int {
 // home.
 func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 	e.mu.Lock()
+	d := e.journal
+	e.mu.Unlock()
+	var log *journal.Log
+	if d != nil {
+		var err error
+		if log, err = d.Create(id, owner); err != nil {
+			return nil, err
+		}
+	}
+	s, err := e.newSession(owner, id, log)
+	if err != nil && log != nil {
+		log.Close()
+		d.Remove(id)
+	}
+	return s, err
+}
+
+// newSession makes session id, journaled in log (nil for none).
+func (e *Engine) newSession(owner string, id int, log *journal.Log) (*Session, error) {
+	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errors.New("engine closed")
@@ -152,6 +178,7 @@ func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 		return nil, fmt.Errorf("session %d exists", id)
 	}
 	s := &Session{
+		log:     log,
 		engine:  e,
 		id:      id,
 		owner:   owner,
@@ -226,6 +253,7 @@ type Session struct {
 	lastErr string
 	closed  bool
 	opt     fuse.Options // graph optimizations (SetOptions)
+	log     *journal.Log // the session's journal; nil for none
 }
 
 // ID is the session's number in /sessions.
@@ -343,11 +371,26 @@ func (s *Session) Submit(src string) (*Graph, error) {
 	return g, nil
 }
 
-func (s *Session) submit(src string) (*Graph, error) {
+func (s *Session) submit(src string) (*Graph, error) { return s.submitAt(0, src, nil) }
+
+// resubmit runs again, as graph number id, a spec that was running when
+// the scheduler before this one stopped (Restore), against env, the
+// tensors it was submitted against.
+func (s *Session) resubmit(id int, src string, env spec.Env) error {
+	_, err := s.submitAt(id, src, env)
+	return err
+}
+
+// submitAt submits src as a new graph against the session's tensors, or,
+// with slot > 0, as graph number slot again against env.
+func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	env, lease := s.snapshot(true)
+	var lease *Lease
+	if env == nil {
+		env, lease = s.snapshot(true)
+	}
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	tg, err := spec.ParseData(src, env, s.engine.dataDir())
@@ -367,7 +410,7 @@ func (s *Session) submit(src string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Start(src, tg, fuse.Optimize(st.Graph, opt), Stages{first: st, opt: opt, held: len(st.Graph.Ops)})
+	return s.Start(src, tg, fuse.Optimize(st.Graph, opt), Stages{first: st, opt: opt, held: len(st.Graph.Ops), inputs: inputsOf(env), slot: slot})
 }
 
 // Upload makes a tensor called name from a, chunked with the default
@@ -506,6 +549,7 @@ func (u *Upload) Commit() error {
 		freed = s.unref(old.tiled.Keys)
 	}
 	s.tensors[u.tiled.Name] = t
+	s.journalAppend(journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}, true)
 	s.mu.Unlock()
 	s.engine.free(freed)
 	return nil
@@ -548,6 +592,11 @@ type Stages struct {
 	first *tile.Stage
 	opt   fuse.Options
 	held  int // chunk operands the first stage tiled, held until the graph ends
+	// inputs names the tensors the spec was parsed against, for the
+	// journal; slot, if not 0, is the number of a graph run again after a
+	// restart.
+	inputs map[string]uint64
+	slot   int
 }
 
 // ids assigns global chunk IDs to the ops of cg: a stored op's chunk keeps
@@ -599,8 +648,16 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		cancel()
 		return nil, ErrClosed
 	}
-	g.id = len(s.graphs) + 1
-	s.graphs = append(s.graphs, g)
+	if sts.slot > 0 {
+		g.id = sts.slot
+		s.graphs[g.id-1] = g // the graph rebuilt from the journal
+		g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: "running again: it was running when the scheduler before this one stopped"})
+	} else {
+		g.id = len(s.graphs) + 1
+		s.graphs = append(s.graphs, g)
+		// Under s.mu, so that records come in the order of graph numbers.
+		s.journalAppend(journal.Record{Kind: journal.KindSubmit, Graph: g.id, Spec: src, Inputs: sts.inputs}, true)
+	}
 	// Hold the stored chunks this graph reads until it ends, so that a
 	// concurrent replacement of their tensor cannot free them under it.
 	var held []uint64
@@ -644,6 +701,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// the chunks only its stages needed gone.
 		s.freeStaged(g, kept, err == nil)
 		g.finish(err)
+		s.journalEnd(g)
 		s.release(held)
 	}()
 	return g, nil
@@ -794,6 +852,7 @@ func (s *Session) keep(g *Graph) {
 			freed = append(freed, s.unref(old.tiled.Keys)...)
 		}
 		s.tensors[o.Name] = t
+		s.journalAppend(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
 	}
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -871,6 +930,7 @@ func (s *Session) Drop(name string) error {
 		return fmt.Errorf("no tensor %q", name)
 	}
 	delete(s.tensors, name)
+	s.journalAppend(journal.Record{Kind: journal.KindDrop, Name: name}, true)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -916,7 +976,23 @@ func (s *Session) Close() {
 	for _, g := range graphs {
 		g.Wait(context.Background())
 	}
+	if s.engine.detached() {
+		// The scheduler stops, the session stays in its journal: its
+		// chunks stay on the workers for the next one to take back.
+		s.mu.Lock()
+		if s.log != nil {
+			s.log.Close()
+		}
+		s.mu.Unlock()
+		s.engine.drop(s)
+		return
+	}
 	s.mu.Lock()
+	if s.log != nil {
+		s.log.Close()
+		s.log = nil
+		s.engine.journal.Remove(s.id)
+	}
 	ids := make([]uint64, 0, len(s.refs))
 	for id := range s.refs {
 		ids = append(ids, id)

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -200,3 +201,46 @@ func (s *Scheduler) adoptInJob(job *core.Job, machine *core.Core, keyOf *map[uin
 	}
 	return outs
 }
+
+// WaitExpected waits, at most for timeout or until ctx ends, for the
+// chunks of Config.Expect to be offered back: until every worker they were
+// on has connected and said what it holds, or none of them is missing. A
+// restarted scheduler waits so before it serves its sessions, so that a
+// read does not make again a chunk its worker was about to hand back. It
+// returns how many were taken back and how many are still missing (to be
+// made again from lineage when needed).
+func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (adopted, missing int) {
+	// A chunk whose worker the journal did not know (on[""]) may come
+	// from any: then only the timeout ends the wait early of them all.
+	on := map[string]bool{}
+	for _, loc := range s.cfg.Expect {
+		on[loc.Worker] = true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		s.mu.Lock()
+		missing = 0
+		for _, loc := range s.cfg.Expect {
+			if _, lost := s.lost[loc.ID]; lost {
+				missing++
+			}
+		}
+		heard := true
+		for name := range on {
+			heard = heard && name != "" && s.offered[name]
+		}
+		adopted = s.adopted
+		s.mu.Unlock()
+		if missing == 0 || heard || time.Now().After(deadline) || ctx.Err() != nil {
+			return adopted, missing
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Expected returns Config.Expect: the chunks a scheduler before this one
+// kept, to be offered back.
+func (s *Scheduler) Expected() []core.Location { return s.cfg.Expect }

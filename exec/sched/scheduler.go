@@ -50,6 +50,13 @@ type Config struct {
 	// CancelWait bounds how long a cancelled job waits for its workers to
 	// confirm; 1 s when 0. Chunks reported after it are freed on arrival.
 	CancelWait time.Duration
+	// Expect names the kept chunks a scheduler before this one knew (its
+	// journal, --state-dir), where they were: they count as lost until a
+	// worker offers them back (MsgHeld) with the size named here, and
+	// are then taken back (adopt.go) rather than made again. Those of
+	// ExpectUploads are uploads', which want two copies.
+	Expect        []core.Location
+	ExpectUploads []uint64
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
 	// Depth bounds the ops sent to a worker and not yet reported, per slot
@@ -113,6 +120,9 @@ type Scheduler struct {
 	// were: a worker that comes back with one is given it back (adopt.go).
 	lost    map[uint64]core.Location
 	adopted int // chunks taken back so far
+	// offered names the workers that said what they held on connecting
+	// (WaitExpected).
+	offered map[string]bool
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -264,6 +274,13 @@ func newScheduler(cfg Config, space ident.Space) *Scheduler {
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
 		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
 	s.space, s.nextJob = space, space.Start(rand.Uint64)
+	s.offered = make(map[string]bool)
+	for _, loc := range cfg.Expect {
+		s.lost[loc.ID] = loc
+	}
+	for _, id := range cfg.ExpectUploads {
+		s.uploads[id] = true
+	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -450,6 +467,9 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	if len(held.IDs) > 0 {
 		s.adoptHeld(w, cc, &held)
 	}
+	s.mu.Lock()
+	s.offered[w.name] = true
+	s.mu.Unlock()
 	// The reports of one frame go to their jobs together, so that a job
 	// takes them in one go.
 	var mb *mailbox

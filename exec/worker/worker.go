@@ -61,6 +61,12 @@ type Config struct {
 	// the worker's kept chunks to other workers; 30 s when 0, none when
 	// negative.
 	HandOffWait time.Duration
+	// AloneExit, if positive, is how long the worker waits with no
+	// scheduler connected (it joins the scheduler's address again every
+	// second meanwhile) before it calls OnAlone: a worker of `up` that
+	// outlives its up stops by itself when no up comes back.
+	AloneExit time.Duration
+	OnAlone   func()
 }
 
 // DefaultOrphanGrace is Config.OrphanGrace's default.
@@ -138,9 +144,54 @@ func Start(ctx context.Context, cfg Config) (*Worker, error) {
 		return fail(err)
 	}
 	w.node = node
-	w.wg.Add(1)
+	w.wg.Add(2)
 	go w.accept()
+	go w.rejoin(cfg.Join)
 	return w, nil
+}
+
+// rejoinEvery is how often a worker with no scheduler connected joins its
+// cluster again through the addresses it joined by.
+const rejoinEvery = time.Second
+
+// rejoin waits for a scheduler at the addresses the worker joined by
+// while none is connected: a scheduler killed and started again at its
+// gossip address knows no worker, and the worker's own gossip took the
+// one it knew for dead; joining it again introduces them, it connects,
+// and the worker offers it the chunks it kept as orphans (MsgHeld).
+func (w *Worker) rejoin(addrs []string) {
+	defer w.wg.Done()
+	if len(addrs) == 0 {
+		return
+	}
+	tick := time.NewTicker(rejoinEvery)
+	defer tick.Stop()
+	alone := 0 // ticks with no control connection
+	since := time.Now()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		n, closed := len(w.controls), w.closed
+		w.mu.Unlock()
+		if closed {
+			return // leaving: no joining again
+		}
+		if n > 0 {
+			alone, since = 0, time.Now()
+			continue
+		}
+		if w.cfg.AloneExit > 0 && w.cfg.OnAlone != nil && time.Since(since) >= w.cfg.AloneExit {
+			w.cfg.OnAlone()
+			return
+		}
+		if alone++; alone >= 1 {
+			w.node.Rejoin(addrs) // fails while nothing answers there: tried again
+		}
+	}
 }
 
 // New returns a worker that listens on no port and joins no cluster: it
