@@ -158,23 +158,55 @@ type input struct {
 // A mailbox is an unbounded queue of inputs with a wake-up channel, so that
 // connection readers never block on a busy job.
 type mailbox struct {
-	mu    sync.Mutex
-	items []input
-	spare []input // the slice take returned last, to fill next
-	wake  chan struct{}
+	mu     sync.Mutex
+	items  []input
+	spare  []input // the slice take returned last, to fill next
+	wake   chan struct{}
+	closed bool // the job has ended: nobody takes what is put
 }
 
 func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
 
 func (m *mailbox) put(in input) { m.putAll([]input{in}) }
 
-func (m *mailbox) putAll(ins []input) {
+// putAll queues ins for the job. It reports false, queuing nothing, when
+// the job has ended (close): a reader that looked the mailbox up before
+// then must free the chunks ins report itself (see freeLate).
+func (m *mailbox) putAll(ins []input) bool {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return false
+	}
 	m.items = append(m.items, ins...)
 	m.mu.Unlock()
 	select {
 	case m.wake <- struct{}{}:
 	default:
+	}
+	return true
+}
+
+// close ends the mailbox of a job that has ended: it returns what was
+// queued and not taken, and later puts are refused.
+func (m *mailbox) close() []input {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	items := m.items
+	m.items, m.spare = nil, nil
+	return items
+}
+
+// freeLate frees the chunks reported in ins, which came after their job
+// ended: nobody will use or free them.
+func (s *Scheduler) freeLate(ins []input) {
+	for _, in := range ins {
+		if in.msg.Kind == wire.MsgDone {
+			if cc, _ := s.conn(in.worker); cc != nil {
+				cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{in.msg.ID}})
+			}
+		}
 	}
 }
 
@@ -513,7 +545,9 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			switch {
 			case ok:
 				if to != mb && len(batch) > 0 {
-					mb.putAll(batch)
+					if !mb.putAll(batch) {
+						s.freeLate(batch)
+					}
 					batch = batch[:0]
 				}
 				mb = to
@@ -526,13 +560,15 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		if !dec.Buffered() {
 			known = false
 			if len(batch) > 0 {
-				mb.putAll(batch)
+				if !mb.putAll(batch) {
+					s.freeLate(batch)
+				}
 				batch = batch[:0]
 			}
 		}
 	}
-	if len(batch) > 0 {
-		mb.putAll(batch) // what came before a malformed message
+	if len(batch) > 0 && !mb.putAll(batch) { // what came before a malformed message
+		s.freeLate(batch)
 	}
 	s.drop(w, "lost its connection (it died, or the network failed)")
 }
@@ -603,14 +639,10 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		s.mu.Lock()
 		delete(s.jobs, jobID)
 		s.mu.Unlock()
-		// Chunks reported after the job ended are nobody's: free them.
-		for _, in := range mb.take() {
-			if in.msg.Kind == wire.MsgDone {
-				if cc, _ := s.conn(in.worker); cc != nil {
-					cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{in.msg.ID}})
-				}
-			}
-		}
+		// Chunks reported after the job ended are nobody's: free them,
+		// and have a reader that looked the job up before it ended free
+		// what it brings after this (putAll refuses it).
+		s.freeLate(mb.close())
 	}()
 
 	// Events are stamped with the time their input was taken.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -231,5 +232,51 @@ func TestMountRefusals(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "sessions/99")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stat sessions/99: %v", err)
+	}
+}
+
+// TestMountWaitSignalled reads a graph's wait file while the reading thread
+// is signalled again and again, as the Go runtime signals its threads
+// (SIGURG to preempt, SIGCHLD when a child exits): each signal interrupts
+// the FUSE read, which returns EINTR, and the reader reads again (Go's
+// os.File does, as a C program with SA_RESTART would). The read again
+// must go on, and read the whole status: an interrupted read is not the
+// end of the open file.
+func TestMountWaitSignalled(t *testing.T) {
+	dir := mountTree(t)
+	s := filepath.Join(dir, "sessions", strings.TrimSpace(readFile(t, filepath.Join(dir, "sessions/clone"))))
+	spec := "a = ones((1200, 1200), chunks=200)\nb = (a @ a @ a).sum()\n"
+	if err := os.WriteFile(filepath.Join(s, "submit"), []byte(spec), 0); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	tids := make(chan int, 1)
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tids <- syscall.Gettid()
+		b, err := os.ReadFile(filepath.Join(s, "graphs/last/wait"))
+		done <- result{b, err}
+	}()
+	tid := <-tids
+	signals := 0
+	for {
+		select {
+		case r := <-done:
+			t.Logf("%d signals to the reading thread", signals)
+			if r.err != nil || !strings.HasPrefix(string(r.b), "SUCCEEDED\n") {
+				t.Fatalf("wait read while signalled: %q %v", r.b, r.err)
+			}
+			return
+		case <-time.After(2 * time.Millisecond):
+			if err := syscall.Tgkill(os.Getpid(), tid, syscall.SIGURG); err != nil {
+				t.Fatal(err)
+			}
+			signals++
+		}
 	}
 }

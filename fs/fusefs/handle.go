@@ -20,15 +20,18 @@ type handle struct {
 	m       *Mount
 	path    string
 	mode    p9.OpenFlags
-	created bool       // made by Create: it cannot be opened again by path
-	own     *fs.Client // the connection of its own of a blocking file, or nil
-	ownOnce sync.Once
+	created bool // made by Create: it cannot be opened again by path
 
 	mu     sync.Mutex
-	f      p9.File // nil once committed by a flush, until the next write
-	origin int64   // the file offset of f's offset 0
-	dirty  bool    // written to since the open or the last commit
-	done   bool    // released
+	own    *fs.Client // the connection of its own of a blocking file, or nil
+	f      p9.File    // nil once committed by a flush, until the next write
+	origin int64      // the file offset of f's offset 0
+	dirty  bool       // written to since the open or the last commit
+	done   bool       // released
+	// cut: a read of the blocking file was interrupted, and its
+	// connection closed to end the server's read; the next read opens
+	// the file again, on a new connection, at the same origin.
+	cut bool
 }
 
 var (
@@ -49,7 +52,8 @@ func blocks(p string) bool {
 	return false
 }
 
-// open walks and opens the handle's path on its connection.
+// open walks and opens the handle's path on its connection (h.mu held,
+// or the handle not yet shared).
 func (h *handle) open() (p9.File, error) {
 	c := h.m.c
 	if h.own != nil {
@@ -75,38 +79,58 @@ func (h *handle) fid() p9.File {
 
 // file returns the open fid, opening the path again after a commit: the
 // new open starts at file offset at, as if the file began there.
-func (h *handle) file(at int64) (p9.File, int64, syscall.Errno) {
+//
+// A blocking file whose read was interrupted is opened again on a new
+// connection of its own, its origin kept: the reader that reads again
+// after EINTR (as Go's os.File does, and a C program whose signal
+// handler has SA_RESTART) reads on as if nothing had happened.
+func (h *handle) file(at int64) (p9.File, *fs.Client, int64, syscall.Errno) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
-		return nil, 0, syscall.EBADF
+		return nil, nil, 0, syscall.EBADF
 	}
 	if h.f != nil {
-		return h.f, h.origin, 0
+		return h.f, h.own, h.origin, 0
+	}
+	if h.cut {
+		c, err := fs.DialKey(h.m.addr, h.m.key)
+		if err != nil {
+			return nil, nil, 0, errno(err)
+		}
+		h.own = c
+		f, err := h.open()
+		if err != nil {
+			h.own = nil
+			c.Close()
+			return nil, nil, 0, errno(err)
+		}
+		h.f, h.cut = f, false
+		return f, c, h.origin, 0
 	}
 	if h.created {
 		// An upload is stored at its commit; there is no file left to
 		// write more to.
-		return nil, 0, syscall.EBADF
+		return nil, nil, 0, syscall.EBADF
 	}
 	f, err := h.open()
 	if err != nil {
-		return nil, 0, errno(err)
+		return nil, nil, 0, errno(err)
 	}
 	h.f, h.origin = f, at
-	return f, at, 0
+	return f, h.own, at, 0
 }
 
 // Read implements gofs.FileReader.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	f, origin, e := h.file(off)
+	f, own, origin, e := h.file(off)
 	if e != 0 {
 		return nil, e
 	}
 	if off -= origin; off < 0 {
 		return nil, syscall.EINVAL
 	}
-	if h.own == nil {
+	if own == nil {
 		n, err := f.ReadAt(dest, off)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, errno(err)
@@ -116,6 +140,9 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	// A read that may wait: give it up when the reader is interrupted,
 	// closing the connection so that the server ends it too. It reads
 	// into a buffer of its own, as dest is reused once this returns.
+	// The interruption ends this read, not the open file: any signal
+	// the reading thread takes interrupts it, the Go runtime's own
+	// (SIGURG, SIGCHLD) among them, and the reader may read again.
 	type result struct {
 		buf []byte
 		err error
@@ -134,10 +161,13 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 		return fuse.ReadResultData(r.buf), 0
 	case <-ctx.Done():
 		h.mu.Lock()
-		h.done = true
-		h.f = nil
+		if h.own == own {
+			// The fid goes with its connection.
+			h.f, h.own = nil, nil
+			h.cut = !h.done
+		}
 		h.mu.Unlock()
-		h.closeOwn()
+		own.Close()
 		return nil, syscall.EINTR
 	}
 }
@@ -145,7 +175,7 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 // Write implements gofs.FileWriter. The server's refusal of what was
 // written (a bad spec, a bad upload) is the write's errno.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	f, origin, e := h.file(off)
+	f, _, origin, e := h.file(off)
 	if e != 0 {
 		return 0, e
 	}
@@ -182,20 +212,15 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return
 // Release implements gofs.FileReleaser: the last close clunks the fid.
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
-	f := h.f
-	h.f, h.done = nil, true
+	f, own := h.f, h.own
+	h.f, h.own, h.done = nil, nil, true
 	h.mu.Unlock()
 	var err error
 	if f != nil {
 		err = f.Close()
 	}
-	h.closeOwn()
-	return errno(err)
-}
-
-// closeOwn closes the handle's own connection, if it has one.
-func (h *handle) closeOwn() {
-	if h.own != nil {
-		h.ownOnce.Do(func() { h.own.Close() })
+	if own != nil {
+		own.Close()
 	}
+	return errno(err)
 }

@@ -23,7 +23,10 @@
 // A read of a graph's wait, events or plan file can wait for a long time. Such
 // files are opened on a connection of their own, which is closed when the
 // reader is interrupted (Ctrl-C on `cat wait`): that ends the read on the
-// server, and the interrupted read returns EINTR.
+// server, and the interrupted read returns EINTR. A read after it opens
+// the file again on a new connection: a signal the reader handles and
+// reads on after (the Go runtime's own, SIGURG and SIGCHLD) interrupts
+// no more than the one read.
 package fusefs
 
 import (

@@ -217,7 +217,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	}
 	f, err := h.open()
 	if err != nil {
-		h.closeOwn()
+		if h.own != nil {
+			h.own.Close()
+		}
 		return nil, 0, errno(err)
 	}
 	h.f = f
