@@ -419,6 +419,15 @@ func (w *Worker) serve(c net.Conn) {
 				return
 			}
 			a, ok := w.store.Get(wire.GetID(id[:]))
+			var bad string
+			if wire.GetID(id[:]) == wire.RangeRequest {
+				a, ok, bad = w.chunkRange(br)
+			}
+			if bad != "" {
+				wire.WriteErr(bw, bad)
+				bw.Flush()
+				return
+			}
 			if ok {
 				w.sending.Add(1)
 				err = w.sendChunk(bw, a)
@@ -818,15 +827,20 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing
 		if in[i] != nil {
 			continue
 		}
+		r := t.Op.InputRange(i)
 		if loc.Worker == w.name {
 			a, ok := w.localInput(t, loc.ID, loc.NBytes)
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}
-			in[i] = a
+			v, err := chunk.View(a, r)
+			if err != nil {
+				return nil, fmt.Errorf("input chunk %d: %w", loc.ID, err)
+			}
+			in[i] = v
 			continue
 		}
-		a, err := w.fetchInput(ctx, loc, t.Addrs[i], &t.pins)
+		a, err := w.fetchInput(ctx, loc, r, t.Addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -864,16 +878,18 @@ func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array, tm
 	if len(t.Inputs) < 2 {
 		return nil
 	}
-	small := func(loc core.Location) bool {
-		return loc.Worker != w.name && (loc.NBytes < wire.MapMin || w.cfg.NoMap)
+	// A part of a chunk (chunk.Range) is fetched on its own.
+	small := func(j int) bool {
+		loc := t.Inputs[j]
+		return loc.Worker != w.name && (loc.NBytes < wire.MapMin || w.cfg.NoMap) && t.Op.InputRange(j).Whole()
 	}
 	for i, loc := range t.Inputs {
-		if !small(loc) || in[i] != nil {
+		if !small(i) || in[i] != nil {
 			continue
 		}
 		var idx []int
 		for j := i; j < len(t.Inputs); j++ {
-			if l := t.Inputs[j]; small(l) && l.Worker == loc.Worker && in[j] == nil {
+			if l := t.Inputs[j]; small(j) && l.Worker == loc.Worker && in[j] == nil {
 				idx = append(idx, j)
 			}
 		}
@@ -908,6 +924,28 @@ type fetchError struct {
 
 func (e *fetchError) Error() string { return e.err.Error() }
 func (e *fetchError) Unwrap() error { return e.err }
+
+// chunkRange reads the rest of a range request (see wire.RangeRequest)
+// from br and returns the part of the chunk it names as a 1-D array, or
+// false when the worker does not hold the chunk. A request that cannot be
+// answered (a range outside the chunk, a short read) is bad: the
+// connection is out of step and closes.
+func (w *Worker) chunkRange(br *bufio.Reader) (*tensor.Array, bool, string) {
+	var req [24]byte
+	if _, err := io.ReadFull(br, req[:]); err != nil {
+		return nil, false, err.Error()
+	}
+	id, off, n := wire.GetID(req[:8]), wire.GetID(req[8:16]), wire.GetID(req[16:])
+	a, ok := w.store.Get(id)
+	if !ok {
+		return nil, false, ""
+	}
+	sz := uint64(a.DType.Size())
+	if total := uint64(len(a.Data)) / max(sz, 1); off > total || n > total-off {
+		return nil, false, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total)
+	}
+	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, true, ""
+}
 
 // SendPause, when set (by tests, in worker processes), is called halfway
 // through sending a chunk of 1 MiB or more, the first half flushed.

@@ -137,12 +137,10 @@ func KernelFor(kind string) (kernel, bool) {
 		return ssortSampleKernel, true
 	case "ssort.splitters":
 		return ssortSplittersKernel, true
-	case "ssort.piece":
-		return ssortPieceKernel, true
 	case "ssort.counts":
 		return ssortCountsKernel, true
-	case "ssort.lens":
-		return ssortLensKernel, true
+	case "ssort.table":
+		return ssortTableKernel, true
 	case "ssort.merge":
 		return ssortMergeKernel, true
 	case "ssort.values":
