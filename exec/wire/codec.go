@@ -97,6 +97,7 @@ func (e *Encoder) ints(v []int) {
 		e.int(int64(x))
 	}
 }
+
 // ranges encodes an op's input ranges: their count (0 for none), then
 // each as its rank plus one (0 for a whole chunk), its offset and shape.
 func (e *Encoder) ranges(rs []chunk.Range) {

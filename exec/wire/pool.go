@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"net"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 
