@@ -57,6 +57,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return toZarrWriteKernel, true
 	case "to_zarr.commit":
 		return toZarrCommitKernel, true
+	case "rechunk.split":
+		return splitKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":
