@@ -418,21 +418,25 @@ func (w *Worker) serve(c net.Conn) {
 			if _, err := io.ReadFull(br, id[:]); err != nil {
 				return
 			}
-			a, ok := w.store.Get(wire.GetID(id[:]))
-			var bad string
+			var a *tensor.Array
+			var ok bool
+			release := func() {}
 			if wire.GetID(id[:]) == wire.RangeRequest {
-				a, ok, bad = w.chunkRange(br)
-			}
-			if bad != "" {
-				wire.WriteErr(bw, bad)
-				bw.Flush()
-				return
+				var bad string
+				if a, release, ok, bad = w.chunkRange(br); bad != "" {
+					wire.WriteErr(bw, bad)
+					bw.Flush()
+					return
+				}
+			} else {
+				a, ok = w.store.Get(wire.GetID(id[:]))
 			}
 			if ok {
 				w.sending.Add(1)
 				err = w.sendChunk(bw, a)
 				w.sending.Add(-1)
 				w.sent.Add(int64(len(a.Data)))
+				release() // the writer copied what it has not written
 			} else {
 				err = wire.WriteErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, wire.GetID(id[:])))
 			}
@@ -829,7 +833,7 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing
 		}
 		r := t.Op.InputRange(i)
 		if loc.Worker == w.name {
-			a, ok := w.localInput(t, loc.ID, loc.NBytes)
+			a, ok := w.localInput(t, loc.ID, loc.NBytes, !r.Whole())
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}
@@ -926,25 +930,35 @@ func (e *fetchError) Error() string { return e.err.Error() }
 func (e *fetchError) Unwrap() error { return e.err }
 
 // chunkRange reads the rest of a range request (see wire.RangeRequest)
-// from br and returns the part of the chunk it names as a 1-D array, or
-// false when the worker does not hold the chunk. A request that cannot be
-// answered (a range outside the chunk, a short read) is bad: the
-// connection is out of step and closes.
-func (w *Worker) chunkRange(br *bufio.Reader) (*tensor.Array, bool, string) {
+// from br and returns the part of the chunk it names as a 1-D array and
+// what releases it once sent, or false when the worker does not hold the
+// chunk. A request that cannot be answered (a range outside the chunk, a
+// short read) is bad: the connection is out of step and closes. A
+// spilled chunk is not brought back for a part of it: the part is read
+// from the spill file's pages.
+func (w *Worker) chunkRange(br *bufio.Reader) (*tensor.Array, func(), bool, string) {
 	var req [24]byte
 	if _, err := io.ReadFull(br, req[:]); err != nil {
-		return nil, false, err.Error()
+		return nil, nil, false, err.Error()
 	}
 	id, off, n := wire.GetID(req[:8]), wire.GetID(req[8:16]), wire.GetID(req[16:])
-	a, ok := w.store.Get(id)
+	var a *tensor.Array
+	release := func() {}
+	ok := false
+	if ps, pins := w.store.(pinStore); pins {
+		a, release, ok = ps.PinPrivate(id)
+	} else {
+		a, ok = w.store.Get(id)
+	}
 	if !ok {
-		return nil, false, ""
+		return nil, nil, false, ""
 	}
 	sz := uint64(a.DType.Size())
 	if total := uint64(len(a.Data)) / max(sz, 1); off > total || n > total-off {
-		return nil, false, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total)
+		release()
+		return nil, nil, false, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total)
 	}
-	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, true, ""
+	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, release, true, ""
 }
 
 // SendPause, when set (by tests, in worker processes), is called halfway
