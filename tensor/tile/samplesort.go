@@ -34,9 +34,10 @@ import (
 // A piece is no op and no chunk: it is the part of a sorted block that a
 // merge reads, and only its bytes travel (a worker's chunk service sends
 // a range; a worker on the block's host maps the block and slices it).
-// So the shuffle is 3p+1 ops and p+1 ops in its two stages, each element
-// crosses between workers at most once, and a lost block is made again
-// from lineage like any chunk, its pieces with it. The merge-split network
+// So the shuffle is 3p+2 ops in its first stage and p merges (each fused
+// with its values op) in its second, each element crosses between
+// workers at most once, and a lost block is made again from lineage like
+// any chunk, its pieces with it. The merge-split network
 // of sortBlocks moves each element O(log² p) times but needs no stage.
 //
 // Sort and argsort of 1-D arrays take the sample sort from SampleSortMin
