@@ -43,3 +43,16 @@ func TestWorkerProcessCrashSampleSort(t *testing.T) {
 		})
 	})
 }
+
+// TestWorkerProcessCrashRechunk kills a worker process in the middle of
+// rechunks between strips: row strips split by rechunk.split map ops and
+// read as runs of the splits, column strips read as runs of themselves.
+// The lost splits and strips are made again from lineage; the result is
+// bit-identical to the local scheduler's.
+func TestWorkerProcessCrashRechunk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	workerProcessCrash(t, "x = rand(1200, 1200, chunks=(40, 1200), seed=3) * 2\n"+
+		"y = x.rechunk((1200, 40)) + x.rechunk((1200, 40)).rechunk((30, 1200)).T", "y")
+}
