@@ -47,14 +47,17 @@ import (
 //
 // The crossover, measured (TestSortCrossover: sort and argsort of 4·10⁶
 // float64 on 2 and 3 worker processes, medians of three, a 2-core host
-// at load 8-11): the sample sort moved 64-87 MB between workers whatever
-// the blocks, the network 96 MB at 2 blocks and 0.8-1.1 GB at 64; in time
-// the network won at 2 and 4 blocks on 3 workers (0.9-1.0 s against
-// 1.2-1.3 s) and the sample sort from 8 on (0.8-1.1 s against 1.4-1.6 s),
-// on 2 workers the two were within the noise below 16 blocks and the
-// sample sort ahead at 16 and 32 (0.7 s against 0.9 and 1.6 s). So the
-// sample sort takes arrays of 8 blocks or more. math.MaxInt turns it off.
-var SampleSortMin = 8
+// at load 7-11): the sample sort moved 64-87 MB between workers whatever
+// the blocks, the network 96 MB at 2 blocks and 0.8-1.2 GB at 64. With
+// the blocks sorted by comparison, the network won at 2 and 4 blocks on 3
+// workers and the sample sort from 8 on; with the radix sort of pairs
+// (sort.local, which the sample sort uses for every block and the network
+// only for argsort), the sample sort won at every count from 2 to 64, on
+// both (0.29-0.93 s against 0.44-1.84 s). So it takes every 1-D array of
+// 2 blocks or more. Not measured: small arrays, where the stage's round
+// trip to the scheduler (which the network does without) may cost more
+// than the sort. math.MaxInt turns it off.
+var SampleSortMin = 2
 
 // sampleSorts says whether n's sort is a sample sort.
 func sampleSorts(t *tiler, n *spec.Node) bool {
