@@ -419,26 +419,25 @@ func (w *Worker) serve(c net.Conn) {
 				return
 			}
 			var a *tensor.Array
-			var ok bool
+			var why string
 			release := func() {}
-			if wire.GetID(id[:]) == wire.RangeRequest {
-				var bad string
-				if a, release, ok, bad = w.chunkRange(br); bad != "" {
-					wire.WriteErr(bw, bad)
-					bw.Flush()
+			if asked := wire.GetID(id[:]); asked == wire.RangeRequest {
+				if a, release, why, err = w.chunkRange(br); err != nil {
 					return
 				}
+			} else if x, ok := w.store.Get(asked); ok {
+				a = x
 			} else {
-				a, ok = w.store.Get(wire.GetID(id[:]))
+				why = fmt.Sprintf("worker %s holds no chunk %d", w.name, asked)
 			}
-			if ok {
+			if why == "" {
 				w.sending.Add(1)
 				err = w.sendChunk(bw, a)
 				w.sending.Add(-1)
 				w.sent.Add(int64(len(a.Data)))
 				release() // the writer copied what it has not written
 			} else {
-				err = wire.WriteErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, wire.GetID(id[:])))
+				err = wire.WriteErr(bw, why)
 			}
 			// A client may ask for several chunks at once: they are
 			// answered together.
@@ -930,20 +929,19 @@ func (e *fetchError) Error() string { return e.err.Error() }
 func (e *fetchError) Unwrap() error { return e.err }
 
 // chunkRange reads the rest of a range request (see wire.RangeRequest)
-// from br and returns the part of the chunk it names as a 1-D array and
-// what releases it once sent, or false when the worker does not hold the
-// chunk. A request that cannot be answered (a range outside the chunk, a
-// short read) is bad: the connection is out of step and closes. A
-// spilled chunk is not brought back for a part of it: the part is read
-// from the spill file's pages.
-func (w *Worker) chunkRange(br *bufio.Reader) (*tensor.Array, func(), bool, string) {
+// from br and returns the part of the chunk it names as a 1-D array, what
+// releases it once sent; or, when it cannot be
+// answered, why (the chunk is not held, the range is outside it); or an
+// error when the request could not be read (the connection is then out
+// of step). A spilled chunk is not brought back for a part of it: the
+// part is read from the spill file's pages.
+func (w *Worker) chunkRange(br *bufio.Reader) (a *tensor.Array, release func(), why string, err error) {
 	var req [24]byte
 	if _, err := io.ReadFull(br, req[:]); err != nil {
-		return nil, nil, false, err.Error()
+		return nil, nil, "", err
 	}
 	id, off, n := wire.GetID(req[:8]), wire.GetID(req[8:16]), wire.GetID(req[16:])
-	var a *tensor.Array
-	release := func() {}
+	release = func() {}
 	ok := false
 	if ps, pins := w.store.(pinStore); pins {
 		a, release, ok = ps.PinPrivate(id)
@@ -951,14 +949,14 @@ func (w *Worker) chunkRange(br *bufio.Reader) (*tensor.Array, func(), bool, stri
 		a, ok = w.store.Get(id)
 	}
 	if !ok {
-		return nil, nil, false, ""
+		return nil, nil, fmt.Sprintf("worker %s holds no chunk %d", w.name, id), nil
 	}
 	sz := uint64(a.DType.Size())
 	if total := uint64(len(a.Data)) / max(sz, 1); off > total || n > total-off {
 		release()
-		return nil, nil, false, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total)
+		return nil, nil, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total), nil
 	}
-	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, release, true, ""
+	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, release, "", nil
 }
 
 // SendPause, when set (by tests, in worker processes), is called halfway
