@@ -38,4 +38,19 @@ var shuffleWorkloads = []workload{
 		numpyBytes: func(p map[string]int) int64 { return 8 * int64(p["rows"]) * int64(p["cols"]) },
 		goal:       goal{speedup: 1, describe: "completes within --shm 1G; beside Dask's rechunk"},
 	},
+	{
+		id:   "RECHUNKT",
+		text: "RECHUNK the other way: rand(20000, 25000) in row strips (800, 25000) rechunked to column strips (20000, 1000) (each row strip split by a rechunk.split map op), then .sum(axis=0); run it with --up-args \"--shm 1G\"",
+		params: func(s float64) map[string]int {
+			return map[string]int{"rows": scaled(20000, s), "cols": 25000, "cstrip": 1000, "rstrip": scaled(800, s)}
+		},
+		spec: func(p map[string]int) string {
+			return fmt.Sprintf("x = rand(%d, %d, chunks=(%d, %d), seed=1)\nr = x.rechunk((%d, %d)).sum(axis=0)\n",
+				p["rows"], p["cols"], p["rstrip"], p["cols"], p["rows"], p["cstrip"])
+		},
+		check:      func(p map[string]int, v []float64) error { return near(v, 0, float64(p["rows"])/2, 0.01) },
+		numpyBytes: func(p map[string]int) int64 { return 8 * int64(p["rows"]) * int64(p["cols"]) },
+		noDask:     true,
+		goal:       goal{speedup: 0, describe: "completes within --shm 1G"},
+	},
 }
