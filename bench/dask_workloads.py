@@ -43,6 +43,14 @@ def dask_workload(w, p):
     def rand(*shape, chunks):
         return da.random.random(shape, chunks=chunks)
 
+    if w == "RECHUNK":
+        # Debian's Dask (2022.12) has no P2P rechunk: its rechunk is the
+        # task graph of intermediate chunks.
+        def f():
+            x = rand(p["rows"], p["cols"], chunks=(p["rows"], p["cstrip"]))
+            return [x.rechunk((p["rstrip"], p["cols"])).sum(axis=1)]
+        return f
+
     if w in ("MASK", "MASKMAX"):
         def f():
             x = rand(p["n"], chunks=p["chunk"])
@@ -94,6 +102,16 @@ def dask_workload(w, p):
 def numpy_workload(w, p):
     """Workload w in NumPy, in this process; returns the results."""
     rng = np.random.default_rng()
+    if w == "SORT":
+        def f():
+            return [np.sort(rng.random(p["n"]))[::p["step"]]]
+        return f
+    if w == "RECHUNK":
+        # A rechunk is nothing to NumPy: the sum of the array, for the
+        # time of making it.
+        def f():
+            return [rng.random((p["rows"], p["cols"])).sum(axis=1)]
+        return f
     if w in ("MASK", "MASKMAX"):
         def f():
             x = rng.random(p["n"])

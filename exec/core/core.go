@@ -570,7 +570,7 @@ func (c *Core) place(k int) string {
 	holders := make([]string, len(op.Inputs))
 	nb := make([]int64, len(op.Inputs))
 	for i, in := range op.Inputs {
-		holders[i], nb[i] = c.ops[in].worker, c.ops[in].nbytes
+		holders[i], nb[i] = c.ops[in].worker, op.InputBytes(i, c.ops[in].nbytes)
 	}
 	avoid := ""
 	if o.attempt > 0 {
@@ -641,7 +641,7 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	for i, in := range op.Inputs {
 		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
 		if ins[i].Worker != w {
-			c.transfer += ins[i].NBytes
+			c.transfer += op.InputBytes(i, ins[i].NBytes)
 		}
 	}
 	if !o.sent {

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/core scripts")
@@ -20,6 +23,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	graph IN0 IN1 ...   op k's inputs, comma-separated ("-" for none)
 //	stored K ...        ops that name existing chunks (ID 1000+K, on w1, 8 bytes)
 //	keep K ...          ops whose chunks outlive the job
+//	range K I N         op K reads only N float64 of its input I (a shuffle's piece)
 //	up W SLOTS          a worker joins
 //	down W              a worker leaves
 //	adopt W K NBYTES    W is back holding op K's chunk
@@ -86,6 +90,7 @@ type script struct {
 	ops    [][]int
 	stored []int
 	keep   []int
+	ranges map[[2]int]int // op and input: the elements it reads
 	c      *Core
 	runs   map[int]RunOp
 }
@@ -93,6 +98,13 @@ type script struct {
 func (s *script) core() *Core {
 	if s.c == nil {
 		g := graph(s.ops, s.stored...)
+		for ki, n := range s.ranges {
+			op := g.Ops[ki[0]]
+			if op.Ranges == nil {
+				op.Ranges = make([]chunk.Range, len(op.Inputs))
+			}
+			op.Ranges[ki[1]] = chunk.Range{Shape: []int{n}, DType: tensor.Float64}
+		}
 		ids := make([]uint64, len(g.Ops))
 		keep := map[uint64]bool{}
 		for k := range ids {
@@ -149,6 +161,13 @@ func (s *script) do(cmd string) string {
 		return ""
 	case "keep":
 		s.keep = ints(f[1:])
+		return ""
+	case "range":
+		v := ints(f[1:4])
+		if s.ranges == nil {
+			s.ranges = map[[2]int]int{}
+		}
+		s.ranges[[2]int{v[0], v[1]}] = v[2]
 		return ""
 	case "up":
 		o = s.core().Step(Input{Kind: InWorkerUp, Worker: f[1], Slots: ints(f[2:3])[0]})

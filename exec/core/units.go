@@ -53,8 +53,8 @@ import (
 // worker could take its turn.)
 func opCost(g *chunk.Graph, op *chunk.Op) (held, work int64) {
 	held = int64(op.NBytes())
-	for _, in := range op.Inputs {
-		held += int64(g.Ops[in].NBytes())
+	for i, in := range op.Inputs {
+		held += op.InputBytes(i, int64(g.Ops[in].NBytes()))
 	}
 	work = held + kernel.ScratchBytes(op)
 	switch a := op.Args.(type) {

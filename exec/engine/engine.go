@@ -790,10 +790,64 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 			g.observe(ev)
 		}
 		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off), Waiting: g.setWaiting}
-		if err := s.engine.runner.Run(ctx, job); err != nil {
+		if err := s.runStage(ctx, g, job); err != nil {
 			return kept, err
 		}
 	}
+}
+
+// runStage runs job, a stage of g after the first. A chunk it reads that
+// was lost while it ran (made by an earlier stage, such as a sorted block
+// whose ranges the sample sort's merges read, or by an earlier graph)
+// fails it, as no op of the job makes it: the chunk is made again from
+// the ops that made it (g's own, through a lineage of g's stages so far,
+// or its tensor's), and the stage runs again, as Start does for the
+// first.
+func (s *Session) runStage(ctx context.Context, g *Graph, job *core.Job) error {
+	var held []uint64
+	for _, op := range job.Graph.Ops {
+		if op.Stored != 0 {
+			held = append(held, op.Stored)
+		}
+	}
+	for try := 1; ; try++ {
+		err := s.engine.runner.Run(ctx, job)
+		if err == nil || try == restoreTries || ctx.Err() != nil || !errors.Is(err, core.ErrStoredLost) && !s.lostAny(held) {
+			return err
+		}
+		g.rerun(fmt.Sprintf("chunks of earlier stages it reads were lost while stage %d ran (%v): they are made again and the stage runs again", g.stage(), err))
+		for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		lin := stagesLineage(g, held, s.lineOf)
+		lineOf := func(id uint64) *Lineage {
+			if l := s.lineOf(id); l != nil {
+				return l
+			}
+			return lin
+		}
+		if err := s.engine.restoreAll(ctx, held, lineOf); err != nil {
+			return err
+		}
+	}
+}
+
+// stagesLineage is the lineage of the chunks of ids that g's stages made
+// so far (those it has not made are left to parent).
+func stagesLineage(g *Graph, ids []uint64, parent func(uint64) *Lineage) *Lineage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var keys []int
+	for k, op := range g.chunks.Ops {
+		if op.Stored == 0 && want[g.ids[k]] {
+			keys = append(keys, k)
+		}
+	}
+	return newLineage(g.chunks, g.ids, keys, parent)
 }
 
 // freeStaged frees the chunks the stages of g kept for the stages after

@@ -41,7 +41,9 @@ func TestKilledWhileSending(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	const spec = "x = rand(1024, 1024, chunks=(256, 1024), seed=3)\ny = (x + x.T).sum(axis=0)"
+	// Pieces of 2 MiB: x.T's chunks are read by ranges (a quarter of
+	// each), and a sender pauses only in a chunk of 1 MiB or more.
+	const spec = "x = rand(2048, 2048, chunks=(512, 2048), seed=3)\ny = (x + x.T).sum(axis=0)"
 	want := localResult(t, spec, "y")
 
 	// Either worker may be the one that sends (which ops go where depends

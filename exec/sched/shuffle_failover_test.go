@@ -1,6 +1,11 @@
 package sched
 
-import "testing"
+import (
+	"testing"
+
+	"marsfs/exec/engine"
+	"marsfs/tensor/tile"
+)
 
 // TestWorkerProcessCrashShuffle kills a worker process in the middle of a
 // graph of masks and integer-array indexing, tiled in stages, whose take
@@ -15,4 +20,39 @@ func TestWorkerProcessCrashShuffle(t *testing.T) {
 	}
 	workerProcessCrash(t, "x = rand(2000000, chunks=100000, seed=3)\ni = randint(-2000000, 2000000, 400000, chunks=40000, seed=4)\n"+
 		"m = x[x > 0.7]\ny = x[i].sum() + (m + 0).sum() + m.max() + sort(m[:1000]).sum()", "y")
+}
+
+// TestWorkerProcessCrashSampleSort kills a worker process in the middle of
+// sample sorts, whose merges read their pieces as ranges of the sorted
+// blocks (chunk.Range): a lost block is made again from lineage, its
+// pieces with it, and the result is bit-identical to the local scheduler's.
+// It kills once in the first stage (local sorts, counts) and once in the
+// second, once a few merges have read their ranges.
+func TestWorkerProcessCrashSampleSort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	defer func(old int) { tile.SampleSortMin = old }(tile.SampleSortMin)
+	tile.SampleSortMin = 4
+	const src = "x = rand(3000000, chunks=100000, seed=3)\ny = sort(x) + argsort(x)"
+	t.Run("first stage", func(t *testing.T) { workerProcessCrash(t, src, "y") })
+	t.Run("merges", func(t *testing.T) {
+		workerProcessCrashWhen(t, src, "y", func(g *engine.Graph, first int) bool {
+			st := g.Status()
+			return st.Operands > first && st.Finished >= first+4
+		})
+	})
+}
+
+// TestWorkerProcessCrashRechunk kills a worker process in the middle of
+// rechunks between strips: row strips split by rechunk.split map ops and
+// read as runs of the splits, column strips read as runs of themselves.
+// The lost splits and strips are made again from lineage; the result is
+// bit-identical to the local scheduler's.
+func TestWorkerProcessCrashRechunk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	workerProcessCrash(t, "x = rand(1200, 1200, chunks=(40, 1200), seed=3) * 2\n"+
+		"y = x.rechunk((1200, 40)) + x.rechunk((1200, 40)).rechunk((30, 1200)).T", "y")
 }

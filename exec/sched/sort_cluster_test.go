@@ -3,8 +3,10 @@ package sched
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,6 +59,59 @@ func TestSortOnCluster(t *testing.T) {
 			t.Errorf("%s: the result differs from the local scheduler's", run.name)
 		}
 		s.Close()
+		e.Close()
+	}
+}
+
+// TestSortCrossover measures where the sample sort overtakes the
+// merge-split network: sort and argsort of 4·10⁶ float64 cut into 2 to 64
+// blocks, on 2 and 3 worker processes, each way three times, logging the
+// median time and the bytes moved (the numbers behind tile.SampleSortMin).
+// A measurement: it runs when MARSFS_MEASURE is set.
+func TestSortCrossover(t *testing.T) {
+	if os.Getenv("MARSFS_MEASURE") == "" {
+		t.Skip("a measurement: set MARSFS_MEASURE=1 to run it")
+	}
+	defer func(old int) { tile.SampleSortMin = old }(tile.SampleSortMin)
+	const n = 4000000
+	for _, workers := range []int{2, 3} {
+		tc := newTestCluster(t, workers, true)
+		e := engine.New(tc.s)
+		for _, p := range []int{2, 4, 8, 16, 32, 64} {
+			src := fmt.Sprintf("x = rand(%d, chunks=%d, seed=5)\ny = sort(x)\nz = argsort(x)\nfetch y, z", n, (n+p-1)/p)
+			var line string
+			for _, way := range []struct {
+				name string
+				min  int
+			}{{"network", math.MaxInt}, {"sample", 2}} {
+				tile.SampleSortMin = way.min
+				var times []time.Duration
+				var moved int64
+				for range 3 {
+					s, err := e.NewSession("sort")
+					if err != nil {
+						t.Fatal(err)
+					}
+					begin := time.Now()
+					g, err := s.Submit(src)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+					st := g.Wait(ctx)
+					cancel()
+					if st.State != engine.Succeeded {
+						t.Fatalf("%s p=%d: %s: %s", way.name, p, st.State, g.Err())
+					}
+					times = append(times, time.Since(begin))
+					moved = st.TransferBytes
+					s.Close()
+				}
+				slices.Sort(times)
+				line += fmt.Sprintf("  %s %6.3fs (%.0f MB moved)", way.name, times[1].Seconds(), float64(moved)/1e6)
+			}
+			t.Logf("workers %d blocks %2d:%s", workers, p, line)
+		}
 		e.Close()
 	}
 }

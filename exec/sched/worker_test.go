@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,47 @@ func TestFetchAll(t *testing.T) {
 	}
 	if a, err := p.Fetch(ctx, w.Addr(), 3); err != nil || string(a.Data) != string(want[3].Data) {
 		t.Errorf("fetch after a failed fetchAll: %v", err)
+	}
+}
+
+// TestFetchRange reads parts of a chunk from a worker's chunk service (a
+// shuffle's pieces, chunk.Range): only the part's bytes come, shaped as
+// asked; between them whole fetches on the same pooled connection; a
+// range past the chunk's end fails with a message saying so, and a chunk
+// the worker does not hold names its ID.
+func TestFetchRange(t *testing.T) {
+	w, err := worker.Start(context.Background(), worker.Config{Name: "w", Slots: 1, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	a := ramp(tensor.Float64, []int{6, 4}, 0)
+	w.Store().Put(5, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p := wire.NewPool(1<<20, nil)
+	defer p.Close()
+	for _, r := range []chunk.Range{{Off: 4, Shape: []int{2, 4}}, {Off: 23, Shape: []int{}}, {Off: 0, Shape: []int{24}}, {Off: 24, Shape: []int{0, 4}}} {
+		r.DType = tensor.Float64
+		got, err := p.FetchRange(ctx, w.Addr(), 5, r)
+		if err != nil {
+			t.Fatalf("range %v: %v", r, err)
+		}
+		want, _ := chunk.View(a, r)
+		if !slices.Equal(got.Shape, r.Shape) || string(got.Data) != string(want.Data) {
+			t.Errorf("range %v: got %v %v", r, got.Shape, got.Float64s())
+		}
+		if whole, err := p.Fetch(ctx, w.Addr(), 5); err != nil || string(whole.Data) != string(a.Data) {
+			t.Errorf("whole fetch after range %v: %v", r, err)
+		}
+	}
+	if _, err := p.FetchRange(ctx, w.Addr(), 5, chunk.Range{Off: 20, Shape: []int{5}, DType: tensor.Float64}); err == nil || !strings.Contains(err.Error(), "range of 5 elements at 20") {
+		t.Errorf("a range past the end: %v", err)
+	}
+	if _, err := p.FetchRange(ctx, w.Addr(), 7, chunk.Range{Off: 0, Shape: []int{1}, DType: tensor.Float64}); err == nil || !strings.Contains(err.Error(), "chunk 7") {
+		t.Errorf("a range of a chunk not held: %v", err)
+	}
+	if a2, err := p.Fetch(ctx, w.Addr(), 5); err != nil || string(a2.Data) != string(a.Data) {
+		t.Errorf("fetch after the failed ranges: %v", err)
 	}
 }

@@ -97,6 +97,25 @@ func (e *Encoder) ints(v []int) {
 		e.int(int64(x))
 	}
 }
+
+// ranges encodes an op's input ranges: their count (0 for none), then
+// each as its rank plus one (0 for a whole chunk), its offset and shape.
+func (e *Encoder) ranges(rs []chunk.Range) {
+	e.uint(uint64(len(rs)))
+	for _, r := range rs {
+		if r.Whole() {
+			e.uint(0)
+			continue
+		}
+		e.uint(uint64(len(r.Shape)) + 1)
+		e.buf = append(e.buf, byte(r.DType))
+		e.int(int64(r.Off))
+		for _, d := range r.Shape {
+			e.int(int64(d))
+		}
+	}
+}
+
 func (e *Encoder) bool(b bool) {
 	if b {
 		e.buf = append(e.buf, 1)
@@ -207,6 +226,7 @@ func (e *Encoder) submit(job uint64, key, attempt, prio int, id uint64, unit int
 	e.uint(op.Stored)
 	e.int(int64(op.Node))
 	e.uint(slot)
+	e.ranges(op.Ranges)
 	for i, in := range inputs {
 		e.uint(in.ID)
 		e.str(in.Worker)
@@ -489,6 +509,42 @@ func (d *Decoder) ints() ([]int, error) {
 	return v, nil
 }
 
+// ranges decodes what Encoder.ranges encoded.
+func (d *Decoder) ranges() ([]chunk.Range, error) {
+	n, err := d.count()
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	rs := make([]chunk.Range, n)
+	for k := range rs {
+		rank, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		if rank == 0 {
+			continue
+		}
+		dt, err := d.byte()
+		if err != nil {
+			return nil, err
+		}
+		off, err := d.int()
+		if err != nil {
+			return nil, err
+		}
+		shape := make([]int, rank-1)
+		for i := range shape {
+			v, err := d.int()
+			if err != nil {
+				return nil, err
+			}
+			shape[i] = int(v)
+		}
+		rs[k] = chunk.Range{Off: int(off), Shape: shape, DType: tensor.DType(dt)}
+	}
+	return rs, nil
+}
+
 func (d *Decoder) args() error {
 	s, err := d.uint()
 	if err != nil {
@@ -561,8 +617,14 @@ func (d *Decoder) body(m *Msg) error {
 		}
 		op.Stored, op.Node = u(), int(i())
 		slot := u()
+		if err == nil {
+			op.Ranges, err = d.ranges()
+		}
 		if err != nil {
 			return err
+		}
+		if op.Ranges != nil && len(op.Ranges) != len(op.Inputs) {
+			return errMalformed
 		}
 		if slot > argSlots {
 			return errMalformed

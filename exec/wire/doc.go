@@ -4,7 +4,9 @@
 // chunk.Op and where its inputs are, cancels, frees and status requests;
 // started, done, failed and cancelled reports), the chunk service (a chunk
 // as raw bytes behind a small dtype and shape header, fetched or put on
-// connections of their own, pooled in Pool), and the locate protocol by
+// connections of their own, pooled in Pool; a fetch may ask for a run of
+// a chunk's elements, RangeRequest, a shuffle's piece), and the locate
+// protocol by
 // which a process on the same host maps a worker's chunk from shared
 // memory instead of copying it.
 //

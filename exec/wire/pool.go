@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
+	"slices"
 	"sync"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // Pool keeps idle fetch connections to workers' chunk services, so that
@@ -84,6 +87,51 @@ func (p *Pool) Fetch(ctx context.Context, addr string, id uint64) (*tensor.Array
 	p.put(addr, c)
 	return a, err
 }
+
+// FetchRange reads the part r of chunk id (see chunk.Range) from the
+// worker serving at addr: only its bytes travel.
+func (p *Pool) FetchRange(ctx context.Context, addr string, id uint64, r chunk.Range) (*tensor.Array, error) {
+	c, err := p.get(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	req := make([]byte, 0, 32)
+	req = binary.BigEndian.AppendUint64(req, RangeRequest)
+	req = binary.BigEndian.AppendUint64(req, id)
+	req = binary.BigEndian.AppendUint64(req, uint64(r.Off))
+	req = binary.BigEndian.AppendUint64(req, uint64(r.Len()))
+	var a *tensor.Array
+	if _, err = c.Write(req); err == nil {
+		a, err = ReadChunk(c.br, p.limit)
+	}
+	if !stop() {
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		if _, remote := err.(remoteError); !remote {
+			c.Close()
+			return nil, err
+		}
+		p.put(addr, c)
+		return nil, err
+	}
+	p.put(addr, c)
+	if a.Len() != r.Len() || a.DType != r.DType {
+		return nil, fmt.Errorf("asked %d elements of %v of chunk %d, got %d of %v", r.Len(), r.DType, id, a.Len(), a.DType)
+	}
+	a.Shape = slices.Clone(r.Shape)
+	return a, nil
+}
+
+// RangeRequest, in place of a chunk ID on a fetch connection (no chunk has
+// ID 0), asks for part of a chunk: the ID, the offset and the number of
+// elements follow, 8 bytes each, big-endian. The answer is a chunk of
+// that many elements, one-dimensional.
+const RangeRequest = 0
 
 func (p *Pool) exchange(c *dataConn, id uint64) (*tensor.Array, error) {
 	if _, err := c.Write(putID(id)); err != nil {

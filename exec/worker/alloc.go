@@ -52,14 +52,17 @@ func (w *Worker) small(nbytes int64) bool {
 // here to read it, a spilled chunk is not brought back into shared memory,
 // where it would evict chunks still to be read, but read from its spill
 // file (the seeds' loading into private memory).
-func (w *Worker) localInput(t *Task, id uint64, nbytes int64) (*tensor.Array, bool) {
+//
+// A task reading only part of the chunk (part, a shuffle's piece) never
+// brings a spilled chunk back either: it reads the pages of its part.
+func (w *Worker) localInput(t *Task, id uint64, nbytes int64, part bool) (*tensor.Array, bool) {
 	ps, ok := w.store.(pinStore)
 	if !ok || w.small(nbytes) {
 		return w.store.Get(id) // a chunk in the heap has no pin
 	}
 	pin := ps.Pin
 	w.mu.Lock()
-	if w.st.LastUse(t, id) {
+	if part || w.st.LastUse(t, id) {
 		pin = ps.PinPrivate
 	}
 	w.mu.Unlock()

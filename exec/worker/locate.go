@@ -10,6 +10,7 @@ import (
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 )
 
 // A process on the worker's host reads a chunk in shared memory by mapping
@@ -62,13 +63,19 @@ func (w *Worker) serveLocate(c net.Conn, br *bufio.Reader) {
 // fetchInput reads input chunk loc.ID of a task from the worker serving at
 // addr: by mapping it when that worker shares this host, adding to *pins
 // what unmaps it, else over TCP.
-func (w *Worker) fetchInput(ctx context.Context, loc core.Location, addr string, pins *[]func()) (*tensor.Array, error) {
+//
+// Of a chunk it reads only the part r (chunk.Range): a mapped chunk is
+// sliced, and over TCP only the part travels.
+func (w *Worker) fetchInput(ctx context.Context, loc core.Location, r chunk.Range, addr string, pins *[]func()) (*tensor.Array, error) {
 	if !w.cfg.NoMap {
 		if m, ok := wire.MapLocal(ctx, &w.remote, loc, addr, w.cfg.SecretKey); ok {
 			*pins = append(*pins, func() { m.Close() })
 			w.mapped.Add(int64(len(m.Data)))
-			return m.Array(), nil
+			return chunk.View(m.Array(), r)
 		}
+	}
+	if !r.Whole() {
+		return w.pool.FetchRange(ctx, addr, loc.ID, r)
 	}
 	return w.pool.Fetch(ctx, addr, loc.ID)
 }

@@ -56,8 +56,8 @@ type Task struct {
 // and the scratch its kernel draws blocks into.
 func (t *Task) need() int64 {
 	n := int64(t.Op.NBytes()) + kernel.ScratchBytes(t.Op)
-	for _, in := range t.Inputs {
-		n += in.NBytes
+	for i, in := range t.Inputs {
+		n += t.Op.InputBytes(i, in.NBytes)
 	}
 	return n
 }

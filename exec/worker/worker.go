@@ -469,14 +469,26 @@ func (w *Worker) serve(c net.Conn) {
 			if _, err := io.ReadFull(br, id[:]); err != nil {
 				return
 			}
-			a, ok := w.store.Get(wire.GetID(id[:]))
-			if ok {
+			var a *tensor.Array
+			var why string
+			release := func() {}
+			if asked := wire.GetID(id[:]); asked == wire.RangeRequest {
+				if a, release, why, err = w.chunkRange(br); err != nil {
+					return
+				}
+			} else if x, ok := w.store.Get(asked); ok {
+				a = x
+			} else {
+				why = fmt.Sprintf("worker %s holds no chunk %d", w.name, asked)
+			}
+			if why == "" {
 				w.sending.Add(1)
 				err = w.sendChunk(bw, a)
 				w.sending.Add(-1)
 				w.sent.Add(int64(len(a.Data)))
+				release() // the writer copied what it has not written
 			} else {
-				err = wire.WriteErr(bw, fmt.Sprintf("worker %s holds no chunk %d", w.name, wire.GetID(id[:])))
+				err = wire.WriteErr(bw, why)
 			}
 			// A client may ask for several chunks at once: they are
 			// answered together.
@@ -869,15 +881,20 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing
 		if in[i] != nil {
 			continue
 		}
+		r := t.Op.InputRange(i)
 		if loc.Worker == w.name {
-			a, ok := w.localInput(t, loc.ID, loc.NBytes)
+			a, ok := w.localInput(t, loc.ID, loc.NBytes, !r.Whole())
 			if !ok {
 				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 			}
-			in[i] = a
+			v, err := chunk.View(a, r)
+			if err != nil {
+				return nil, fmt.Errorf("input chunk %d: %w", loc.ID, err)
+			}
+			in[i] = v
 			continue
 		}
-		a, err := w.fetchInput(ctx, loc, t.Addrs[i], &t.pins)
+		a, err := w.fetchInput(ctx, loc, r, t.Addrs[i], &t.pins)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -915,16 +932,18 @@ func (w *Worker) fetchSmall(ctx context.Context, t *Task, in []*tensor.Array, tm
 	if len(t.Inputs) < 2 {
 		return nil
 	}
-	small := func(loc core.Location) bool {
-		return loc.Worker != w.name && (loc.NBytes < wire.MapMin || w.cfg.NoMap)
+	// A part of a chunk (chunk.Range) is fetched on its own.
+	small := func(j int) bool {
+		loc := t.Inputs[j]
+		return loc.Worker != w.name && (loc.NBytes < wire.MapMin || w.cfg.NoMap) && t.Op.InputRange(j).Whole()
 	}
 	for i, loc := range t.Inputs {
-		if !small(loc) || in[i] != nil {
+		if !small(i) || in[i] != nil {
 			continue
 		}
 		var idx []int
 		for j := i; j < len(t.Inputs); j++ {
-			if l := t.Inputs[j]; small(l) && l.Worker == loc.Worker && in[j] == nil {
+			if l := t.Inputs[j]; small(j) && l.Worker == loc.Worker && in[j] == nil {
 				idx = append(idx, j)
 			}
 		}
@@ -959,6 +978,37 @@ type fetchError struct {
 
 func (e *fetchError) Error() string { return e.err.Error() }
 func (e *fetchError) Unwrap() error { return e.err }
+
+// chunkRange reads the rest of a range request (see wire.RangeRequest)
+// from br and returns the part of the chunk it names as a 1-D array, what
+// releases it once sent; or, when it cannot be
+// answered, why (the chunk is not held, the range is outside it); or an
+// error when the request could not be read (the connection is then out
+// of step). A spilled chunk is not brought back for a part of it: the
+// part is read from the spill file's pages.
+func (w *Worker) chunkRange(br *bufio.Reader) (a *tensor.Array, release func(), why string, err error) {
+	var req [24]byte
+	if _, err := io.ReadFull(br, req[:]); err != nil {
+		return nil, nil, "", err
+	}
+	id, off, n := wire.GetID(req[:8]), wire.GetID(req[8:16]), wire.GetID(req[16:])
+	release = func() {}
+	ok := false
+	if ps, pins := w.store.(pinStore); pins {
+		a, release, ok = ps.PinPrivate(id)
+	} else {
+		a, ok = w.store.Get(id)
+	}
+	if !ok {
+		return nil, nil, fmt.Sprintf("worker %s holds no chunk %d", w.name, id), nil
+	}
+	sz := uint64(a.DType.Size())
+	if total := uint64(len(a.Data)) / max(sz, 1); off > total || n > total-off {
+		release()
+		return nil, nil, fmt.Sprintf("range of %d elements at %d of chunk %d of %d", n, off, id, total), nil
+	}
+	return &tensor.Array{DType: a.DType, Shape: []int{int(n)}, Data: a.Data[off*sz : (off+n)*sz]}, release, "", nil
+}
 
 // SendPause, when set (by tests, in worker processes), is called halfway
 // through sending a chunk of 1 MiB or more, the first half flushed.

@@ -25,6 +25,15 @@ type Piece struct {
 	Dst []int
 }
 
+// SplitArgs are the arguments of the "rechunk.split" kernel, a rechunk's
+// shuffle map op: it lays the blocks Boxes (one Slice an axis, of unit
+// step, in its input chunk's coordinates) of its one input out one after
+// the other, each in C order, as a 1-D chunk, so that each new chunk
+// reads its block as one run of it (a Range).
+type SplitArgs struct {
+	Boxes [][]tensor.Slice
+}
+
 // ConstArgs are the arguments of the "const" kernel: the bytes of one chunk of
 // an uploaded tensor (C order, little-endian, as Array.Data). The chunk
 // travels inside its operand, so an upload needs no other storage until the

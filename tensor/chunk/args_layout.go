@@ -57,7 +57,7 @@ func init() {
 
 // SampleSortArgs are the arguments of the sample sort's ops ("ssort.*"):
 // P destinations (the blocks of the result), Dest the one a
-// "ssort.piece" cuts for. Their chunks are sort.local's (key, index)
+// "ssort.merge" merges the pieces of. Their chunks are sort.local's (key, index)
 // pairs, ordered by key and then index: a total order, so that ties split
 // like any other values and every destination's share stays bounded.
 type SampleSortArgs struct {

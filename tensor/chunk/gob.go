@@ -10,7 +10,7 @@ import (
 // initialization, all in one list.
 func init() {
 	for _, args := range []any{
-		ConstArgs{}, GenArgs{}, AssembleArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
+		ConstArgs{}, GenArgs{}, AssembleArgs{}, SplitArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
 		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{},
 		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
 		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},

@@ -28,6 +28,10 @@ type Op struct {
 	Stored uint64
 	// Node is the ID of the graph node this op was tiled from.
 	Node int
+	// Ranges, when not nil, has one entry an input: a Range with a nil
+	// Shape reads the whole chunk; any other reads only that contiguous
+	// run of it (a shuffle's piece of a block, see range.go).
+	Ranges []Range
 }
 
 // NBytes is the size of the op's output chunk.

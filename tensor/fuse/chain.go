@@ -32,7 +32,8 @@ func Chains(cg *chunk.Graph) *chunk.Graph {
 		next[k] = -1
 	}
 	for _, op := range cg.Ops {
-		if len(op.Inputs) != 1 || op.Stored != 0 {
+		if len(op.Inputs) != 1 || op.Stored != 0 || op.Ranges != nil {
+			// An op reading part of its input reads it as it is stored.
 			continue
 		}
 		in := op.Inputs[0]
@@ -76,6 +77,7 @@ func Chains(cg *chunk.Graph) *chunk.Graph {
 			for k := op.Key; k >= 0; k = int(next[k]) {
 				m := *cg.Ops[k]
 				if k == op.Key {
+					m.Ranges = nil // the fused op reads the ranges
 					m.Inputs = make([]int, len(op.Inputs))
 					for i := range m.Inputs {
 						m.Inputs[i] = i
@@ -86,7 +88,7 @@ func Chains(cg *chunk.Graph) *chunk.Graph {
 				members = append(members, m)
 			}
 			t := cg.Ops[tail]
-			fused = &chunk.Op{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Args: chunk.FuseArgs{Members: members}}
+			fused = &chunk.Op{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Ranges: op.Ranges, Args: chunk.FuseArgs{Members: members}}
 		}
 		if fused != op {
 			fused.Key = len(out.Ops)

@@ -23,3 +23,37 @@ func assembleKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	}
 	return out, nil
 }
+
+// splitKernel lays the blocks of its input out one after the other (see
+// chunk.SplitArgs).
+func splitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	args, ok := op.Args.(chunk.SplitArgs)
+	if !ok || len(in) != 1 {
+		return nil, fmt.Errorf("bad args %T or %d inputs", op.Args, len(in))
+	}
+	out := elem.NewOutput(ctx, op)
+	sz := out.DType.Size()
+	at := 0
+	for _, box := range args.Boxes {
+		if len(box) != len(in[0].Shape) {
+			return nil, fmt.Errorf("a block of %d axes in a chunk of %d", len(box), len(in[0].Shape))
+		}
+		shape := make([]int, len(box))
+		for ax, sl := range box {
+			if sl.Step != 1 || sl.Start < 0 || sl.Len < 0 || sl.Start+sl.Len > in[0].Shape[ax] {
+				return nil, fmt.Errorf("block %v of a chunk of %v", box, in[0].Shape)
+			}
+			shape[ax] = sl.Len
+		}
+		n := tensor.NumElements(shape)
+		if (at+n)*sz > len(out.Data) {
+			return nil, fmt.Errorf("blocks past the %d elements of the output", len(out.Data)/sz)
+		}
+		dst := &tensor.Array{DType: out.DType, Shape: shape, Data: out.Data[at*sz : (at+n)*sz]}
+		if n > 0 {
+			tensor.CopyStrided(dst, make([]int, len(shape)), in[0], box)
+		}
+		at += n
+	}
+	return out, nil
+}

@@ -57,6 +57,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return toZarrWriteKernel, true
 	case "to_zarr.commit":
 		return toZarrCommitKernel, true
+	case "rechunk.split":
+		return splitKernel, true
 	case "assemble":
 		return assembleKernel, true
 	case "transpose":
@@ -137,12 +139,10 @@ func KernelFor(kind string) (kernel, bool) {
 		return ssortSampleKernel, true
 	case "ssort.splitters":
 		return ssortSplittersKernel, true
-	case "ssort.piece":
-		return ssortPieceKernel, true
 	case "ssort.counts":
 		return ssortCountsKernel, true
-	case "ssort.lens":
-		return ssortLensKernel, true
+	case "ssort.table":
+		return ssortTableKernel, true
 	case "ssort.merge":
 		return ssortMergeKernel, true
 	case "ssort.values":

@@ -106,24 +106,6 @@ func destRange(p, spl []keyIndex, d int) (int, int) {
 	return bound(d - 1), bound(d)
 }
 
-// ssortPieceKernel cuts destination Dest's part of its sorted block.
-func ssortPieceKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
-	args, err := sampleArgs(op)
-	if err != nil || len(in) != 2 {
-		return nil, fmt.Errorf("ssort.piece takes a block and the splitters (%v)", err)
-	}
-	p, err := pairsOf(in[0])
-	if err != nil {
-		return nil, err
-	}
-	spl, err := pairsOf(in[1])
-	if err != nil || len(spl) != args.P-1 {
-		return nil, fmt.Errorf("%d splitters for %d destinations (%v)", len(spl), args.P, err)
-	}
-	lo, hi := destRange(p, spl, args.Dest)
-	return keyIndexArray(p[lo:hi]), nil
-}
-
 // ssortCountsKernel counts the pairs of its sorted block that go to each
 // destination: an int64 vector of P.
 func ssortCountsKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
@@ -147,23 +129,26 @@ func ssortCountsKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	return out, nil
 }
 
-// ssortLensKernel adds the blocks' counts: each destination's length.
-func ssortLensKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+// ssortTableKernel lays the blocks' counts out one after the other: the
+// probe from which the next stage places every piece.
+func ssortTableKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
 	out := tensor.NewArray(tensor.Int64, op.Shape)
-	sum := out.Int64s()
+	table := out.Int64s()
+	at := 0
 	for _, a := range in {
-		if a.DType != tensor.Int64 || len(a.Int64s()) != len(sum) {
-			return nil, fmt.Errorf("counts %v%v for %d destinations", a.DType, a.Shape, len(sum))
+		if a.DType != tensor.Int64 || at+a.Len() > len(table) {
+			return nil, fmt.Errorf("counts %v%v past a table of %d", a.DType, a.Shape, len(table))
 		}
-		for d, v := range a.Int64s() {
-			sum[d] += v
-		}
+		at += copy(table[at:], a.Int64s())
+	}
+	if at != len(table) {
+		return nil, fmt.Errorf("counts of %d for a table of %d", at, len(table))
 	}
 	return out, nil
 }
 
-// ssortMergeKernel merges one destination's sorted pieces, pairwise in
-// rounds (a tree of merges: O(m log p) comparisons for m pairs of p
+// ssortMergeKernel merges one destination's sorted pieces (each a range
+// of a sorted block, chunk.Range), pairwise in rounds (a tree of merges: O(m log p) comparisons for m pairs of p
 // pieces).
 func ssortMergeKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
 	runs := make([][]keyIndex, 0, len(in))

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -99,12 +98,7 @@ func sortLocalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 			}
 		}
 		for r := range rows {
-			slices.SortFunc(d[r*cols:(r+1)*cols], func(a, b keyIndex) int {
-				if c := cmp.Compare(a.key, b.key); c != 0 {
-					return c
-				}
-				return cmp.Compare(a.idx, b.idx)
-			})
+			radixSortPairs(d[r*cols : (r+1)*cols])
 		}
 		return out, nil
 	}

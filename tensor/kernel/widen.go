@@ -25,7 +25,7 @@ import (
 // no op that computes in a narrow dtype).
 var runsAsIs = map[string]bool{
 	"diagonal": true, "mask.select": true, "take": true, "take.piece": true, "nonempty": true, // they move elements (layout.go, mask.go, take.go)
-	"assemble": true, "transpose": true, "reshape": true, "const": true,
+	"assemble": true, "rechunk.split": true, "transpose": true, "reshape": true, "const": true,
 	"convert": true, tensor.OpAstype: true, "fuse": true, "expr": true,
 	// The kernels of files read and write their dtype's bytes.
 	tensor.OpFromNPY: true, tensor.OpFromZarr: true, "to_npy.create": true, "to_npy.write": true, "to_npy.commit": true,

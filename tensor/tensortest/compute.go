@@ -131,6 +131,9 @@ func computeChunks(ctx context.Context, g *chunk.Graph, stored func(id uint64) (
 		for i, k := range op.Inputs {
 			in[i] = chunks[k]
 		}
+		if err := op.Views(in); err != nil {
+			return nil, fmt.Errorf("compute: op %d: %w", op.Key, err)
+		}
 		out, err := kernel.Run(ctx, op, in)
 		if err != nil {
 			return nil, err

@@ -2,8 +2,6 @@ package tile
 
 import (
 	"fmt"
-	"math"
-	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -11,45 +9,55 @@ import (
 )
 
 // The sample sort (PSRS, as Mars sorts) of a 1-D array of p blocks, in two
-// stages (stage.go). Every element is a (key, index) pair (sort.local's
-// argsort form), ordered by key, then index: a total order, so that equal
-// values split between destinations like any others.
+// stages (stage.go), on the shuffle of chunk.Range. Every element is a
+// (key, index) pair (sort.local's argsort form), ordered by key, then
+// index: a total order, so that equal values split between destinations
+// like any others.
 //
-//	sort.local     p   each block sorted on its own
-//	ssort.sample   p   min(p, n) pairs of each, evenly spaced
-//	ssort.splitters 1  the p-1 p-quantiles of all the samples (p² pairs)
-//	ssort.piece    p²  block c's pairs between splitters d-1 and d
-//	ssort.merge    p   destination d's pieces merged: the d-th block of
-//	                   the result, of a length the data decides, at most
-//	                   (2p+2)·⌈m/p⌉ for blocks of at most m (PSRS' bound)
-//	ssort.counts   p   how many pairs of block c go to each destination
-//	ssort.lens     1   their sums: the probe, the result's chunks
+//	first stage
+//	sort.local      p   each block sorted on its own: the shuffle's map
+//	                    op, whose chunk is its pairs laid out destination
+//	                    by destination (sorted, they already are)
+//	ssort.sample    p   min(p, n) pairs of each, evenly spaced
+//	ssort.splitters 1   the p-1 p-quantiles of all the samples (p² pairs)
+//	ssort.counts    p   how many pairs of block c go to each destination:
+//	                    the index of block c's pieces
+//	ssort.table     1   the counts of every block, p² numbers: the probe
+//	second stage
+//	ssort.merge     p   destination d's pieces merged, each piece read as
+//	                    a Range of a sorted block (its offset the sum of
+//	                    the block's counts before d): the d-th block of
+//	                    the result
+//	ssort.values    p   the merged pairs as values ("argsort.indices":
+//	                    as indices), fused with the merge into one op
 //
-// Each piece is an ordinary chunk, cut where its block is (it reads the
-// block and the splitters), so only the pairs themselves travel to the
-// merges: every element moves once, where the merge-split network of
-// sortBlocks moves each O(log² p) times. The next stage turns each merged
-// block into values ("ssort.values") or indices ("argsort.indices"); its
-// blocks are the destinations that received anything.
+// A piece is no op and no chunk: it is the part of a sorted block that a
+// merge reads, and only its bytes travel (a worker's chunk service sends
+// a range; a worker on the block's host maps the block and slices it).
+// So the shuffle is 3p+2 ops in its first stage and p merges (each fused
+// with its values op) in its second, each element crosses between
+// workers at most once, and a lost block is made again from lineage like
+// any chunk, its pieces with it. The merge-split network
+// of sortBlocks moves each element O(log² p) times but needs no stage.
 //
 // Sort and argsort of 1-D arrays take the sample sort from SampleSortMin
 // blocks on, and keep the network for 2-D arrays (one sort a row) and for
 // the percentiles, which need blocks of known offsets (a sort of an array
 // whose percentiles are taken too shares their network, sorting once).
 //
-// It is off by default, as measured (TestSortOnCluster, 4·10⁶ float64,
-// sort and argsort, three workers in one process, a loaded 2-core host):
-// at 16 blocks the sample sort moved 1.05 GB and 0.56 GB between workers
-// in two runs, against the network's 0.54 GB and 0.44 GB (4.1 s against
-// 3.6 s in the second); at 64 blocks 5.7 GB in 7.6 s against 1.1 GB in
-// 4.3 s. Single runs each: the host's load moves them by tens of percent.
-// The scheduler places many of the p pieces of a block away from it (each
-// op queued on a worker costs waitCost, and p of them become ready at
-// once), and each such piece fetches the whole block. In one process
-// (BenchmarkSortBlocks) neither wins beyond the noise. The sample sort
-// pays once a map op cuts all of a block's pieces where the block is, the
-// shuffle of issue 21 that the runtime does not have yet.
-var SampleSortMin = math.MaxInt
+// The crossover, measured (TestSortCrossover: sort and argsort of 4·10⁶
+// float64 on 2 and 3 worker processes, medians of three, a 2-core host
+// at load 7-11): the sample sort moved 64-87 MB between workers whatever
+// the blocks, the network 96 MB at 2 blocks and 0.8-1.2 GB at 64. With
+// the blocks sorted by comparison, the network won at 2 and 4 blocks on 3
+// workers and the sample sort from 8 on; with the radix sort of pairs
+// (sort.local, which the sample sort uses for every block and the network
+// only for argsort), the sample sort won at every count from 2 to 64, on
+// both (0.29-0.93 s against 0.44-1.84 s). So it takes every 1-D array of
+// 2 blocks or more. Not measured: small arrays, where the stage's round
+// trip to the scheduler (which the network does without) may cost more
+// than the sort. math.MaxInt turns it off.
+var SampleSortMin = 2
 
 // sampleSorts says whether n's sort is a sample sort.
 func sampleSorts(t *tiler, n *spec.Node) bool {
@@ -73,53 +81,66 @@ func measureSampleSort(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	p := len(x.Keys)
 	sizes := x.Chunks[0]
 	offs := tensor.ChunkOffsets(x.Chunks)[0]
-	m := slices.Max(sizes)
-	local := make([]int, p)
+	local := make([]uint64, p)
 	samples := make([]int, p)
 	for c, k := range x.Keys {
-		local[c] = int(t.emit(&chunk.Op{Kind: "sort.local", Inputs: []int{int(k)}, Shape: []int{sizes[c], 2}, DType: tensor.Int64,
-			Args: chunk.SortArgs{Pairs: true, Offset: offs[c]}}))
-		samples[c] = int(t.emit(&chunk.Op{Kind: "ssort.sample", Inputs: []int{local[c]}, Shape: []int{min(p, sizes[c]), 2}, DType: tensor.Int64,
+		local[c] = t.emit(&chunk.Op{Kind: "sort.local", Inputs: []int{int(k)}, Shape: []int{sizes[c], 2}, DType: tensor.Int64,
+			Args: chunk.SortArgs{Pairs: true, Offset: offs[c]}})
+		samples[c] = int(t.emit(&chunk.Op{Kind: "ssort.sample", Inputs: []int{int(local[c])}, Shape: []int{min(p, sizes[c]), 2}, DType: tensor.Int64,
 			Args: chunk.SampleSortArgs{P: p}}))
 	}
 	spl := int(t.emit(&chunk.Op{Kind: "ssort.splitters", Inputs: samples, Shape: []int{p - 1, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
 	counts := make([]int, p)
 	for c := range p {
-		counts[c] = int(t.emit(&chunk.Op{Kind: "ssort.counts", Inputs: []int{local[c], spl}, Shape: []int{p}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
+		counts[c] = int(t.emit(&chunk.Op{Kind: "ssort.counts", Inputs: []int{int(local[c]), spl}, Shape: []int{p}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
 	}
-	probe := t.emit(&chunk.Op{Kind: "ssort.lens", Inputs: counts, Shape: []int{p}, DType: tensor.Int64})
-	bound := min(x.Shape[0], (2*p+2)*((m+p-1)/p))
-	merges := make([]uint64, p)
-	for d := range p {
-		pieces := make([]int, p)
-		for c := range p {
-			pieces[c] = int(t.emit(&chunk.Op{Kind: "ssort.piece", Inputs: []int{local[c], spl}, Shape: []int{sizes[c], 2}, DType: tensor.Int64,
-				Args: chunk.SampleSortArgs{P: p, Dest: d}}))
-		}
-		merges[d] = t.emit(&chunk.Op{Kind: "ssort.merge", Inputs: pieces, Shape: []int{bound, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
-	}
-	return merges, probe, nil
+	probe := t.emit(&chunk.Op{Kind: "ssort.table", Inputs: counts, Shape: []int{p * p}, DType: tensor.Int64})
+	return local, probe, nil
 }
 
-// finishSampleSort makes the result of the merged blocks that received
-// anything, as values or indices.
-func finishSampleSort(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.TiledTensor, error) {
-	if len(ids) != len(lens) {
-		return nil, fmt.Errorf("%d merged blocks for %d lengths", len(ids), len(lens))
+// finishSampleSort merges each destination's pieces, ranges of the sorted
+// blocks ids, and makes the result of the destinations that received
+// anything, as values or indices. counts[c*p+d] is the length of block
+// c's piece for destination d.
+func finishSampleSort(t *tiler, n *spec.Node, ids []uint64, counts []int) (*tensor.TiledTensor, error) {
+	p := len(ids)
+	if len(counts) != p*p {
+		return nil, fmt.Errorf("%d counts for %d sorted blocks", len(counts), p)
+	}
+	blocks := make([]int, p)
+	at := make([]int, p) // where block c's next piece begins
+	for c, id := range ids {
+		l := 0
+		for d := range p {
+			l += counts[c*p+d]
+		}
+		blocks[c] = int(t.emit(&chunk.Op{Kind: "stored", Stored: id, Shape: []int{l, 2}, DType: tensor.Int64}))
+	}
+	kind := "ssort.values"
+	if n.Op == tensor.OpArgsort {
+		kind = "argsort.indices"
 	}
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{nil}}
 	total := 0
-	for d, l := range lens {
+	for d := range p {
+		var inputs []int
+		var ranges []chunk.Range
+		l := 0
+		for c := range p {
+			k := counts[c*p+d]
+			if k > 0 {
+				inputs = append(inputs, blocks[c])
+				ranges = append(ranges, chunk.Range{Off: 2 * at[c], Shape: []int{k, 2}, DType: tensor.Int64})
+			}
+			at[c] += k
+			l += k
+		}
 		if l == 0 {
 			continue
 		}
 		total += l
-		in := t.emit(&chunk.Op{Kind: "stored", Stored: ids[d], Shape: []int{l, 2}, DType: tensor.Int64})
-		kind := "ssort.values"
-		if n.Op == tensor.OpArgsort {
-			kind = "argsort.indices"
-		}
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: kind, Inputs: []int{int(in)}, Shape: []int{l}, DType: n.DType}))
+		merged := t.emit(&chunk.Op{Kind: "ssort.merge", Inputs: inputs, Ranges: ranges, Shape: []int{l, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: kind, Inputs: []int{int(merged)}, Shape: []int{l}, DType: n.DType}))
 		out.Chunks[0] = append(out.Chunks[0], l)
 	}
 	if total != n.Shape[0] {
