@@ -48,8 +48,10 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 			if _, has := s.copies[id]; !has {
 				s.copies[id] = core.Location{ID: id, Worker: w.name, NBytes: n}
 				ids, nbytes = append(ids, id), nbytes+n
+				continue
 			}
 		}
+		s.remember(w.name, id, n)
 	}
 	s.adopted += len(ids)
 	s.copyLater() // an upload taken back wants its second copy
