@@ -51,6 +51,25 @@ func TestTakeoverFromReplica(t *testing.T) {
 	startWorker(t, bin, gossip, "w1")
 	startWorker(t, bin, gossip, "w2")
 	b := startServer(t, bin, "scheduler", "--gossip", "127.0.0.1:0", "--join", gossip, "--state-dir", dirB)
+	takeOver(t, a, b, gossip, dirA, dirB)
+}
+
+// TestUpTakesOver: `up --state-dir` and a scheduler joined to it with a
+// state dir of its own; the scheduler, home of a session, is killed, and
+// up takes the session over (the same as TestTakeoverFromReplica the
+// other way round: up's replica, up's workers).
+func TestUpTakesOver(t *testing.T) {
+	bin := build(t)
+	gossip, dirUp, dirB := freeGossip(t), t.TempDir(), t.TempDir()
+	up := startUp(t, bin, "--workers", "2", "--state-dir", dirUp)
+	b := startServer(t, bin, "scheduler", "--gossip", gossip, "--join", up.join, "--state-dir", dirB)
+	takeOver(t, b, up, gossip, dirB, dirUp)
+}
+
+// takeOver makes a session homed on scheduler a (at gossip address
+// gossip, state dir dirA) through scheduler b (state dir dirB), kills a
+// with SIGKILL, and checks that b takes the session over.
+func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the first scheduler's log:\n%s\nthe second's:\n%s", a.stderr, b.stderr)
@@ -67,8 +86,16 @@ func TestTakeoverFromReplica(t *testing.T) {
 	}
 	defer cb.Close()
 	for _, c := range []*fs.Client{ca, cb} {
-		waitWorkers(t, c)
-		waitFor(t, c, "/cluster/members", 60*time.Second, func(s string) bool { return strings.Count(s, " scheduler alive") == 2 })
+		waitFor(t, c, "/cluster/members", 60*time.Second, func(s string) bool {
+			return strings.Count(s, " scheduler alive") == 2 && strings.Count(s, " worker alive") == 2
+		})
+		ents, err := c.ReadDir("/cluster/workers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			waitFor(t, c, "/cluster/workers/"+e.Name+"/status", 30*time.Second, func(s string) bool { return s != "" })
+		}
 	}
 	aName := memberNamed(readText(t, ca, "/cluster/members"), gossip)
 	if aName == "" {
