@@ -41,7 +41,8 @@ func homeOf(t *testing.T, c *fs.Client, sess string) string {
 // tensor, is copied into the second's replica of the first's journal;
 // the first is killed with SIGKILL. Within 30 s the second serves the
 // session (ctl: home the second), its tensors bit-identical, their
-// chunks taken from the workers rather than made again, and a new graph
+// chunks taken from the workers rather than made again, the graph that
+// was running runs again to the result of a fresh run, and a new graph
 // on them succeeds. The time from the kill to the first good read is
 // logged: the takeover time.
 func TestTakeoverFromReplica(t *testing.T) {
@@ -134,6 +135,16 @@ func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 	for _, name := range []string{"u", "x", "y"} {
 		want[name], _ = hashFile(t, cb, sess+"/tensors/"+name+"/data")
 	}
+	// A graph long enough to be running when the home dies.
+	const long = "m = rand((2000, 2000), chunks=500, seed=9)\nz = (m @ m @ m).sum()\n"
+	if err := cb.WriteFile(sess+"/submit", []byte(long)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	running := readText(t, cb, sess+"/graphs/2/status")
+	if !strings.HasPrefix(running, "RUNNING") {
+		t.Fatalf("graph 2 not running when the home is to be killed:\n%s", running)
+	}
 	// The second's replica catches up with the first's file.
 	file := filepath.Base(sess)
 	file = "session-" + file + ".journal"
@@ -174,6 +185,16 @@ func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 	if h := homeOf(t, cb, sess); h == aName || h == "" {
 		t.Errorf("ctl says home %q after the takeover", h)
 	}
+	if st := readText(t, cb, sess+"/graphs/2/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
+		t.Fatalf("graph 2, running at the kill, after the takeover:\n%s", st)
+	}
+	finished := time.Since(killed)
+	other := newSession(t, cb)
+	submitOK(t, cb, other, long)
+	if x, y := readText(t, cb, sess+"/tensors/z/text"), readText(t, cb, other+"/tensors/z/text"); x != y {
+		t.Errorf("z of the graph run again after the takeover = %q, of a fresh run %q", x, y)
+	}
+	t.Logf("the graph running at the kill finished %v after it", finished.Round(time.Millisecond))
 	submitOK(t, cb, sess, "s = (y - x * 2).sum() + u.sum()\n")
 	log := b.stderr.String()
 	if !strings.Contains(log, "took over 1 sessions of "+aName) {
