@@ -32,6 +32,7 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 	var ids []uint64
 	var nbytes int64
 	s.mu.Lock()
+	s.sweepOffers() // offers come seldom: when a connection breaks
 	for i, id := range m.IDs {
 		n := m.Sizes[i]
 		if l, ok := s.lost[id]; ok && l.NBytes == n {

@@ -52,6 +52,25 @@ func (s *Scheduler) remember(w string, id uint64, n int64) {
 	s.refused[id] = append(keep, offer{core.Location{ID: id, Worker: w, NBytes: n}, now})
 }
 
+// sweepOffers forgets the offers too old to claim: their workers have
+// freed those orphans. s.mu is held.
+func (s *Scheduler) sweepOffers() {
+	now := time.Now()
+	for id, os := range s.refused {
+		keep := os[:0]
+		for _, o := range os {
+			if now.Sub(o.at) < claimWithin {
+				keep = append(keep, o)
+			}
+		}
+		if len(keep) == 0 {
+			delete(s.refused, id)
+		} else {
+			s.refused[id] = keep
+		}
+	}
+}
+
 // forgetOffers forgets what worker w offered: it is gone, and its
 // orphans with it. s.mu is held.
 func (s *Scheduler) forgetOffers(w string) {
