@@ -134,12 +134,17 @@ type Config struct {
 	// OnChange, if not nil, is called on every change of the member table,
 	// from memberlist's goroutines. It must not block.
 	OnChange func(Member)
+	// OnMsg, if not nil, is given each message another node sent this
+	// one (Send), from memberlist's goroutines, one call a message, in no
+	// promised order. It must not block, nor keep msg.
+	OnMsg func(msg []byte)
 }
 
 // A Node is this process's membership in the cluster.
 type Node struct {
 	list        *memberlist.Memberlist
 	onChange    func(Member)
+	onMsg       func([]byte)
 	leavingMeta []byte
 
 	mu      sync.Mutex
@@ -220,7 +225,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{meta: meta, leavingMeta: leavingMeta, onChange: cfg.OnChange, members: make(map[string]Member),
+	n := &Node{meta: meta, leavingMeta: leavingMeta, onChange: cfg.OnChange, onMsg: cfg.OnMsg, members: make(map[string]Member),
 		leaving: make(map[string]bool), changed: make(chan struct{})}
 	mc.Delegate = (*delegate)(n)
 	mc.Events = (*events)(n)
@@ -337,6 +342,18 @@ func (n *Node) Leave(timeout time.Duration) error {
 
 // Close stops the node without announcing its departure: the others notice
 // it by failure detection.
+// Send sends msg to the live member named name, over a TCP connection of
+// memberlist's (encrypted as gossip is), where Config.OnMsg receives it.
+// It returns once the message is written, not once it is received.
+func (n *Node) Send(name string, msg []byte) error {
+	for _, mn := range n.list.Members() {
+		if mn.Name == name {
+			return n.list.SendReliable(mn, msg)
+		}
+	}
+	return fmt.Errorf("cluster: send to %s: no such live member", name)
+}
+
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -384,7 +401,8 @@ func (n *Node) update(mn *memberlist.Node, st State) {
 	}
 }
 
-// delegate publishes the node's metadata; marsfs sends no user gossip.
+// delegate publishes the node's metadata and hands on the messages of
+// Send; marsfs sends no user gossip.
 type delegate Node
 
 func (d *delegate) NodeMeta(limit int) []byte {
@@ -395,7 +413,11 @@ func (d *delegate) NodeMeta(limit int) []byte {
 	}
 	return d.meta
 }
-func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) NotifyMsg(msg []byte) {
+	if d.onMsg != nil {
+		d.onMsg(msg)
+	}
+}
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (d *delegate) LocalState(join bool) []byte                { return nil }
 func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}

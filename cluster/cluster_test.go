@@ -164,3 +164,36 @@ func TestJoinFailures(t *testing.T) {
 		t.Errorf("join with another key: %v", err)
 	}
 }
+
+// TestSend: a message sent to a member by name reaches its OnMsg, with a
+// key as without; a name not in the cluster is an error.
+func TestSend(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("0123456789abcdef")} {
+		ctx := context.Background()
+		got := make(chan string, 1)
+		a, err := Join(ctx, Config{Name: "a", Fast: true, SecretKey: key, OnMsg: func(m []byte) { got <- string(m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Join(ctx, Config{Name: "b", Fast: true, SecretKey: key, Join: []string{a.GossipAddr()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Send("a", []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m != "hello" {
+				t.Fatalf("got %q", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no message in 5 s")
+		}
+		if err := b.Send("nobody", []byte("x")); err == nil {
+			t.Fatal("sent to nobody")
+		}
+		b.Close()
+		a.Close()
+	}
+}

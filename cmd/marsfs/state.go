@@ -19,6 +19,7 @@ type stateDir struct {
 	dir    *journal.Dir
 	loaded []journal.Loaded
 	opened time.Time
+	rep    *replicator // the journal's copy on the ring successor (takeover.go)
 }
 
 // openState opens the state directory at path ("" for none: nil) and
@@ -35,7 +36,9 @@ func openState(path string) (*stateDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stateDir{dir: d, loaded: loaded, opened: time.Now()}, nil
+	st := &stateDir{dir: d, loaded: loaded, opened: time.Now()}
+	st.rep = newReplicator(st)
+	return st, nil
 }
 
 // expect tells the scheduler of the chunks the journal's sessions hold,
@@ -44,6 +47,7 @@ func (st *stateDir) expect(cfg *sched.Config) {
 	if st == nil {
 		return
 	}
+	cfg.OnMsg = st.rep.onMsg
 	for _, l := range st.loaded {
 		if l.State == nil || l.State.Closed {
 			continue
@@ -76,7 +80,9 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 		logPrefixed("took back %d chunks from the workers in %v; %d are missing, to be made again from lineage when needed",
 			adopted, time.Since(st.opened).Round(time.Millisecond), missing)
 	}
+	st.dir.SetShip(st.rep.ship)
 	eng.SetJournal(st.dir, logPrefixed)
+	defer st.rep.start(ctx, s, eng)
 	res, err := eng.Restore(st.loaded)
 	if err != nil {
 		logPrefixed("state dir %s: %v", st.dir.Path(), err)

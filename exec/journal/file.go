@@ -16,6 +16,7 @@ import (
 // session-N.journal.
 type Dir struct {
 	path string
+	ship func(Shipment) // SetShip; nil for none
 }
 
 // OpenDir makes (if need be) and opens the state directory at path.
@@ -83,7 +84,10 @@ func (d *Dir) Load() ([]Loaded, error) {
 func (d *Dir) Remove(session int) error {
 	err := os.Remove(d.file(session))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		d.shipped(Shipment{Session: session, Remove: true})
 	}
 	return err
 }
@@ -144,6 +148,7 @@ func (l *Log) Append(r Record, sync bool) error {
 		l.err = fmt.Errorf("journal: session %d: %w", l.session, err)
 		return l.err
 	}
+	l.dir.shipped(Shipment{Session: l.session, Offset: l.size, Frames: append([]byte(nil), l.buf...)})
 	l.size += int64(len(l.buf))
 	if sync {
 		if err := l.f.Sync(); err != nil {
@@ -226,6 +231,7 @@ func (l *Log) rewrite(rs []Record) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	l.f, l.size, l.state = f, int64(len(buf)), st
+	l.dir.shipped(Shipment{Session: l.session, Reset: true, Frames: buf})
 	return nil
 }
 

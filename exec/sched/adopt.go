@@ -32,6 +32,7 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 	var ids []uint64
 	var nbytes int64
 	s.mu.Lock()
+	s.sweepOffers() // offers come seldom: when a connection breaks
 	for i, id := range m.IDs {
 		n := m.Sizes[i]
 		if l, ok := s.lost[id]; ok && l.NBytes == n {
@@ -48,8 +49,10 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 			if _, has := s.copies[id]; !has {
 				s.copies[id] = core.Location{ID: id, Worker: w.name, NBytes: n}
 				ids, nbytes = append(ids, id), nbytes+n
+				continue
 			}
 		}
+		s.remember(w.name, id, n)
 	}
 	s.adopted += len(ids)
 	s.copyLater() // an upload taken back wants its second copy

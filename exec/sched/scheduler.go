@@ -57,6 +57,9 @@ type Config struct {
 	// ExpectUploads are uploads', which want two copies.
 	Expect        []core.Location
 	ExpectUploads []uint64
+	// OnMsg, if not nil, is given each message another scheduler sent
+	// this one (Send); see cluster.Config.OnMsg.
+	OnMsg func(msg []byte)
 	// MaxChunk is the largest chunk accepted from the network; 16 GiB when 0.
 	MaxChunk int64
 	// Depth bounds the ops sent to a worker and not yet reported, per slot
@@ -123,6 +126,9 @@ type Scheduler struct {
 	// offered names the workers that said what they held on connecting
 	// (WaitExpected).
 	offered map[string]bool
+	// refused holds the chunks workers offered that this scheduler had
+	// not lost: another's, for Claim (claim.go).
+	refused map[uint64][]offer
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -244,7 +250,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	s := newScheduler(cfg, space)
 	cfg = s.cfg
 	node, err := cluster.Join(ctx, cluster.Config{
-		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput,
+		Name: cfg.Name, BindAddr: cfg.Gossip, Join: cfg.Join, SecretKey: cfg.SecretKey, Fast: cfg.Fast, LogOutput: cfg.LogOutput, OnMsg: cfg.OnMsg,
 		Meta: cluster.Meta{Role: cluster.RoleScheduler, Addr: cfg.Addr, PID: os.Getpid(), Space: uint32(space)},
 	})
 	if err != nil {
@@ -259,6 +265,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	go s.watch()
 	return s, nil
 }
+
+// Send sends msg to the live member named name, for its OnMsg.
+func (s *Scheduler) Send(name string, msg []byte) error { return s.node.Send(name, msg) }
 
 // checkUnique refuses a scheduler whose name or space another scheduler
 // of the member table (which Join filled) already holds: their chunks or
@@ -605,6 +614,7 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 		return
 	}
 	delete(s.workers, w.name)
+	s.forgetOffers(w.name)
 	if w.cc != nil {
 		w.cc.Close()
 		for _, mb := range s.jobs {

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"marsfs/cluster"
+	"marsfs/cluster/ring"
+	"marsfs/exec/core"
+	"marsfs/exec/engine"
+	"marsfs/exec/journal"
+	"marsfs/exec/sched"
+)
+
+// This file keeps a scheduler's journal on the next scheduler of the ring
+// as well, and takes a dead scheduler's sessions over from the copy it
+// kept of its journal (SPEC.md, "Schedulers").
+//
+// Every write of a session's file (journal.Dir.SetShip) is queued and
+// sent, in batches, to the ring successor of this scheduler among the
+// live ones, as a memberlist message (cluster.Node.Send: a TCP
+// connection, encrypted as gossip is). The successor applies each to its
+// replica, DIR/replica/NAME (journal.Replica): the same bytes, framing and
+// checksums. Messages may arrive out of order or not at all; a replica
+// that finds a gap asks for the session again, and the shipper, which
+// keeps what it shipped of every session in memory, sends the whole file.
+// When the successor changes, the new one is sent every session whole.
+//
+// When memberlist declares a scheduler failed (not one that left: that
+// one is stopping, to restart from its own state dir), the scheduler
+// that was its successor restores its sessions from the replica as a
+// restart does: the chunks they kept taken from the workers that offered
+// them as orphans (sched.Scheduler.Claim), the others made again from
+// lineage when needed, a graph that was running run again. The sessions
+// keep their numbers and live on here from then on, in this scheduler's
+// own journal (shipped to its own successor in turn).
+
+// A replicator ships this scheduler's journal and keeps its
+// predecessors'.
+type replicator struct {
+	st *stateDir
+
+	mu      sync.Mutex
+	s       *sched.Scheduler // nil until started
+	eng     *engine.Engine
+	mirror  map[int][]byte // each session's file as shipped
+	dirty   map[int]bool   // sessions to send whole (or removed, without a mirror)
+	pending []journal.Shipment
+	target  string // the successor the mirror was last sent to
+	inbox   [][]byte
+	wake    chan struct{}
+}
+
+func newReplicator(st *stateDir) *replicator {
+	return &replicator{st: st, mirror: map[int][]byte{}, dirty: map[int]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// maxPending bounds the appends queued: past it, the sessions are sent
+// whole instead (the mirror has them).
+const maxPending = 4096
+
+// ship queues a write of one of this scheduler's session files. It is
+// called with the session's log locked: it does not block.
+func (r *replicator) ship(sh journal.Shipment) {
+	r.mu.Lock()
+	switch {
+	case sh.Remove:
+		delete(r.mirror, sh.Session)
+		r.dirty[sh.Session] = true
+	case sh.Reset:
+		r.mirror[sh.Session] = sh.Frames
+		r.dirty[sh.Session] = true
+	case int64(len(r.mirror[sh.Session])) == sh.Offset:
+		r.mirror[sh.Session] = append(r.mirror[sh.Session], sh.Frames...)
+		if !r.dirty[sh.Session] && len(r.pending) < maxPending {
+			r.pending = append(r.pending, sh)
+		} else {
+			r.dirty[sh.Session] = true
+		}
+	default:
+		r.dirty[sh.Session] = true // cannot happen: a Log's writes follow on
+	}
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *replicator) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// A replMsg is what schedulers send one another: shipments of From's
+// journal, or (Again) the sessions From wants sent whole.
+type replMsg struct {
+	From  string
+	Ships []journal.Shipment `json:",omitempty"`
+	Again []int              `json:",omitempty"`
+}
+
+const replTag = 'J' // the first byte of a replMsg, for other messages to come
+
+// onMsg receives another scheduler's message (sched.Config.OnMsg): it
+// queues a copy, for loop to handle.
+func (r *replicator) onMsg(msg []byte) {
+	if len(msg) == 0 || msg[0] != replTag {
+		return
+	}
+	r.mu.Lock()
+	r.inbox = append(r.inbox, append([]byte(nil), msg[1:]...))
+	r.mu.Unlock()
+	r.poke()
+}
+
+// start runs the replicator with scheduler s and engine eng until ctx
+// ends.
+func (r *replicator) start(ctx context.Context, s *sched.Scheduler, eng *engine.Engine) {
+	r.mu.Lock()
+	r.s, r.eng = s, eng
+	r.mu.Unlock()
+	go r.loop(ctx)
+}
+
+// loop sends what is queued, applies what came, and watches for dead
+// predecessors, until ctx ends.
+func (r *replicator) loop(ctx context.Context) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	failed := map[string]bool{} // schedulers already seen failed
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-tick.C:
+		}
+		members := r.s.Members()
+		r.receive()
+		r.send(members)
+		for _, m := range members {
+			if m.Meta.Role != cluster.RoleScheduler || m.Name == r.s.Name() {
+				continue
+			}
+			if m.State != cluster.Failed {
+				delete(failed, m.Name)
+				continue
+			}
+			if !failed[m.Name] {
+				failed[m.Name] = true
+				r.takeOver(m.Name, members)
+			}
+		}
+	}
+}
+
+// liveSchedulers names the live schedulers of members, this one's
+// included.
+func (r *replicator) liveSchedulers(members []cluster.Member) []string {
+	names := []string{r.s.Name()}
+	for _, m := range members {
+		if m.Meta.Role == cluster.RoleScheduler && m.State == cluster.Alive && m.Name != r.s.Name() {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// send sends the successor what is queued for it.
+func (r *replicator) send(members []cluster.Member) {
+	succ := ring.New(r.liveSchedulers(members)).Successor(r.s.Name())
+	r.mu.Lock()
+	if succ != r.target {
+		// A new successor (or none): it is sent every session whole.
+		r.target = succ
+		r.pending = nil
+		for n := range r.mirror {
+			r.dirty[n] = true
+		}
+	}
+	if succ == "" || (len(r.pending) == 0 && len(r.dirty) == 0) {
+		r.mu.Unlock()
+		return
+	}
+	m := replMsg{From: r.s.Name()}
+	for n := range r.dirty {
+		if b, ok := r.mirror[n]; ok {
+			m.Ships = append(m.Ships, journal.Shipment{Session: n, Reset: true, Frames: b})
+		} else {
+			m.Ships = append(m.Ships, journal.Shipment{Session: n, Remove: true})
+		}
+	}
+	m.Ships = append(m.Ships, r.pending...)
+	r.pending, r.dirty = nil, map[int]bool{}
+	r.mu.Unlock()
+	if err := r.post(succ, m); err != nil {
+		r.mu.Lock()
+		for _, sh := range m.Ships {
+			r.dirty[sh.Session] = true
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *replicator) post(to string, m replMsg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return r.s.Send(to, append([]byte{replTag}, b...))
+}
+
+// receive applies the messages that came: shipments to the sender's
+// replica (asking again for the sessions that do not follow on), and
+// requests for sessions whole.
+func (r *replicator) receive() {
+	r.mu.Lock()
+	inbox := r.inbox
+	r.inbox = nil
+	r.mu.Unlock()
+	for _, b := range inbox {
+		var m replMsg
+		if err := json.Unmarshal(b, &m); err != nil || m.From == "" {
+			continue
+		}
+		if len(m.Again) > 0 {
+			r.mu.Lock()
+			if m.From == r.target {
+				for _, n := range m.Again {
+					r.dirty[n] = true
+				}
+			}
+			r.mu.Unlock()
+		}
+		if len(m.Ships) == 0 {
+			continue
+		}
+		rep, err := r.st.dir.Replica(m.From)
+		if err != nil {
+			logPrefixed("replica of %s: %v", m.From, err)
+			continue
+		}
+		again := map[int]bool{}
+		for _, sh := range m.Ships {
+			if again[sh.Session] && !sh.Reset {
+				continue
+			}
+			if err := rep.Apply(sh); err != nil {
+				if !errors.Is(err, journal.ErrGap) {
+					logPrefixed("replica of %s: %v", m.From, err)
+				}
+				again[sh.Session] = true
+			} else if sh.Reset {
+				delete(again, sh.Session)
+			}
+		}
+		if len(again) > 0 {
+			ask := replMsg{From: r.s.Name()}
+			for n := range again {
+				ask.Again = append(ask.Again, n)
+			}
+			r.post(m.From, ask)
+		}
+	}
+}
+
+// takeOver restores the sessions of scheduler dead, declared failed, from
+// its replica, if this scheduler is its successor on the ring it was on;
+// another scheduler forgets the replica it may keep of it.
+func (r *replicator) takeOver(dead string, members []cluster.Member) {
+	dir := filepath.Join(r.st.dir.Path(), "replica", dead)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	if ring.New(append(r.liveSchedulers(members), dead)).Successor(dead) != r.s.Name() {
+		os.RemoveAll(dir) // another's to take over; this copy is stale
+		return
+	}
+	start := time.Now()
+	rep, err := r.st.dir.Replica(dead)
+	if err != nil {
+		logPrefixed("taking over %s: %v", dead, err)
+		return
+	}
+	loaded, err := rep.Dir().Load()
+	if err != nil {
+		logPrefixed("taking over %s: %v", dead, err)
+		return
+	}
+	var kept, uploads []core.Location
+	for _, l := range loaded {
+		if l.State == nil || l.State.Closed {
+			continue
+		}
+		chunks, ups := l.State.Chunks()
+		isUp := map[uint64]bool{}
+		for _, id := range ups {
+			isUp[id] = true
+		}
+		for _, c := range chunks {
+			if !isUp[c.ID] {
+				kept = append(kept, core.Location{ID: c.ID, NBytes: c.NBytes})
+				continue
+			}
+			for _, w := range c.Workers {
+				uploads = append(uploads, core.Location{ID: c.ID, Worker: w, NBytes: c.NBytes})
+			}
+		}
+	}
+	adopted, lost := r.s.Claim(kept, uploads)
+	res, err := r.eng.Restore(loaded)
+	if err != nil {
+		logPrefixed("taking over %s: %v", dead, err)
+		return
+	}
+	for _, l := range res.Lost {
+		logPrefixed("session %d of %s lost: its replica is damaged (%v)", l.Session, dead, l.Err)
+	}
+	os.RemoveAll(dir) // the sessions are this scheduler's now, in its own journal
+	logPrefixed("took over %d sessions of %s, declared failed, in %v: %d chunks taken from the workers, %d to be made again from lineage when needed; %d graphs that were running run again; %d sessions lost",
+		res.Sessions, dead, time.Since(start).Round(time.Millisecond), adopted, lost, res.Rerun, len(res.Lost))
+}

@@ -1,0 +1,125 @@
+package sched
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"marsfs/exec/core"
+	"marsfs/exec/worker"
+	"marsfs/tensor"
+	"marsfs/tensor/spec"
+	"marsfs/tensor/tile"
+)
+
+// TestClaimFromDeadScheduler: two schedulers share two workers; the first
+// keeps a graph's chunks and an upload, then goes without a word. The
+// workers offer the orphans to the second at once, which refuses them
+// (they are not its) but remembers; told then (as by the replica of the
+// first's journal) which chunks the first's sessions held, it claims
+// every one from the workers, bytes unchanged, and the upload's two
+// copies where the journal says they are (a worker keeps an upload
+// whichever connection breaks: it is not offered).
+func TestClaimFromDeadScheduler(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 2, OrphanGrace: time.Minute},
+		worker.Config{Name: "w2", Slots: 2, OrphanGrace: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s2, err := New(ctx, Config{Fast: true, Join: []string{tc.s.GossipAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	if err := s2.WaitWorkers(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := tile.Graph(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint64, len(cg.Ops))
+	keep := map[uint64]bool{}
+	for k := range ids {
+		ids[k] = uint64(7_000 + k)
+	}
+	var expect []core.Location
+	for _, k := range cg.Outputs[0].Keys {
+		keep[ids[k]] = true
+		expect = append(expect, core.Location{ID: ids[k], NBytes: 100 * 100 * 8})
+	}
+	if err := tc.s.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep}); err != nil {
+		t.Fatal(err)
+	}
+	up := tensor.NewArray(tensor.Float64, []int{1000})
+	for i := range up.Float64s() {
+		up.Float64s()[i] = float64(i)
+	}
+	if err := tc.s.Put(ctx, 99_999, up); err != nil {
+		t.Fatal(err)
+	}
+	want, release, err := tc.s.Fetch(ctx, expect[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBytes := bytes.Clone(want.Data)
+	release()
+	for deadline := time.Now().Add(10 * time.Second); tc.s.Copies() < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload has no second copy after 10 s")
+		}
+	}
+	tc.s.mu.Lock()
+	uploads := []core.Location{tc.s.chunks[99_999], tc.s.copies[99_999]}
+	tc.s.mu.Unlock()
+	tc.s.Close()
+
+	// The offers come on the workers' connections to s2 as theirs to the
+	// first break: wait for every one.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s2.mu.Lock()
+		n := 0
+		for _, loc := range expect {
+			n += len(s2.refused[loc.ID])
+		}
+		s2.mu.Unlock()
+		if n == len(expect) {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, loc := range expect {
+				t.Logf("chunk %d: %v", loc.ID, s2.refused[loc.ID])
+			}
+			t.Fatalf("s2 heard %d offers of the %d", n, len(expect))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	adopted, lost := s2.Claim(expect, uploads)
+	if adopted != len(expect)+1 || lost != 0 {
+		t.Fatalf("claimed %d, %d lost; want %d, none lost", adopted, lost, len(expect)+1)
+	}
+	if w1, w2 := s2.Where(99_999), s2.copies[99_999].Worker; w1 == "" || w2 == "" || w1 == w2 {
+		t.Errorf("the upload's copies are on %q and %q", w1, w2)
+	}
+	got, release, err := s2.Fetch(ctx, expect[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if !bytes.Equal(got.Data, wantBytes) {
+		t.Error("a chunk claimed does not hold its bytes")
+	}
+	gotUp, release2, err := s2.Fetch(ctx, 99_999)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release2()
+	if !bytes.Equal(gotUp.Data, up.Data) {
+		t.Error("the upload claimed does not hold its bytes")
+	}
+}
