@@ -1,6 +1,8 @@
 package main
 
 import (
+	"marsfs/tensor/codec/zarr"
+
 	"context"
 	"os"
 	"runtime"
@@ -88,6 +90,11 @@ func giveBack(ctx context.Context, period time.Duration) {
 		}
 		now := allocs()
 		if now-last < quietAlloc && now-given >= workAlloc {
+			// Two collections: sync.Pools (the kernels' reused buffers,
+			// a store chunk's worth each) keep what one collection
+			// finds unused until the next.
+			zarr.Release() // the zstd codecs' grown buffers
+			runtime.GC()
 			debug.FreeOSMemory()
 			now = allocs()
 			given = now

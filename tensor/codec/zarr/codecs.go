@@ -183,19 +183,35 @@ func lz4Literals(dst, src []byte) []byte {
 	return append(dst, src...)
 }
 
+// The zstd decoder and encoders are shared by a process's kernels, and
+// they keep what they grew: a decoder's history of a single-segment frame
+// is as large as the frame's content (a store chunk: 80 MB), one a
+// decoder of the pool. Release drops them when the process goes quiet.
 var (
-	zstdDecOnce sync.Once
-	zstdDec     *zstd.Decoder
-	zstdEncMu   sync.Mutex
-	zstdEncs    = map[int]*zstd.Encoder{}
+	zstdMu   sync.Mutex
+	zstdDec  *zstd.Decoder
+	zstdEncs = map[int]*zstd.Encoder{}
 )
 
 // zstdDecoder is shared: its DecodeAll is safe for concurrent use.
 func zstdDecoder() *zstd.Decoder {
-	zstdDecOnce.Do(func() {
+	zstdMu.Lock()
+	defer zstdMu.Unlock()
+	if zstdDec == nil {
 		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxChunk))
-	})
+	}
 	return zstdDec
+}
+
+// Release lets the collector take the shared zstd decoder and encoders
+// and the buffers they grew; the next use makes new ones. A kernel still
+// using one keeps it until it is done: they are dropped, not closed (used
+// only through DecodeAll and EncodeAll, they run no goroutines).
+func Release() {
+	zstdMu.Lock()
+	defer zstdMu.Unlock()
+	zstdDec = nil
+	zstdEncs = map[int]*zstd.Encoder{}
 }
 
 // unzstd decodes the zstd frames of src into dst, refusing a frame that
@@ -243,8 +259,8 @@ const zstdSlack = 64
 // zstdEncoder returns the shared encoder of numcodecs' level (1 to 22;
 // 0 and below as libzstd's default, 3).
 func zstdEncoder(level int) *zstd.Encoder {
-	zstdEncMu.Lock()
-	defer zstdEncMu.Unlock()
+	zstdMu.Lock()
+	defer zstdMu.Unlock()
 	if e, ok := zstdEncs[level]; ok {
 		return e
 	}
