@@ -16,14 +16,8 @@ func maskCountKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	if len(in) != 1 || in[0].DType != tensor.Bool {
 		return nil, fmt.Errorf("mask.count takes one bool block")
 	}
-	n := int64(0)
-	for _, b := range in[0].Data[:in[0].Len()] {
-		if b != 0 {
-			n++
-		}
-	}
 	out := tensor.NewArray(tensor.Int64, []int{})
-	out.Int64s()[0] = n
+	out.Int64s()[0] = int64(countTrue(in[0].Data[:in[0].Len()]))
 	return out, nil
 }
 
@@ -54,18 +48,55 @@ func maskSelectKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	rest := x.Shape[k:]
 	row := tensor.NumElements(rest) * x.DType.Size()
 	mask := m.Data[:m.Len()]
-	n := 0
-	for _, b := range mask {
-		if b != 0 {
-			n++
-		}
-	}
+	n := countTrue(mask)
 	out := tensor.NewArray(x.DType, append([]int{n}, rest...))
-	o := 0
-	for i, b := range mask {
-		if b != 0 {
-			o += copy(out.Data[o:o+row], x.Data[i*row:(i+1)*row])
+	switch row {
+	case 1:
+		compact(out.Data, mask, x.Data)
+	case 2:
+		compact(tensor.View[uint16](out.Data), mask, tensor.View[uint16](x.Data))
+	case 4:
+		compact(tensor.View[uint32](out.Data), mask, tensor.View[uint32](x.Data))
+	case 8:
+		compact(tensor.View[uint64](out.Data), mask, tensor.View[uint64](x.Data))
+	default:
+		o := 0
+		for i, b := range mask {
+			if b != 0 {
+				o += copy(out.Data[o:o+row], x.Data[i*row:(i+1)*row])
+			}
 		}
 	}
 	return out, nil
+}
+
+// truth is 1 for a nonzero byte and 0 for zero, without a branch: c|-c
+// has its top bit set exactly when c != 0.
+func truth(c byte) int { return int((c | -c) >> 7) }
+
+// countTrue counts the nonzero bytes of mask. A random mask would
+// mispredict half the branches of an if.
+func countTrue(mask []byte) int {
+	n := 0
+	for _, c := range mask {
+		n += truth(c)
+	}
+	return n
+}
+
+// compact copies x[i] to d in order where mask[i] is nonzero, d holding
+// exactly as many elements as mask has trues. Every element is written at
+// d's next place, which advances only past the kept ones, so there is no
+// branch on the data; the loop ends once d is full (the rest of mask is
+// then false), before a write could fall past its end.
+func compact[T uint8 | uint16 | uint32 | uint64](d []T, mask []byte, x []T) {
+	x = x[:len(mask)]
+	o := 0
+	for i, c := range mask {
+		if o == len(d) {
+			return
+		}
+		d[o] = x[i]
+		o += truth(c)
+	}
 }
