@@ -23,6 +23,13 @@ type dispatcher interface {
 	Dispatched() uint64
 }
 
+// A recoverer is a Cluster that counts what it did about lost workers.
+type recoverer interface {
+	WorkersLost() uint64
+	AdoptedTotal() uint64
+	Recopied() uint64
+}
+
 // workerMetric is a key of a worker's status and the metric it becomes.
 type workerMetric struct {
 	key  string
@@ -152,6 +159,29 @@ func (s *Server) schedulerFamilies() []prom.Family {
 			Help: "Runs of operands the scheduler sent to workers; its rate is the dispatch rate."}
 		df.Add(float64(d.Dispatched()))
 		fams = append(fams, df)
+	}
+	made, failed := s.eng.Recomputed()
+	rf := prom.Family{Name: "marsfs_scheduler_chunks_recomputed_total", Type: prom.Counter,
+		Help: "Kept chunks lost with their workers and made again from lineage, by result."}
+	rf.Add(float64(made), "result", "made")
+	rf.Add(float64(failed), "result", "failed")
+	fams = append(fams, rf)
+	if r, ok := s.cfg.Cluster.(recoverer); ok {
+		for _, f := range []struct {
+			name, help string
+			v          uint64
+		}{
+			{"marsfs_scheduler_workers_lost_total", "Connected workers dropped: dead, declared failed, or gone.", r.WorkersLost()},
+			{"marsfs_scheduler_chunks_adopted_total", "Chunks lost with a worker's connection and taken back, not recomputed, when it or another scheduler's worker offered them.", r.AdoptedTotal()},
+			{"marsfs_scheduler_upload_copies_made_total", "Second copies of uploaded chunks made after the upload (a copy lost with its worker, or no second worker at the upload).", r.Recopied()},
+		} {
+			fam := prom.Family{Name: f.name, Type: prom.Counter, Help: f.help}
+			fam.Add(float64(f.v))
+			fams = append(fams, fam)
+		}
+	}
+	if s.cfg.Metrics != nil {
+		fams = append(fams, s.cfg.Metrics()...)
 	}
 	return fams
 }

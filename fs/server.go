@@ -17,6 +17,7 @@ import (
 	"marsfs/cluster/keytls"
 	"marsfs/exec/engine"
 	"marsfs/exec/wire"
+	"marsfs/fs/prom"
 )
 
 // A Cluster reports what /cluster shows. Its methods render text and may be
@@ -61,6 +62,9 @@ type Config struct {
 	// 0 for no bound: past it, new connections are granted smaller
 	// message sizes (see msizeBudget).
 	ConnMemory int64
+	// Metrics, if not nil, adds the process's own families to
+	// /cluster/metrics (up's worker restarts, takeovers of schedulers).
+	Metrics func() []prom.Family
 }
 
 // A Server serves an Engine's sessions as a 9P2000.L tree. Each connection

@@ -20,6 +20,7 @@ import (
 	"marsfs/exec/sched"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
+	"marsfs/fs/prom"
 	"marsfs/shm"
 )
 
@@ -104,6 +105,7 @@ func upCluster(ctx context.Context, ls []net.Listener, sf *serveFlags, wf *worke
 	defer eng.Close()
 	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
+	sf.metrics = processMetrics(kids, state)
 	return serve(ctx, eng, schedCluster{sched}, ls, sf)
 }
 
@@ -155,6 +157,7 @@ func schedulerCmd(args []string) error {
 	defer eng.Close()
 	state.restore(ctx, eng, sched)
 	sf.peers = schedPeers{sched}
+	sf.metrics = processMetrics(nil, state)
 	return serve(ctx, eng, schedCluster{sched}, ls, &sf)
 }
 
@@ -277,6 +280,11 @@ func (c schedCluster) WorkerStatus(name string) (string, bool) { return c.s.Work
 // Dispatched counts the runs of ops the scheduler dispatched (/cluster/metrics).
 func (c schedCluster) Dispatched() uint64 { return c.s.Dispatched() }
 
+// What the scheduler did about lost workers, for /cluster/metrics.
+func (c schedCluster) WorkersLost() uint64  { return c.s.WorkersLost() }
+func (c schedCluster) AdoptedTotal() uint64 { return c.s.AdoptedTotal() }
+func (c schedCluster) Recopied() uint64     { return c.s.Recopied() }
+
 // treeAddr is the address the other schedulers reach this one's tree at:
 // its TCP listener's, on the gossip address's host when it listens on
 // every address; "" without a TCP listener.
@@ -329,4 +337,27 @@ func (p schedPeers) Addrs() map[string]string {
 	live := p.live()
 	delete(live, p.Self())
 	return live
+}
+
+// processMetrics adds to /cluster/metrics what this process counts itself:
+// the workers up started again (kids; nil for a lone scheduler) and the
+// failed schedulers taken over (state's replicator; none without
+// --state-dir).
+func processMetrics(kids *children, state *stateDir) func() []prom.Family {
+	return func() []prom.Family {
+		var fams []prom.Family
+		if kids != nil {
+			f := prom.Family{Name: "marsfs_up_worker_restarts_total", Type: prom.Counter, Help: "Local workers up started again after they died (--respawn)."}
+			f.Add(float64(kids.restarts.Load()))
+			fams = append(fams, f)
+		}
+		if state != nil && state.rep != nil {
+			t := prom.Family{Name: "marsfs_scheduler_takeovers_total", Type: prom.Counter, Help: "Schedulers declared failed whose sessions this one took over from its replica of their journal."}
+			t.Add(float64(state.rep.takeovers.Load()))
+			s := prom.Family{Name: "marsfs_scheduler_taken_sessions_total", Type: prom.Counter, Help: "Sessions restored by those takeovers."}
+			s.Add(float64(state.rep.takenSessions.Load()))
+			fams = append(fams, t, s)
+		}
+		return fams
+	}
 }

@@ -15,6 +15,9 @@ import (
 	"marsfs/fs"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // workerPIDs returns the pids of up's worker processes, by worker name.
@@ -229,6 +232,12 @@ func TestUpRespawns(t *testing.T) {
 	if !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: worker worker-1 (pid ")) || !bytes.Contains(p.stderr.Bytes(), []byte("marsfs: started worker worker-1.2")) {
 		t.Errorf("up's log:\n%s", p.stderr)
 	}
+	if n := metric(t, c, "marsfs_up_worker_restarts_total", ""); n != 1 {
+		t.Errorf("marsfs_up_worker_restarts_total %v, want 1", n)
+	}
+	if n := metric(t, c, "marsfs_scheduler_workers_lost_total", ""); n != 1 {
+		t.Errorf("marsfs_scheduler_workers_lost_total %v, want 1", n)
+	}
 	p.stop(t)
 }
 
@@ -294,6 +303,12 @@ func TestKeptTensorSurvivesWorkerKill(t *testing.T) {
 	if evs := readText(t, c, sess+"/graphs/2/events"); !strings.Contains(evs, "note recomputing") {
 		t.Errorf("graph 2's events tell of no recomputation:\n%s", evs)
 	}
+	if n := metric(t, c, "marsfs_scheduler_chunks_recomputed_total", `result="made"`); n < 2 {
+		t.Errorf("chunks recomputed %v, want at least x's and y's lost chunks", n)
+	}
+	if n := metric(t, c, "marsfs_scheduler_chunks_recomputed_total", `result="failed"`); n != 0 {
+		t.Errorf("chunks whose recomputation failed %v, want 0", n)
+	}
 	p.stop(t)
 }
 
@@ -334,6 +349,9 @@ func TestUploadSurvivesWorkerKill(t *testing.T) {
 	}
 	if meta := readText(t, c, sess+"/tensors/m/meta"); !strings.Contains(meta, "state stored\n") {
 		t.Errorf("upload's meta:\n%s", meta)
+	}
+	if n := metric(t, c, "marsfs_scheduler_upload_copies_made_total", ""); n < 1 {
+		t.Errorf("upload copies made again %v, want at least 1", n)
 	}
 	began = time.Now()
 	p.stop(t)
@@ -390,6 +408,12 @@ func TestPausedWorkerReadopted(t *testing.T) {
 	}
 	if w := chunkWorker(t, c, x, "0"); w != victim {
 		t.Errorf("chunk 0 of x on %s, want %s again", w, victim)
+	}
+	if n := metric(t, c, "marsfs_scheduler_chunks_adopted_total", ""); n != float64(held) {
+		t.Errorf("chunks adopted %v, want %d", n, held)
+	}
+	if n := metric(t, c, "marsfs_scheduler_chunks_recomputed_total", `result="made"`); n != 0 {
+		t.Errorf("chunks recomputed %v, want 0: all were taken back", n)
 	}
 	p.stop(t)
 }
@@ -470,4 +494,37 @@ func TestUploadSurvivesKillMidway(t *testing.T) {
 		t.Fatalf("upload read back: %v, same %v", err, bytes.Equal(got, a.Data))
 	}
 	p.stop(t)
+}
+
+// metric reads sample name{labels} of /cluster/metrics (labels as they
+// are printed, e.g. `result="made"`; "" for none) with Prometheus' own
+// parser of the text format; -1 when there is no such sample.
+func metric(t *testing.T, c *fs.Client, name, labels string) float64 {
+	t.Helper()
+	text := readText(t, c, "/cluster/metrics")
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("/cluster/metrics does not parse: %v", err)
+	}
+	f, ok := fams[name]
+	if !ok {
+		return -1
+	}
+	for _, m := range f.GetMetric() {
+		var ls []string
+		for _, l := range m.GetLabel() {
+			ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+		}
+		if strings.Join(ls, ",") != labels {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }

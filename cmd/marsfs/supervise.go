@@ -6,6 +6,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,6 +29,8 @@ type children struct {
 	// adopted are the workers of an up before this one, taken back: not
 	// supervised, but stopped with the others.
 	adopted []*os.Process
+
+	restarts atomic.Uint64 // workers started again after they died
 
 	mu       sync.Mutex
 	kids     []*child
@@ -141,6 +144,7 @@ func (c *children) supervise(k *child, cmd *osexec.Cmd) {
 			}
 			wait = min(2*wait, restartMax)
 		}
+		c.restarts.Add(1)
 		log.Printf("marsfs: started worker %s (pid %d)", next, cmd.Process.Pid)
 	}
 }

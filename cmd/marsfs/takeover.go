@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marsfs/cluster"
@@ -54,6 +55,10 @@ type replicator struct {
 	target  string // the successor the mirror was last sent to
 	inbox   [][]byte
 	wake    chan struct{}
+
+	// takeovers counts the failed schedulers this one took over, and
+	// takenSessions their sessions it restored (/cluster/metrics).
+	takeovers, takenSessions atomic.Uint64
 }
 
 func newReplicator(st *stateDir) *replicator {
@@ -322,6 +327,8 @@ func (r *replicator) takeOver(dead string, members []cluster.Member) {
 		logPrefixed("session %d of %s lost: its replica is damaged (%v)", l.Session, dead, l.Err)
 	}
 	os.RemoveAll(dir) // the sessions are this scheduler's now, in its own journal
+	r.takeovers.Add(1)
+	r.takenSessions.Add(uint64(res.Sessions))
 	logPrefixed("took over %d sessions of %s, declared failed, in %v: %d chunks taken from the workers, %d to be made again from lineage when needed; %d graphs that were running run again; %d sessions lost",
 		res.Sessions, dead, time.Since(start).Round(time.Millisecond), adopted, lost, res.Rerun, len(res.Lost))
 }

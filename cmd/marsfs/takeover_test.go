@@ -208,5 +208,14 @@ func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 			t.Log(l)
 		}
 	}
+	if n := metric(t, cb, "marsfs_scheduler_takeovers_total", ""); n != 1 {
+		t.Errorf("marsfs_scheduler_takeovers_total %v, want 1", n)
+	}
+	if n := metric(t, cb, "marsfs_scheduler_taken_sessions_total", ""); n != 1 {
+		t.Errorf("marsfs_scheduler_taken_sessions_total %v, want 1", n)
+	}
+	if n := metric(t, cb, "marsfs_scheduler_chunks_adopted_total", ""); n < 1 {
+		t.Errorf("marsfs_scheduler_chunks_adopted_total %v, want the chunks taken from the workers", n)
+	}
 	b.halt(t)
 }

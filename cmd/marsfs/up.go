@@ -24,6 +24,7 @@ import (
 	"marsfs/exec/worker"
 	"marsfs/fs"
 	"marsfs/fs/fusefs"
+	"marsfs/fs/prom"
 	"marsfs/shm"
 )
 
@@ -42,11 +43,12 @@ type serveFlags struct {
 	idle       time.Duration
 	mount      string
 	ops        int
-	dataDir    string        // --data-dir; up's default is its working directory
-	workerWait time.Duration // --worker-wait: sched.Config.NoWorkerWait
-	key        []byte        // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
-	peers      fs.Peers      // the other schedulers, when there is a cluster
-	stateDir   string        // --state-dir: the journal of the sessions
+	dataDir    string               // --data-dir; up's default is its working directory
+	workerWait time.Duration        // --worker-wait: sched.Config.NoWorkerWait
+	key        []byte               // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
+	peers      fs.Peers             // the other schedulers, when there is a cluster
+	stateDir   string               // --state-dir: the journal of the sessions
+	metrics    func() []prom.Family // the process's own counters (processMetrics)
 }
 
 func (s *serveFlags) add(f *flag.FlagSet) {
@@ -140,7 +142,7 @@ func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.List
 		eng.SetData(data.FS())
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
-	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers})
+	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers, Metrics: sf.metrics})
 	var wg sync.WaitGroup
 	errc := make(chan error, len(ls))
 	for _, l := range ls {

@@ -45,6 +45,8 @@ type Engine struct {
 	// one succeeds or the chunk is freed.
 	unrestorable map[uint64]string
 	restores     int
+	recomputed   int // lost chunks made again by restores that succeeded
+	unmade       int // lost chunks whose restore failed
 	ctx          context.Context
 	cancel       context.CancelFunc
 	background   sync.WaitGroup

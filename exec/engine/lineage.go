@@ -313,6 +313,7 @@ func (e *Engine) restore(ctx context.Context, ids []uint64, lineOf func(uint64) 
 			for _, id := range lost {
 				e.unrestorable[id] = err.Error()
 			}
+			e.unmade += len(lost)
 			e.mu.Unlock()
 		}
 		return err
@@ -321,6 +322,7 @@ func (e *Engine) restore(ctx context.Context, ids []uint64, lineOf func(uint64) 
 	for _, id := range lost {
 		delete(e.unrestorable, id)
 	}
+	e.recomputed += len(lost)
 	e.mu.Unlock()
 	return nil
 }
@@ -353,6 +355,14 @@ func (e *Engine) Restores() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.restores
+}
+
+// Recomputed counts the chunks lost with their workers that restores made
+// again from lineage, and those whose restore failed (/cluster/metrics).
+func (e *Engine) Recomputed() (made, failed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.recomputed, e.unmade
 }
 
 // lineOf returns the lineage of the session's kept chunk id; nil for an

@@ -204,6 +204,7 @@ func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location)
 	_, still := s.chunks[id]
 	if still {
 		s.copies[id] = core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
+		s.recopied.Add(1)
 	}
 	s.mu.Unlock()
 	if !still {

@@ -107,6 +107,11 @@ type Scheduler struct {
 	wg     sync.WaitGroup
 
 	dispatched atomic.Uint64 // runs of ops sent to workers (metrics.go)
+	// workersLost counts the connected workers dropped (they died, were
+	// declared failed, or left); recopied the second copies of uploaded
+	// chunks made again after a copy was lost (metrics.go).
+	workersLost atomic.Uint64
+	recopied    atomic.Uint64
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -616,6 +621,7 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 	delete(s.workers, w.name)
 	s.forgetOffers(w.name)
 	if w.cc != nil {
+		s.workersLost.Add(1)
 		w.cc.Close()
 		for _, mb := range s.jobs {
 			mb.put(input{down: true, worker: w.name, why: why})
