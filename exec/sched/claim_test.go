@@ -8,9 +8,6 @@ import (
 
 	"marsfs/exec/core"
 	"marsfs/exec/worker"
-	"marsfs/tensor"
-	"marsfs/tensor/spec"
-	"marsfs/tensor/tile"
 )
 
 // TestClaimFromDeadScheduler: two schedulers share two workers; the first
@@ -34,47 +31,15 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 	if err := s2.WaitWorkers(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cg, err := tile.Graph(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]uint64, len(cg.Ops))
-	keep := map[uint64]bool{}
-	for k := range ids {
-		ids[k] = uint64(7_000 + k)
-	}
-	var expect []core.Location
-	for _, k := range cg.Outputs[0].Keys {
-		keep[ids[k]] = true
-		expect = append(expect, core.Location{ID: ids[k], NBytes: 100 * 100 * 8})
-	}
-	if err := tc.s.Run(ctx, &core.Job{Graph: cg, IDs: ids, Keep: keep}); err != nil {
-		t.Fatal(err)
-	}
-	up := tensor.NewArray(tensor.Float64, []int{1000})
-	for i := range up.Float64s() {
-		up.Float64s()[i] = float64(i)
-	}
-	if err := tc.s.Put(ctx, 99_999, up); err != nil {
-		t.Fatal(err)
-	}
-	want, release, err := tc.s.Fetch(ctx, expect[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantBytes := bytes.Clone(want.Data)
-	release()
+	ks := keepAndUpload(ctx, t, tc.s, 7_000)
+	expect := ks.kept
 	for deadline := time.Now().Add(10 * time.Second); tc.s.Copies() < 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the upload has no second copy after 10 s")
 		}
 	}
 	tc.s.mu.Lock()
-	uploads := []core.Location{tc.s.chunks[99_999], tc.s.copies[99_999]}
+	uploads := []core.Location{tc.s.chunks[uploadID], tc.s.copies[uploadID]}
 	tc.s.mu.Unlock()
 	tc.s.Close()
 
@@ -103,7 +68,7 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 	if adopted != len(expect)+1 || lost != 0 {
 		t.Fatalf("claimed %d, %d lost; want %d, none lost", adopted, lost, len(expect)+1)
 	}
-	if w1, w2 := s2.Where(99_999), s2.copies[99_999].Worker; w1 == "" || w2 == "" || w1 == w2 {
+	if w1, w2 := s2.Where(uploadID), s2.copies[uploadID].Worker; w1 == "" || w2 == "" || w1 == w2 {
 		t.Errorf("the upload's copies are on %q and %q", w1, w2)
 	}
 	got, release, err := s2.Fetch(ctx, expect[0].ID)
@@ -111,15 +76,15 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if !bytes.Equal(got.Data, wantBytes) {
+	if !bytes.Equal(got.Data, ks.first) {
 		t.Error("a chunk claimed does not hold its bytes")
 	}
-	gotUp, release2, err := s2.Fetch(ctx, 99_999)
+	gotUp, release2, err := s2.Fetch(ctx, uploadID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release2()
-	if !bytes.Equal(gotUp.Data, up.Data) {
+	if !bytes.Equal(gotUp.Data, ks.upload.Data) {
 		t.Error("the upload claimed does not hold its bytes")
 	}
 }
