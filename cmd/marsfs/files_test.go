@@ -22,26 +22,50 @@ func TestFromNPYGiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1 GiB file")
 	}
+	sess := sumRampGiB(t, "from_npy(\"x.npy\")", func(dir string, rows, cols int) {
+		writeRamp(t, filepath.Join(dir, "x.npy"), rows, cols)
+	})
+
+	// Paths that leave the data directory are refused at the write.
+	for _, bad := range []string{"../x.npy", "/etc/passwd"} {
+		err := os.WriteFile(sess+"/submit", []byte("y = from_npy(\""+bad+"\")\n"), 0o644)
+		if !errorIs(err, syscall.EINVAL) {
+			t.Errorf("from_npy(%q): %v, want EINVAL", bad, err)
+		}
+		if msg := readMounted(t, sess+"/error"); !strings.Contains(msg, "not inside the data directory") {
+			t.Errorf("error file for %q: %q", bad, msg)
+		}
+	}
+}
+
+// sumRampGiB writes a 1 GiB ramp (element i = i, float64, rows x cols)
+// into the data directory of `marsfs up` (two worker processes, mounted)
+// with write, reduces it through the mount with a spec reading it by from
+// (e.g. from_npy("x.npy")), checks the column sums and the last row's
+// maximum exactly, and that the scheduler's resident memory did not grow
+// by 64 MiB while the workers read it. It returns the session's directory
+// in the mount.
+func sumRampGiB(t *testing.T, from string, write func(dir string, rows, cols int)) string {
+	t.Helper()
 	needFUSE(t)
 	bin := build(t)
 	data := t.TempDir()
-	const rows, cols = 134218, 1000 // 1 GiB of float64, element i = i
-	writeRamp(t, filepath.Join(data, "x.npy"), rows, cols)
+	const rows, cols = 134218, 1000
+	write(data, rows, cols)
 	p, mnt := startMounted(t, bin, "--workers", "2", "--data-dir", data)
 	pid := strconv.Itoa(p.cmd.Process.Pid)
 	sess := filepath.Join(mnt, "sessions", strings.TrimSpace(readMounted(t, filepath.Join(mnt, "sessions/clone"))))
 	base := procKiB(t, pid, "status", "VmRSS")
 
 	begin := time.Now()
-	spec := "x = from_npy(\"x.npy\")\ns = x.sum(axis=0)\nt = x[-1].max()\nfetch s, t\n"
+	spec := "x = " + from + "\ns = x.sum(axis=0)\nt = x[-1].max()\nfetch s, t\n"
 	if err := os.WriteFile(sess+"/submit", []byte(spec), 0o644); err != nil {
 		t.Fatalf("submit: %v (error %q)", err, readMounted(t, sess+"/error"))
 	}
 	if st := readMounted(t, sess+"/graphs/last/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
 		t.Fatalf("graph: %s", st)
 	}
-	t.Logf("from_npy and sum of 1 GiB: %v", time.Since(begin))
-	// Column j sums j + cols*r over the rows r.
+	t.Logf("%s and its sums over 1 GiB: %v", from, time.Since(begin))
 	if got := strings.Fields(readMounted(t, sess+"/tensors/t/text")); len(got) != 1 || got[0] != strconv.Itoa(rows*cols-1)+".0" {
 		t.Errorf("t = %v, want %d.0", got, rows*cols-1)
 	}
@@ -61,17 +85,7 @@ func TestFromNPYGiB(t *testing.T) {
 	if peak-base > 64<<10 {
 		t.Errorf("the scheduler grew by %d MiB while the workers read 1 GiB", (peak-base)>>10)
 	}
-
-	// Paths that leave the data directory are refused at the write.
-	for _, bad := range []string{"../x.npy", "/etc/passwd"} {
-		err := os.WriteFile(sess+"/submit", []byte("y = from_npy(\""+bad+"\")\n"), 0o644)
-		if !errorIs(err, syscall.EINVAL) {
-			t.Errorf("from_npy(%q): %v, want EINVAL", bad, err)
-		}
-		if msg := readMounted(t, sess+"/error"); !strings.Contains(msg, "not inside the data directory") {
-			t.Errorf("error file for %q: %q", bad, msg)
-		}
-	}
+	return sess
 }
 
 func errorIs(err error, errno syscall.Errno) bool {

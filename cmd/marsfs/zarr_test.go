@@ -6,11 +6,9 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"marsfs/tensor"
 	"marsfs/tensor/codec/zarr"
@@ -99,43 +97,9 @@ func TestFromZarrGiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1 GiB array")
 	}
-	needFUSE(t)
-	bin := build(t)
-	data := t.TempDir()
-	const rows, cols = 134218, 1000 // 1 GiB of float64, element i = i
-	writeRampZarr(t, filepath.Join(data, "x.zarr"), rows, cols, 2048)
-	p, mnt := startMounted(t, bin, "--workers", "2", "--data-dir", data)
-	pid := strconv.Itoa(p.cmd.Process.Pid)
-	sess := filepath.Join(mnt, "sessions", strings.TrimSpace(readMounted(t, filepath.Join(mnt, "sessions/clone"))))
-	base := procKiB(t, pid, "status", "VmRSS")
-
-	begin := time.Now()
-	spec := "x = from_zarr(\"x.zarr\")\ns = x.sum(axis=0)\nt = x[-1].max()\nfetch s, t\n"
-	if err := os.WriteFile(sess+"/submit", []byte(spec), 0o644); err != nil {
-		t.Fatalf("submit: %v (error %q)", err, readMounted(t, sess+"/error"))
-	}
-	if st := readMounted(t, sess+"/graphs/last/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
-		t.Fatalf("graph: %s", st)
-	}
-	t.Logf("from_zarr and sum of 1 GiB (zstd): %v", time.Since(begin))
-	if got := strings.Fields(readMounted(t, sess+"/tensors/t/text")); len(got) != 1 || got[0] != strconv.Itoa(rows*cols-1)+".0" {
-		t.Errorf("t = %v, want %d.0", got, rows*cols-1)
-	}
-	raw, err := os.ReadFile(sess + "/tensors/s/data")
-	if err != nil || len(raw) != 8*cols {
-		t.Fatalf("s/data: %d bytes, %v", len(raw), err)
-	}
-	for j := range cols {
-		want := float64(cols)*float64(rows)*float64(rows-1)/2 + float64(rows)*float64(j)
-		if got := math.Float64frombits(binary.LittleEndian.Uint64(raw[8*j:])); got != want {
-			t.Fatalf("s[%d] = %v, want %v", j, got, want)
-		}
-	}
-	peak := procKiB(t, pid, "status", "VmHWM")
-	t.Logf("scheduler resident: %d MiB before, peak %d MiB", base>>10, peak>>10)
-	if peak-base > 64<<10 {
-		t.Errorf("the scheduler grew by %d MiB while the workers read 1 GiB", (peak-base)>>10)
-	}
+	sumRampGiB(t, "from_zarr(\"x.zarr\")", func(dir string, rows, cols int) {
+		writeRampZarr(t, filepath.Join(dir, "x.zarr"), rows, cols, 2048)
+	})
 }
 
 // writeRampZarr writes a rows x cols float64 zarr array (format 2, zstd)
