@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"marsfs/fs"
-	"marsfs/tensor"
-	"marsfs/tensor/codec"
 )
 
 // memberNamed is the name of the member of /cluster/members (text) at
@@ -114,37 +112,7 @@ func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 	if sess == "" {
 		t.Fatalf("20 sessions and none homed on %s", aName)
 	}
-	u := tensor.NewArray(tensor.Float64, []int{200000})
-	for i := range u.Float64s() {
-		u.Float64s()[i] = float64(i) * 0.25
-	}
-	var npy bytes.Buffer
-	codec.WriteNPY(&npy, u)
-	f, err := cb.Create(sess+"/tensors", "u.npy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(npy.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	submitOK(t, cb, sess, "x = rand(2000000, chunks=200000, seed=3)\ny = x * 2 + u.sum()\nfetch x, y\n")
-	want := map[string][32]byte{}
-	for _, name := range []string{"u", "x", "y"} {
-		want[name], _ = hashFile(t, cb, sess+"/tensors/"+name+"/data")
-	}
-	// A graph long enough to be running when the home dies.
-	const long = "m = rand((2000, 2000), chunks=500, seed=9)\nz = (m @ m @ m).sum()\n"
-	if err := cb.WriteFile(sess+"/submit", []byte(long)); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	running := readText(t, cb, sess+"/graphs/2/status")
-	if !strings.HasPrefix(running, "RUNNING") {
-		t.Fatalf("graph 2 not running when the home is to be killed:\n%s", running)
-	}
+	want := fillForKill(t, cb, sess)
 	// The second's replica catches up with the first's file.
 	file := filepath.Base(sess)
 	file = "session-" + file + ".journal"
@@ -190,7 +158,7 @@ func takeOver(t *testing.T, a, b *upProcess, gossip, dirA, dirB string) {
 	}
 	finished := time.Since(killed)
 	other := newSession(t, cb)
-	submitOK(t, cb, other, long)
+	submitOK(t, cb, other, longGraphSpec)
 	if x, y := readText(t, cb, sess+"/tensors/z/text"), readText(t, cb, other+"/tensors/z/text"); x != y {
 		t.Errorf("z of the graph run again after the takeover = %q, of a fresh run %q", x, y)
 	}
