@@ -31,14 +31,7 @@ func TestSchedulerAttacks(t *testing.T) {
 		t.Skip("gigabytes through a memory cgroup")
 	}
 	const limit = 2 << 30
-	cg := memoryCgroup(t, limit)
-	bin := build(t)
-	wrapper := filepath.Join(t.TempDir(), "in-cgroup")
-	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s/cgroup.procs\nexec %s \"$@\"\n", cg, bin)
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := startUp(t, wrapper, "--workers", "2", "--spill-dir", t.TempDir())
+	cg, p := upInCgroup(t, limit)
 	addr := p.unx
 	dial := func() *fs.Client {
 		c, err := fs.Dial(addr)

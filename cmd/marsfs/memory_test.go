@@ -73,16 +73,7 @@ func TestUpInMemoryCgroup(t *testing.T) {
 		t.Skip("2.5 GB through a memory cgroup")
 	}
 	const limit = 1 << 30
-	cg := memoryCgroup(t, limit)
-	bin := build(t)
-	// The wrapper joins the cgroup, then becomes marsfs up: its workers
-	// are its children, in the cgroup too.
-	wrapper := filepath.Join(t.TempDir(), "in-cgroup")
-	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s/cgroup.procs\nexec %s \"$@\"\n", cg, bin)
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := startUp(t, wrapper, "--workers", "2", "--spill-dir", t.TempDir())
+	cg, p := upInCgroup(t, limit)
 	spec := "x = rand(312500000, chunks=5000000, seed=7)\ns = x.sum()\nfetch x, s\n"
 	out, errs, code := p.marsfs(t, spec, "run", "--addr", p.tcp, "-")
 	if code != 0 {
@@ -149,4 +140,20 @@ func TestUpSmallShm(t *testing.T) {
 		}
 	}
 	p.stop(t)
+}
+
+// upInCgroup starts marsfs up (two workers, spilling to a temporary
+// directory) in a new memory cgroup of limit bytes, and returns the
+// cgroup's directory and the process. A wrapper script joins the cgroup,
+// then becomes marsfs up: its workers are its children, in the cgroup too.
+func upInCgroup(t *testing.T, limit int64) (string, *upProcess) {
+	t.Helper()
+	cg := memoryCgroup(t, limit)
+	bin := build(t)
+	wrapper := filepath.Join(t.TempDir(), "in-cgroup")
+	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s/cgroup.procs\nexec %s \"$@\"\n", cg, bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return cg, startUp(t, wrapper, "--workers", "2", "--spill-dir", t.TempDir())
 }
