@@ -39,8 +39,9 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 			isOutput[k] = true
 		}
 	}
-	// A map op's readers must read it whole, and be no stored op.
-	plain := make([]bool, n) // op k is a map op whose readers read it whole
+	// plain[k]: op k is a map op a maps op may run, no output, whose
+	// readers read it whole.
+	plain := make([]bool, n)
 	for _, op := range cg.Ops {
 		if isMapsMember(op) && !isOutput[op.Key] {
 			plain[op.Key] = true
@@ -155,8 +156,10 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 }
 
 // isMapsMember reports whether op is a reduction's map op that a maps op
-// may run: it reads one chunk whole.
+// may run: it reads one chunk whole, and computes in the dtypes the
+// kernels do (an op of a narrow dtype runs widened, alone: kernel.Run).
 func isMapsMember(op *chunk.Op) bool {
 	args, ok := op.Args.(chunk.ReduceArgs)
-	return ok && op.Stored == 0 && len(op.Inputs) == 1 && op.Ranges == nil && op.Kind == args.Op+".map"
+	return ok && op.Stored == 0 && len(op.Inputs) == 1 && op.Ranges == nil && op.Kind == args.Op+".map" &&
+		!narrow(args.In) && !narrow(op.DType)
 }

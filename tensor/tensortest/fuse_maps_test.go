@@ -152,8 +152,8 @@ func TestFuseMapsFromZarr(t *testing.T) {
 	}
 }
 
-// TestFuseMapsKept: a chunk some other op reads too, or whose maps make
-// partials of different dtypes, keeps its maps apart; the maps of a
+// TestFuseMapsKept: a chunk some other op reads too, whose maps make
+// partials of different dtypes, or of a narrow dtype, keeps its maps apart; the maps of a
 // session tensor's chunk (stored, so no chain) share one op; results do
 // not change.
 func TestFuseMapsKept(t *testing.T) {
@@ -165,25 +165,25 @@ func TestFuseMapsKept(t *testing.T) {
 	}{
 		{"float", tensor.Float64, false, 4},
 		{"read", tensor.Float64, true, 0},
-		{"int", tensor.Int64, false, 0}, // sum's partial is int64, mean's float64
+		{"int", tensor.Int64, false, 0},       // sum's partial is int64, mean's float64
+		{"float16", tensor.Float16, false, 0}, // maps of a narrow dtype run widened, alone
 	} {
 		b := newGraph(t)
-		a := tensor.NewArray(tc.dt, []int{8, 6})
-		for i := range a.Len() {
-			if tc.dt == tensor.Int64 {
-				a.Int64s()[i] = int64(i*i%17) - 5
-			} else {
-				a.Float64s()[i] = math.Sin(float64(i)) * 100
-			}
+		vals := make([]float64, 48)
+		for i := range vals {
+			vals[i] = float64(i*i%17) - 5
 		}
-		x := b.input(a, [][]int{{2, 2, 2, 2}, {6}})
-		outs := []*spec.Node{
-			b.op(tensor.OpSum, tensor.Float64, []int{6}, spec.Attrs{Axes: []int{0}}, x),
-			b.op(tensor.OpMean, tensor.Float64, []int{6}, spec.Attrs{Axes: []int{0}}, x),
+		x := b.input(arrayOf(tc.dt, []int{8, 6}, vals...), [][]int{{2, 2, 2, 2}, {6}})
+		mdt := tensor.Float64
+		if tc.dt == tensor.Float16 {
+			mdt = tensor.Float16
 		}
-		if tc.dt == tensor.Int64 {
-			outs[0].DType = tensor.Int64
+		first, name := b.op(tensor.OpSum, tc.dt, []int{6}, spec.Attrs{Axes: []int{0}}, x), "maps(sum.map+mean.map)"
+		if tc.dt == tensor.Float16 {
+			// Partials of float64 both, as a float64 x's would share.
+			first = b.op(tensor.OpVar, mdt, []int{6}, spec.Attrs{Axes: []int{0}}, x)
 		}
+		outs := []*spec.Node{first, b.op(tensor.OpMean, mdt, []int{6}, spec.Attrs{Axes: []int{0}}, x)}
 		if tc.extra {
 			outs = append(outs, b.op(tensor.OpAbs, tc.dt, []int{8, 6}, spec.Attrs{}, x))
 		}
@@ -200,7 +200,7 @@ func TestFuseMapsKept(t *testing.T) {
 		for i, op := range f.Ops {
 			if op.Kind == chunk.OpMaps {
 				n++
-				if got := op.Name(); got != "maps(sum.map+mean.map)" {
+				if got := op.Name(); got != name {
 					t.Errorf("%s: %s", tc.name, got)
 				}
 			}
