@@ -2,6 +2,7 @@ package main
 
 import (
 	"marsfs/tensor/codec/zarr"
+	"marsfs/tensor/kernel"
 
 	"context"
 	"os"
@@ -93,7 +94,8 @@ func giveBack(ctx context.Context, period time.Duration) {
 			// Two collections: sync.Pools (the kernels' reused buffers,
 			// a store chunk's worth each) keep what one collection
 			// finds unused until the next.
-			zarr.Release() // the zstd codecs' grown buffers
+			zarr.Release()          // the zstd codecs' grown buffers
+			kernel.ReleaseScratch() // the kernels' scratch buffers
 			runtime.GC()
 			debug.FreeOSMemory()
 			now = allocs()

@@ -58,6 +58,26 @@ print(y.dtype == np.float32 and y.shape == x.shape and y.chunks == (500, 350) an
 	if out, err := osexec.Command(py, "-c", check, data).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "True" {
 		t.Errorf("zarr-python reads out.zarr: %s %v", out, err)
 	}
+	// The mean and variance along axis 0 read each store chunk once, in
+	// one op that reduces it for both (the partials of the two workers'
+	// ops read by range); they are NumPy's.
+	if err := shell(`printf 'x = from_zarr("in.zarr")\nm = x.mean(axis=0)\nv = x.var(axis=0)\nfetch m, v\n' > submit`); err != nil {
+		t.Fatalf("submit: %v (error %q)", err, readMounted(t, sess+"/error"))
+	}
+	if st := readMounted(t, sess+"/graphs/last/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
+		t.Fatalf("graph: %s", st)
+	}
+	if plan := readMounted(t, sess+"/graphs/last/plan"); strings.Count(plan, "fuse(from_zarr+maps(mean.map+var.map))") != 12 {
+		t.Errorf("plan: want 12 fused reads of the 12 store chunks:\n%s", plan)
+	}
+	moments := `import numpy as np, zarr, sys
+x = zarr.open(sys.argv[1] + "/in.zarr", mode="r")[...].astype(np.float64)
+m = np.fromfile(sys.argv[2] + "/tensors/m/data", dtype="<f4")
+v = np.fromfile(sys.argv[2] + "/tensors/v/data", dtype="<f4")
+print(np.allclose(m, x.mean(axis=0), rtol=1e-6, atol=1e-7) and np.allclose(v, x.var(axis=0), rtol=1e-6, atol=1e-7))`
+	if out, err := osexec.Command(py, "-c", moments, data, sess).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "True" {
+		t.Errorf("mean and variance differ from NumPy's: %s %v", out, err)
+	}
 	// The format 3 array, read back through from_zarr.
 	if err := shell(`echo 'a = from_zarr("out3.zarr")
 b = from_zarr("in.zarr")[::2, :100]

@@ -105,6 +105,22 @@ type FuseArgs struct {
 	Members []Op
 }
 
+// MapsArgs are the arguments of a "maps" op: the map ops of reductions
+// that all read one chunk (x.mean(axis=0) and x.var(axis=0)), run by one
+// kernel over it. Each member reads the op's one input (Inputs [0]); the
+// op's chunk is their partials, of one dtype, packed one after the other
+// in member order into a 1-D chunk, and each reader of a member's partial
+// reads its run of it (a Range). One op instead of several lets the
+// input's maker join it in a chain (the input then never stored), and
+// lets the members share work: the mean's sum is the variance's first
+// pass.
+type MapsArgs struct {
+	Members []Op
+}
+
+// OpMaps is the kind of the ops MapsArgs describe.
+const OpMaps = "maps"
+
 var (
 	GenKinds = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
 		tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true}

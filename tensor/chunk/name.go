@@ -16,6 +16,13 @@ func (op *Op) Name() string {
 	if s, ok := drawnName(op); ok {
 		return s
 	}
+	if ma, ok := op.Args.(MapsArgs); ok && op.Kind == OpMaps {
+		kinds := make([]string, len(ma.Members))
+		for i := range ma.Members {
+			kinds[i] = ma.Members[i].Kind
+		}
+		return "maps(" + strings.Join(kinds, "+") + ")"
+	}
 	fa, ok := op.Args.(FuseArgs)
 	if op.Kind != "fuse" || !ok {
 		return op.Kind

@@ -36,6 +36,12 @@ func reduceArgs(op *chunk.Op, in []*tensor.Array, nin int) (chunk.ReduceArgs, er
 }
 
 func reduceMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	return reduceMap(ctx, op, in, nil)
+}
+
+// reduceMap makes the partial of map op op over in[0]; share, when not
+// nil, holds the sums the maps of one maps op share.
+func reduceMap(ctx context.Context, op *chunk.Op, in []*tensor.Array, share *sharedSums) (*tensor.Array, error) {
 	args, err := reduceArgs(op, in, 1)
 	if err != nil {
 		return nil, err
@@ -80,9 +86,9 @@ func reduceMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 	case tensor.OpArgmin, tensor.OpArgmax:
 		err = argMap(ctx, out, x, reduced, args)
 	case tensor.OpMean, tensor.OpNanmean:
-		err = meanMap(ctx, out, x, reduced, args.Op == tensor.OpNanmean)
+		err = meanMap(ctx, out, x, reduced, args.Op == tensor.OpNanmean, share)
 	case tensor.OpVar, tensor.OpStd:
-		err = varMap(ctx, out, x, reduced)
+		err = varMap(ctx, out, x, reduced, share)
 	default:
 		err = monoidMap(ctx, out, x, reduced, args.Op)
 	}

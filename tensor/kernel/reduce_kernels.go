@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -156,7 +157,7 @@ func sumFloat64(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64
 }
 
 // meanMap makes (sum, count) partials; with skipNaN, NaNs count as absent.
-func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN bool) error {
+func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN bool, share *sharedSums) error {
 	a := elem.CastArray(x, tensor.Float64)
 	_, extent := elem.KeepShape(a.Shape, reduced)
 	var counts []float64
@@ -173,8 +174,9 @@ func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN 
 			return err
 		}
 		a = zeroNaN(a)
+		share = nil // the sums of other values
 	}
-	sums, err := sumFloat64(ctx, a, reduced)
+	sums, err := share.sum(ctx, a, reduced)
 	if err != nil {
 		return err
 	}
@@ -192,12 +194,16 @@ func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN 
 
 // varMap makes (count, mean, M2) partials with two passes over the chunk:
 // the mean, then the sum of squared deviations from it.
-func varMap(ctx context.Context, out, x *tensor.Array, reduced []bool) error {
+func varMap(ctx context.Context, out, x *tensor.Array, reduced []bool, share *sharedSums) error {
 	a := elem.CastArray(x, tensor.Float64)
 	_, extent := elem.KeepShape(a.Shape, reduced)
-	mean, err := sumFloat64(ctx, a, reduced)
+	sums, err := share.sum(ctx, a, reduced)
 	if err != nil {
 		return err
+	}
+	mean := sums
+	if share != nil {
+		mean = slices.Clone(sums) // the sums stay the others'
 	}
 	if extent > 0 {
 		for i := range mean {

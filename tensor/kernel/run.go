@@ -77,6 +77,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return randomKernel, true
 	case "fuse":
 		return fuseKernel, true
+	case chunk.OpMaps:
+		return mapsKernel, true
 	case "expr":
 		return expr.ExprKernel, true
 	case chunk.ExprPart:

@@ -7,10 +7,27 @@ import (
 	"marsfs/tensor/chunk"
 )
 
-// scratch keeps the buffers matmul ops draw blocks into, so that the next
+// scratch keeps the buffers matmul ops draw blocks into, and those the
+// members of a fused chain pass on (a store chunk read by from_zarr, 40 MB
+// in bench's W7, on its way to the maps that reduce it), so that the next
 // op writes to pages already mapped: touching fresh ones costs more than
-// drawing the values.
-var scratch = &scratchPool{Limit: 64 << 20}
+// drawing the values, and a quarter of decoding them. The limit holds
+// such a chunk for each of a worker's two slots, with room to spare.
+var scratch = &scratchPool{Limit: 128 << 20}
+
+// scratchSlack is the room past its end a scratch buffer has, so that a
+// zstd frame decodes into it in place (the decoder writes a few bytes past
+// the end of its output; zarr's zstdSlack).
+const scratchSlack = 64
+
+// ReleaseScratch drops the scratch buffers kept, for the collector: a
+// process that goes quiet gives their memory back.
+func ReleaseScratch() {
+	scratch.mu.Lock()
+	defer scratch.mu.Unlock()
+	clear(scratch.Free)
+	scratch.Free, scratch.Bytes = scratch.Free[:0], 0
+}
 
 // A scratchPool holds freed buffers up to limit bytes.
 type scratchPool struct {
@@ -21,12 +38,12 @@ type scratchPool struct {
 }
 
 // take returns an array of dtype dt and the given shape whose contents are
-// undefined.
+// undefined, with scratchSlack bytes of room past its end or more.
 func (p *scratchPool) take(dt tensor.DType, shape []int) *tensor.Array {
 	n := tensor.NumElements(shape) * dt.Size()
 	p.mu.Lock()
 	for i, b := range p.Free {
-		if cap(b) >= n {
+		if cap(b) >= n+scratchSlack {
 			last := len(p.Free) - 1
 			p.Free[i], p.Free[last] = p.Free[last], nil
 			p.Free = p.Free[:last]
@@ -36,7 +53,7 @@ func (p *scratchPool) take(dt tensor.DType, shape []int) *tensor.Array {
 		}
 	}
 	p.mu.Unlock()
-	return tensor.NewArray(dt, shape)
+	return &tensor.Array{DType: dt, Shape: append([]int(nil), shape...), Data: make([]byte, n, n+scratchSlack)}
 }
 
 // put gives a's buffer back to the pool, or to the collector when the

@@ -21,8 +21,15 @@ func TestScratchPoolReuses(t *testing.T) {
 	big := p.take(tensor.Float64, []int{1 << 18}) // 2 MiB, past the limit
 	p.put(big)
 	p.put(b)
-	if p.Bytes != 80000 || len(p.Free) != 1 {
-		t.Fatalf("pool holds %d bytes in %d buffers, want the 80000 of the first", p.Bytes, len(p.Free))
+	if p.Bytes != 80000+scratchSlack || len(p.Free) != 1 {
+		t.Fatalf("pool holds %d bytes in %d buffers, want the 80000 of the first and its slack", p.Bytes, len(p.Free))
+	}
+	if c := p.take(tensor.Float64, []int{10000}); &c.Data[0] != first || cap(c.Data)-len(c.Data) < scratchSlack {
+		t.Fatalf("took a buffer of %d bytes past its end, want the freed one, with %d", cap(c.Data)-len(c.Data), scratchSlack)
+	}
+	ReleaseScratch()
+	if scratch.Bytes != 0 || len(scratch.Free) != 0 {
+		t.Fatalf("after ReleaseScratch the pool holds %d bytes", scratch.Bytes)
 	}
 	if _, err := Run(context.Background(), &chunk.Op{Kind: "matmul", Shape: []int{0, 0}, DType: tensor.Float64}, nil); err != nil {
 		t.Fatalf("empty product: %v", err)
