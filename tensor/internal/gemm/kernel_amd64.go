@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The micro-kernels of kernel_amd64.s: c = alpha a b + beta c for a block
 // of c of mr x nr, from packed micro-panels of k steps.
@@ -28,3 +32,11 @@ var (
 //
 //go:noescape
 func fmaLoop(n int)
+
+// The packing loops of pack_amd64.s, for packA and packB.
+//
+//go:noescape
+func packPanels64(dst, src unsafe.Pointer, ld, kb, panels int)
+
+//go:noescape
+func packRows6D(dst, src unsafe.Pointer, ld, kb int)

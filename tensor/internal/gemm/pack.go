@@ -1,5 +1,13 @@
 package gemm
 
+import "unsafe"
+
+// elemSize is the size in bytes of a T.
+func elemSize[T float32 | float64]() int {
+	var x T
+	return int(unsafe.Sizeof(x))
+}
+
 // packA copies the block of op(A) of rows [i0, i0+mb) and columns
 // [p0, p0+kb) into dst as micro-panels of mr rows: panel r holds, for each
 // of the kb columns in turn, the mr values of its rows, zeros past the
@@ -32,7 +40,17 @@ func packA[T float32 | float64](dst, a []T, lda int, trans bool, i0, p0, mb, kb,
 			continue
 		}
 		if h == 6 && mr == 6 {
-			packRows6(panel, a, lda, i0+ir, p0, kb)
+			done := 0
+			if haveKernels && elemSize[T]() == 8 && kb >= 4 {
+				// The rows' values must be in a: the assembly reads
+				// through a pointer.
+				done = kb &^ 3
+				start := (i0+ir)*lda + p0
+				_ = a[start+5*lda+done-1]
+				_ = panel[6*done-1]
+				packRows6D(unsafe.Pointer(&panel[0]), unsafe.Pointer(&a[start]), lda*8, done)
+			}
+			packRows6(panel[6*done:], a, lda, i0+ir, p0+done, kb-done)
 			continue
 		}
 		for r := range mr {
@@ -75,6 +93,23 @@ func packB[T float32 | float64](dst, b []T, ldb int, trans bool, p0, j0, kb, nb,
 		// Row by row of B, so that B, often just drawn and out of
 		// cache, is read in order; each row is cut into the panels.
 		full := nb / nr * nr
+		if haveKernels && nr*elemSize[T]() == 64 && full > 0 && kb > 0 {
+			// The full panels, in assembly; the edge below. The rows'
+			// values must be in b: the assembly reads through a
+			// pointer.
+			start := p0*ldb + j0
+			_ = b[start+(kb-1)*ldb+full-1]
+			_ = dst[full*kb-1]
+			packPanels64(unsafe.Pointer(&dst[0]), unsafe.Pointer(&b[start]), ldb*elemSize[T](), kb, full/nr)
+			if full < nb {
+				for p := range kb {
+					d := dst[full*kb+p*nr:][:nr]
+					copy(d, b[(p0+p)*ldb+j0+full:][:nb-full])
+					clear(d[nb-full:])
+				}
+			}
+			return
+		}
 		for p := range kb {
 			row := b[(p0+p)*ldb+j0:][:nb]
 			for jr := 0; jr < full; jr += nr {
