@@ -22,7 +22,7 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 		return
 	}
 	p := product[float64]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}
-	p.run(&archF64)
+	p.run(archF64)
 }
 
 // Sgemm is Dgemm for float32.
@@ -32,7 +32,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		return
 	}
 	p := product[float32]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}
-	p.run(&archF32)
+	p.run(archF32)
 }
 
 // Dsyrk sets a triangle of the row-major n x n matrix c, the upper one
@@ -50,7 +50,7 @@ func Dsyrk(upper, trans bool, n, k int, alpha float64, a []float64, lda int, bet
 	if upper {
 		p.tri = upperTriangle
 	}
-	p.run(&archF64)
+	p.run(archF64)
 }
 
 // Ssyrk is Dsyrk for float32.
@@ -63,7 +63,7 @@ func Ssyrk(upper, trans bool, n, k int, alpha float32, a []float32, lda int, bet
 	if upper {
 		p.tri = upperTriangle
 	}
-	p.run(&archF32)
+	p.run(archF32)
 }
 
 func trans(t bool) blas.Transpose {

@@ -78,10 +78,17 @@ var alphaBetas = [][2]float64{{1, 0}, {1, 1}, {-0.5, 0}, {2, -1.5}, {0, 0.5}, {0
 // (-tags purego) they check the pure-Go path's own handling (beta 0 and
 // NaN, blocks) the same way.
 
+// The tests of products run on each float64 kernel the CPU runs
+// (forF64Archs), the AVX2 one included where AVX-512 is chosen.
+
 // TestGemmSmall checks every transpose combination, every size from 1 to
 // 17 along each axis (and 0), leading dimensions wider than the matrices,
 // and alpha and beta of 0, 1 and others, against gonum, in both types.
 func TestGemmSmall(t *testing.T) {
+	forF64Archs(t, testGemmSmall)
+}
+
+func testGemmSmall(t *testing.T) {
 	seed := uint64(0)
 	for _, tA := range []bool{false, true} {
 		for _, tB := range []bool{false, true} {
@@ -106,7 +113,11 @@ func TestGemmSmall(t *testing.T) {
 // axis, so that every loop of the driver turns more than once and ends
 // on an edge.
 func TestGemmBlocks(t *testing.T) {
-	ar := &archF64
+	forF64Archs(t, testGemmBlocks)
+}
+
+func testGemmBlocks(t *testing.T) {
+	ar := archF64
 	sizes := [][3]int{
 		{ar.mc + 7, 33, 29},
 		{31, ar.nc + 13, 17},
@@ -150,6 +161,10 @@ func checkGemm[T float32 | float64](t *testing.T, tc testCase, seed uint64) {
 // forms (a aᵀ and aᵀ a), against gonum: the triangle asked for is set,
 // the other left as it was.
 func TestSyrk(t *testing.T) {
+	forF64Archs(t, testSyrk)
+}
+
+func testSyrk(t *testing.T) {
 	seed := uint64(5000)
 	ns := []int{0, 1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 31, archF64.mc + 5, archF32.nc/8 + 3}
 	for _, n := range ns {
@@ -252,6 +267,10 @@ func TestSlowGemm(t *testing.T) {
 // worker's slots do: each must get packing buffers of its own (run it
 // with -race).
 func TestGemmConcurrent(t *testing.T) {
+	forF64Archs(t, testGemmConcurrent)
+}
+
+func testGemmConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {

@@ -39,6 +39,24 @@ func packA[T float32 | float64](dst, a []T, lda int, trans bool, i0, p0, mb, kb,
 			}
 			continue
 		}
+		if h == mr && mr%4 == 0 && haveKernels && elemSize[T]() == 8 && kb >= 4 {
+			// Each 4 rows of the panel in assembly, the columns left
+			// after the last 4 below.
+			done := kb &^ 3
+			start := (i0+ir)*lda + p0
+			_ = a[start+(mr-1)*lda+done-1]
+			_ = panel[mr*done-1]
+			for r := 0; r < mr; r += 4 {
+				packRows4D(unsafe.Pointer(&panel[r]), unsafe.Pointer(&a[start+r*lda]), lda*8, done, mr*8)
+			}
+			for r := range mr {
+				src := a[start+r*lda+done : start+r*lda+kb]
+				for p, v := range src {
+					panel[(done+p)*mr+r] = v
+				}
+			}
+			continue
+		}
 		if h == 6 && mr == 6 {
 			done := 0
 			if haveKernels && elemSize[T]() == 8 && kb >= 4 {

@@ -115,3 +115,48 @@ around:
 adone:
 	VZEROUPPER
 	RET
+
+// func packRows4D(dst, src unsafe.Pointer, ld, kb, stride int)
+//
+// 4 rows of float64 from a row-major src (rows ld bytes apart), kb
+// columns, into a panel whose columns are stride bytes apart: column p's
+// 4 values go to dst + p*stride. packA calls it for each 4 rows of a
+// panel of a multiple of 4 rows. Four columns a round, transposed in
+// registers as in packRows6D. kb is a multiple of 4.
+TEXT ·packRows4D(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ kb+24(FP), CX
+	MOVQ stride+32(FP), R11
+	SHRQ $2, CX
+	JZ   qdone
+	LEAQ (SI)(R8*2), R9 // row 2
+	LEAQ (R11)(R11*2), R12 // 3 strides
+
+qround:
+	VMOVUPD (SI), Y0       // row 0: p0 p1 p2 p3
+	VMOVUPD (SI)(R8*1), Y1 // row 1
+	VMOVUPD (R9), Y2       // row 2
+	VMOVUPD (R9)(R8*1), Y3 // row 3
+	VUNPCKLPD Y1, Y0, Y6   // r0p0 r1p0 r0p2 r1p2
+	VUNPCKHPD Y1, Y0, Y7   // r0p1 r1p1 r0p3 r1p3
+	VUNPCKLPD Y3, Y2, Y8   // r2p0 r3p0 r2p2 r3p2
+	VUNPCKHPD Y3, Y2, Y9   // r2p1 r3p1 r2p3 r3p3
+	VPERM2F128 $0x20, Y8, Y6, Y0
+	VPERM2F128 $0x20, Y9, Y7, Y1
+	VPERM2F128 $0x31, Y8, Y6, Y2
+	VPERM2F128 $0x31, Y9, Y7, Y3
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, (DI)(R11*1)
+	VMOVUPD Y2, (DI)(R11*2)
+	VMOVUPD Y3, (DI)(R12*1)
+	LEAQ (DI)(R11*4), DI
+	ADDQ $32, SI
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  qround
+
+qdone:
+	VZEROUPPER
+	RET

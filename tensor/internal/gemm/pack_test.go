@@ -54,14 +54,19 @@ func refPackB[T float32 | float64](b []T, ldb int, trans bool, p0, j0, kb, nb, n
 // unrolled loops. The destination starts out as garbage, which packing
 // must overwrite, padding included.
 func TestPack(t *testing.T) {
-	testPack[float64](t, archF64.mr, archF64.nr)
+	for _, a := range f64Archs() {
+		testPack[float64](t, a.ar.mr, a.ar.nr)
+	}
+	testPack[float64](t, 4, 8)
+	testPack[float64](t, 12, 8)
 	testPack[float32](t, archF32.mr, archF32.nr)
+	testPack[float32](t, 8, 16)
 }
 
 func testPack[T float32 | float64](t *testing.T, mr, nr int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, trans := range []bool{false, true} {
-		for _, m := range []int{1, 5, 6, 7, 12, 13, 2*nr - 1, 2 * nr, 3*nr + 5} {
+		for _, m := range []int{1, 5, 6, 7, 12, 13, 2*nr - 1, 2 * nr, 3*nr + 5, mr - 1, mr, mr + 1, 2*mr + 3} {
 			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 64} {
 				i0, p0 := r.IntN(4), r.IntN(4)
 				ld := max(i0+m, p0+k) + r.IntN(5)
@@ -69,7 +74,7 @@ func testPack[T float32 | float64](t *testing.T, mr, nr int) {
 				for i := range src {
 					src[i] = T(r.IntN(1000) + 1)
 				}
-				name := fmt.Sprintf("%T trans %v m %d k %d at (%d, %d) ld %d", src[0], trans, m, k, i0, p0, ld)
+				name := fmt.Sprintf("%T mr %d nr %d trans %v m %d k %d at (%d, %d) ld %d", src[0], mr, nr, trans, m, k, i0, p0, ld)
 
 				want := refPackA(src, ld, trans, i0, p0, m, k, mr)
 				got := make([]T, len(want))
@@ -106,7 +111,7 @@ func checkPacked[T float32 | float64](t *testing.T, name string, got, want []T) 
 func BenchmarkPack(b *testing.B) {
 	const ld = 1000
 	src := make([]float64, 1000*ld)
-	ar := &archF64
+	ar := archF64
 	dstA := make([]float64, ar.mc*ar.kc)
 	dstB := make([]float64, ar.kc*1000)
 	for _, trans := range []bool{false, true} {
