@@ -44,7 +44,7 @@ func fmaLoop(n int)
 // The packing loops of pack_amd64.s, for packA and packB.
 //
 //go:noescape
-func packPanels64(dst, src unsafe.Pointer, ld, kb, panels int)
+func packPanels64(dst, src unsafe.Pointer, ld, rows, panels, stride int)
 
 //go:noescape
 func packRows6D(dst, src unsafe.Pointer, ld, kb int)

@@ -15,7 +15,9 @@ var (
 
 // The packing loops of pack_amd64.s are never called here (haveKernels is
 // false).
-func packPanels64(dst, src unsafe.Pointer, ld, kb, panels int) { panic("gemm: no packing loops") }
+func packPanels64(dst, src unsafe.Pointer, ld, rows, panels, stride int) {
+	panic("gemm: no packing loops")
+}
 
 func packRows6D(dst, src unsafe.Pointer, ld, kb int) { panic("gemm: no packing loops") }
 

@@ -118,7 +118,7 @@ func packB[T float32 | float64](dst, b []T, ldb int, trans bool, p0, j0, kb, nb,
 			start := p0*ldb + j0
 			_ = b[start+(kb-1)*ldb+full-1]
 			_ = dst[full*kb-1]
-			packPanels64(unsafe.Pointer(&dst[0]), unsafe.Pointer(&b[start]), ldb*elemSize[T](), kb, full/nr)
+			packPanels64(unsafe.Pointer(&dst[0]), unsafe.Pointer(&b[start]), ldb*elemSize[T](), kb, full/nr, kb*nr*elemSize[T]())
 			if full < nb {
 				for p := range kb {
 					d := dst[full*kb+p*nr:][:nr]
@@ -165,5 +165,69 @@ func packB[T float32 | float64](dst, b []T, ldb int, trans bool, p0, j0, kb, nb,
 				panel[p*nr+j] = v
 			}
 		}
+	}
+}
+
+// fillRows is how many rows of B packBFilled makes at once: 8 rows of up
+// to nc values (16 KiB of float64 each at most) stay in L1 or L2 until
+// they are packed.
+const fillRows = 8
+
+// packBFilled is packB for a B made by fill (see DgemmFilled), neither
+// transposed: it makes fillRows rows at a time in *tmp and packs them.
+func packBFilled[T float32 | float64](dst []T, tmp *[]T, fill func(dst []T, i, j int), p0, j0, kb, nb, nr int) {
+	if cap(*tmp) < fillRows*nb {
+		*tmp = make([]T, fillRows*nb)
+	}
+	t := (*tmp)[:fillRows*nb]
+	for r0 := 0; r0 < kb; r0 += fillRows {
+		rows := min(fillRows, kb-r0)
+		for q := range rows {
+			fill(t[q*nb:(q+1)*nb], p0+r0+q, j0)
+		}
+		packBRows(dst, t, nb, r0, rows, kb, nb, nr)
+	}
+}
+
+// packBRows packs rows [0, rows) of src (row-major, rows ld apart, nb
+// values each) as rows [r0, r0+rows) of B's micro-panels of nr columns,
+// which have kb rows each: the layout of packB.
+func packBRows[T float32 | float64](dst, src []T, ld, r0, rows, kb, nb, nr int) {
+	full := nb / nr * nr
+	if haveKernels && nr*elemSize[T]() == 64 && full > 0 {
+		_ = src[(rows-1)*ld+full-1]
+		_ = dst[full*kb-1]
+		size := elemSize[T]()
+		packPanels64(unsafe.Pointer(&dst[r0*nr]), unsafe.Pointer(&src[0]), ld*size, rows, full/nr, kb*nr*size)
+	} else {
+		for q := range rows {
+			row := src[q*ld:][:nb]
+			for jr := 0; jr < full; jr += nr {
+				copy(dst[jr*kb+(r0+q)*nr:][:nr], row[jr:jr+nr])
+			}
+		}
+	}
+	if full < nb {
+		for q := range rows {
+			d := dst[full*kb+(r0+q)*nr:][:nr]
+			copy(d, src[q*ld+full:q*ld+nb])
+			clear(d[nb-full:])
+		}
+	}
+}
+
+// packAFilled is packA for an A made by fill, not transposed: it makes a
+// micro-panel's rows at a time in *tmp and packs them.
+func packAFilled[T float32 | float64](dst []T, tmp *[]T, fill func(dst []T, i, j int), i0, p0, mb, kb, mr int) {
+	if cap(*tmp) < mr*kb {
+		*tmp = make([]T, mr*kb)
+	}
+	t := (*tmp)[:mr*kb]
+	for ir := 0; ir < mb; ir += mr {
+		h := min(mr, mb-ir)
+		for r := range h {
+			fill(t[r*kb:(r+1)*kb], i0+ir+r, p0)
+		}
+		packA(dst[ir*kb:], t, kb, false, 0, 0, h, kb, mr)
 	}
 }

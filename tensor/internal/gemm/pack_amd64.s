@@ -2,21 +2,21 @@
 
 #include "textflag.h"
 
-// func packPanels64(dst, src unsafe.Pointer, ld, kb, panels int)
+// func packPanels64(dst, src unsafe.Pointer, ld, rows, panels, stride int)
 //
 // The full micro-panels of packB for panels of 64 bytes a row (8 float64
-// or 16 float32): for each of kb rows of src (ld bytes apart), its first
+// or 16 float32): for each of the rows of src (ld bytes apart), its first
 // panels*64 bytes are cut into 64-byte pieces, piece j going to row p of
-// panel j, at dst + j*kb*64 + p*64. Two YMM loads and stores a piece, where
-// Go's copy of a 64-byte array calls memmove.
-TEXT ·packPanels64(SB), NOSPLIT, $0-40
+// panel j, at dst + j*stride + p*64 (stride is a panel's bytes, kb*64).
+// Two YMM loads and stores a piece, where Go's copy of a 64-byte array
+// calls memmove.
+TEXT ·packPanels64(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), R8
-	MOVQ kb+24(FP), CX
+	MOVQ rows+24(FP), CX
 	MOVQ panels+32(FP), R9
-	MOVQ CX, R10
-	SHLQ $6, R10 // a panel's bytes: kb*64
+	MOVQ stride+40(FP), R10
 	TESTQ CX, CX
 	JZ    pdone
 	TESTQ R9, R9
