@@ -34,6 +34,11 @@
 // vectors: B's panels of 64 bytes a row, and A's panels of float64 rows by
 // 6 (AVX2's kernel) or by 4 (AVX-512's), transposed 4 x 4 in registers.
 //
+// DgemmFilled takes A and B as functions that make their values: the
+// product asks for a few rows at a time just before it packs them, so a
+// random block (marsfs' matmul ops draw them) is packed from cache and
+// never stored whole.
+//
 // Packing buffers are reused (a small free list): fresh pages cost more to
 // touch than a block's product on a machine that hands them out slowly.
 //
