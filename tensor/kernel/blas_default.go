@@ -16,6 +16,11 @@ import (
 // the openblas build tag switches to OpenBLAS.
 var BLAS = defaultBLAS()
 
+// filledProducts says whether products of drawn blocks go to
+// gemm.DgemmFilled, which makes the blocks' values as it packs them: where
+// gemm runs its kernels.
+var filledProducts = gemm.Fast()
+
 func defaultBLAS() string {
 	if gemm.Fast() {
 		return "gemm"

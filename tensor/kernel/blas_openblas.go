@@ -11,3 +11,6 @@ import (
 
 // BLAS names the BLAS the float kernels call.
 var BLAS = "OpenBLAS"
+
+// filledProducts is false: OpenBLAS multiplies stored blocks only.
+const filledProducts = false

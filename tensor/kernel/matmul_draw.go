@@ -6,6 +6,8 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
+	"marsfs/tensor/kernel/expr"
 )
 
 // A blockSource gives a matmul op the blocks it multiplies: its inputs, when
@@ -122,6 +124,31 @@ func (s *blockSource) get(i int) (a *tensor.Array, release func(), err error) {
 		return nil, nil, err
 	}
 	return a, func() { scratch.put(buf) }, nil
+}
+
+// filler returns, for a drawn block i that rand makes in float64, a
+// function that makes any segment of any of its rows, the values
+// randomKernel would draw there (see gemm.DgemmFilled): dst[j] is the
+// value of row r, column c+j of the block.
+func (s *blockSource) filler(i int) (func(dst []float64, r, c int), bool) {
+	if s.args == nil || s.at[i] >= 0 {
+		return nil, false
+	}
+	g := &s.args.Blocks[i]
+	if g.Kind != tensor.OpRand || g.DType != tensor.Float64 || len(g.Shape) != 2 {
+		return nil, false
+	}
+	args, err := genArgs(g, nil)
+	if err != nil {
+		return nil, false // get reports it
+	}
+	st := elem.NewRandStream(args.Seed, 0)
+	row0, col0, width := args.Offset[0], args.Offset[1], args.Global[1]
+	return func(dst []float64, r, c int) {
+		// The counter of an element is its flat index in the whole
+		// tensor, as forGlobalRows gives it to randomKernel.
+		expr.UniformFill(dst, st, uint64((row0+r)*width+col0+c))
+	}, true
 }
 
 // symmetric says whether every pair of blocks, of the nblocks, is a block

@@ -71,7 +71,11 @@ func (p *scratchPool) put(a *tensor.Array) {
 
 // ScratchBytes is the memory op's kernel holds besides its inputs and its
 // output: for a matmul op that draws blocks (alone or in a fused chain),
-// the largest pair it draws, which it holds while multiplying them.
+// the largest pair it draws, which it holds while multiplying them. A
+// pair of rand blocks multiplied by gemm.DgemmFilled is not held (its
+// values are made as they are packed) but still counted: the reservation
+// stays on the safe side, and exec/core's units take the drawn bytes for
+// the time a product takes (opCost).
 func ScratchBytes(op *chunk.Op) int64 {
 	switch a := op.Args.(type) {
 	case chunk.FuseArgs:

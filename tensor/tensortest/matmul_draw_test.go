@@ -32,6 +32,9 @@ func TestDrawMatmulBlocks(t *testing.T) {
 		{"A = randn(20, 20, chunks=10, seed=1)\nB = rand(20, 20, chunks=10, seed=2)\nC = A @ B", 4},
 		// A's one block is read by 17 products: stored; B's are drawn.
 		{"A = rand(8, 8, chunks=8, seed=1)\nB = rand(8, 17, chunks=(8, 1), seed=2)\nC = A @ B", 17},
+		// Blocks larger than the products' cache blocks, with edges: the
+		// products make the values as they pack them (gemm.DgemmFilled).
+		{"A = rand(300, 530, chunks=(300, 265), seed=3)\nB = rand(530, 290, chunks=(265, 290), seed=4)\nC = A @ B", 4},
 		// A product with a rechunked operand reads the assembled blocks.
 		{"A = rand(12, 12, chunks=(12, 4), seed=1)\nB = rand(12, 12, chunks=(6, 12), seed=2)\nC = A @ B", 0},
 	} {

@@ -75,7 +75,7 @@ func BenchmarkKernel(b *testing.B) {
 		b.Skip("no AVX2 and FMA")
 	}
 	b.Run("float64", func(b *testing.B) {
-		ar := &archF64
+		ar := archF64
 		kc := ar.kc
 		a, bp, c := make([]float64, kc*ar.mr), make([]float64, kc*ar.nr), make([]float64, ar.mr*ar.nr)
 		for b.Loop() {
@@ -84,7 +84,7 @@ func BenchmarkKernel(b *testing.B) {
 		reportGFLOPS(b, float64(2*kc*ar.mr*ar.nr), peakGFLOPS())
 	})
 	b.Run("float32", func(b *testing.B) {
-		ar := &archF32
+		ar := archF32
 		kc := ar.kc
 		a, bp, c := make([]float32, kc*ar.mr), make([]float32, kc*ar.nr), make([]float32, ar.mr*ar.nr)
 		for b.Loop() {
@@ -94,8 +94,45 @@ func BenchmarkKernel(b *testing.B) {
 	})
 }
 
-// BenchmarkDgemm multiplies square matrices, a b with beta 1, on one core.
+// f64Archs are the float64 kernels this CPU runs, by name, for the tests
+// and benchmarks to run each.
+func f64Archs() []struct {
+	name string
+	ar   *arch[float64]
+} {
+	archs := []struct {
+		name string
+		ar   *arch[float64]
+	}{{"avx2", archF64AVX2}}
+	if have512 {
+		archs = append(archs, struct {
+			name string
+			ar   *arch[float64]
+		}{"avx512", archF64AVX512})
+	}
+	return archs
+}
+
+// forF64Archs runs f once for each float64 kernel this CPU runs, with
+// archF64 set to it.
+func forF64Archs[TB interface {
+	Run(string, func(TB)) bool
+}](tb TB, f func(TB)) {
+	saved := archF64
+	defer func() { archF64 = saved }()
+	for _, a := range f64Archs() {
+		archF64 = a.ar
+		tb.Run(a.name, f)
+	}
+}
+
+// BenchmarkDgemm multiplies square matrices, a b with beta 1, on one core,
+// on each float64 kernel.
 func BenchmarkDgemm(b *testing.B) {
+	forF64Archs(b, benchDgemm)
+}
+
+func benchDgemm(b *testing.B) {
 	for _, n := range []int{100, 256, 1000, 4000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			a, bb, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)

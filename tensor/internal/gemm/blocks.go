@@ -2,16 +2,27 @@ package gemm
 
 import "github.com/klauspost/cpuid/v2"
 
-// The archs of the two types, their blocks sized from this CPU's caches.
+// The archs of the two types, their blocks sized from this CPU's caches:
+// float64 products run on the AVX-512 kernel (20 x 8) where the CPU has
+// it, else on the AVX2 one (6 x 8). Tests run both.
 var (
-	archF64 = newArch(kernelF64, 6, 8, 8)
-	archF32 = newArch(kernelF32, 6, 16, 4)
+	archF64AVX2   = newArch(kernelF64, 6, 8, 8)
+	archF64AVX512 = newArch(kernelF64x20, 20, 8, 8) // not used unless have512
+	archF64       = pick(have512, archF64AVX512, archF64AVX2)
+	archF32       = newArch(kernelF32, 6, 16, 4)
 )
 
-func newArch[T float32 | float64](kernel func(k int, a, b, c *T, ldc int, alpha, beta T), mr, nr, size int) arch[T] {
+func pick[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+func newArch[T float32 | float64](kernel func(k int, a, b, c *T, ldc int, alpha, beta T), mr, nr, size int) *arch[T] {
 	l1, l2, l3 := cacheSizes()
 	mc, kc, nc := blockSizes(l1, l2, l3, mr, nr, size)
-	return arch[T]{kernel: kernel, mr: mr, nr: nr, mc: mc, kc: kc, nc: nc}
+	return &arch[T]{kernel: kernel, mr: mr, nr: nr, mc: mc, kc: kc, nc: nc}
 }
 
 // cacheSizes returns the CPU's L1 data, L2 and L3 cache sizes in bytes,

@@ -31,10 +31,11 @@ func TestBlockSizes(t *testing.T) {
 func BenchmarkBlockSizes(b *testing.B) {
 	const n = 1000
 	a, bb, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
-	saveKC, saveMC := archF64.kc, archF64.mc
+	saveKC, saveMC, saveMR := archF64.kc, archF64.mc, archF64.mr
 	defer func() { archF64.kc, archF64.mc = saveKC, saveMC }()
-	for _, kc := range []int{256, 320} {
-		for _, mc := range []int{72, 96, 126, 144, 192, 252} {
+	for _, kc := range []int{192, 256, 320, 384} {
+		for _, panels := range []int{4, 6, 8, 12, 16, 21} {
+			mc := panels * saveMR
 			b.Run(fmt.Sprintf("kc%d-mc%d", kc, mc), func(b *testing.B) {
 				archF64.kc, archF64.mc = kc, mc
 				done := threadCPU(b, 2*n*n*n)

@@ -21,8 +21,34 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 		slowDgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	p := product[float64]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}
-	p.run(&archF64)
+	p := product[float64]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full, nil, nil}
+	p.run(archF64)
+}
+
+// DgemmFilled is Dgemm with neither matrix transposed, and A (m x k) and B
+// (k x n) given by functions that make their values on demand: fillA(dst,
+// i, j) sets dst[c] to A(i, j+c) for every c < len(dst), and fillB likewise
+// for B. The product asks for each row segment of B once, and for each of
+// A once for each block of nc columns of C (once when n <= nc), a few rows
+// at a time just before it packs them: a matrix whose values are computed
+// (random draws) is then never stored whole, and its values are packed
+// from cache rather than read back from memory.
+func DgemmFilled(m, n, k int, alpha float64, fillA, fillB func(dst []float64, i, j int), beta float64, c []float64, ldc int) {
+	if !haveKernels {
+		// Stored whole, with room for gonum's checks of empty ones.
+		lda, ldb := max(1, k), max(1, n)
+		a, b := make([]float64, max(1, m)*lda), make([]float64, max(1, k)*ldb)
+		for i := range m {
+			fillA(a[i*lda:i*lda+k], i, 0)
+		}
+		for i := range k {
+			fillB(b[i*ldb:i*ldb+n], i, 0)
+		}
+		slowDgemm(false, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	p := product[float64]{false, false, m, n, k, alpha, nil, max(1, k), nil, max(1, n), beta, c, ldc, full, fillA, fillB}
+	p.run(archF64)
 }
 
 // Sgemm is Dgemm for float32.
@@ -31,8 +57,8 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		slowSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	p := product[float32]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full}
-	p.run(&archF32)
+	p := product[float32]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, full, nil, nil}
+	p.run(archF32)
 }
 
 // Dsyrk sets a triangle of the row-major n x n matrix c, the upper one
@@ -46,11 +72,11 @@ func Dsyrk(upper, trans bool, n, k int, alpha float64, a []float64, lda int, bet
 		slowSyrk(gonum.Implementation{}.Dsyrk, upper, trans, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
-	p := product[float64]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle}
+	p := product[float64]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle, nil, nil}
 	if upper {
 		p.tri = upperTriangle
 	}
-	p.run(&archF64)
+	p.run(archF64)
 }
 
 // Ssyrk is Dsyrk for float32.
@@ -59,11 +85,11 @@ func Ssyrk(upper, trans bool, n, k int, alpha float32, a []float32, lda int, bet
 		slowSyrk(gonum.Implementation{}.Ssyrk, upper, trans, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
-	p := product[float32]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle}
+	p := product[float32]{trans, !trans, n, n, k, alpha, a, lda, a, lda, beta, c, ldc, lowerTriangle, nil, nil}
 	if upper {
 		p.tri = upperTriangle
 	}
-	p.run(&archF32)
+	p.run(archF32)
 }
 
 func trans(t bool) blas.Transpose {
@@ -110,6 +136,7 @@ const maxFree = 4
 // of C at an edge.
 type buffers[T float32 | float64] struct {
 	a, b, c []T
+	ta, tb  []T // rows made by a product's fillA and fillB, to pack
 }
 
 func (ar *arch[T]) get(na, nb int) *buffers[T] {
@@ -153,6 +180,9 @@ type product[T float32 | float64] struct {
 	c              []T
 	ldc            int
 	tri            triangle
+	// fillA and fillB, when set, make A's and B's values instead of a and
+	// b (see DgemmFilled).
+	fillA, fillB func(dst []T, i, j int)
 }
 
 // check panics, as gonum's BLAS does, on arguments whose buffers are too
@@ -178,8 +208,12 @@ func (p *product[T]) check() {
 	if p.transB {
 		rb, cb = cb, rb
 	}
-	need("a", p.a, ra, ca, p.lda)
-	need("b", p.b, rb, cb, p.ldb)
+	if p.fillA == nil {
+		need("a", p.a, ra, ca, p.lda)
+	}
+	if p.fillB == nil {
+		need("b", p.b, rb, cb, p.ldb)
+	}
 	need("c", p.c, p.m, p.n, p.ldc)
 }
 
@@ -235,7 +269,11 @@ func (p *product[T]) run(ar *arch[T]) {
 			if pc > 0 {
 				beta = 1
 			}
-			packB(bufs.b, p.b, p.ldb, p.transB, pc, jc, kb, nb, nr)
+			if p.fillB != nil {
+				packBFilled(bufs.b, &bufs.tb, p.fillB, pc, jc, kb, nb, nr)
+			} else {
+				packB(bufs.b, p.b, p.ldb, p.transB, pc, jc, kb, nb, nr)
+			}
 			for ic := 0; ic < p.m; ic += mc {
 				mb := min(mc, p.m-ic)
 				if p.tri == upperTriangle && ic >= jc+nb {
@@ -244,7 +282,11 @@ func (p *product[T]) run(ar *arch[T]) {
 				if p.tri == lowerTriangle && ic+mb <= jc {
 					continue // above the diagonal
 				}
-				packA(bufs.a, p.a, p.lda, p.transA, ic, pc, mb, kb, mr)
+				if p.fillA != nil {
+					packAFilled(bufs.a, &bufs.ta, p.fillA, ic, pc, mb, kb, mr)
+				} else {
+					packA(bufs.a, p.a, p.lda, p.transA, ic, pc, mb, kb, mr)
+				}
 				p.macro(ar, bufs, ic, jc, mb, nb, kb, beta)
 			}
 		}

@@ -78,10 +78,17 @@ var alphaBetas = [][2]float64{{1, 0}, {1, 1}, {-0.5, 0}, {2, -1.5}, {0, 0.5}, {0
 // (-tags purego) they check the pure-Go path's own handling (beta 0 and
 // NaN, blocks) the same way.
 
+// The tests of products run on each float64 kernel the CPU runs
+// (forF64Archs), the AVX2 one included where AVX-512 is chosen.
+
 // TestGemmSmall checks every transpose combination, every size from 1 to
 // 17 along each axis (and 0), leading dimensions wider than the matrices,
 // and alpha and beta of 0, 1 and others, against gonum, in both types.
 func TestGemmSmall(t *testing.T) {
+	forF64Archs(t, testGemmSmall)
+}
+
+func testGemmSmall(t *testing.T) {
 	seed := uint64(0)
 	for _, tA := range []bool{false, true} {
 		for _, tB := range []bool{false, true} {
@@ -106,7 +113,11 @@ func TestGemmSmall(t *testing.T) {
 // axis, so that every loop of the driver turns more than once and ends
 // on an edge.
 func TestGemmBlocks(t *testing.T) {
-	ar := &archF64
+	forF64Archs(t, testGemmBlocks)
+}
+
+func testGemmBlocks(t *testing.T) {
+	ar := archF64
 	sizes := [][3]int{
 		{ar.mc + 7, 33, 29},
 		{31, ar.nc + 13, 17},
@@ -150,6 +161,10 @@ func checkGemm[T float32 | float64](t *testing.T, tc testCase, seed uint64) {
 // forms (a aᵀ and aᵀ a), against gonum: the triangle asked for is set,
 // the other left as it was.
 func TestSyrk(t *testing.T) {
+	forF64Archs(t, testSyrk)
+}
+
+func testSyrk(t *testing.T) {
 	seed := uint64(5000)
 	ns := []int{0, 1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 31, archF64.mc + 5, archF32.nc/8 + 3}
 	for _, n := range ns {
@@ -252,6 +267,10 @@ func TestSlowGemm(t *testing.T) {
 // worker's slots do: each must get packing buffers of its own (run it
 // with -race).
 func TestGemmConcurrent(t *testing.T) {
+	forF64Archs(t, testGemmConcurrent)
+}
+
+func testGemmConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -263,4 +282,47 @@ func TestGemmConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestDgemmFilled checks the product of matrices given by functions
+// against Dgemm's of the same matrices stored: the same values packed in
+// the same order, so the same results bit for bit, on sizes with edges
+// and sizes past every cache block, with alpha and beta of every kind.
+func TestDgemmFilled(t *testing.T) {
+	forF64Archs(t, testDgemmFilled)
+}
+
+func testDgemmFilled(t *testing.T) {
+	ar := archF64
+	sizes := [][3]int{{0, 3, 4}, {3, 0, 4}, {3, 4, 0}, {1, 1, 1}, {5, 9, 7}, {ar.mr, ar.nr, 3}, {ar.mr + 1, 2*ar.nr + 3, fillRows + 1},
+		{ar.mc + 7, 33, ar.kc + 5}, {31, ar.nc + 13, 17}, {2*ar.mc + 1, 70, 2*ar.kc + 3}}
+	seed := uint64(7000)
+	for _, s := range sizes {
+		for _, ab := range alphaBetas {
+			seed++
+			tc := testCase{m: s[0], n: s[1], k: s[2], padC: 2, alpha: ab[0], beta: ab[1], nanC: ab[1] == 0}
+			a, lda, b, ldb, c, ldc := operands[float64](tc, seed)
+			want := append([]float64(nil), c...)
+			Dgemm(false, false, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
+			calls := 0
+			fill := func(x []float64, ld, rows, cols int) func([]float64, int, int) {
+				return func(dst []float64, i, j int) {
+					calls++
+					if i < 0 || i >= rows || j < 0 || j+len(dst) > cols {
+						t.Fatalf("%v: fill of row %d, columns [%d, %d) of %d x %d", tc, i, j, j+len(dst), rows, cols)
+					}
+					copy(dst, x[i*ld+j:i*ld+j+len(dst)])
+				}
+			}
+			DgemmFilled(tc.m, tc.n, tc.k, tc.alpha, fill(a, lda, tc.m, tc.k), fill(b, ldb, tc.k, tc.n), tc.beta, c, ldc)
+			for i := range c {
+				if c[i] != want[i] && !(math.IsNaN(c[i]) && math.IsNaN(want[i])) {
+					t.Fatalf("%v: c[%d, %d] = %v, want %v (Dgemm's)", tc, i/ldc, i%ldc, c[i], want[i])
+				}
+			}
+			if tc.m > 0 && tc.n > 0 && tc.k > 0 && tc.alpha != 0 && calls == 0 {
+				t.Fatalf("%v: the fills were never called", tc)
+			}
+		}
+	}
 }

@@ -22,8 +22,9 @@ import (
 // six 32-bit ones on AVX2 (which has no 64-bit multiply), where two rounds
 // took twice that, and Philox4x32-10, the design built for 32-bit
 // multipliers, ten 32-bit multiplies and as many shuffles a 64-bit value.
-// On a 2-vCPU EPYC a value takes about 0.8 ns with AVX2 and 1.5 ns in Go
-// (two rounds: 2.3 and 2.7 ns). Two seeds give windows of one 2^64-long
+// On a 2-vCPU EPYC (Zen 4) a value takes about 0.26 ns with AVX-512DQ's
+// 64-bit multiply, 0.7 ns with AVX2 and 1.3 ns in Go (two rounds with
+// AVX2: 2.3 ns). Two seeds give windows of one 2^64-long
 // sequence at a random distance apart: tensors of up to 2^40 values
 // overlap with a chance below 2^-23.
 

@@ -4,5 +4,6 @@
 // generators, and a reduction's map step at the end), so that an
 // expression's intermediate values never exist as whole chunks. Machines
 // are pooled and rebound to new inputs (pool.go), since ops of one graph
-// share their programs. The hot loops have AVX2 and SSE2 forms on amd64.
+// share their programs. The hot loops have AVX2 and SSE2 forms on amd64,
+// and the uniform generator an AVX-512 one too.
 package expr

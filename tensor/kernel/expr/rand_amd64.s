@@ -160,3 +160,77 @@ TEXT ·cpuidAVX2(SB), NOSPLIT, $0-1
 	ANDL $1, BX
 	MOVB BX, ret+0(FP)
 	RET
+
+// One round of 8 values: the hash of lanes r (each lane's input in r),
+// leaving the floats in r; t is a temporary. Z13 and Z12 hold the
+// multipliers, Z11 2^-53.
+#define MIX8(r, t) \
+	VPSRLQ  $30, r, t; \
+	VPXORQ  t, r, r; \
+	VPMULLQ Z13, r, r; \
+	VPSRLQ  $27, r, t; \
+	VPXORQ  t, r, r; \
+	VPMULLQ Z12, r, r; \
+	VPSRLQ  $31, r, t; \
+	VPXORQ  t, r, r; \
+	VPSRLQ  $11, r, r; \
+	VCVTQQ2PD r, r; \
+	VMULPD  Z11, r, r
+
+// func uniformAVX512(d []float64, lanes *[8]uint64, step uint64)
+//
+// uniformAVX2's values eight at a time, with AVX-512DQ's 64-bit multiply
+// (VPMULLQ, the low 64 bits of the product, as Go's *) and its exact
+// int64-to-float64 conversion (VCVTQQ2PD; the 53-bit values are exact in
+// float64, and the product by 2^-53 is exact too): the values are those of
+// the scalar code bit for bit. Four runs of eight a round, so that their
+// dependency chains overlap. len(d) is a multiple of 8.
+TEXT ·uniformAVX512(SB), NOSPLIT, $0-40
+	MOVQ d_base+0(FP), DI
+	MOVQ d_len+8(FP), CX
+	MOVQ lanes+24(FP), SI
+	VMOVDQU64 (SI), Z15
+	MOVQ step+32(FP), AX
+	VPBROADCASTQ AX, Z14
+	MOVQ $-4658895280553007687, AX // 0xBF58476D1CE4E5B9
+	VPBROADCASTQ AX, Z13
+	MOVQ $-7723592293110705685, AX // 0x94D049BB133111EB
+	VPBROADCASTQ AX, Z12
+	MOVQ $0x3CA0000000000000, AX // 2^-53
+	VPBROADCASTQ AX, Z11
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+
+loop512:
+	CMPQ AX, BX
+	JGE  single512
+	VMOVDQA64 Z15, Z0
+	VPADDQ    Z14, Z15, Z1
+	VPADDQ    Z14, Z1, Z2
+	VPADDQ    Z14, Z2, Z3
+	VPADDQ    Z14, Z3, Z15
+	MIX8(Z0, Z4)
+	MIX8(Z1, Z5)
+	MIX8(Z2, Z6)
+	MIX8(Z3, Z7)
+	VMOVUPD Z0, 0(DI)(AX*8)
+	VMOVUPD Z1, 64(DI)(AX*8)
+	VMOVUPD Z2, 128(DI)(AX*8)
+	VMOVUPD Z3, 192(DI)(AX*8)
+	ADDQ $32, AX
+	JMP  loop512
+
+single512:
+	CMPQ AX, CX
+	JGE  done512
+	VMOVDQA64 Z15, Z0
+	VPADDQ    Z14, Z15, Z15
+	MIX8(Z0, Z4)
+	VMOVUPD Z0, 0(DI)(AX*8)
+	ADDQ $8, AX
+	JMP  single512
+
+done512:
+	VZEROUPPER
+	RET

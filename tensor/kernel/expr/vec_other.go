@@ -55,8 +55,8 @@ func sum8Go(x []float64, r *[8]float64) {
 // uniformWide has no wide form here: it fills nothing.
 func uniformWide(d []float64, s elem.RandStream, c uint64) int { return 0 }
 
-// UseAVX2 is never set here.
-var UseAVX2 = false
+// UseAVX2 and UseAVX512 are never set here.
+var UseAVX2, UseAVX512 = false, false
 
 // cmpWide has no packed loops here.
 func cmpWide(kind string) (loop func(d []uint8, a, b []float64), swap bool) { return nil, false }
