@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
@@ -456,7 +457,11 @@ func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (
 		if r, err = b.node(p, op, Attrs{}, w); err != nil {
 			return nil, true, err
 		}
-		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, m)
+		tm, err := b.twin(p, m)
+		if err != nil {
+			return nil, true, err
+		}
+		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, tm)
 		if err != nil {
 			return nil, true, err
 		}
@@ -484,7 +489,11 @@ func (b *builder) reduceMask(p syntax.SrcPos, op string, x *Node, attrs Attrs) (
 			return r, true, err
 		}
 		// mean: the sum over the count of the selected elements.
-		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, m)
+		tm, err := b.twin(p, m)
+		if err != nil {
+			return nil, true, err
+		}
+		cnt, err := b.node(p, tensor.OpCountNonzero, Attrs{}, tm)
 		if err != nil {
 			return nil, true, err
 		}
@@ -539,4 +548,27 @@ func (b *builder) extremeFill(p syntax.SrcPos, dt tensor.DType, low bool) (*Node
 		return b.constant(p, syntax.PyInt(lo), dt)
 	}
 	return b.constant(p, syntax.PyInt(hi), dt)
+}
+
+// twin returns a copy of mask m for a second reduction of it (the count
+// that max, min and mean of a mask take besides the masked values): when m
+// is one elementwise op of other nodes (x > 0.5, isnan(x)), it is made
+// again over the same inputs, so that each reduction fuses it into its own
+// pass over them (a drawn x is drawn again in each: three readers) and no
+// chunk of the mask, read by two, is stored. A mask of several ops, e.g.
+// (x > a) & (x < b), stays shared: a copy would make x's readers too many
+// to draw it again in each (fuse's maxRedraws), and x, eight times the
+// mask's bytes, would be stored instead.
+func (b *builder) twin(p syntax.SrcPos, m *Node) (*Node, error) {
+	if !tensor.ElemKinds[m.Op] {
+		return m, nil
+	}
+	for _, in := range m.Inputs {
+		if tensor.ElemKinds[in.Op] {
+			return m, nil
+		}
+	}
+	c := *m
+	c.Inputs = slices.Clone(m.Inputs)
+	return b.addAt(p, &c)
 }

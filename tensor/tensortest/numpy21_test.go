@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,57 @@ func TestTakeNegativeFromEnd(t *testing.T) {
 	_, err = ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "index -11 is out of bounds for axis 0 with size 10") {
 		t.Errorf("an index out of range from the end: %v", err)
+	}
+}
+
+// TestMaskReductionsStoreNoMask: max, min and mean of x[x > 0.5] over a
+// drawn x take a count besides the masked reduction; each is fused into a
+// pass of its own, so that no chunk of x or of the mask is made to be read
+// by both (an op that draws is read by one op, its reduction's combine),
+// and the results are NumPy's over the values the mask keeps.
+func TestMaskReductionsStoreNoMask(t *testing.T) {
+	parse := func(src string) *spec.Graph {
+		g, err := spec.ParseText(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	ref, err := ComputeGraph(context.Background(), parse("x = rand(10000, chunks=1000, seed=3)\n"), nil, nil, fuse.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []float64
+	for _, v := range ref["x"].Float64s() {
+		if v > 0.5 {
+			kept = append(kept, v)
+		}
+	}
+	sum := 0.0
+	for _, v := range kept {
+		sum += v
+	}
+	want := map[string]float64{"max": slices.Max(kept), "min": slices.Min(kept), "mean": sum / float64(len(kept))}
+	for _, red := range []string{"max", "min", "mean"} {
+		g := parse("x = rand(10000, chunks=1000, seed=3)\nr = x[x > 0.5]." + red + "()\n")
+		got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{Fuse: true, FuseExpr: true}, func(cg *chunk.Graph) {
+			readers := make([]int, len(cg.Ops))
+			for _, op := range cg.Ops {
+				for _, in := range op.Inputs {
+					readers[in]++
+				}
+			}
+			for _, op := range cg.Ops {
+				if len(op.Inputs) == 0 && readers[op.Key] > 1 {
+					t.Errorf("%s: op %d (%s) makes a chunk of x or of the mask read by %d ops", red, op.Key, op.Kind, readers[op.Key])
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := got["r"].Float64s()[0]; math.Abs(r-want[red]) > 1e-12*math.Abs(want[red]) {
+			t.Errorf("x[x > 0.5].%s() = %v, want %v", red, r, want[red])
+		}
 	}
 }
