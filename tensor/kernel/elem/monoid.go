@@ -102,10 +102,8 @@ func monoidT[T ElemType](op string, lowest, highest T) *Monoid {
 		// The builtin max propagates NaN, as NumPy's maximum does.
 		id = lowest
 		inner = func(acc T, row []T) T {
-			for _, v := range row {
-				acc = max(acc, v)
-			}
-			return acc
+			acc, row = extremeRow(acc, row, false)
+			return foldRow(acc, row, func(a, b T) T { return max(a, b) })
 		}
 		outer = func(acc, row []T) {
 			row = row[:len(acc)]
@@ -116,10 +114,8 @@ func monoidT[T ElemType](op string, lowest, highest T) *Monoid {
 	case tensor.OpMin, tensor.OpAll:
 		id = highest
 		inner = func(acc T, row []T) T {
-			for _, v := range row {
-				acc = min(acc, v)
-			}
-			return acc
+			acc, row = extremeRow(acc, row, true)
+			return foldRow(acc, row, func(a, b T) T { return min(a, b) })
 		}
 		outer = func(acc, row []T) {
 			row = row[:len(acc)]
@@ -265,4 +261,33 @@ func VarianceOf(n, m2 float64, ddof int, std bool) float64 {
 		return math.Sqrt(v)
 	}
 	return v
+}
+
+// extremeRow folds the leading elements of a float64 row into acc with
+// the vector loops where the CPU has them (extremeWide), and returns acc
+// and the rest of the row.
+func extremeRow[T ElemType](acc T, row []T, isMin bool) (T, []T) {
+	f, ok := any(row).([]float64)
+	if !ok {
+		return acc, row
+	}
+	a, n := extremeWide(any(acc).(float64), f, isMin)
+	return any(a).(T), row[n:]
+}
+
+// foldRow folds row into acc with f, a max or min: associative and
+// commutative as Go defines them on floats too (NaN wins, +0 is above -0),
+// so four running values, folded together at the end, give what one gives,
+// without each step waiting on the last.
+func foldRow[T ElemType](acc T, row []T, f func(a, b T) T) T {
+	a0, a1, a2, a3 := acc, acc, acc, acc
+	i := 0
+	for ; i+4 <= len(row); i += 4 {
+		r := row[i : i+4 : i+4]
+		a0, a1, a2, a3 = f(a0, r[0]), f(a1, r[1]), f(a2, r[2]), f(a3, r[3])
+	}
+	for ; i < len(row); i++ {
+		a0 = f(a0, row[i])
+	}
+	return f(f(a0, a1), f(a2, a3))
 }

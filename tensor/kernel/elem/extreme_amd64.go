@@ -1,0 +1,53 @@
+package elem
+
+import "golang.org/x/sys/cpu"
+
+var useExtremeAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func maxF64AVX2(row []float64, n int, lanes *[16]float64) bool
+
+//go:noescape
+func minF64AVX2(row []float64, n int, lanes *[16]float64) bool
+
+// extremeWide folds the leading elements of row it can, sixteen at a
+// time, into acc with max (or min when isMin), by Go's rules, and returns
+// the result and how many elements it took.
+func extremeWide(acc float64, row []float64, isMin bool) (float64, int) {
+	n := len(row) &^ 15
+	if !useExtremeAVX2 || n == 0 || acc != acc {
+		return acc, 0
+	}
+	var lanes [16]float64
+	for i := range lanes {
+		lanes[i] = acc
+	}
+	var nan bool
+	if isMin {
+		nan = minF64AVX2(row, n, &lanes)
+	} else {
+		nan = maxF64AVX2(row, n, &lanes)
+	}
+	if nan {
+		return nanOf(row[:n]), n
+	}
+	for _, v := range lanes {
+		if isMin {
+			acc = min(acc, v)
+		} else {
+			acc = max(acc, v)
+		}
+	}
+	return acc, n
+}
+
+// nanOf is the first NaN of row, which has one: the one a scalar fold
+// would have kept.
+func nanOf(row []float64) float64 {
+	for _, v := range row {
+		if v != v {
+			return v
+		}
+	}
+	return row[0]
+}

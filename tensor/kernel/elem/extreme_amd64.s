@@ -1,0 +1,95 @@
+#include "textflag.h"
+
+// Vector folds of max and min over float64s with Go's rules: NaN wins,
+// and +0 is above -0. VMAXPD and VMINPD give their second operand when
+// either is NaN or both are zeros, so NaN is tracked apart (an unordered
+// compare, or-ed) and equal lanes take a & b for max (+0 unless both are
+// -0), a | b for min (-0 unless both are +0). Sixteen running values in
+// lanes (set by the caller to the fold's start) take n elements of row,
+// n a multiple of 16; the result says whether a NaN was seen.
+
+#define STEP_MAX(V, A) \
+	VCMPPD $3, V, V, Y13; \
+	VORPD  Y13, Y12, Y12; \
+	VMAXPD V, A, Y14; \
+	VCMPPD $0, V, A, Y13; \
+	VANDPD V, A, Y15; \
+	VBLENDVPD Y13, Y15, Y14, A
+
+#define STEP_MIN(V, A) \
+	VCMPPD $3, V, V, Y13; \
+	VORPD  Y13, Y12, Y12; \
+	VMINPD V, A, Y14; \
+	VCMPPD $0, V, A, Y13; \
+	VORPD  V, A, Y15; \
+	VBLENDVPD Y13, Y15, Y14, A
+
+// func maxF64AVX2(row []float64, n int, lanes *[16]float64) bool
+TEXT ·maxF64AVX2(SB), NOSPLIT, $0-41
+	MOVQ row_base+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ lanes+32(FP), DI
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VXORPD Y12, Y12, Y12
+	XORQ AX, AX
+maxloop:
+	CMPQ AX, CX
+	JGE  maxdone
+	VMOVUPD (SI)(AX*8), Y4
+	VMOVUPD 32(SI)(AX*8), Y5
+	VMOVUPD 64(SI)(AX*8), Y6
+	VMOVUPD 96(SI)(AX*8), Y7
+	STEP_MAX(Y4, Y0)
+	STEP_MAX(Y5, Y1)
+	STEP_MAX(Y6, Y2)
+	STEP_MAX(Y7, Y3)
+	ADDQ $16, AX
+	JMP  maxloop
+maxdone:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVMSKPD Y12, AX
+	TESTQ AX, AX
+	SETNE ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func minF64AVX2(row []float64, n int, lanes *[16]float64) bool
+TEXT ·minF64AVX2(SB), NOSPLIT, $0-41
+	MOVQ row_base+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ lanes+32(FP), DI
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VXORPD Y12, Y12, Y12
+	XORQ AX, AX
+minloop:
+	CMPQ AX, CX
+	JGE  mindone
+	VMOVUPD (SI)(AX*8), Y4
+	VMOVUPD 32(SI)(AX*8), Y5
+	VMOVUPD 64(SI)(AX*8), Y6
+	VMOVUPD 96(SI)(AX*8), Y7
+	STEP_MIN(Y4, Y0)
+	STEP_MIN(Y5, Y1)
+	STEP_MIN(Y6, Y2)
+	STEP_MIN(Y7, Y3)
+	ADDQ $16, AX
+	JMP  minloop
+mindone:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVMSKPD Y12, AX
+	TESTQ AX, AX
+	SETNE ret+40(FP)
+	VZEROUPPER
+	RET

@@ -1,0 +1,76 @@
+package elem
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"marsfs/tensor"
+)
+
+// TestExtremeEveryPath folds max and min over rows of every length up to
+// past three vector rounds, drawn from values that test Go's rules (NaN,
+// zeros of both signs, infinities) and ordinary ones, from several starts,
+// with the vector loops and without: the results must be the scalar
+// fold's, bit for bit but for which NaN.
+func TestExtremeEveryPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float64{math.NaN(), 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1, -1}
+	same := func(a, b float64) bool { return a != a && b != b || math.Float64bits(a) == math.Float64bits(b) }
+	for _, op := range []string{tensor.OpMax, tensor.OpMin} {
+		m, err := MonoidFor(op, tensor.Float64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n <= 60; n++ {
+			for trial := range 40 {
+				row := make([]float64, n)
+				for i := range row {
+					switch {
+					case trial%4 == 0 && r.IntN(8) == 0:
+						row[i] = special[r.IntN(len(special))]
+					case trial%4 == 1:
+						row[i] = special[1+r.IntN(2)] // zeros only
+					default:
+						row[i] = r.NormFloat64()
+					}
+				}
+				id := make([]float64, 1)
+				m.Init(f64Bytes(id))
+				starts := []float64{id[0], 0, math.Copysign(0, -1), math.NaN(), r.NormFloat64()}
+				for _, acc := range starts {
+					want := acc
+					for _, v := range row {
+						if op == tensor.OpMax {
+							want = max(want, v)
+						} else {
+							want = min(want, v)
+						}
+					}
+					for _, vec := range []bool{false, true} {
+						if vec && !useExtremeAVX2 {
+							continue
+						}
+						saved := useExtremeAVX2
+						useExtremeAVX2 = vec
+						got := []float64{acc}
+						m.Inner(f64Bytes(got), 0, f64Bytes(row))
+						useExtremeAVX2 = saved
+						if !same(got[0], want) {
+							t.Fatalf("%s, vector %v, start %v, row %v: %v, want %v", op, vec, acc, row, got[0], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// f64Bytes is the memory of d as bytes.
+func f64Bytes(d []float64) []byte {
+	if len(d) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 8*len(d))
+}
