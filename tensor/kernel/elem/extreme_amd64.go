@@ -51,3 +51,25 @@ func nanOf(row []float64) float64 {
 	}
 	return row[0]
 }
+
+//go:noescape
+func maxPairF64AVX2(acc, row []float64, n int)
+
+//go:noescape
+func minPairF64AVX2(acc, row []float64, n int)
+
+// extremePairWide sets the leading elements of acc it can, four at a
+// time, to the max (or min) of themselves and row's, by Go's rules, and
+// returns how many.
+func extremePairWide(acc, row []float64, isMin bool) int {
+	n := min(len(acc), len(row)) &^ 3
+	if !useExtremeAVX2 || n == 0 {
+		return 0
+	}
+	if isMin {
+		minPairF64AVX2(acc, row, n)
+	} else {
+		maxPairF64AVX2(acc, row, n)
+	}
+	return n
+}

@@ -93,3 +93,50 @@ mindone:
 	SETNE ret+40(FP)
 	VZEROUPPER
 	RET
+
+// The elementwise forms, acc[i] = max(acc[i], row[i]) (or min) for i < n,
+// n a multiple of 4: lanes where either is NaN take their sum (a NaN).
+
+#define PAIR(OP, TIE) \
+	VMOVUPD (DI)(AX*8), Y0; \
+	VMOVUPD (SI)(AX*8), Y1; \
+	OP     Y1, Y0, Y2; \
+	VCMPPD $0, Y1, Y0, Y3; \
+	TIE    Y1, Y0, Y4; \
+	VBLENDVPD Y3, Y4, Y2, Y2; \
+	VCMPPD $3, Y1, Y0, Y3; \
+	VADDPD Y1, Y0, Y4; \
+	VBLENDVPD Y3, Y4, Y2, Y2; \
+	VMOVUPD Y2, (DI)(AX*8)
+
+// func maxPairF64AVX2(acc, row []float64, n int)
+TEXT ·maxPairF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ acc_base+0(FP), DI
+	MOVQ row_base+24(FP), SI
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+maxpair:
+	CMPQ AX, CX
+	JGE  maxpairdone
+	PAIR(VMAXPD, VANDPD)
+	ADDQ $4, AX
+	JMP  maxpair
+maxpairdone:
+	VZEROUPPER
+	RET
+
+// func minPairF64AVX2(acc, row []float64, n int)
+TEXT ·minPairF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ acc_base+0(FP), DI
+	MOVQ row_base+24(FP), SI
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+minpair:
+	CMPQ AX, CX
+	JGE  minpairdone
+	PAIR(VMINPD, VORPD)
+	ADDQ $4, AX
+	JMP  minpair
+minpairdone:
+	VZEROUPPER
+	RET

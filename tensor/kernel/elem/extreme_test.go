@@ -3,6 +3,7 @@ package elem
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -73,4 +74,54 @@ func f64Bytes(d []float64) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 8*len(d))
+}
+
+// TestExtremePairEveryPath: max and min of two rows element by element
+// (the fold along an outer axis), with the vector loops and without, over
+// values that test Go's rules, for every length to past four vector
+// rounds: the scalar's results, bit for bit but for which NaN.
+func TestExtremePairEveryPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []float64{math.NaN(), 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1, -1}
+	same := func(a, b float64) bool { return a != a && b != b || math.Float64bits(a) == math.Float64bits(b) }
+	for _, op := range []string{tensor.OpMax, tensor.OpMin} {
+		m, err := MonoidFor(op, tensor.Float64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n <= 20; n++ {
+			for range 200 {
+				acc, row := make([]float64, n), make([]float64, n)
+				for i := range n {
+					acc[i], row[i] = special[r.IntN(len(special))], special[r.IntN(len(special))]
+					if r.IntN(4) == 0 {
+						row[i] = r.NormFloat64()
+					}
+				}
+				want := make([]float64, n)
+				for i := range n {
+					if op == tensor.OpMax {
+						want[i] = max(acc[i], row[i])
+					} else {
+						want[i] = min(acc[i], row[i])
+					}
+				}
+				for _, vec := range []bool{false, true} {
+					if vec && !useExtremeAVX2 {
+						continue
+					}
+					saved := useExtremeAVX2
+					useExtremeAVX2 = vec
+					got := slices.Clone(acc)
+					m.Outer(f64Bytes(got), f64Bytes(row))
+					useExtremeAVX2 = saved
+					for i := range n {
+						if !same(got[i], want[i]) {
+							t.Fatalf("%s, vector %v: %v op %v = %v, want %v", op, vec, acc[i], row[i], got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -107,7 +107,7 @@ func monoidT[T ElemType](op string, lowest, highest T) *Monoid {
 		}
 		outer = func(acc, row []T) {
 			row = row[:len(acc)]
-			for j := range acc {
+			for j := extremePair(acc, row, false); j < len(acc); j++ {
 				acc[j] = max(acc[j], row[j])
 			}
 		}
@@ -119,7 +119,7 @@ func monoidT[T ElemType](op string, lowest, highest T) *Monoid {
 		}
 		outer = func(acc, row []T) {
 			row = row[:len(acc)]
-			for j := range acc {
+			for j := extremePair(acc, row, true); j < len(acc); j++ {
 				acc[j] = min(acc[j], row[j])
 			}
 		}
@@ -273,6 +273,17 @@ func extremeRow[T ElemType](acc T, row []T, isMin bool) (T, []T) {
 	}
 	a, n := extremeWide(any(acc).(float64), f, isMin)
 	return any(a).(T), row[n:]
+}
+
+// extremePair sets the leading elements of float64 acc to the max (or
+// min) of themselves and row's with the vector loops where the CPU has
+// them (extremePairWide), and returns how many it set.
+func extremePair[T ElemType](acc, row []T, isMin bool) int {
+	a, ok := any(acc).([]float64)
+	if !ok {
+		return 0
+	}
+	return extremePairWide(a, any(row).([]float64), isMin)
 }
 
 // foldRow folds row into acc with f, a max or min: associative and
