@@ -463,3 +463,26 @@ func chunkSum(cs []int) int {
 	}
 	return s
 }
+
+// TestGramOfRowBands: x.T @ x of x in bands of rows whose output is too
+// large for one block (2100² > the 4 Mi elements a block may hold) is cut
+// alike along both axes, so that it is tiled as symmetric: before, its
+// rows and columns were cut apart (blocks of 1050 x 2100) and every
+// block was a product, twice the flops NumPy's syrk makes. The result is
+// x.T @ x.
+func TestGramOfRowBands(t *testing.T) {
+	c := newShapeCase()
+	xs := randomArray(tensor.Float64, []int{30, 2100}, 5)
+	nx := c.input(xs, [][]int{{10, 10, 10}, {2100}})
+	xt := c.add(&spec.Node{Op: tensor.OpTranspose, Inputs: []*spec.Node{nx}, Shape: []int{2100, 30}, DType: tensor.Float64, Attrs: spec.Attrs{Perm: []int{1, 0}}})
+	out := c.add(&spec.Node{Op: tensor.OpMatmul, Inputs: []*spec.Node{xt, nx}, Shape: []int{2100, 2100}, DType: tensor.Float64})
+	got, cg := c.run(t, out)
+	checkMatmul(t, "x.T @ x", got, transposed(xs), xs, tensor.Float64, 1e-12)
+	kinds := map[string]int{}
+	for _, op := range cg.Ops {
+		kinds[op.Kind]++
+	}
+	if kinds["matmul"] != 3 || kinds["transpose"] != 1 {
+		t.Errorf("ops %v, want 3 matmul (the upper triangle of 2 x 2 blocks) and 1 transpose", kinds)
+	}
+}

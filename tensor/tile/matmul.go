@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -62,10 +63,19 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		return nil, fmt.Errorf("invalid dtype %v", n.DType)
 	}
 	kc := refineChunks(a.Chunks[1], b.Chunks[0])
-	rows, cols := outputBlocks(a.Chunks[0], b.Chunks[1], max(matmulBlockElems, largestChunk(a), largestChunk(b)))
+	va, vb := t.matmulOperand(n, 0), t.matmulOperand(n, 1)
+	limit := max(matmulBlockElems, largestChunk(a), largestChunk(b))
+	rows, cols := outputBlocks(a.Chunks[0], b.Chunks[1], limit)
+	if gramPair(va, vb) && slices.Equal(a.Chunks[0], b.Chunks[1]) && !slices.Equal(rows, cols) {
+		// x.T @ x cut alike along both axes, square blocks, so that it is
+		// tiled as symmetric: x in bands of rows (417 x 10000) would
+		// otherwise have its output cut 8 x 3 and every block made.
+		side := max(1, int(math.Sqrt(float64(limit))))
+		rows = splitChunks(a.Chunks[0], side)
+		cols = rows
+	}
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{rows, cols}}
 	groups := matmulGroups(len(kc), matmulGroupSize(longest(rows), longest(cols), longest(kc)))
-	va, vb := t.matmulOperand(n, 0), t.matmulOperand(n, 1)
 	if !va.trans && !vb.trans && slices.Equal(rows, a.Chunks[0]) && slices.Equal(kc, a.Chunks[1]) &&
 		slices.Equal(kc, b.Chunks[0]) && slices.Equal(cols, b.Chunks[1]) {
 		// Every block is a whole chunk: plain products, which fusion
@@ -118,7 +128,13 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 // (the kernel computes the diagonal blocks' pairs, xᵢᵀ xᵢ, as symmetric
 // rank-k updates: half of theirs too).
 func symmetricProduct(a, b *matmulOperand, rows, cols []int) bool {
-	return a != nil && b != nil && a.src == b.src && a.trans != b.trans && slices.Equal(rows, cols)
+	return gramPair(a, b) && slices.Equal(rows, cols)
+}
+
+// gramPair says whether a and b are one tensor and its transpose: their
+// product is x.T @ x or x @ x.T.
+func gramPair(a, b *matmulOperand) bool {
+	return a != nil && b != nil && a.src == b.src && a.trans != b.trans
 }
 
 // A matmulOperand is an operand of a product as the chunks its blocks are
