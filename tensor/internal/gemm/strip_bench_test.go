@@ -9,7 +9,7 @@ import (
 // over strips x_s of k rows and w columns, as a Gram matrix of an array in
 // row strips makes its blocks.
 func BenchmarkStrips(b *testing.B) {
-	for _, c := range []struct{ n, k, w int }{{2000, 417, 10000}, {2000, 2000, 10000}, {1000, 417, 10000}, } {
+	for _, c := range []struct{ n, k, w int }{{2000, 417, 10000}, {2000, 2000, 10000}, {1000, 417, 10000}} {
 		b.Run(fmt.Sprintf("n%d_k%d_w%d", c.n, c.k, c.w), func(b *testing.B) {
 			x := make([]float64, c.k*c.w)
 			for i := range x {
