@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -188,6 +189,83 @@ func TestLineageCompact(t *testing.T) {
 	}
 	if n := yt.Lineage().Ops(); n > 12 {
 		t.Errorf("y's lineage holds %d ops", n)
+	}
+}
+
+// TestUploadFirstCopiesSpread puts an upload of eight chunks on two
+// workers: each holds every chunk, and the first copies, which the graphs
+// reading the upload read, are four on each, so those graphs run on both.
+func TestUploadFirstCopiesSpread(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 1}, worker.Config{Name: "w2", Slots: 1})
+	_, s := engineSession(t, tc.s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := s.BeginUpload("m", tensor.Float64, []int{64, 8}, [][]int{{8, 8, 8, 8, 8, 8, 8, 8}, {8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 8 {
+		if err := u.Put(ctx, k, ramp(tensor.Float64, []int{8, 8}, float64(k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mt, _ := s.Tensor("m")
+	first := map[string]int{}
+	for _, id := range mt.Tiled().Keys {
+		first[tc.s.Where(id)]++
+	}
+	if first["w1"] != 4 || first["w2"] != 4 || tc.s.Copies() != 8 {
+		t.Errorf("first copies %v, second copies %d; want 4 on each, and 8", first, tc.s.Copies())
+	}
+}
+
+// TestUploadCopyReadInPlace: a graph reading two chunks of an upload whose
+// first copies are on different workers runs where one is, and reads the
+// other from the second copy held there: no worker fetches a byte.
+func TestUploadCopyReadInPlace(t *testing.T) {
+	tc := startTestCluster(t, worker.Config{Name: "w1", Slots: 1}, worker.Config{Name: "w2", Slots: 1})
+	_, s := engineSession(t, tc.s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const rows, cols = 128, 1024 // 1 MiB a chunk: fetched alone, not batched
+	u, err := s.BeginUpload("m", tensor.Float64, []int{2 * rows, cols}, [][]int{{rows, rows}, {cols}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 2 {
+		if err := u.Put(ctx, k, ramp(tensor.Float64, []int{rows, cols}, float64(k+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	received := func() map[string]string {
+		out := map[string]string{}
+		for _, w := range []string{"w1", "w2"} {
+			text, _ := tc.s.WorkerStatus(w)
+			for _, l := range strings.Split(text, "\n") {
+				if v, ok := strings.CutPrefix(l, "received_bytes "); ok {
+					out[w] = v
+				}
+			}
+		}
+		return out
+	}
+	before := received()
+	waitDone(t, mustSubmit(t, s, "y = m[:128] + m[128:]"))
+	if after := received(); !maps.Equal(before, after) {
+		t.Errorf("bytes received by the workers: %v before the graph, %v after; want no fetch", before, after)
+	}
+	want := ramp(tensor.Float64, []int{rows, cols}, 1)
+	for i, v := range ramp(tensor.Float64, []int{rows, cols}, 2).Float64s() {
+		want.Float64s()[i] += v
+	}
+	if got := fetchNamed(t, s, "y"); !bytes.Equal(got.Data, want.Data) {
+		t.Error("y differs")
 	}
 }
 

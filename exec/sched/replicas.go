@@ -31,7 +31,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if err := s.WaitWorkers(ctx, 1); err != nil {
 		return fmt.Errorf("put chunk %d: %w", id, err)
 	}
-	targets := s.leastHeld(2, "")
+	targets := s.primaryFirst(s.leastHeld(2, ""))
 	if len(targets) == 0 {
 		return errors.New("put: no worker connected")
 	}
@@ -118,6 +118,27 @@ func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 		return 0
 	})
 	return ws[:min(n, len(ws))]
+}
+
+// primaryFirst orders the two workers an upload's chunk goes to so that
+// its first copy, the one jobs read, goes to the worker holding the fewer
+// first copies: the second copies balance the bytes leastHeld counts, and
+// with them alone every first copy of an upload would land on the same
+// worker, and the graphs reading it run there.
+func (s *Scheduler) primaryFirst(ws []*remoteWorker) []*remoteWorker {
+	if len(ws) < 2 {
+		return ws
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := map[string]int64{}
+	for _, loc := range s.chunks {
+		first[loc.Worker] += loc.NBytes
+	}
+	if first[ws[1].name] < first[ws[0].name] {
+		ws[0], ws[1] = ws[1], ws[0]
+	}
+	return ws
 }
 
 // putOn stores a as chunk id on worker w.

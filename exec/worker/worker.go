@@ -882,17 +882,19 @@ func (w *Worker) compute(ctx context.Context, sl *slot, t *Task, tm *core.Timing
 			continue
 		}
 		r := t.Op.InputRange(i)
-		if loc.Worker == w.name {
-			a, ok := w.localInput(t, loc.ID, loc.NBytes, !r.Whole())
-			if !ok {
-				return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
-			}
+		// The chunk is read here when it is here: at its location, or
+		// as another copy (an upload's second), which then maps or
+		// fetches nothing.
+		if a, ok := w.localInput(t, loc.ID, loc.NBytes, !r.Whole()); ok {
 			v, err := chunk.View(a, r)
 			if err != nil {
 				return nil, fmt.Errorf("input chunk %d: %w", loc.ID, err)
 			}
 			in[i] = v
 			continue
+		}
+		if loc.Worker == w.name {
+			return nil, fmt.Errorf("input chunk %d is not on worker %s", loc.ID, w.name)
 		}
 		a, err := w.fetchInput(ctx, loc, r, t.Addrs[i], &t.pins)
 		if err != nil {
