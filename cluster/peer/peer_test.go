@@ -43,3 +43,23 @@ func TestUIDOfOwnConnections(t *testing.T) {
 		t.Error("a pipe has a peer uid")
 	}
 }
+
+// BenchmarkTCPOwner finds the uid of a loopback connection's client end
+// in /proc/net/tcp, as a worker does for each connection it accepts.
+func BenchmarkTCPOwner(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	for b.Loop() {
+		if _, ok := tcpOwner(c.LocalAddr().(*net.TCPAddr), c.RemoteAddr().(*net.TCPAddr)); !ok {
+			b.Fatal("no uid")
+		}
+	}
+}
