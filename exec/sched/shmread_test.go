@@ -174,16 +174,23 @@ func TestWorkerMapsPeerInput(t *testing.T) {
 			add := &chunk.Op{Kind: tensor.OpAdd, Inputs: []int{0, 0}, Shape: []int{n}, DType: tensor.Float64,
 				Args: chunk.ElemArgs{Compute: tensor.Float64}}
 			loc := core.Location{ID: 1, Worker: "w1", NBytes: n * 8}
-			cc.Send(&wire.Msg{Kind: wire.MsgSubmit, Job: 1, Key: 0, Attempt: 1, Op: add, ID: 2,
-				Inputs: []core.Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})
-			for {
-				m := recv()
-				if m.Kind == wire.MsgDone {
-					break
+			// Three runs, reading chunk 1 twice each: six locates, asked
+			// on one connection kept between them.
+			for run := range 3 {
+				cc.Send(&wire.Msg{Kind: wire.MsgSubmit, Job: 1, Key: run, Attempt: 1, Op: add, ID: uint64(2 + run),
+					Inputs: []core.Location{loc, loc}, Addrs: []string{ws[0].Addr(), ws[0].Addr()}})
+				for {
+					m := recv()
+					if m.Kind == wire.MsgDone {
+						break
+					}
+					if m.Kind != wire.MsgStarted {
+						t.Fatalf("got %+v", m)
+					}
 				}
-				if m.Kind != wire.MsgStarted {
-					t.Fatalf("got %+v", m)
-				}
+			}
+			if idle := wire.LocateIdle(ws[0].Addr(), nil); !noMap && idle != 1 {
+				t.Errorf("%d idle locate connections to w1 after six locates, want the one they shared", idle)
 			}
 			v, err := stores[1].Get(2)
 			if err != nil {
@@ -196,7 +203,7 @@ func TestWorkerMapsPeerInput(t *testing.T) {
 			}
 			v.Release()
 			mapped := statusField(t, ws[1].Status(), "mapped_bytes")
-			if want := 2 * n * 8; noMap && mapped != 0 || !noMap && mapped != want {
+			if want := 3 * 2 * n * 8; noMap && mapped != 0 || !noMap && mapped != want {
 				t.Errorf("w2 mapped %d bytes of its inputs (NoMap %v)", mapped, noMap)
 			}
 			if st := stores[1].Stats(); st.Pinned != 0 {
