@@ -73,3 +73,62 @@ func extremePairWide(acc, row []float64, isMin bool) int {
 	}
 	return n
 }
+
+//go:noescape
+func maxF32AVX2(row []float32, n int, lanes *[32]float32) bool
+
+//go:noescape
+func minF32AVX2(row []float32, n int, lanes *[32]float32) bool
+
+//go:noescape
+func maxPairF32AVX2(acc, row []float32, n int)
+
+//go:noescape
+func minPairF32AVX2(acc, row []float32, n int)
+
+// extremeWide32 is extremeWide for float32, 32 values at a time.
+func extremeWide32(acc float32, row []float32, isMin bool) (float32, int) {
+	n := len(row) &^ 31
+	if !useExtremeAVX2 || n == 0 || acc != acc {
+		return acc, 0
+	}
+	var lanes [32]float32
+	for i := range lanes {
+		lanes[i] = acc
+	}
+	var nan bool
+	if isMin {
+		nan = minF32AVX2(row, n, &lanes)
+	} else {
+		nan = maxF32AVX2(row, n, &lanes)
+	}
+	if nan {
+		for _, v := range row[:n] {
+			if v != v {
+				return v, n
+			}
+		}
+	}
+	for _, v := range lanes {
+		if isMin {
+			acc = min(acc, v)
+		} else {
+			acc = max(acc, v)
+		}
+	}
+	return acc, n
+}
+
+// extremePairWide32 is extremePairWide for float32, 8 at a time.
+func extremePairWide32(acc, row []float32, isMin bool) int {
+	n := min(len(acc), len(row)) &^ 7
+	if !useExtremeAVX2 || n == 0 {
+		return 0
+	}
+	if isMin {
+		minPairF32AVX2(acc, row, n)
+	} else {
+		maxPairF32AVX2(acc, row, n)
+	}
+	return n
+}

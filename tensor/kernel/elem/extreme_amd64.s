@@ -140,3 +140,138 @@ minpair:
 minpairdone:
 	VZEROUPPER
 	RET
+
+// The float32 folds: eight lanes a register, 32 values a round, 32
+// running values in lanes.
+
+#define STEP32_MAX(V, A) \
+	VCMPPS $3, V, V, Y13; \
+	VORPS  Y13, Y12, Y12; \
+	VMAXPS V, A, Y14; \
+	VCMPPS $0, V, A, Y13; \
+	VANDPS V, A, Y15; \
+	VBLENDVPS Y13, Y15, Y14, A
+
+#define STEP32_MIN(V, A) \
+	VCMPPS $3, V, V, Y13; \
+	VORPS  Y13, Y12, Y12; \
+	VMINPS V, A, Y14; \
+	VCMPPS $0, V, A, Y13; \
+	VORPS  V, A, Y15; \
+	VBLENDVPS Y13, Y15, Y14, A
+
+// func maxF32AVX2(row []float32, n int, lanes *[32]float32) bool
+TEXT ·maxF32AVX2(SB), NOSPLIT, $0-41
+	MOVQ row_base+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ lanes+32(FP), DI
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS Y12, Y12, Y12
+	XORQ AX, AX
+maxloop32:
+	CMPQ AX, CX
+	JGE  maxdone32
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	STEP32_MAX(Y4, Y0)
+	STEP32_MAX(Y5, Y1)
+	STEP32_MAX(Y6, Y2)
+	STEP32_MAX(Y7, Y3)
+	ADDQ $32, AX
+	JMP  maxloop32
+maxdone32:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVMSKPS Y12, AX
+	TESTQ AX, AX
+	SETNE ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func minF32AVX2(row []float32, n int, lanes *[32]float32) bool
+TEXT ·minF32AVX2(SB), NOSPLIT, $0-41
+	MOVQ row_base+0(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ lanes+32(FP), DI
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS Y12, Y12, Y12
+	XORQ AX, AX
+minloop32:
+	CMPQ AX, CX
+	JGE  mindone32
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	STEP32_MIN(Y4, Y0)
+	STEP32_MIN(Y5, Y1)
+	STEP32_MIN(Y6, Y2)
+	STEP32_MIN(Y7, Y3)
+	ADDQ $32, AX
+	JMP  minloop32
+mindone32:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVMSKPS Y12, AX
+	TESTQ AX, AX
+	SETNE ret+40(FP)
+	VZEROUPPER
+	RET
+
+// The elementwise float32 forms, n a multiple of 8.
+
+#define PAIR32(OP, TIE) \
+	VMOVUPS (DI)(AX*4), Y0; \
+	VMOVUPS (SI)(AX*4), Y1; \
+	OP     Y1, Y0, Y2; \
+	VCMPPS $0, Y1, Y0, Y3; \
+	TIE    Y1, Y0, Y4; \
+	VBLENDVPS Y3, Y4, Y2, Y2; \
+	VCMPPS $3, Y1, Y0, Y3; \
+	VADDPS Y1, Y0, Y4; \
+	VBLENDVPS Y3, Y4, Y2, Y2; \
+	VMOVUPS Y2, (DI)(AX*4)
+
+// func maxPairF32AVX2(acc, row []float32, n int)
+TEXT ·maxPairF32AVX2(SB), NOSPLIT, $0-56
+	MOVQ acc_base+0(FP), DI
+	MOVQ row_base+24(FP), SI
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+maxpair32:
+	CMPQ AX, CX
+	JGE  maxpairdone32
+	PAIR32(VMAXPS, VANDPS)
+	ADDQ $8, AX
+	JMP  maxpair32
+maxpairdone32:
+	VZEROUPPER
+	RET
+
+// func minPairF32AVX2(acc, row []float32, n int)
+TEXT ·minPairF32AVX2(SB), NOSPLIT, $0-56
+	MOVQ acc_base+0(FP), DI
+	MOVQ row_base+24(FP), SI
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+minpair32:
+	CMPQ AX, CX
+	JGE  minpairdone32
+	PAIR32(VMINPS, VORPS)
+	ADDQ $8, AX
+	JMP  minpair32
+minpairdone32:
+	VZEROUPPER
+	RET

@@ -37,3 +37,22 @@ func BenchmarkMaxRow(b *testing.B) {
 }
 
 var sink float64
+
+func BenchmarkMaxRow32(b *testing.B) {
+	row := make([]float32, 1<<16)
+	for i := range row {
+		row[i] = rand.Float32()
+	}
+	for _, vec := range []bool{false, true} {
+		b.Run(map[bool]string{false: "four", true: "avx2"}[vec], func(b *testing.B) {
+			saved := useExtremeAVX2
+			useExtremeAVX2 = vec
+			defer func() { useExtremeAVX2 = saved }()
+			b.SetBytes(4 << 16)
+			for b.Loop() {
+				acc, row := extremeRow(float32(math.Inf(-1)), row, false)
+				sink = float64(foldRow(acc, row, func(a, b float32) float32 { return max(a, b) }))
+			}
+		})
+	}
+}

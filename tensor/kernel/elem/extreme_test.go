@@ -125,3 +125,77 @@ func TestExtremePairEveryPath(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremeFloat32 is TestExtremeEveryPath and TestExtremePairEveryPath
+// for float32 rows, to past three vector rounds of 32.
+func TestExtremeFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	nan := float32(math.NaN())
+	special := []float32{nan, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1, -1}
+	same := func(a, b float32) bool { return a != a && b != b || math.Float32bits(a) == math.Float32bits(b) }
+	bytes32 := func(d []float32) []byte {
+		if len(d) == 0 {
+			return nil
+		}
+		return unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 4*len(d))
+	}
+	pick := func(trial int) float32 {
+		switch {
+		case trial%4 == 0 && r.IntN(8) == 0:
+			return special[r.IntN(len(special))]
+		case trial%4 == 1:
+			return special[1+r.IntN(2)]
+		}
+		return float32(r.NormFloat64())
+	}
+	for _, op := range []string{tensor.OpMax, tensor.OpMin} {
+		m, err := MonoidFor(op, tensor.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := func(a, b float32) float32 {
+			if op == tensor.OpMax {
+				return max(a, b)
+			}
+			return min(a, b)
+		}
+		for n := 0; n <= 100; n++ {
+			for trial := range 24 {
+				row, acc := make([]float32, n), make([]float32, n)
+				for i := range row {
+					row[i], acc[i] = pick(trial), pick(trial)
+				}
+				for _, start := range []float32{0, float32(math.Copysign(0, -1)), nan, float32(r.NormFloat64())} {
+					want := start
+					for _, v := range row {
+						want = f(want, v)
+					}
+					wantPair := make([]float32, n)
+					for i := range n {
+						wantPair[i] = f(acc[i], row[i])
+					}
+					for _, vec := range []bool{false, true} {
+						if vec && !useExtremeAVX2 {
+							continue
+						}
+						saved := useExtremeAVX2
+						useExtremeAVX2 = vec
+						got := []float32{start}
+						m.Inner(bytes32(got), 0, bytes32(row))
+						pair := slices.Clone(acc)
+						m.Outer(bytes32(pair), bytes32(row))
+						useExtremeAVX2 = saved
+						if !same(got[0], want) {
+							t.Fatalf("%s, vector %v, start %v, row %v: %v, want %v", op, vec, start, row, got[0], want)
+						}
+						for i := range n {
+							if !same(pair[i], wantPair[i]) {
+								t.Fatalf("%s, vector %v: %v op %v = %v, want %v", op, vec, acc[i], row[i], pair[i], wantPair[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -263,27 +263,32 @@ func VarianceOf(n, m2 float64, ddof int, std bool) float64 {
 	return v
 }
 
-// extremeRow folds the leading elements of a float64 row into acc with
+// extremeRow folds the leading elements of a float row into acc with
 // the vector loops where the CPU has them (extremeWide), and returns acc
 // and the rest of the row.
 func extremeRow[T ElemType](acc T, row []T, isMin bool) (T, []T) {
-	f, ok := any(row).([]float64)
-	if !ok {
-		return acc, row
+	switch r := any(row).(type) {
+	case []float64:
+		a, n := extremeWide(any(acc).(float64), r, isMin)
+		return any(a).(T), row[n:]
+	case []float32:
+		a, n := extremeWide32(any(acc).(float32), r, isMin)
+		return any(a).(T), row[n:]
 	}
-	a, n := extremeWide(any(acc).(float64), f, isMin)
-	return any(a).(T), row[n:]
+	return acc, row
 }
 
-// extremePair sets the leading elements of float64 acc to the max (or
+// extremePair sets the leading elements of float acc to the max (or
 // min) of themselves and row's with the vector loops where the CPU has
 // them (extremePairWide), and returns how many it set.
 func extremePair[T ElemType](acc, row []T, isMin bool) int {
-	a, ok := any(acc).([]float64)
-	if !ok {
-		return 0
+	switch a := any(acc).(type) {
+	case []float64:
+		return extremePairWide(a, any(row).([]float64), isMin)
+	case []float32:
+		return extremePairWide32(a, any(row).([]float32), isMin)
 	}
-	return extremePairWide(a, any(row).([]float64), isMin)
+	return 0
 }
 
 // foldRow folds row into acc with f, a max or min: associative and
