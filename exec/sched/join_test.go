@@ -14,7 +14,7 @@ import (
 // in the middle of it: the newcomer runs some of the job's ops.
 func TestWorkerJoinsMidJob(t *testing.T) {
 	tc := newTestCluster(t, 1, false)
-	job := chainsJob(40, 150, 0)
+	job := chainsJob(40, 600, 0) // long enough (about 0.7 s) for the join to land mid-job
 	var mu sync.Mutex
 	finished := map[string]int{}
 	job.Observe = func(ev core.Event) {
