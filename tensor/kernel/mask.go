@@ -7,6 +7,7 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
 )
 
 // The kernels of boolean masks (tile/mask.go).
@@ -70,16 +71,12 @@ func maskSelectKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	return out, nil
 }
 
-// truth is 1 for a nonzero byte and 0 for zero, without a branch: c|-c
-// has its top bit set exactly when c != 0.
-func truth(c byte) int { return int((c | -c) >> 7) }
-
 // countTrue counts the nonzero bytes of mask. A random mask would
 // mispredict half the branches of an if.
 func countTrue(mask []byte) int {
 	n := 0
 	for _, c := range mask {
-		n += truth(c)
+		n += elem.Truth(c)
 	}
 	return n
 }
@@ -97,6 +94,6 @@ func compact[T uint8 | uint16 | uint32 | uint64](d []T, mask []byte, x []T) {
 			return
 		}
 		d[o] = x[i]
-		o += truth(c)
+		o += elem.Truth(c)
 	}
 }

@@ -272,7 +272,7 @@ func extremeRow[T ElemType](acc T, row []T, isMin bool) (T, []T) {
 		a, n := extremeWide(any(acc).(float64), r, isMin)
 		return any(a).(T), row[n:]
 	case []float32:
-		a, n := extremeWide32(any(acc).(float32), r, isMin)
+		a, n := extremeWide(any(acc).(float32), r, isMin)
 		return any(a).(T), row[n:]
 	}
 	return acc, row
@@ -286,7 +286,7 @@ func extremePair[T ElemType](acc, row []T, isMin bool) int {
 	case []float64:
 		return extremePairWide(a, any(row).([]float64), isMin)
 	case []float32:
-		return extremePairWide32(a, any(row).([]float32), isMin)
+		return extremePairWide(a, any(row).([]float32), isMin)
 	}
 	return 0
 }
