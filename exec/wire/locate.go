@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -54,73 +53,32 @@ func readString(r *bufio.Reader) (string, error) {
 // errRemote is returned by mapChunk for a worker on another host.
 var errRemote = errors.New("worker on another host")
 
-// locateConns holds this process's idle locate connections, by address
-// and key: a worker mapping many chunks of another (a rechunk's row strip
+// locateConns holds this process's idle locate connections, by cluster
+// key: a worker mapping many chunks of another (a rechunk's row strip
 // reads a run of every column strip) asks them all on one connection, as
 // the worker's serveLocate answers requests until the connection closes,
 // rather than dialing, and being checked for its user, once a chunk.
-var locateConns = struct {
-	sync.Mutex
-	idle map[string][]*locateConn
-}{idle: make(map[string][]*locateConn)}
+var locateConns sync.Map // string(key) -> *idleConns
 
-type locateConn struct {
-	net.Conn
-	br *bufio.Reader
-}
-
-// getLocate returns an idle locate connection to addr, or a new one;
-// reused says which.
-func getLocate(ctx context.Context, addr string, key []byte) (c *locateConn, reused bool, err error) {
-	k := addr + "\x00" + string(key)
-	locateConns.Lock()
-	if cs := locateConns.idle[k]; len(cs) > 0 {
-		c = cs[len(cs)-1]
-		locateConns.idle[k] = cs[:len(cs)-1]
-		locateConns.Unlock()
-		return c, true, nil
-	}
-	locateConns.Unlock()
-	nc, err := Dial(ctx, addr, ConnLocate, key)
-	if err != nil {
-		return nil, false, err
-	}
-	return &locateConn{Conn: nc, br: bufio.NewReader(nc)}, false, nil
-}
-
-// maxIdleLocate bounds the idle locate connections of a process, to all
-// addresses: those of workers gone are dropped only when tried again.
+// maxIdleLocate bounds the idle locate connections of a process to all
+// the workers of a key.
 const maxIdleLocate = 64
 
-// putLocate keeps c, whose last exchange ended cleanly, for the next
-// request to addr: up to maxIdle an address, as the data connections, and
-// maxIdleLocate in all.
-func putLocate(addr string, key []byte, c *locateConn) {
-	k := addr + "\x00" + string(key)
-	locateConns.Lock()
-	defer locateConns.Unlock()
-	total := 0
-	for _, cs := range locateConns.idle {
-		total += len(cs)
+func locatePool(key []byte) *idleConns {
+	if ic, ok := locateConns.Load(string(key)); ok {
+		return ic.(*idleConns)
 	}
-	if len(locateConns.idle[k]) >= maxIdle || total >= maxIdleLocate {
-		c.Close()
-		return
-	}
-	locateConns.idle[k] = append(locateConns.idle[k], c)
+	ic, _ := locateConns.LoadOrStore(string(key), newIdleConns(ConnLocate, key, maxIdleLocate))
+	return ic.(*idleConns)
 }
 
 // LocateIdle is the number of idle locate connections this process keeps
 // to addr, with key.
-func LocateIdle(addr string, key []byte) int {
-	locateConns.Lock()
-	defer locateConns.Unlock()
-	return len(locateConns.idle[addr+"\x00"+string(key)])
-}
+func LocateIdle(addr string, key []byte) int { return locatePool(key).idleTo(addr) }
 
 // locate asks c where chunk id's file is: the boot ID of the worker's
 // host and the path.
-func locate(ctx context.Context, c *locateConn, id uint64) (boot, path string, err error) {
+func locate(ctx context.Context, c *dataConn, id uint64) (boot, path string, err error) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	if _, err := c.Write(putID(id)); err != nil {
@@ -147,15 +105,16 @@ func mapChunk(ctx context.Context, addr string, id uint64, key []byte) (*shm.Map
 	if BootID() == "" {
 		return nil, errRemote
 	}
+	pool := locatePool(key)
 	var boot, path string
 	for {
-		c, reused, err := getLocate(ctx, addr, key)
+		c, reused, err := pool.get(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
 		boot, path, err = locate(ctx, c, id)
 		if err == nil {
-			putLocate(addr, key, c)
+			pool.put(addr, c)
 			break
 		}
 		c.Close()

@@ -16,12 +16,8 @@ import (
 // Pool keeps idle fetch connections to workers' chunk services, so that
 // moving many small chunks does not pay a TCP handshake each.
 type Pool struct {
-	limit int64  // largest chunk accepted
-	key   []byte // the cluster key
-
-	mu     sync.Mutex
-	idle   map[string][]*dataConn
-	closed bool
+	limit int64 // largest chunk accepted
+	conns *idleConns
 }
 
 type dataConn struct {
@@ -33,33 +29,82 @@ type dataConn struct {
 const maxIdle = 4
 
 func NewPool(limit int64, key []byte) *Pool {
-	return &Pool{limit: limit, key: key, idle: make(map[string][]*dataConn)}
+	return &Pool{limit: limit, conns: newIdleConns(ConnFetch, key, 0)}
 }
 
 func (p *Pool) get(ctx context.Context, addr string) (*dataConn, error) {
-	p.mu.Lock()
-	if cs := p.idle[addr]; len(cs) > 0 {
-		c := cs[len(cs)-1]
-		p.idle[addr] = cs[:len(cs)-1]
-		p.mu.Unlock()
-		return c, nil
-	}
-	p.mu.Unlock()
-	c, err := Dial(ctx, addr, ConnFetch, p.key)
-	if err != nil {
-		return nil, err
-	}
-	return &dataConn{Conn: c, br: bufio.NewReader(c)}, nil
+	c, _, err := p.conns.get(ctx, addr)
+	return c, err
 }
 
-func (p *Pool) put(addr string, c *dataConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || len(p.idle[addr]) >= maxIdle {
+func (p *Pool) put(addr string, c *dataConn) { p.conns.put(addr, c) }
+
+// idleConns keeps connections of one kind (ConnFetch, ConnLocate) whose
+// last exchange ended cleanly, by address, for the next request: up to
+// maxIdle an address and, when total is not 0, total in all (those to
+// workers gone are dropped only when tried again).
+type idleConns struct {
+	kind  byte
+	key   []byte // the cluster key
+	total int
+
+	mu     sync.Mutex
+	idle   map[string][]*dataConn
+	count  int
+	closed bool
+}
+
+func newIdleConns(kind byte, key []byte, total int) *idleConns {
+	return &idleConns{kind: kind, key: key, total: total, idle: make(map[string][]*dataConn)}
+}
+
+// get returns an idle connection to addr, or a new one; reused says which.
+func (ic *idleConns) get(ctx context.Context, addr string) (c *dataConn, reused bool, err error) {
+	ic.mu.Lock()
+	if cs := ic.idle[addr]; len(cs) > 0 {
+		c = cs[len(cs)-1]
+		ic.idle[addr] = cs[:len(cs)-1]
+		ic.count--
+		ic.mu.Unlock()
+		return c, true, nil
+	}
+	ic.mu.Unlock()
+	nc, err := Dial(ctx, addr, ic.kind, ic.key)
+	if err != nil {
+		return nil, false, err
+	}
+	return &dataConn{Conn: nc, br: bufio.NewReader(nc)}, false, nil
+}
+
+func (ic *idleConns) put(addr string, c *dataConn) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.closed || len(ic.idle[addr]) >= maxIdle || ic.total > 0 && ic.count >= ic.total {
 		c.Close()
 		return
 	}
-	p.idle[addr] = append(p.idle[addr], c)
+	ic.idle[addr] = append(ic.idle[addr], c)
+	ic.count++
+}
+
+// idleTo is the number of idle connections kept to addr.
+func (ic *idleConns) idleTo(addr string) int {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	return len(ic.idle[addr])
+}
+
+// close closes the idle connections; later puts close theirs.
+func (ic *idleConns) close() {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	ic.closed = true
+	for _, cs := range ic.idle {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	ic.idle, ic.count = nil, 0
 }
 
 // Fetch reads chunk id from the worker serving at addr. A connection that
@@ -177,14 +222,4 @@ func (p *Pool) FetchAll(ctx context.Context, addr string, ids []uint64, out []*t
 }
 
 // Close closes the idle connections; later puts close theirs.
-func (p *Pool) Close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for _, cs := range p.idle {
-		for _, c := range cs {
-			c.Close()
-		}
-	}
-	p.idle = nil
-}
+func (p *Pool) Close() { p.conns.close() }
