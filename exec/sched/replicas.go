@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if err := s.WaitWorkers(ctx, 1); err != nil {
 		return fmt.Errorf("put chunk %d: %w", id, err)
 	}
-	targets := s.primaryFirst(s.leastHeld(2, ""))
+	targets := s.leastHeld(2, "")
 	if len(targets) == 0 {
 		return errors.New("put: no worker connected")
 	}
@@ -91,13 +92,19 @@ func (s *Scheduler) copyInBackground(ids []uint64) {
 }
 
 // leastHeld returns up to n connected workers other than except, and
-// not leaving, those holding the fewest bytes of kept chunks first.
+// not leaving, those holding the fewest bytes of kept chunks first. For an
+// upload's chunk (n 2), the first two are ordered so that its first copy,
+// the one jobs read, goes to the one holding the fewer first copies: the
+// second copies balance the bytes held, and with them alone every first
+// copy of an upload would land on the same worker, and the graphs reading
+// it run there.
 func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := map[string]int64{}
+	held, first := map[string]int64{}, map[string]int64{}
 	for _, loc := range s.chunks {
 		held[loc.Worker] += loc.NBytes
+		first[loc.Worker] += loc.NBytes
 	}
 	for _, loc := range s.copies {
 		held[loc.Worker] += loc.NBytes
@@ -109,33 +116,10 @@ func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 		}
 	}
 	slices.SortStableFunc(ws, func(a, b *remoteWorker) int {
-		switch {
-		case held[a.name] < held[b.name]:
-			return -1
-		case held[a.name] > held[b.name]:
-			return 1
-		}
-		return 0
+		return cmp.Compare(held[a.name], held[b.name])
 	})
-	return ws[:min(n, len(ws))]
-}
-
-// primaryFirst orders the two workers an upload's chunk goes to so that
-// its first copy, the one jobs read, goes to the worker holding the fewer
-// first copies: the second copies balance the bytes leastHeld counts, and
-// with them alone every first copy of an upload would land on the same
-// worker, and the graphs reading it run there.
-func (s *Scheduler) primaryFirst(ws []*remoteWorker) []*remoteWorker {
-	if len(ws) < 2 {
-		return ws
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	first := map[string]int64{}
-	for _, loc := range s.chunks {
-		first[loc.Worker] += loc.NBytes
-	}
-	if first[ws[1].name] < first[ws[0].name] {
+	ws = ws[:min(n, len(ws))]
+	if len(ws) == 2 && first[ws[1].name] < first[ws[0].name] {
 		ws[0], ws[1] = ws[1], ws[0]
 	}
 	return ws
