@@ -170,7 +170,8 @@ func (s *Scheduler) copyAgain(ids []uint64) {
 	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Minute)
 	defer cancel()
-	for _, id := range ids {
+	for i := 0; i < len(ids); i++ {
+		id := ids[i]
 		s.mu.Lock()
 		first, ok := s.chunks[id]
 		_, has := s.copies[id]
@@ -182,7 +183,9 @@ func (s *Scheduler) copyAgain(ids []uint64) {
 		if !ok || has || busy {
 			continue // freed meanwhile, copied already, or being copied
 		}
-		s.copyOne(ctx, id, first)
+		if s.copyOne(ctx, id, first) {
+			ids = append(ids, id) // the copy became the first: copy it in turn
+		}
 		s.mu.Lock()
 		delete(s.copying, id)
 		s.mu.Unlock()
@@ -190,26 +193,37 @@ func (s *Scheduler) copyAgain(ids []uint64) {
 }
 
 // copyOne makes a second copy of uploaded chunk id, whose first is at
-// first, on another worker, if one is connected.
-func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location) {
+// first, on another worker, if one is connected. When the first's worker
+// went while the copy was made (the chunk is then lost), the copy becomes
+// the chunk, and promoted says so: it wants a second copy in turn.
+func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location) (promoted bool) {
 	to := s.leastHeld(1, first.Worker)
 	if len(to) == 0 {
-		return // one worker left: nowhere to copy to
+		return false // one worker left: nowhere to copy to
 	}
 	a, release, err := s.Fetch(ctx, id)
 	if err != nil {
-		return
+		return false
 	}
 	err = s.putOn(ctx, to[0], id, a)
 	release()
 	if err != nil {
-		return
+		return false
 	}
 	s.mu.Lock()
+	copied := core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
 	_, still := s.chunks[id]
-	if still {
-		s.copies[id] = core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
+	switch lost, ok := s.lost[id]; {
+	case still:
+		s.copies[id] = copied
 		s.recopied.Add(1)
+	case ok && lost.NBytes == first.NBytes && s.uploads[id]:
+		// The first copy's worker went while this one was made: this one
+		// is the chunk now, and wants a second copy in turn.
+		s.chunks[id] = copied
+		delete(s.lost, id)
+		s.recopied.Add(1)
+		still, promoted = true, true
 	}
 	s.mu.Unlock()
 	if !still {
@@ -218,6 +232,7 @@ func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location)
 			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{id}})
 		}
 	}
+	return promoted
 }
 
 // Copies is the number of uploaded chunks held on two workers.
