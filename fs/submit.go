@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
@@ -148,8 +149,10 @@ func (h *submitter) fail(msg string) {
 }
 
 // Close submits the text. Session.Submit records a refusal in the
-// session's error file. Every refusal is EINVAL, whether at a write or
-// here (an error of another kind would reach the client as EIO).
+// session's error file. A refusal of the spec is EINVAL, whether at a
+// write or here (an error of another kind would reach the client as
+// EIO); a submit the server could not make durable (its journal's disk
+// full or failing) fails with the system's errno, ENOSPC or EIO.
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -166,7 +169,7 @@ func (h *submitter) Close() error {
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
 	if err != nil {
-		return linux.EINVAL
+		return refusal(err, linux.EINVAL)
 	}
 	return nil
 }
@@ -175,6 +178,21 @@ var (
 	errEmptySpec  = errors.New("empty spec: only blank lines and comments")
 	errUnfinished = errors.New("the last statement is not finished")
 )
+
+// refusal is the errno a refused write answers with: for a write the
+// session could not make durable (an *engine.WriteError), the system's
+// errno it wraps (ENOSPC, EIO), else def.
+func refusal(err error, def linux.Errno) linux.Errno {
+	var we *engine.WriteError
+	if !errors.As(err, &we) {
+		return def
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return linux.Errno(en)
+	}
+	return linux.EIO
+}
 
 // panicError carries a recovered panic as an error.
 type panicError struct{ v any }

@@ -257,6 +257,33 @@ func (l *Log) repair() error {
 	return l.rewrite(l.state.Records())
 }
 
+// Remove deletes the session's file, durably, and closes the Log: the
+// session is no more. On failure the Log stays open, and a file the
+// removal may have left or not is written again whole before the next
+// record.
+func (l *Log) Remove() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	path := l.dir.file(l.session)
+	err := l.dir.fs.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err == nil {
+		l.stale = true // gone from the directory, whatever follows
+		err = l.dir.fs.SyncDir(l.dir.path)
+	}
+	if err != nil {
+		return fmt.Errorf("journal: session %d: remove: %w", l.session, err)
+	}
+	l.dir.shipped(Shipment{Session: l.session, Remove: true})
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	return nil
+}
+
 // Size is the file's length in bytes.
 func (l *Log) Size() int64 {
 	l.mu.Lock()
@@ -322,7 +349,13 @@ func (l *Log) rewrite(rs []Record) error {
 		fsys.Remove(tmp)
 		return fmt.Errorf("journal: session %d: rewrite: %w", l.session, err)
 	}
-	// The descriptor now names the renamed file; writes go on at its end.
+	// Writes go on at the renamed file's end, through a descriptor opened
+	// by its name, which its errors then say (the one written names the
+	// temporary file).
+	if nf, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		f.Close()
+		f = nf
+	}
 	if l.f != nil {
 		l.f.Close()
 	}
