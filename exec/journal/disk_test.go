@@ -314,7 +314,7 @@ func TestCutFails(t *testing.T) {
 }
 
 // TestNoteKeepsState: what Note records stays in the state when its write
-// fails, and reaches the file with the next record that is written.
+// fails, and reaches the file before the next record that is written.
 func TestNoteKeepsState(t *testing.T) {
 	rs := history()
 	d, disk := openFaultDir(t)
@@ -338,7 +338,11 @@ func TestNoteKeepsState(t *testing.T) {
 	if err := l.Append(rs[5], true); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("append on a full disk: %v", err)
 	}
-	disk.fill(-1)
+	// Room for the noted record and the next, not for a second copy of
+	// the file: the note is appended, not written with the file anew.
+	a, _ := Encode(nil, rs[4])
+	b, _ := Encode(nil, rs[5])
+	disk.fill(int64(len(a) + len(b)))
 	if err := l.Append(rs[5], true); err != nil {
 		t.Fatal(err)
 	}

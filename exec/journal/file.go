@@ -126,8 +126,11 @@ type Log struct {
 	// state is what the file holds, folded, and what Note noted that a
 	// failed write did not put there: what the next rewrite writes.
 	state State
-	stale bool // the file is behind state, or holds bytes past size
-	buf   []byte
+	stale bool // the file's bytes are in doubt: write it again whole
+	// pending are the records Note folded whose write failed and was cut
+	// off cleanly: written before the next record.
+	pending []Record
+	buf     []byte
 }
 
 // Create starts the file of a new session, replacing any of that number.
@@ -196,9 +199,10 @@ func (l *Log) Append(r Record, sync bool) error {
 // Note records r, something that has happened already and that no
 // client waits on (a graph's end, the tensors it kept, chunks moved):
 // unlike Append, r becomes part of the state even when its write fails,
-// and the file, marked stale, gets it when it is written again whole
-// before the next record. The error says the write failed: until a later
-// one succeeds, a restart finds the session as it was before r.
+// and is written before the next record (or with the file written again
+// whole, if its bytes are in doubt). The error says the write failed:
+// until a later one succeeds, a restart finds the session as it was
+// before r.
 func (l *Log) Note(r Record, sync bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -210,8 +214,8 @@ func (l *Log) Note(r Record, sync bool) error {
 		err = l.write(r, sync)
 	}
 	l.state.fold(r)
-	if err != nil && !errors.Is(err, ErrClosed) {
-		l.stale = true
+	if err != nil && !l.stale {
+		l.pending = append(l.pending, r)
 	}
 	return err
 }
@@ -245,16 +249,26 @@ func (l *Log) write(r Record, sync bool) error {
 	return nil
 }
 
-// repair writes the file again whole from the state, if it is stale.
-// l.mu is held.
+// repair brings the file up to the state: written again whole if it is
+// stale, else with the records noted that it lacks. l.mu is held.
 func (l *Log) repair() error {
 	if l.f == nil {
 		return ErrClosed
 	}
-	if !l.stale {
-		return nil
+	if l.stale {
+		return l.rewrite(l.state.Records())
 	}
-	return l.rewrite(l.state.Records())
+	for len(l.pending) > 0 {
+		if err := l.write(l.pending[0], false); err != nil {
+			if l.stale {
+				return l.rewrite(l.state.Records())
+			}
+			return err
+		}
+		l.pending = l.pending[1:]
+	}
+	l.pending = nil
+	return nil
 }
 
 // Remove deletes the session's file, durably, and closes the Log: the
@@ -359,7 +373,7 @@ func (l *Log) rewrite(rs []Record) error {
 	if l.f != nil {
 		l.f.Close()
 	}
-	l.f, l.size, l.state, l.stale = f, int64(len(buf)), st, false
+	l.f, l.size, l.state, l.stale, l.pending = f, int64(len(buf)), st, false, nil
 	l.dir.shipped(Shipment{Session: l.session, Reset: true, Frames: buf})
 	if err := fsys.SyncDir(l.dir.path); err != nil {
 		// The rename may not survive a crash: the old file might come
