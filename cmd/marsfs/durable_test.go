@@ -301,4 +301,3 @@ func graphsOf(t *testing.T, c *fs.Client, session string) []string {
 	}
 	return out
 }
-
