@@ -224,3 +224,48 @@ func TestCloseRefused(t *testing.T) {
 	}
 	os.RemoveAll(path)
 }
+
+// TestRestoreFreesWhatItLoses: a session whose journal is read back but
+// cannot be taken up again (its file cannot be reopened) is lost, and its
+// chunks are freed on the workers rather than kept for no one.
+func TestRestoreFreesWhatItLoses(t *testing.T) {
+	r := sched.NewLocal(1)
+	t.Cleanup(func() { r.Close() })
+	dir := t.TempDir()
+	e1, _ := journaled(t, r, dir)
+	s, err := e1.NewSession("glenda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, mustSubmit(t, s, "a = arange(100, chunks=10) * 2\nfetch a\n"))
+	a, _ := s.Tensor("a")
+	ids := a.Tiled().Keys
+	e1.Close() // with a journal: the session and its chunks stay
+	if w := r.Where(ids[0]); w == "" {
+		t.Fatal("the chunks went with the engine")
+	}
+	e2, loaded := journaled(t, r, dir)
+	defer e2.Close()
+	// The file read back is replaced by a directory: neither rewritten
+	// nor reopened.
+	path := filepath.Join(dir, "session-"+strconv.Itoa(s.ID())+".journal")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(path, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(path)
+	res, err := e2.Restore(loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Lost) != 1 || res.Sessions != 0 {
+		t.Fatalf("restored %d, lost %v: want the session lost", res.Sessions, res.Lost)
+	}
+	for _, id := range ids {
+		if w := r.Where(id); w != "" {
+			t.Errorf("chunk %d of the lost session still held on %s", id, w)
+		}
+	}
+}

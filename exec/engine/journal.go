@@ -55,8 +55,11 @@ func (e *Engine) SetJournal(d *journal.Dir, logf func(format string, args ...any
 
 // A WriteError is a write to a session that was refused, with nothing of
 // it done: Op says which ("submit", "upload x", "drop x", "close", "new
-// session"), Err why. Err wraps the system's errno where there is one
-// (ENOSPC, EIO), which a file server answers the write with.
+// session"), Err why: here, that the journal could not record it; any
+// other reason a session must refuse a write before it changes anything
+// (a home that has lost the session) is one too. Err wraps the system's
+// errno where there is one (ENOSPC, EIO), which a file server answers the
+// write with (fs: EIO where there is none).
 type WriteError struct {
 	Session int
 	Op      string
