@@ -29,15 +29,24 @@
 //
 // # Damage
 //
+// A file whose checksum does not match is not half-restored: Decode and
+// Restore return the records before the damage together with an error
+// that names the offset and the reason, and the caller reports the
+// session lost. The records written are only ever appended, and Sync is
+// called at each write a client waits on and at each graph end, so a
+// file cut at a record boundary is a state the session was in: restoring
+// it serves nothing wrong, only, at worst, less than the scheduler knew
+// after its last sync.
+//
 // A file whose last record is cut short (a torn tail: the machine lost
-// power mid-write) or whose checksum does not match is not half-restored:
-// Read returns the records before the damage together with an error that
-// names the offset and the reason, and the caller reports the session
-// lost. The records written are only ever appended, and Sync is called at
-// each write a client waits on and at each graph end, so a file cut at a record boundary is a
-// state the session was in: restoring it serves nothing wrong, only, at
-// worst, less than the scheduler knew after its last sync. The tests cut
-// and flip every file at every offset and check exactly that.
+// power mid-write, or a write that failed could not be cut off again) is
+// the one damage Load mends: a record is acknowledged only once it is
+// whole on disk, so the torn one never was, and Load cuts the file
+// before it and restores the records before. Torn tells it from damage
+// that also reads as a record running past the end (a flipped bit in a
+// length): a torn record's bytes are not a whole record of another
+// length, and no whole record follows it. The tests cut and flip every
+// file at every offset and check exactly that.
 //
 // # Compaction
 //

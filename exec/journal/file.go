@@ -42,13 +42,19 @@ type Loaded struct {
 	File    string // its path
 	State   *State // nil when lost
 	Err     error  // why it is lost
+	// Cut is, for a file that ended in a torn record (see Torn), where
+	// the record began: the file was cut there, and State is what the
+	// records before it tell.
+	Cut int64
 }
 
 // Load reads back every session file of the directory, in order of
 // session number. A file that cannot be read, is damaged or does not
 // make a history is returned with Err set and no State: the caller
-// reports the session lost. Temporary files of a compaction cut short
-// are removed.
+// reports the session lost. A file that ends in a torn record (Torn)
+// is cut before it, and restores to what the records before it tell: a
+// record is acknowledged only once it is whole on disk, so the torn one
+// never was. Temporary files of a compaction cut short are removed.
 func (d *Dir) Load() ([]Loaded, error) {
 	ents, err := os.ReadDir(d.path)
 	if err != nil {
@@ -71,6 +77,14 @@ func (d *Dir) Load() ([]Loaded, error) {
 		data, err := os.ReadFile(l.File)
 		if err == nil {
 			l.State, err = Restore(data)
+			if off, torn := Torn(data, err); torn && off > 0 {
+				if l.State, err = Restore(data[:off]); err == nil {
+					if err = os.Truncate(l.File, off); err != nil {
+						l.State = nil
+					}
+					l.Cut = off
+				}
+			}
 		}
 		if err == nil && l.State.Session != n {
 			l.State, err = nil, fmt.Errorf("file of session %d opens session %d", n, l.State.Session)
