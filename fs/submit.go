@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
@@ -178,21 +177,6 @@ var (
 	errEmptySpec  = errors.New("empty spec: only blank lines and comments")
 	errUnfinished = errors.New("the last statement is not finished")
 )
-
-// refusal is the errno a refused write answers with: for a write the
-// session could not make durable (an *engine.WriteError), the system's
-// errno it wraps (ENOSPC, EIO), else def.
-func refusal(err error, def linux.Errno) linux.Errno {
-	var we *engine.WriteError
-	if !errors.As(err, &we) {
-		return def
-	}
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		return linux.Errno(en)
-	}
-	return linux.EIO
-}
 
 // panicError carries a recovered panic as an error.
 type panicError struct{ v any }
