@@ -23,4 +23,3 @@ func refusal(err error, def linux.Errno) linux.Errno {
 	}
 	return linux.EIO
 }
-
