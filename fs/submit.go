@@ -148,8 +148,10 @@ func (h *submitter) fail(msg string) {
 }
 
 // Close submits the text. Session.Submit records a refusal in the
-// session's error file. Every refusal is EINVAL, whether at a write or
-// here (an error of another kind would reach the client as EIO).
+// session's error file. A refusal of the spec is EINVAL, whether at a
+// write or here (an error of another kind would reach the client as
+// EIO); a submit the server could not make durable (its journal's disk
+// full or failing) fails with the system's errno, ENOSPC or EIO.
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -166,7 +168,7 @@ func (h *submitter) Close() error {
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
 	if err != nil {
-		return linux.EINVAL
+		return refusal(err, linux.EINVAL)
 	}
 	return nil
 }
