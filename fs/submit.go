@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"strings"
 	"sync"
 
@@ -42,6 +43,7 @@ type submitter struct {
 	mu     sync.Mutex
 	text   []byte
 	failed bool
+	errno  linux.Errno // of the refusal, once failed
 }
 
 func (h *submitter) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
@@ -50,7 +52,7 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failed {
-		return 0, linux.EINVAL
+		return 0, h.errno
 	}
 	// Writes may come at any offset (a client may seek); the text is what
 	// the file would hold.
@@ -65,7 +67,8 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	copy(h.text[off:], p)
 	if err := h.check(endsWrite(p, end == int64(len(h.text)))); err != nil {
 		h.fail(err.Error())
-		return 0, linux.EINVAL
+		h.errno = refusal(err)
+		return 0, h.errno
 	}
 	return len(p), nil
 }
@@ -143,18 +146,29 @@ func hasStatement(src string) bool {
 // open. h.mu must be held.
 func (h *submitter) fail(msg string) {
 	h.failed = true
+	h.errno = linux.EINVAL
 	h.text = nil
 	h.sess.SetError(msg)
 }
 
+// refusal is the errno of a refused spec: EACCES when a file it names is
+// refused to the session's owner, EINVAL otherwise.
+func refusal(err error) linux.Errno {
+	if errors.Is(err, iofs.ErrPermission) {
+		return linux.EACCES
+	}
+	return linux.EINVAL
+}
+
 // Close submits the text. Session.Submit records a refusal in the
 // session's error file. Every refusal is EINVAL, whether at a write or
-// here (an error of another kind would reach the client as EIO).
+// here (an error of another kind would reach the client as EIO), but that
+// of a file refused to the session's owner, EACCES.
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failed {
-		return linux.EINVAL // refused at a write, which said why
+		return h.errno // refused at a write, which said why
 	}
 	if len(h.text) == 0 {
 		return nil // opened and closed: nothing to submit
@@ -166,7 +180,7 @@ func (h *submitter) Close() error {
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
 	if err != nil {
-		return linux.EINVAL
+		return refusal(err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"marsfs/exec/asuser"
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
 	"marsfs/exec/wire"
@@ -139,7 +140,16 @@ func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.List
 			return err
 		}
 		defer data.Close()
-		eng.SetData(data.FS())
+		// Files are opened as each session's owner; the identities that
+		// are no user of this host open none.
+		files, err := asuser.New(data, fs.KeyIdentity, fs.TCPIdentity)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return err
+		}
+		eng.SetData(files)
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
 	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers, Metrics: sf.metrics})
