@@ -36,6 +36,13 @@ type Engine struct {
 	data     Data // the data directory specs name files in; nil for none
 	liveOps  int  // chunk operands tiled for the graphs not yet ended
 
+	// The full records of ended graphs (history.go): how many a session
+	// keeps, those kept in the order they ended, and their operands.
+	history int
+	full    []ended
+	fullOps int
+	stale   int // forgotten graphs still in full, about
+
 	// Restores of lost chunks (lineage.go): one runs at a time (restoring
 	// holds its turn); recomputing counts the chunks being made again;
 	// background restores, started by State, end with ctx.
@@ -60,7 +67,7 @@ type Engine struct {
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
 	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int),
-		unrestorable: make(map[uint64]string), logf: func(string, ...any) {}}
+		unrestorable: make(map[uint64]string), logf: func(string, ...any) {}, history: DefaultHistory}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e
 }
@@ -247,6 +254,7 @@ func (e *Engine) drop(s *Session) {
 	e.mu.Lock()
 	delete(e.sessions, s.id)
 	e.mu.Unlock()
+	e.dropHistory(s)
 }
 
 // newIDs returns n fresh global chunk IDs.
@@ -265,6 +273,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	graphs  []*Graph
+	full    []*Graph // the ended graphs kept in full, oldest first; under engine.mu (history.go)
 	tensors map[string]*Tensor
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
 	// lines holds the lineage of each kept chunk a graph made (not of
@@ -741,6 +750,9 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// Before the graph ends, so that a client who sees it ended sees
 		// the chunks only its stages needed gone.
 		s.freeStaged(g, kept, err == nil)
+		// Recorded before it ends, so that whoever saw it end sees the
+		// records past the bounds forgotten.
+		s.recorded(g)
 		g.finish(err)
 		s.journalEnd(g)
 		s.release(held)
