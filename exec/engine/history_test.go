@@ -19,7 +19,9 @@ func heapAfterGC() uint64 {
 // chunks of 5) in one session, on a scheduler with two workers in this
 // process: the heap grows by far less than 64 MiB, the last 16 graphs
 // keep their full record, the older ones their summary, and the records
-// forgotten are given back. Without the bound each kept about 30 KB.
+// forgotten are given back. Without the bound each kept about 107 KiB
+// (heap after GC on 84ae45d: +302 MiB over 2,900 graphs); with it, about
+// 1.4 KiB, half of it the events of the 16 kept whole.
 func TestHistoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3,000 graphs")
