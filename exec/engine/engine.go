@@ -934,6 +934,18 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 // keep turns the outputs of a finished graph into session tensors.
 func (s *Session) keep(g *Graph) {
 	s.mu.Lock()
+	var freed []uint64
+	// The tensors the spec deleted (del a), as Drop does; before the
+	// outputs, one of which may bind the name again.
+	if g.spec != nil {
+		for _, name := range g.spec.Drops {
+			if t, ok := s.tensors[name]; ok {
+				delete(s.tensors, name)
+				s.journalAppend(journal.Record{Kind: journal.KindDrop, Name: name}, true)
+				freed = append(freed, s.unref(t.tiled.Keys)...)
+			}
+		}
+	}
 	var keys []int
 	for _, o := range g.chunks.Outputs {
 		if !chunk.IsSink(o.Name) {
@@ -943,7 +955,6 @@ func (s *Session) keep(g *Graph) {
 		}
 	}
 	lin := newLineage(g.chunks, g.ids, keys, func(id uint64) *Lineage { return s.lines[id] })
-	var freed []uint64
 	for _, o := range g.chunks.Outputs {
 		if chunk.IsSink(o.Name) {
 			continue

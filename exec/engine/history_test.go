@@ -2,9 +2,17 @@ package engine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"marsfs/exec/asuser"
+	"marsfs/exec/sched"
+	"marsfs/exec/worker"
 )
 
 // heapAfterGC is the bytes of live heap objects after a collection.
@@ -126,4 +134,64 @@ func TestHistoryServerWide(t *testing.T) {
 	if ops != 4*12 {
 		t.Errorf("%d ops kept in full after closing a session, want 48", ops)
 	}
+}
+
+// TestKeepNothingAsked: fetch alone keeps nothing new; del drops kept
+// tensors and frees their chunks on the workers, as Drop does; a spec
+// whose last statement writes a file keeps nothing, not even the large
+// input it read; and a graph of no operand (del alone) succeeds.
+func TestKeepNothingAsked(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	r := sched.NewLocalWith(worker.Config{Slots: 2, Data: root})
+	t.Cleanup(func() { r.Close() })
+	e := New(r)
+	t.Cleanup(e.Close)
+	files, err := asuser.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetData(files)
+	s, err := e.NewSession(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit := func(spec string) {
+		t.Helper()
+		g, err := s.Submit(spec)
+		if err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+		waitOK(t, g)
+	}
+	tensors := func(want string) {
+		t.Helper()
+		if got := strings.Join(s.Tensors(), " "); got != want {
+			t.Errorf("tensors %q, want %q", got, want)
+		}
+	}
+	submit("a = arange(6, chunks=2)\nb = a * 2\nfetch a, b\n")
+	tensors("a b")
+	ta, _ := s.Tensor("a")
+	aKeys := slices.Clone(ta.Tiled().Keys)
+	submit("c = b + 1\nd = c * 2\nfetch\n")
+	tensors("a b")
+	submit("x = arange(600, chunks=100)\nto_npy(x * 2, \"x2.npy\")\n")
+	tensors("a b")
+	if _, err := os.Stat(filepath.Join(dir, "x2.npy")); err != nil {
+		t.Errorf("x2.npy: %v", err)
+	}
+	submit("del a\n")
+	tensors("b")
+	for _, id := range aKeys {
+		if w := r.Where(id); w != "" {
+			t.Errorf("chunk %d of a deleted is still on %s", id, w)
+		}
+	}
+	submit("e = b + 1\ndel b\n")
+	tensors("e")
 }

@@ -79,7 +79,7 @@ const DefaultOrphanGrace = 2 * time.Minute
 type Worker struct {
 	cfg   Config
 	name  string
-	files *asuser.Root // cfg.Data, opened for each op's owner
+	files ownerFiles // cfg.Data, opened for each op's owner
 	addr  string
 	store Store
 	ln    net.Listener
@@ -224,11 +224,9 @@ func New(cfg Config) (*Worker, error) {
 	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), conns: make(map[net.Conn]bool),
 		controls: make(map[*wire.Conn]bool), handedOff: make(chan struct{})}
 	if cfg.Data != nil {
-		files, err := asuser.New(cfg.Data)
-		if err != nil {
-			return nil, fmt.Errorf("worker: data directory: %w", err)
-		}
-		w.files = files
+		// An error (the process's groups unreadable) fails the file ops,
+		// not the worker.
+		w.files.r, w.files.err = asuser.New(cfg.Data)
 	}
 	if w.store == nil {
 		w.store = NewMemStore()
@@ -804,8 +802,8 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 			Phase: core.Loading, Since: tm.Started}))
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.Op)
-	if w.files != nil {
-		ctx = kernel.WithFiles(ctx, ownerFiles{w.files})
+	if w.cfg.Data != nil {
+		ctx = kernel.WithFiles(ctx, w.files)
 	}
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, sl, t, tm)
@@ -1067,9 +1065,15 @@ func (w *Worker) Slots() int { return w.cfg.Slots }
 
 // ownerFiles gives the file kernels the data directory as each op's owner
 // sees it.
-type ownerFiles struct{ r *asuser.Root }
+type ownerFiles struct {
+	r   *asuser.Root
+	err error // why there is no r
+}
 
 func (f ownerFiles) As(o chunk.Owner) (kernel.Dir, error) {
+	if f.err != nil {
+		return nil, fmt.Errorf("the data directory: %w", f.err)
+	}
 	d, err := f.r.For(o)
 	if err != nil {
 		return nil, err
