@@ -12,6 +12,7 @@
 //	exec/sched    the scheduler: drives a Core a job over the workers of a
 //	              cluster, or one worker in this process (NewLocal)
 //	exec/engine   sessions, their graphs and kept tensors, over a Runner
+//	exec/asuser   the files specs name, opened with their owner's rights
 //
 // Imports go one way: engine over core (its Runner interface is what
 // sched.Scheduler implements); sched over core, wire and worker; worker

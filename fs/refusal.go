@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	iofs "io/fs"
 	"syscall"
 
 	"github.com/hugelgupf/p9/linux"
@@ -11,10 +12,14 @@ import (
 
 // refusal is the errno a refused write answers with: for a write the
 // session could not make durable (an *engine.WriteError), the system's
-// errno it wraps (ENOSPC, EIO), else def.
+// errno it wraps (ENOSPC, EIO); for a file a spec names that its
+// session's owner may not open, EACCES; else def.
 func refusal(err error, def linux.Errno) linux.Errno {
 	var we *engine.WriteError
 	if !errors.As(err, &we) {
+		if errors.Is(err, iofs.ErrPermission) {
+			return linux.EACCES
+		}
 		return def
 	}
 	var en syscall.Errno

@@ -381,12 +381,13 @@ func (s *Session) lineageOf(st *journal.State, gid int, made func(*journal.Tenso
 			}
 		}
 	}
-	tg, err := spec.ParseData(jg.Spec, env, s.engine.dataDir())
+	data, owner := s.files()
+	tg, err := spec.ParseData(jg.Spec, env, data)
 	if err != nil {
 		s.engine.logf("session %d: graph %d parses no more (%v): what it kept is not made again if lost", s.id, gid, err)
 		return nil
 	}
-	stg, err := tile.StagesWith(tg, env, tile.Options{Fused: s.opt.FuseExpr})
+	stg, err := tile.StagesWith(tg, env, tile.Options{Fused: s.opt.FuseExpr, Owner: owner})
 	if err != nil || !stg.Last() {
 		s.engine.logf("session %d: graph %d tiles in stages or no more: what it kept is not made again if lost", s.id, gid)
 		return nil
