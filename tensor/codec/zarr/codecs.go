@@ -168,21 +168,6 @@ func (c Codec) encode(src []byte) ([]byte, error) {
 	return nil, fmt.Errorf("unknown codec %q", c.ID)
 }
 
-// lz4Literals appends src as an LZ4 block of literals only.
-func lz4Literals(dst, src []byte) []byte {
-	n := len(src)
-	if n < 15 {
-		dst = append(dst, byte(n<<4))
-	} else {
-		dst = append(dst, 15<<4)
-		for n -= 15; n >= 255; n -= 255 {
-			dst = append(dst, 255)
-		}
-		dst = append(dst, byte(n))
-	}
-	return append(dst, src...)
-}
-
 // The zstd decoder and encoders are shared by a process's kernels, and
 // they keep what they grew: a decoder's history of a single-segment frame
 // is as large as the frame's content (a store chunk: 80 MB), one a
