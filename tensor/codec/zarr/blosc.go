@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/snappy"
-	"github.com/pierrec/lz4/v4"
 )
 
 // Blosc's frame, as c-blosc 1.x writes it (format version 2):
@@ -214,7 +213,7 @@ func bloscInner(inner int, dst, src []byte) error {
 	case bloscLZ:
 		n, err = blosclzDecode(dst, src)
 	case bloscLZ4:
-		n, err = lz4.UncompressBlock(src, dst)
+		n, err = lz4Decode(dst, src)
 	case bloscSnappy:
 		var l int
 		if l, err = snappy.DecodedLen(src); err == nil && l != len(dst) {

@@ -17,7 +17,9 @@ import (
 // compress better apart), lz4 at c-blosc's acceleration for the level; a
 // stream that does not compress is stored raw, and a frame that does not
 // fit in 16 bytes more than src is stored copied.
-func bloscEncode(src []byte, cname string, level, shuffle, typesize int) ([]byte, error) {
+//
+// The frame is appended to dst.
+func bloscEncode(dst, src []byte, cname string, level, shuffle, typesize int) ([]byte, error) {
 	inner, ok := bloscNames[cname]
 	if !ok {
 		return nil, fmt.Errorf("blosc: unknown inner codec %q", cname)
@@ -52,33 +54,41 @@ func bloscEncode(src []byte, cname string, level, shuffle, typesize int) ([]byte
 	if !split {
 		flags |= bloscDontSplit
 	}
-	limit := nbytes + bloscHeader // c-blosc's room: numcodecs gives it no more
-	var out []byte
+	base := len(dst)
+	// c-blosc's room: numcodecs gives it no more. Past it, room for the
+	// compressors' worst case of a stream, so that none has to grow out
+	// (a copy of the frame).
+	limit := base + nbytes + bloscHeader
+	out := grow(dst, nbytes+bloscHeader+bs/4+64)[:base]
+	stored := false
 	if level > 0 && nbytes >= bloscMinBuffer {
 		e := getBloscEnc(bs)
 		defer bloscEncs.Put(e)
-		out = make([]byte, bloscHeader+4*nblocks, limit)
+		out = out[:base+bloscHeader+4*nblocks]
+		stored = true
 		for b := range nblocks {
 			block := src[b*bs : min(nbytes, (b+1)*bs)]
-			binary.LittleEndian.PutUint32(out[bloscHeader+4*b:], uint32(len(out)))
+			binary.LittleEndian.PutUint32(out[base+bloscHeader+4*b:], uint32(len(out)-base))
 			var err error
-			if out, err = e.block(out, block, inner, level, flags, typesize, split && len(block) == bs, limit); err != nil {
+			var ok bool
+			if out, ok, err = e.block(out, block, inner, level, flags, typesize, split && len(block) == bs, limit); err != nil {
 				return nil, err
 			}
-			if out == nil {
-				break // does not compress
+			if !ok {
+				stored = false // does not compress
+				break
 			}
 		}
 	}
-	if out == nil {
-		out = make([]byte, bloscHeader, limit)
-		out = append(out, src...)
+	if !stored {
+		out = append(out[:base+bloscHeader], src...)
 		flags |= bloscMemcpyed
 	}
-	out[0], out[1], out[2], out[3] = 2, bloscVersions[inner], flags, byte(typesize)
-	binary.LittleEndian.PutUint32(out[4:], uint32(nbytes))
-	binary.LittleEndian.PutUint32(out[8:], uint32(bs))
-	binary.LittleEndian.PutUint32(out[12:], uint32(len(out)))
+	h := out[base:]
+	h[0], h[1], h[2], h[3] = 2, bloscVersions[inner], flags, byte(typesize)
+	binary.LittleEndian.PutUint32(h[4:], uint32(nbytes))
+	binary.LittleEndian.PutUint32(h[8:], uint32(bs))
+	binary.LittleEndian.PutUint32(h[12:], uint32(len(h)))
 	return out, nil
 }
 
@@ -161,9 +171,9 @@ func getBloscEnc(bs int) *bloscEnc {
 }
 
 // block appends block, shuffled and compressed in one stream or (split)
-// typesize, to out, within limit bytes; it returns nil when that does
+// typesize, to out, within limit bytes; it says false when that does
 // not fit.
-func (e *bloscEnc) block(out, block []byte, inner, level int, flags byte, typesize int, split bool, limit int) ([]byte, error) {
+func (e *bloscEnc) block(out, block []byte, inner, level int, flags byte, typesize int, split bool, limit int) ([]byte, bool, error) {
 	in := block
 	switch {
 	case flags&bloscShuffle != 0 && typesize > 1:
@@ -181,27 +191,26 @@ func (e *bloscEnc) block(out, block []byte, inner, level int, flags byte, typesi
 	for s := range splits {
 		stream := in[s*n : (s+1)*n]
 		at := len(out)
-		if at+4+n > limit {
-			// c-blosc gives a stream no more room than its size, nor past
-			// the frame's end.
-			if at+4 >= limit {
-				return nil, nil
-			}
+		if at+4 >= limit {
+			return out, false, nil
 		}
 		out = append(out, 0, 0, 0, 0)
 		var err error
 		if out, err = e.compress(out, stream, inner, level); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if c := len(out) - at - 4; c >= n || c == 0 {
+			if at+4+n > limit {
+				return out, false, nil
+			}
 			out = append(out[:at+4], stream...) // stored raw
 		}
 		if len(out) > limit {
-			return nil, nil
+			return out, false, nil
 		}
 		binary.LittleEndian.PutUint32(out[at:], uint32(len(out)-at-4))
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // compress appends stream compressed by the inner codec to out; what

@@ -155,7 +155,7 @@ func TestCorrupt(t *testing.T) {
 			t.Errorf("%+v: decoded into a chunk of the wrong size", c)
 		}
 	}
-	frame, _ := bloscEncode(src, "lz4", 5, 1, 8)
+	frame, _ := bloscEncode(nil, src, "lz4", 5, 1, 8)
 	for _, tc := range []struct {
 		at   int
 		val  uint32

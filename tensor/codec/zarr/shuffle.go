@@ -109,7 +109,7 @@ func unshuffleGo(dst, src []byte, typesize, n, from int) {
 // by three rounds of swapping off-diagonal blocks (2 x 2, 4 x 4 of
 // those, then 16 x 16 bits).
 func transpose8(b []byte) {
-	for i := 0; i+8 <= len(b); i += 8 {
+	for i := transpose8Vector(b); i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		if x == 0 || x == ^uint64(0) {
 			continue // its own transpose; common in the high bytes

@@ -30,6 +30,20 @@ func unshuffle4AVX2(elems, planes unsafe.Pointer, n, stride int)
 //go:noescape
 func unshuffle8AVX2(elems, planes unsafe.Pointer, n, stride int)
 
+//go:noescape
+func transpose8AVX2(b unsafe.Pointer, n int)
+
+// transpose8Vector transposes the bit matrices of b's first words with
+// the vector kernel and returns how many bytes it did (a multiple of 32).
+func transpose8Vector(b []byte) int {
+	m := len(b) &^ 31
+	if !useShuffleAVX2 || m == 0 {
+		return 0
+	}
+	transpose8AVX2(unsafe.Pointer(&b[0]), m)
+	return m
+}
+
 // shuffleVector shuffles the first elements of src (n elements of
 // typesize bytes) into dst's planes with a vector kernel, and returns
 // how many it did (a multiple of 32, none where there is no kernel).

@@ -278,3 +278,48 @@ loop:
 	JB   loop
 	VZEROUPPER
 	RET
+
+// func transpose8AVX2(b unsafe.Pointer, n int)
+//
+// The 8 x 8 bit transpose of transpose8, four words a register, n bytes
+// (a multiple of 32).
+TEXT ·transpose8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         b+0(FP), DI
+	MOVQ         n+8(FP), CX
+	MOVQ         $0x00aa00aa00aa00aa, AX
+	MOVQ         AX, X13
+	VPBROADCASTQ X13, Y13
+	MOVQ         $0x0000cccc0000cccc, AX
+	MOVQ         AX, X14
+	VPBROADCASTQ X14, Y14
+	MOVQ         $0x00000000f0f0f0f0, AX
+	MOVQ         AX, X15
+	VPBROADCASTQ X15, Y15
+	XORQ         AX, AX
+
+tloop:
+	VMOVDQU (DI)(AX*1), Y0
+	VPSRLQ  $7, Y0, Y1
+	VPXOR   Y0, Y1, Y1
+	VPAND   Y13, Y1, Y1
+	VPSLLQ  $7, Y1, Y2
+	VPXOR   Y1, Y2, Y2
+	VPXOR   Y2, Y0, Y0
+	VPSRLQ  $14, Y0, Y1
+	VPXOR   Y0, Y1, Y1
+	VPAND   Y14, Y1, Y1
+	VPSLLQ  $14, Y1, Y2
+	VPXOR   Y1, Y2, Y2
+	VPXOR   Y2, Y0, Y0
+	VPSRLQ  $28, Y0, Y1
+	VPXOR   Y0, Y1, Y1
+	VPAND   Y15, Y1, Y1
+	VPSLLQ  $28, Y1, Y2
+	VPXOR   Y1, Y2, Y2
+	VPXOR   Y2, Y0, Y0
+	VMOVDQU Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JB      tloop
+	VZEROUPPER
+	RET

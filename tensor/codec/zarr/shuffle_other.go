@@ -9,3 +9,5 @@ var useShuffleAVX2 = false
 func shuffleVector(dst, src []byte, typesize, n int) int { return 0 }
 
 func unshuffleVector(dst, src []byte, typesize, n int) int { return 0 }
+
+func transpose8Vector(b []byte) int { return 0 }
