@@ -61,7 +61,7 @@ func bloscEncode(dst, src []byte, cname string, level, shuffle, typesize int) ([
 	limit := base + nbytes + bloscHeader
 	out := grow(dst, nbytes+bloscHeader+bs/4+64)[:base]
 	stored := false
-	if level > 0 && nbytes >= bloscMinBuffer {
+	if level > 0 && nbytes >= bloscMinBuffer && 4*nblocks < nbytes {
 		e := getBloscEnc(bs)
 		defer bloscEncs.Put(e)
 		out = out[:base+bloscHeader+4*nblocks]

@@ -65,13 +65,7 @@ func blosclzDecode(dst, src []byte) (int, error) {
 			}
 			ctrl = int(src[ip])
 			ip++
-			if op-ref >= length {
-				copy(dst[op:op+length], dst[ref:])
-			} else { // overlapping: byte by byte repeats the pattern
-				for i := range length {
-					dst[op+i] = dst[ref+i]
-				}
-			}
+			blosclzCopy(dst[:op+length], op, op-ref)
 			op += length
 		} else {
 			n := ctrl + 1
@@ -179,4 +173,22 @@ func blosclzMatch(dst []byte, l, d int) []byte {
 	}
 	d -= blosclzMaxNear
 	return append(dst, 255, byte(d>>8), byte(d))
+}
+
+// blosclzCopy fills dst[op:] with the bytes from dist back. An
+// overlapping match (a run of one byte is one at distance 1, which
+// shuffled floats' exponent planes are full of) repeats every dist
+// bytes, so it is laid by copies that double each time, not a byte at a
+// time.
+func blosclzCopy(dst []byte, op, dist int) {
+	switch {
+	case dist >= len(dst)-op:
+		copy(dst[op:], dst[op-dist:op])
+	default:
+		from := op - dist
+		for op < len(dst) {
+			n := copy(dst[op:], dst[from:op])
+			op += n
+		}
+	}
 }
