@@ -139,13 +139,15 @@ func bloscDecode(dst, src []byte) error {
 	// Streams decompress into tmp, unshuffled from there into dst (the
 	// bit shuffle's steps use tmp2 between them); unshuffled blocks
 	// decompress straight into dst.
+	// (No block is larger than the chunk, whatever the header says.)
 	var tmp, tmp2 []byte
+	bs := min(f.blocksize, f.nbytes)
 	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
-		tmp = getBlock(f.blocksize)
+		tmp = getBlock(bs)
 		defer putBlock(tmp)
 	}
 	if f.flags&bloscBitShuf != 0 {
-		tmp2 = getBlock(f.blocksize)
+		tmp2 = getBlock(bs)
 		defer putBlock(tmp2)
 	}
 	for b := range nblocks {

@@ -216,23 +216,18 @@ func unzstd(dst, src []byte) (int, error) {
 		b, err := Codec{ID: "zstd"}.decode(src, len(dst))
 		return copy(dst, b), err
 	}
-	// The decoder writes up to 16 bytes past the end: into a buffer
-	// without that room it would allocate a new one a chunk (fresh pages,
-	// slow to touch), so it decodes into a reused one, copied out.
-	target := dst
-	if cap(dst)-len(dst) < zstdSlack {
-		b := getBlock(len(dst) + zstdSlack)
-		defer putBlock(b)
-		target = b[:len(dst)]
-	}
-	out, err := zstdDecoder().DecodeAll(src, target[:0])
+	// Straight into dst. The decoder uses room past len(dst) when cap
+	// gives it (up to zstdSlack bytes, copies of 16 at a time), and
+	// takes a careful path at the end when not; were it ever to grow a
+	// buffer of its own instead, what it wrote is copied.
+	out, err := zstdDecoder().DecodeAll(src, dst[:0])
 	if err != nil {
 		return 0, err
 	}
 	if len(out) != len(dst) {
 		return len(out), nil
 	}
-	if len(dst) > 0 && &target[0] != &dst[0] {
+	if len(dst) > 0 && &out[0] != &dst[0] {
 		copy(dst, out)
 	}
 	return len(out), nil
