@@ -249,7 +249,7 @@ func zstdEncoder(level int) *zstd.Encoder {
 	if l <= 0 {
 		l = 3
 	}
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)))
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)), zstd.WithAllLitEntropyCompression(true))
 	zstdEncs[level] = e
 	return e
 }
