@@ -133,10 +133,11 @@ func (p *upProc) stop() {
 
 // marsfsRun is one run of a spec.
 type marsfsRun struct {
-	seconds    float64
-	operands   int
-	chunkBytes int64 // the graph's most chunk bytes alive at once (status peak_bytes)
-	value      []float64
+	seconds       float64
+	operands      int
+	chunkBytes    int64 // the graph's most chunk bytes alive at once (status peak_bytes)
+	transferBytes int64 // bytes moved between workers (status transfer_bytes)
+	value         []float64
 }
 
 // runSpec runs spec in a fresh session: it times the write to submit up
@@ -169,6 +170,9 @@ func runSpec(c *fs.Client, spec string) (marsfsRun, error) {
 	for _, l := range lines[1:] {
 		if v, ok := strings.CutPrefix(l, "operands "); ok {
 			r.operands, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(l, "transfer_bytes "); ok {
+			r.transferBytes, _ = strconv.ParseInt(v, 10, 64)
 		}
 		if v, ok := strings.CutPrefix(l, "peak_bytes "); ok {
 			r.chunkBytes, _ = strconv.ParseInt(v, 10, 64)

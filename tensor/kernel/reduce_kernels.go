@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -112,6 +111,7 @@ func monoidMap(ctx context.Context, out, x *tensor.Array, reduced []bool, op str
 	if op == tensor.OpSum && out.DType == tensor.Float64 && widens(x.DType) {
 		sums, err := wideSums(ctx, x, reduced)
 		copy(out.Float64s(), sums)
+		putF64(sums)
 		return err
 	}
 	switch op {
@@ -217,14 +217,17 @@ func varMap(ctx context.Context, out, x *tensor.Array, reduced []bool, share *sh
 	}
 	mean := sums
 	if share != nil {
-		mean = slices.Clone(sums) // the sums stay the others'
+		mean = append(takeF64(len(sums))[:0], sums...) // the sums stay the others'
+		defer putF64(mean)
 	}
 	if extent > 0 {
 		for i := range mean {
 			mean[i] /= float64(extent)
 		}
 	}
-	m2 := make([]float64, len(mean))
+	m2 := takeF64(len(mean))
+	clear(m2)
+	defer putF64(m2)
 	if err := wideM2(ctx, m2, mean, a, reduced); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"sync"
 
 	"marsfs/tensor"
 	"marsfs/tensor/kernel/elem"
@@ -21,7 +22,8 @@ import (
 // the reduced axes.
 func wideSums(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64, error) {
 	ks, _ := elem.KeepShape(a.Shape, reduced)
-	acc := make([]float64, tensor.NumElements(ks))
+	acc := takeF64(tensor.NumElements(ks))
+	clear(acc)
 	var err error
 	if a.DType == tensor.Float32 {
 		err = wideSumsT(ctx, acc, a.Float32s(), a.Shape, reduced)
@@ -143,3 +145,25 @@ func wideM2T[T float32 | float64](ctx context.Context, m2, mean []float64, v []T
 
 // widens reports whether the float sums read dt in place.
 func widens(dt tensor.DType) bool { return dt == tensor.Float32 || dt == tensor.Float64 }
+
+// f64Bufs keeps the float64 sums, means and M2s of the map kernels (half
+// a megabyte each for a climate chunk's time mean) from chunk to chunk:
+// made afresh, each was pages to fault in and clear for every chunk.
+var f64Bufs sync.Pool // of *[]float64
+
+// takeF64 returns a buffer of n float64s whose contents are undefined.
+func takeF64(n int) []float64 {
+	if p, ok := f64Bufs.Get().(*[]float64); ok {
+		if cap(*p) >= n {
+			return (*p)[:n]
+		}
+	}
+	return make([]float64, n)
+}
+
+// putF64 gives b back for takeF64; the caller keeps no reference to it.
+func putF64(b []float64) {
+	if cap(b) >= 1024 {
+		f64Bufs.Put(&b)
+	}
+}
