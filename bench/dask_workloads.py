@@ -31,8 +31,8 @@ import numpy as np
 
 def summary(x):
     """A result as a list of floats: a scalar itself, a vector its mean;
-    nothing for a store's None."""
-    if x is None:
+    nothing for a store's None (or Nones, from Dask's to_zarr)."""
+    if x is None or isinstance(x, list) and all(v is None for v in x):
         return []
     x = np.asarray(x, dtype=np.float64)
     return [float(x)] if x.ndim == 0 else [float(x.mean())]
