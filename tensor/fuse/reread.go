@@ -233,11 +233,13 @@ func fileRead(op *chunk.Op) (name, codec string, ok bool) {
 const storeRate = 1e9
 
 // decodeRate is the rate at which a chunk of a file of the codec is read
-// and decoded again, in bytes of chunk a second: an uncompressed file from
-// the page cache is read straight into a buffer already mapped (a copy,
-// several GB/s); the decoders' rates are marsfs' own, single-threaded,
-// with room for their speed-ups (lz4 in blosc about 1 GB/s as C's, zstd
-// about 0.5).
+// and decoded again, in bytes of chunk a second, on one core: an
+// uncompressed file from the page cache is read straight into a buffer
+// already mapped (a copy, several GB/s); blosc's lz4 and zstd at about the
+// C libraries' rates (0.8 and 0.5 GB/s of chunk). marsfs' blosc decoder
+// was measured slower (170 MB/s, issue 35), which only makes keeping the
+// better choice for those: with these rates both are kept unless the
+// bound says otherwise.
 func decodeRate(codec string) float64 {
 	switch {
 	case codec == "none":
