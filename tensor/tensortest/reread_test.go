@@ -56,7 +56,7 @@ func writeZarrCodec(t *testing.T, dir, name, compressor string, shape, chunks []
 }
 
 // TestRereadTwoPass: the two-pass variance m = x.mean(axis=0);
-// d = ((x - m) ** 2).mean(axis=0) of an uncompressed Zarr array reads x
+// d = ((x - m) ** 2).mean(axis=0) of an uncompressed or blosc Zarr array reads x
 // again in the second pass (a copy of each read fused in front of its
 // reader, nothing of x stored), and keeps a zstd one (a second decode
 // costs more than storing it) unless the memory bound is too small for
@@ -101,6 +101,7 @@ func TestRereadTwoPass(t *testing.T) {
 		{"", 10, 0, true},
 		{"", 61, 0, true},
 		{"", 4, 0, true},
+		{"blosc", 10, 0, true},
 		{"zstd", 10, 0, false},
 		{"zstd", 10, 100, true}, // x's 3416 bytes pass the bound
 	} {
