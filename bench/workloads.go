@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -31,6 +32,14 @@ type workload struct {
 	sized func(scale float64, memAvail int64) map[string]int
 	// noDask: Dask is not run.
 	noDask bool
+	// data, when set, writes the workload's data into the data directory
+	// once (it is kept there), and marsfs up is started on that directory.
+	data func(dir, python string, p map[string]int, log io.Writer) error
+	// onlyIfNamed: run only when --only names it, or a prefix of its id
+	// followed by * ('CLIM-*').
+	onlyIfNamed bool
+	// reportTransf: marsfs' transfer bytes are a result of the workload.
+	reportTransf bool
 }
 
 // A goal is the target marsfs is measured against.

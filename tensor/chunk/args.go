@@ -99,7 +99,10 @@ func CheckOp(op *Op) error {
 
 // FuseArgs are the arguments of a "fuse" op: a chain of ops run one after
 // the other in one kernel call. Members[0] reads the fuse op's inputs (its
-// Inputs index them); every later member reads the one before it.
+// Inputs index them); every later member reads the one before it as its
+// Inputs[0] = 0, and any further input i > 0 is the fuse op's input
+// Inputs[i]-1 (a chunk read again, fused into the reader that needs it
+// besides a mean it waited for: fuse.Reread).
 type FuseArgs struct {
 	Members []Op
 }

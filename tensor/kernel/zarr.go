@@ -62,12 +62,20 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 			return nil, err
 		}
 		key := path.Join(a.Path, arr.Key(idx))
-		raw, err := readWhole(data, key, &bufs.raw)
+		var raw []byte
+		var err error
+		inPlace := whole && rawInPlace(arr) && aligned(a.Offset, idx, arr.Chunks)
+		if inPlace {
+			err = readRaw(data, key, out.Data)
+		} else {
+			raw, err = readWhole(data, key, &bufs.raw)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			arr.Overlap(out.Data, op.Shape, a.Offset, idx, nil)
 		case err != nil:
 			return nil, fmt.Errorf("from_zarr %q: %w", a.Path, err)
+		case inPlace:
 		case whole && aligned(a.Offset, idx, arr.Chunks):
 			if err := arr.Decode(out.Data, raw, &bufs.scratch); err != nil {
 				return nil, fmt.Errorf("from_zarr %s: %w", key, err)
