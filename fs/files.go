@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"log"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +90,10 @@ func (s *Server) cloneFile() *node {
 			}
 			id, err := s.cloneAt(c, s.eng.NextSession())
 			if err != nil {
-				return nil, linux.EIO
+				// No session to hold an error file: the errno (ENOSPC
+				// for a full state dir) and the server's log say why.
+				log.Printf("marsfs: clone for %s refused: %v", c.ident, err)
+				return nil, refusal(err, linux.EIO)
 			}
 			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", id))}, nil
 		}}

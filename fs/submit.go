@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	iofs "io/fs"
 	"strings"
 	"sync"
 
@@ -67,7 +66,7 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	copy(h.text[off:], p)
 	if err := h.check(endsWrite(p, end == int64(len(h.text)))); err != nil {
 		h.fail(err.Error())
-		h.errno = refusal(err)
+		h.errno = refusal(err, linux.EINVAL)
 		return 0, h.errno
 	}
 	return len(p), nil
@@ -151,19 +150,12 @@ func (h *submitter) fail(msg string) {
 	h.sess.SetError(msg)
 }
 
-// refusal is the errno of a refused spec: EACCES when a file it names is
-// refused to the session's owner, EINVAL otherwise.
-func refusal(err error) linux.Errno {
-	if errors.Is(err, iofs.ErrPermission) {
-		return linux.EACCES
-	}
-	return linux.EINVAL
-}
-
 // Close submits the text. Session.Submit records a refusal in the
-// session's error file. Every refusal is EINVAL, whether at a write or
-// here (an error of another kind would reach the client as EIO), but that
-// of a file refused to the session's owner, EACCES.
+// session's error file. A refusal of the spec is EINVAL, whether at a
+// write or here (an error of another kind would reach the client as
+// EIO), but that of a file refused to the session's owner, EACCES; a
+// submit the server could not make durable (its journal's disk full or
+// failing) fails with the system's errno, ENOSPC or EIO.
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -180,7 +172,7 @@ func (h *submitter) Close() error {
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
 	if err != nil {
-		return refusal(err)
+		return refusal(err, linux.EINVAL)
 	}
 	return nil
 }

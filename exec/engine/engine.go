@@ -175,7 +175,8 @@ func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 	if d != nil {
 		var err error
 		if log, err = d.Create(id, owner); err != nil {
-			return nil, err
+			e.logf("session %d: not made: %v", id, err)
+			return nil, notDurable(id, "new session", err)
 		}
 	}
 	s, err := e.newSession(owner, id, log)
@@ -583,6 +584,11 @@ func (u *Upload) Commit() error {
 		return ErrClosed
 	}
 	t := &Tensor{session: s, tiled: u.tiled}
+	if err := s.journalWrite("upload "+u.tiled.Name, journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}); err != nil {
+		s.mu.Unlock()
+		s.engine.free(u.tiled.Keys)
+		return err
+	}
 	for _, id := range t.tiled.Keys {
 		s.refs[id]++
 	}
@@ -591,7 +597,6 @@ func (u *Upload) Commit() error {
 		freed = s.unref(old.tiled.Keys)
 	}
 	s.tensors[u.tiled.Name] = t
-	s.journalAppend(journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}, true)
 	s.mu.Unlock()
 	s.engine.free(freed)
 	return nil
@@ -696,9 +701,15 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: "running again: it was running when the scheduler before this one stopped"})
 	} else {
 		g.id = len(s.graphs) + 1
+		// Under s.mu, so that records come in the order of graph numbers;
+		// before the graph is the session's, so that one the journal
+		// cannot record never runs.
+		if err := s.journalWrite("submit", journal.Record{Kind: journal.KindSubmit, Graph: g.id, Spec: src, Inputs: sts.inputs}); err != nil {
+			s.mu.Unlock()
+			cancel()
+			return nil, err
+		}
 		s.graphs = append(s.graphs, g)
-		// Under s.mu, so that records come in the order of graph numbers.
-		s.journalAppend(journal.Record{Kind: journal.KindSubmit, Graph: g.id, Spec: src, Inputs: sts.inputs}, true)
 	}
 	// Hold the stored chunks this graph reads until it ends, so that a
 	// concurrent replacement of their tensor cannot free them under it.
@@ -933,7 +944,7 @@ func (s *Session) keep(g *Graph) {
 		for _, name := range g.spec.Drops {
 			if t, ok := s.tensors[name]; ok {
 				delete(s.tensors, name)
-				s.journalAppend(journal.Record{Kind: journal.KindDrop, Name: name}, true)
+				s.journalNote(journal.Record{Kind: journal.KindDrop, Name: name}, true)
 				freed = append(freed, s.unref(t.tiled.Keys)...)
 			}
 		}
@@ -962,7 +973,7 @@ func (s *Session) keep(g *Graph) {
 			freed = append(freed, s.unref(old.tiled.Keys)...)
 		}
 		s.tensors[o.Name] = t
-		s.journalAppend(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
+		s.journalNote(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
 	}
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -1030,17 +1041,24 @@ func (s *Session) Tensor(name string) (*Tensor, bool) {
 	return t, ok
 }
 
+// ErrNoTensor is a name the session has no tensor of.
+var ErrNoTensor = errors.New("no such tensor")
+
 // Drop forgets the tensor called name. Its chunks are freed once no graph
-// reading them runs and no reader holds a lease on them.
+// reading them runs and no reader holds a lease on them. A drop the
+// journal cannot record is refused (*WriteError), the tensor kept.
 func (s *Session) Drop(name string) error {
 	s.mu.Lock()
 	t, ok := s.tensors[name]
 	if !ok {
 		s.mu.Unlock()
-		return fmt.Errorf("no tensor %q", name)
+		return fmt.Errorf("%w: %q", ErrNoTensor, name)
+	}
+	if err := s.journalWrite("drop "+name, journal.Record{Kind: journal.KindDrop, Name: name}); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	delete(s.tensors, name)
-	s.journalAppend(journal.Record{Kind: journal.KindDrop, Name: name}, true)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -1070,12 +1088,23 @@ func (s *Session) isClosed() bool {
 }
 
 // Close cancels the session's graphs, waits for them to end, and frees
-// every chunk the session holds, cluster-wide.
-func (s *Session) Close() {
+// every chunk the session holds, cluster-wide. With a journal, the
+// session's file is removed first: a close the journal cannot record
+// (the removal fails) is refused (*WriteError), and the session goes on.
+func (s *Session) Close() error {
+	detached := s.engine.detached()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return nil
+	}
+	if s.log != nil && !detached {
+		if err := s.log.Remove(); err != nil {
+			s.mu.Unlock()
+			s.engine.logf("session %d: close refused: %v", s.id, err)
+			return notDurable(s.id, "close", err)
+		}
+		s.log = nil
 	}
 	s.closed = true
 	graphs := append([]*Graph(nil), s.graphs...)
@@ -1086,7 +1115,7 @@ func (s *Session) Close() {
 	for _, g := range graphs {
 		g.Wait(context.Background())
 	}
-	if s.engine.detached() {
+	if detached {
 		// The scheduler stops, the session stays in its journal: its
 		// chunks stay on the workers for the next one to take back.
 		s.mu.Lock()
@@ -1095,14 +1124,9 @@ func (s *Session) Close() {
 		}
 		s.mu.Unlock()
 		s.engine.drop(s)
-		return
+		return nil
 	}
 	s.mu.Lock()
-	if s.log != nil {
-		s.log.Close()
-		s.log = nil
-		s.engine.journal.Remove(s.id)
-	}
 	ids := make([]uint64, 0, len(s.refs))
 	for id := range s.refs {
 		ids = append(ids, id)
@@ -1113,4 +1137,5 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.engine.free(ids)
 	s.engine.drop(s)
+	return nil
 }
