@@ -97,14 +97,6 @@ func (e *Engine) SetData(data Data) {
 	e.mu.Unlock()
 }
 
-// OwnRights is the Data of a directory whose files every session opens
-// with the rights of the process itself, and whose ops carry no owner:
-// for tests and the reference executor, never for a server's users.
-type OwnRights struct{ FS fs.FS }
-
-// Session returns the directory itself.
-func (d OwnRights) Session(string) (fs.FS, chunk.Owner, error) { return d.FS, chunk.Owner{}, nil }
-
 // SetMaxOps bounds the chunk operands that the graphs of all sessions,
 // tiled and not yet ended, hold at once: a spec whose tiling would pass
 // what is left is refused at submit, saying so with the numbers, and the
