@@ -110,3 +110,34 @@ func (m *Machine) Where(id uint64) (workers []string, lost bool) {
 
 // Sessions lists the sessions this scheduler knows, sorted.
 func (m *Machine) Sessions() []int { return m.sessionIDs() }
+
+// Describe says what the Machine holds of session sess, for traces and
+// failure reports.
+func (m *Machine) Describe(sess int) string {
+	s := m.sessions[sess]
+	if s == nil {
+		return fmt.Sprintf("session %d: unknown", sess)
+	}
+	d := fmt.Sprintf("session %d: %s at epoch %d, home %s, target %s, witnesses %v, %d records (%d durable, %d at the target, %d committed), lease until %d (now %d), started %v, %d writes and %d reads waiting",
+		sess, roleNames[s.role], s.epoch, s.home, s.target, s.witnesses, len(s.recs), s.durable, s.acked, s.committed, s.leaseUntil, m.now, s.started, len(s.writes), len(s.reads))
+	if s.fence != nil {
+		d += fmt.Sprintf("; round for epoch %d (takeover %v) since %d: %d yes, %d no of %v", s.fence.epoch, s.fence.takeover, s.fence.began, len(s.fence.yes), len(s.fence.no), s.fence.voters)
+	}
+	if s.flight != nil {
+		d += fmt.Sprintf("; ship of %d in flight since %d", s.flight.seq, s.flight.sent)
+	}
+	if s.rewrite || s.roundDue {
+		d += fmt.Sprintf("; rewrite %v, round due %v", s.rewrite, s.roundDue)
+	}
+	return d
+}
+
+// Committed is the number of session sess's records durable here and at
+// its target (all of them for a home alone): those a client may be told
+// are written.
+func (m *Machine) Committed(sess int) uint64 {
+	if s := m.sessions[sess]; s != nil && s.role == roleHome {
+		return s.committed
+	}
+	return 0
+}

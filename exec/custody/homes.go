@@ -12,7 +12,7 @@ import (
 func (m *Machine) shipped(in Input) {
 	s := m.sessions[in.Session]
 	refuse := func(err string, e Epoch, home string, seq uint64) {
-		m.out.Ship = append(m.out.Ship, Ship{To: in.Peer, Session: in.Session, Epoch: e, Seq: seq, Ack: true, Err: err, Home: home})
+		m.out.Ship = append(m.out.Ship, Ship{To: in.Peer, Session: in.Session, Epoch: e, Seq: seq, Ack: true, Err: err, Home: home, Sent: in.Sent})
 	}
 	if s != nil && (s.epoch > in.Epoch || s.epoch == in.Epoch && s.home != in.Peer) {
 		// This scheduler took the session over, or knows who did.
@@ -42,15 +42,22 @@ func (m *Machine) shipped(in Input) {
 			refuse("not the target", in.Epoch, in.Peer, 0)
 			return
 		}
+		var prev *session
 		if s == nil {
 			s = &session{id: in.Session, graphs: map[int]*graph{}}
 			m.sessions[in.Session] = s
+		} else {
+			c := *s
+			prev = &c
 		}
 		s.role, s.epoch, s.home, s.target, s.witnesses = roleReplica, in.Epoch, in.Peer, ep.Target, ep.Witnesses
 		s.homeDown = m.peers[in.Peer] == false && m.knownPeer(in.Peer)
 		before := len(s.recs)
 		s.recs = slices.Clone(in.Recs)
-		s.replicaAck = append(s.replicaAck, pendingAck{to: in.Peer, epoch: in.Epoch, seq: in.Seq, at: m.now, before: before})
+		if prev == nil {
+			prev = &session{id: s.id, role: roleNone}
+		}
+		s.replicaAck = append(s.replicaAck, pendingAck{sent: in.Sent, to: in.Peer, epoch: in.Epoch, seq: in.Seq, at: m.now, before: before, prev: prev})
 		m.out.Append = append(m.out.Append, Append{Session: s.id, Replica: true, Peer: in.Peer, Whole: true, Recs: slices.Clone(in.Recs)})
 		return
 	}
@@ -75,7 +82,7 @@ func (m *Machine) shipped(in Input) {
 		if have >= in.Seq {
 			// A renewal, or records held already.
 			s.grantUntil = max(s.grantUntil, m.now+m.cfg.LeaseTerm)
-			m.out.Ship = append(m.out.Ship, Ship{To: in.Peer, Session: s.id, Epoch: s.epoch, Seq: in.Seq, Ack: true, Home: s.home})
+			m.out.Ship = append(m.out.Ship, Ship{To: in.Peer, Session: s.id, Epoch: s.epoch, Seq: in.Seq, Ack: true, Home: s.home, Sent: in.Sent})
 			return
 		}
 		refuse("gap", s.epoch, s.home, have)
@@ -83,7 +90,7 @@ func (m *Machine) shipped(in Input) {
 	}
 	before := len(s.recs)
 	s.recs = append(s.recs, add...)
-	s.replicaAck = append(s.replicaAck, pendingAck{to: in.Peer, epoch: in.Epoch, seq: in.Seq, at: m.now, before: before})
+	s.replicaAck = append(s.replicaAck, pendingAck{sent: in.Sent, to: in.Peer, epoch: in.Epoch, seq: in.Seq, at: m.now, before: before})
 	m.out.Append = append(m.out.Append, Append{Session: s.id, Replica: true, Peer: in.Peer, Recs: add})
 }
 
@@ -108,10 +115,18 @@ func (m *Machine) replicaAppended(s *session, seq uint64, err string) {
 			keep = append(keep, p)
 			continue
 		}
-		ans := Ship{To: p.to, Session: s.id, Epoch: p.epoch, Seq: p.seq, Ack: true, Home: s.home}
+		ans := Ship{To: p.to, Session: s.id, Epoch: p.epoch, Seq: p.seq, Ack: true, Home: s.home, Sent: p.sent}
 		if err != "" {
 			ans.Err, ans.Seq = "replica on "+m.cfg.Name+": "+err, uint64(p.before)
-			if s.role == roleReplica && len(s.recs) > p.before {
+			switch {
+			case p.prev != nil && p.prev.role == roleNone:
+				// The replica was never written: nothing is held.
+				delete(m.sessions, s.id)
+			case p.prev != nil:
+				// The file written beside the old one did not take: the
+				// old one stands.
+				*s = *p.prev
+			case s.role == roleReplica && len(s.recs) > p.before:
 				s.recs = s.recs[:p.before] // the file did not take them
 			}
 		} else if s.role == roleReplica && s.epoch == p.epoch {
@@ -136,10 +151,15 @@ func (m *Machine) shipAnswered(in Input) {
 		return // about an epoch before this one
 	}
 	f := s.flight
+	if f == nil || in.Sent != f.sent {
+		// An answer to a ship given up (sent again since, or from
+		// before a pause): the flight it answers is gone.
+		return
+	}
 	s.flight = nil
 	switch {
 	case in.Err == "":
-		if f != nil && in.Seq >= f.seq {
+		if in.Seq >= f.seq {
 			s.acked = max(s.acked, min(f.seq, uint64(len(s.recs))))
 			s.leaseUntil = max(s.leaseUntil, f.sent+m.cfg.LeaseTerm)
 			s.wholeNext = false
@@ -243,7 +263,7 @@ func (m *Machine) peerDown(p string) {
 		switch {
 		case s.role == roleReplica && s.home == p:
 			s.homeDown = true
-		case s.role == roleHome && s.target == p && s.fence == nil:
+		case s.role == roleHome && s.target == p && !s.moving():
 			m.beginRound(s, false)
 		}
 	}
@@ -266,14 +286,32 @@ func (m *Machine) beginRound(s *session, takeover bool) {
 	// A round asked again (its answers lost) asks for the same epoch: a
 	// witness that accepted it for this scheduler accepts it again.
 	e := s.epoch + 1
-	r := &fenceRound{epoch: e, target: m.successor(), witnesses: m.pickWitnesses(s.id), voters: s.witnesses,
+	ws := m.pickWitnesses(s.id)
+	if len(ws) == 0 {
+		// No live worker to witness the next epoch (this scheduler just
+		// started, or every worker went): asked again on a tick.
+		s.roundDue, s.roundTakeover = true, takeover
+		return
+	}
+	s.roundDue = false
+	// The home keeps its target while it lives: only the witnesses
+	// change, and the session is served meanwhile.
+	target := m.successor()
+	if !takeover && s.target != "" && m.peers[s.target] {
+		target = s.target
+	}
+	r := &fenceRound{epoch: e, target: target, witnesses: ws, voters: s.witnesses,
 		yes: map[string]bool{}, no: map[string]bool{}, takeover: takeover, began: m.now}
 	if takeover && r.target == s.home {
 		r.target = ""
 	}
 	s.fence = r
-	s.flight = nil
+	if s.moving() {
+		s.flight = nil
+	}
 	if len(r.voters) == 0 {
+		// An epoch of no witness (a journal written before there were
+		// any): nothing to fence against.
 		m.winRound(s)
 		return
 	}
@@ -303,7 +341,7 @@ func (m *Machine) fenced(in Input) {
 		return // an answer to an earlier round
 	}
 	r.no[in.Worker] = true
-	if in.Home != "" && in.Home != m.cfg.Name && in.Epoch >= r.epoch {
+	if in.Decided && in.Home != "" && in.Home != m.cfg.Name && in.Epoch >= r.epoch {
 		// Another holds the session at this epoch or a later one.
 		s.fence = nil
 		if s.role == roleReplica {
@@ -331,12 +369,20 @@ func (m *Machine) winRound(s *session) {
 	r := s.fence
 	s.fence = nil
 	wasHome := s.role == roleHome
+	sameTarget := wasHome && r.target == s.target
 	s.role, s.epoch, s.home, s.target, s.witnesses = roleHome, r.epoch, m.cfg.Name, r.target, r.witnesses
-	s.replicaAck, s.homeDown, s.flight, s.leaseUntil = nil, false, nil, 0
+	s.replicaAck, s.homeDown, s.flight = nil, false, nil
+	if !sameTarget {
+		// A new target grants nothing yet. The same one's grant of the
+		// epoch before still bounds when it could take over.
+		s.leaseUntil = 0
+	}
 	s.acked = 0
 	s.wholeNext = true
 	if !wasHome {
-		// Taken over: the replica is the journal from now on.
+		// Taken over: the replica is the journal from now on, and what
+		// it holds was durable at its home and here.
+		s.committed = uint64(len(s.recs))
 		s.started = false
 		s.durable = 0
 		s.graphs = map[int]*graph{}
@@ -344,6 +390,15 @@ func (m *Machine) winRound(s *session) {
 		m.claimSession(s)
 	}
 	m.appendRec(s, Rec{Kind: KindEpoch, Home: s.home, Target: s.target, Witnesses: s.witnesses}, 0)
+	// The old and new witnesses learn the epoch is decided (a claim of
+	// nothing), so that they answer a stale contender with it.
+	told := map[string]bool{}
+	for _, w := range append(slices.Clone(r.voters), r.witnesses...) {
+		if !told[w] && m.workers[w] {
+			told[w] = true
+			m.out.Claim = append(m.out.Claim, Chunks{Worker: w, Session: s.id, Epoch: s.epoch})
+		}
+	}
 	for p, up := range m.peers {
 		if up {
 			m.out.Tell = append(m.out.Tell, Tell{To: p, Session: s.id, Epoch: s.epoch, Home: s.home})
@@ -367,13 +422,21 @@ func (m *Machine) winRound(s *session) {
 func (m *Machine) tick() {
 	for _, id := range m.sessionIDs() {
 		s := m.sessions[id]
+		if s.roundDue && s.fence == nil && (s.role == roleHome || s.role == roleReplica) {
+			m.beginRound(s, s.roundTakeover)
+			continue
+		}
 		switch s.role {
 		case roleHome:
-			if s.fence != nil {
-				if m.now-s.fence.began > m.cfg.LeaseTerm {
-					m.beginRound(s, false)
-				}
+			if s.fence != nil && m.now-s.fence.began > m.cfg.LeaseTerm {
+				m.beginRound(s, false)
+			}
+			if s.moving() {
 				continue
+			}
+			if s.rewrite && m.now-s.rewriteSent > m.cfg.LeaseTerm/8 {
+				s.rewriteSent = m.now
+				m.out.Append = append(m.out.Append, Append{Session: s.id, Whole: true, Recs: slices.Clone(s.recs)})
 			}
 			if s.flight != nil && m.now-s.flight.sent > m.cfg.LeaseTerm/4 {
 				s.flight = nil // lost, or the target is slow: sent again
@@ -403,7 +466,7 @@ func (m *Machine) restart(sess int, recs []Rec) {
 		return
 	}
 	s := &session{id: sess, role: roleHome, epoch: ep.Epoch, home: ep.Home, target: ep.Target,
-		witnesses: ep.Witnesses, recs: slices.Clone(recs), durable: uint64(len(recs)), graphs: map[int]*graph{}}
+		witnesses: ep.Witnesses, recs: slices.Clone(recs), durable: uint64(len(recs)), committed: uint64(len(recs)), graphs: map[int]*graph{}}
 	m.sessions[sess] = s
 	for _, r := range recs {
 		m.applyRecQuiet(s, r)

@@ -29,6 +29,7 @@ type Config struct {
 type Machine struct {
 	cfg      Config
 	now      int64
+	born     int64           // the clock at the first input: a young Machine waits for its workers
 	peers    map[string]bool // schedulers other than this one: alive or not
 	workers  map[string]bool // workers: alive or not
 	sessions map[int]*session
@@ -59,15 +60,23 @@ type session struct {
 	recs      []Rec // the journal (home) or its replica
 
 	// Home side.
-	durable    uint64 // records durable in this scheduler's journal
-	acked      uint64 // records the target holds
-	leaseUntil int64  // serve until then (by this clock)
-	started    bool   // TakeOver was output for the session's current epoch
-	flight     *flight
-	writes     []pendingWrite
-	reads      []uint64
-	fence      *fenceRound
-	wholeNext  bool // the next ship sends the whole journal
+	durable       uint64 // records durable in this scheduler's journal
+	committed     uint64 // records durable here and at a target: never taken back
+	acked         uint64 // records the target holds
+	leaseUntil    int64  // serve until then (by this clock)
+	started       bool   // TakeOver was output for the session's current epoch
+	flight        *flight
+	writes        []pendingWrite
+	reads         []uint64
+	fence         *fenceRound
+	roundDue      bool // a round is wanted and waits for a worker to witness it
+	roundTakeover bool
+	wholeNext     bool // the next ship sends the whole journal
+	// rewrite: the journal file must be written whole before any append
+	// counts (a whole write failed, or an epoch record did not go in);
+	// tick asks again, no more often than every rewriteEvery.
+	rewrite     bool
+	rewriteSent int64
 
 	// Replica side.
 	grantUntil int64 // the lease granted to the home lapses then
@@ -91,11 +100,23 @@ type pendingWrite struct {
 // A pendingAck is a ship whose records the replica is appending: the
 // home is answered when they are durable.
 type pendingAck struct {
+	sent   int64 // the home's clock at sending, echoed
 	to     string
 	epoch  Epoch
 	seq    uint64
 	at     int64 // when the ship came: the grant counts from then
 	before int   // the replica's records before them
+	// prev, for a whole journal, is the session as it was before: what
+	// stands if the file is not written.
+	prev *session
+}
+
+// moving reports whether s is changing home or target: until the round
+// ends the session is not served here. A round that only changes the
+// witnesses (one died) leaves it served: the lease still bounds a
+// takeover by the target.
+func (s *session) moving() bool {
+	return s.fence != nil && (s.fence.takeover || s.fence.target != s.target || s.role != roleHome)
 }
 
 type fenceRound struct {
@@ -146,6 +167,9 @@ func (m *Machine) Name() string { return m.cfg.Name }
 // about it. The Output is valid until the next Step.
 func (m *Machine) Step(in Input) Output {
 	m.out = Output{}
+	if m.born == 0 {
+		m.born = max(in.Now, 1)
+	}
 	if in.Now > m.now {
 		m.now = in.Now
 	}
@@ -222,6 +246,11 @@ func (m *Machine) pickWitnesses(sess int) []string {
 		fmt.Fprintf(h, "%d/%s", sess, w)
 		return h.Sum64()
 	}
+	if len(ws) < m.cfg.Witnesses && m.now-m.born < 2*m.cfg.LeaseTerm {
+		// Just started: the workers are still connecting, and an epoch
+		// fenced by fewer than it could be dies with them.
+		return nil
+	}
 	sort.Slice(ws, func(i, j int) bool { return key(ws[i]) < key(ws[j]) })
 	if len(ws) > m.cfg.Witnesses {
 		ws = ws[:m.cfg.Witnesses]
@@ -232,7 +261,7 @@ func (m *Machine) pickWitnesses(sess int) []string {
 
 // serving says whether s is served here at time now.
 func (s *session) serving(now int64) bool {
-	return s.role == roleHome && s.fence == nil && s.started && (s.target == "" || now < s.leaseUntil)
+	return s.role == roleHome && !s.moving() && s.started && (s.target == "" || now < s.leaseUntil)
 }
 
 // refuseOrForward answers a request on a session not served here.
@@ -253,8 +282,15 @@ func (m *Machine) open(sess int, req uint64) {
 		m.out.Refuse = append(m.out.Refuse, Answer{Req: req, Session: sess, Err: fmt.Sprintf("session %d exists", sess)})
 		return
 	}
+	ws := m.pickWitnesses(sess)
+	if len(ws) == 0 {
+		// An epoch with no witness could be taken over by anyone: the
+		// session waits for a worker.
+		m.out.Refuse = append(m.out.Refuse, Answer{Req: req, Session: sess, Err: "no worker to witness the session yet"})
+		return
+	}
 	s := &session{id: sess, role: roleHome, epoch: 1, home: m.cfg.Name, target: m.successor(),
-		witnesses: m.pickWitnesses(sess), started: true, graphs: map[int]*graph{}}
+		witnesses: ws, started: true, graphs: map[int]*graph{}}
 	m.sessions[sess] = s
 	m.appendRec(s, Rec{Kind: KindEpoch, Home: s.home, Target: s.target, Witnesses: s.witnesses}, req)
 	s.wholeNext = true
@@ -354,7 +390,7 @@ func (m *Machine) read(sess int, req uint64) {
 // shipNext sends the target what it lacks, or a renewal of the lease, if
 // nothing is in flight; a home alone acknowledges what is durable.
 func (m *Machine) shipNext(s *session) {
-	if s.role != roleHome || s.fence != nil {
+	if s.role != roleHome || s.moving() {
 		return
 	}
 	if s.target == "" {
@@ -369,7 +405,7 @@ func (m *Machine) shipNext(s *session) {
 	if s.flight != nil || !needed {
 		return
 	}
-	sh := Ship{To: s.target, Session: s.id, Epoch: s.epoch, Seq: seq}
+	sh := Ship{To: s.target, Session: s.id, Epoch: s.epoch, Seq: seq, Sent: m.now}
 	switch {
 	case s.wholeNext:
 		sh.Whole, sh.Recs = true, slices.Clone(s.recs[:seq])
@@ -384,7 +420,7 @@ func (m *Machine) shipNext(s *session) {
 // the reads waiting when the lease holds, and starts a session restored
 // here once its lease is confirmed.
 func (m *Machine) settle(s *session) {
-	if s.role != roleHome || s.fence != nil {
+	if s.role != roleHome || s.moving() {
 		return
 	}
 	if !s.started && (s.target == "" || m.now < s.leaseUntil) && min(s.acked, s.durable) >= uint64(len(s.recs)) {
@@ -397,6 +433,7 @@ func (m *Machine) settle(s *session) {
 		}
 	}
 	done := min(s.durable, s.acked)
+	s.committed = max(s.committed, done)
 	keep := s.writes[:0]
 	for _, w := range s.writes {
 		if w.seq <= done && s.started {
@@ -427,12 +464,20 @@ func (m *Machine) appended(in Input) {
 	if s.role != roleHome {
 		return
 	}
-	if in.Err != "" {
-		if !in.Whole {
-			m.undo(s, in.Seq, "journal on "+m.cfg.Name+": "+in.Err, false)
-		}
-		// A whole file not written leaves the last good one in place.
+	switch {
+	case in.Err != "" && (in.Whole || in.Seq >= 1 && in.Seq <= uint64(len(s.recs)) && s.recs[in.Seq-1].Kind == KindEpoch):
+		// The file is not what the records say (a takeover's first
+		// write, an undo's), or the epoch the witnesses granted is not
+		// in it: nothing counts as durable until it is written whole.
+		s.rewrite, s.rewriteSent, s.durable = true, m.now, 0
 		return
+	case in.Err != "":
+		m.undo(s, in.Seq, "journal on "+m.cfg.Name+": "+in.Err, false)
+		return
+	case in.Whole:
+		s.rewrite = false
+	case s.rewrite:
+		return // appended to a file to be written again
 	}
 	s.durable = max(s.durable, min(in.Seq, uint64(len(s.recs))))
 	m.settle(s)
@@ -448,6 +493,14 @@ func (m *Machine) appended(in Input) {
 // torn tail back), so only records the target refused (rewrite) need the
 // file written again.
 func (m *Machine) undo(s *session, seq uint64, why string, rewrite bool) {
+	// What a target held, and the epoch records, are never taken back.
+	seq = max(seq, s.committed+1)
+	for i := len(s.recs) - 1; i >= int(seq)-1 && i >= 0; i-- {
+		if s.recs[i].Kind == KindEpoch {
+			seq = uint64(i) + 2
+			break
+		}
+	}
 	if seq == 0 || seq > uint64(len(s.recs)) {
 		return
 	}

@@ -161,9 +161,9 @@ func (w *world) apply(a string, out Output) {
 		w.step(a, Input{Kind: InAppended, Session: ap.Session, Seq: last, Replica: ap.Replica, Peer: ap.Peer, Whole: ap.Whole})
 	}
 	for _, sh := range out.Ship {
-		in := Input{Kind: InShip, Peer: a, Session: sh.Session, Epoch: sh.Epoch, Seq: sh.Seq, Recs: sh.Recs, Whole: sh.Whole}
+		in := Input{Kind: InShip, Peer: a, Session: sh.Session, Epoch: sh.Epoch, Seq: sh.Seq, Recs: sh.Recs, Whole: sh.Whole, Sent: sh.Sent}
 		if sh.Ack {
-			in = Input{Kind: InShipAck, Peer: a, Session: sh.Session, Epoch: sh.Epoch, Seq: sh.Seq, Err: sh.Err, Home: sh.Home}
+			in = Input{Kind: InShipAck, Peer: a, Session: sh.Session, Epoch: sh.Epoch, Seq: sh.Seq, Err: sh.Err, Home: sh.Home, Sent: sh.Sent}
 			fmt.Fprintf(b, "%s: answer %s session %d epoch %d seq %d", a, sh.To, sh.Session, sh.Epoch, sh.Seq)
 			if sh.Err != "" {
 				fmt.Fprintf(b, " refused (%s, home %s)", sh.Err, sh.Home)
@@ -274,9 +274,9 @@ func (w *world) stabilize() {
 				if f == nil {
 					continue // gone
 				}
-				ok, e, h := f.Accept(mg.fence.Session, mg.fence.Base, mg.fence.Epoch, mg.fence.Home)
+				ok, e, h, dec := f.Accept(mg.fence.Session, mg.fence.Base, mg.fence.Epoch, mg.fence.Home)
 				fmt.Fprintf(w.log, "%s: fence session %d epoch %d for %s: %v\n", mg.to, mg.fence.Session, mg.fence.Epoch, mg.fence.Home, map[bool]string{true: "accepted", false: fmt.Sprintf("refused (epoch %d on %s)", e, h)}[ok])
-				w.msgs = append(w.msgs, msg{from: mg.to, to: mg.from, in: Input{Kind: InFenced, Worker: mg.to, Session: mg.fence.Session, Epoch: e, Home: h, OK: ok}})
+				w.msgs = append(w.msgs, msg{from: mg.to, to: mg.from, in: Input{Kind: InFenced, Worker: mg.to, Session: mg.fence.Session, Epoch: e, Home: h, OK: ok, Decided: dec}})
 				continue
 			}
 			if w.m[mg.to] == nil {

@@ -70,6 +70,8 @@ type Input struct {
 	Err     string // InAppended: why the append failed; InShipAck: why the target refused
 	Home    string // InShipAck, InFenced, InTold: the home the answerer knows
 	OK      bool   // InFenced: the worker accepted; InJobEnd: the job succeeded
+	Decided bool   // InFenced: a refusal names an epoch a home holds, not a vote
+	Sent    int64  // InShip, InShipAck: the home's clock when it sent the ship (Ship.Sent)
 	Lost    bool   // InJobEnd: the job failed because a chunk it read was lost
 	Replica bool   // InAppended: the append was to the replica of Peer's session
 	Graph   int    // InJobEnd
@@ -111,8 +113,8 @@ const (
 	// (Err empty) or failed (Err). Replica: to the replica of Peer's
 	// session.
 	InAppended
-	// InFenced: Worker accepted epoch Epoch of Session (OK), or refuses it,
-	// holding Epoch at Home.
+	// InFenced: Worker accepted epoch Epoch of Session (OK), or refuses it
+	// for Epoch at Home, which a home holds (Decided) or it voted for.
 	InFenced
 	// InTold: Peer says Session is at Epoch on Home.
 	InTold
@@ -175,9 +177,14 @@ type Ship struct {
 	Seq     uint64
 	Whole   bool
 	Recs    []Rec
-	Ack     bool   // an answer: Seq is held (Err empty) or refused (Err)
-	Err     string // why it is refused
-	Home    string // the home the answerer knows
+	Ack     bool // an answer: Seq is held (Err empty) or refused (Err)
+	// Sent is the home's clock when it sent the ship, which the answer
+	// carries back: the lease counts from the send of the ship answered,
+	// never from a later one (an answer held up while the home was
+	// paused must not renew it).
+	Sent int64
+	Err  string // why it is refused
+	Home string // the home the answerer knows
 }
 
 // A FenceReq asks Worker to accept Session moving on from epoch Base to
