@@ -17,6 +17,14 @@ var specs = []string{
 	"x = ones(%d, chunks=%d)\ny = (x * 3).cumsum()",
 }
 
+// specOf is the spec client c submits as its graph g.
+func (c *client) specOf(g int) string {
+	if sp := c.w.cfg.Specs; len(sp) > 0 {
+		return sp[(g-1+c.id)%len(sp)]
+	}
+	return specText(g-1+c.id, c.w.cfg.Scale)
+}
+
 // specText is spec i at scale n.
 func specText(i, n int) string {
 	size := 40000 * n
@@ -37,6 +45,7 @@ type client struct {
 	acked    []string // bodies of the writes acknowledged
 	retries  int
 	lastErr  string // the last refusal, for a report of a client that never finished
+	began    int64  // when the current step's first request went
 }
 
 func newClient(w *World, id int) *client {
@@ -57,7 +66,7 @@ func (c *client) expected(g int) ([]uint64, []uint64) {
 		id, d := c.uploadChunk()
 		return []uint64{id}, []uint64{d}
 	}
-	p, err := planOf(specText(g-1+c.id, c.w.cfg.Scale))
+	p, err := planOf(c.specOf(g))
 	if err != nil {
 		c.w.fail("%v", err)
 		return nil, nil
@@ -87,7 +96,7 @@ func (c *client) next() {
 		switch (c.step - 2) % 3 {
 		case 0:
 			r = &request{kind: reqWrite, graph: n, rec: &custody.Rec{Kind: custody.KindSubmit, Graph: n,
-				Body: bodyOf("submit", c.id, n, "", 0) + "\n" + specText(n-1+c.id, c.w.cfg.Scale)}}
+				Body: bodyOf("submit", c.id, n, "", 0) + "\n" + c.specOf(n)}}
 		case 1:
 			r = &request{kind: reqWait, graph: n}
 		case 2:
@@ -100,6 +109,7 @@ func (c *client) next() {
 		return
 	}
 	r.c, r.session, r.step = c, c.id, c.step
+	c.began = c.w.now
 	c.send(r, c.home)
 }
 
@@ -216,6 +226,7 @@ func (c *client) answer(sn *schedNode, r *request, err, to string) {
 		case err == "":
 			w.stats.Acked++
 			if r.kind == reqWrite {
+				w.stats.WriteNs = append(w.stats.WriteNs, w.now-c.began)
 				c.acked = append(c.acked, r.rec.Body)
 				if r.rec.Kind == custody.KindSubmit {
 					w.stats.SubmitAckNs = append(w.stats.SubmitAckNs, w.now-r.sent)

@@ -38,6 +38,26 @@ var (
 	flopsPerNs = 54.0
 )
 
+// nsPerInstr is the time an instruction of a fused expression takes an
+// element: estimated from the unfused kinds' rates (an instruction is
+// about an elementwise op's loop, a generator about rand's), not measured
+// on its own.
+const nsPerInstr = 0.6
+
+// fusedCost is a chain's time: its members' one after the other, the
+// first reading the inputs.
+func fusedCost(members []chunk.Op, inBytes []int64) int64 {
+	var ns int64
+	for i := range members {
+		var in []int64
+		if i == 0 {
+			in = inBytes
+		}
+		ns += opCost(&members[i], in)
+	}
+	return ns
+}
+
 // opCost is the time, in nanoseconds, op takes to run, not counting the
 // fetching of its inputs.
 func opCost(op *chunk.Op, inBytes []int64) int64 {
@@ -47,6 +67,18 @@ func opCost(op *chunk.Op, inBytes []int64) int64 {
 	}
 	out := float64(tensor.NumElements(op.Shape))
 	ns := nsPerOp
+	switch a := op.Args.(type) {
+	case *chunk.ExprArgs:
+		// A fused expression iterates its value shape (a reduction map's
+		// output is one number): each instruction a pass over it.
+		return int64(ns + float64(tensor.NumElements(a.Shape))*nsPerInstr*float64(len(a.Code)))
+	case chunk.ExprArgs:
+		return int64(ns + float64(tensor.NumElements(a.Shape))*nsPerInstr*float64(len(a.Code)))
+	case *chunk.FuseArgs:
+		return fusedCost(a.Members, inBytes)
+	case chunk.FuseArgs:
+		return fusedCost(a.Members, inBytes)
+	}
 	switch {
 	case kind == "matmul" || kind == "dot" || kind == "syrk":
 		// m×k by k×n: the output's elements times the inner length,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"marsfs/exec/core"
 	"marsfs/exec/custody"
@@ -136,7 +137,10 @@ func (sn *schedNode) startGraph(sess, g int) {
 	for _, k := range p.keep {
 		keep[j.ids[k]] = true
 	}
-	j.c = core.New(p.g, j.ids, keep, core.Options{UnitOps: sn.w.cfg.UnitOps})
+	t0 := time.Now()
+	j.c = core.New(p.g, j.ids, keep, core.Options{UnitOps: sn.w.cfg.UnitOps, Assign: sn.w.cfg.Assign, Order: sn.w.cfg.Order})
+	sn.w.stats.CoreNs += int64(time.Since(t0))
+	sn.w.stats.CoreOps += len(p.g.Ops)
 	sn.jobs[j.id] = j
 	for _, wk := range sn.w.workers {
 		if sn.up[wk.name] {
@@ -151,7 +155,10 @@ func (j *job) step(in core.Input) {
 	if j.over {
 		return
 	}
-	j.apply(j.c.Step(in))
+	t0 := time.Now()
+	out := j.c.Step(in)
+	j.sn.w.stats.CoreNs += int64(time.Since(t0))
+	j.apply(out)
 }
 
 func (j *job) apply(out core.Output) {
@@ -160,6 +167,12 @@ func (j *job) apply(out core.Output) {
 	// that moved on to other witnesses or another target runs on.
 	if _, e, ok := j.sn.m.Home(j.session); ok && e > j.epoch {
 		j.epoch = e
+	}
+	for _, ev := range out.Events {
+		if ev.LiveChunks > w.stats.PeakLive {
+			w.stats.PeakLive = ev.LiveChunks
+		}
+		w.stats.PeakLiveBytes = max(w.stats.PeakLiveBytes, ev.LiveBytes)
 	}
 	for _, f := range out.Free {
 		f := f

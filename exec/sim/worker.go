@@ -59,7 +59,10 @@ func (wk *workerNode) connect(sn *schedNode) {
 	c := &conn{c: new(wire.Conn), sn: sn, inc: sn.inc, jobs: map[*worker.Task]*job{}}
 	wk.conns[sn.name] = c
 	wk.st.ConnOpened()
-	orphans := append(wk.st.Orphans(), wk.st.Uploads()...)
+	// As exec/worker does: orphans only. Uploads' copies are not offered,
+	// so a scheduler that dropped the worker counts them lost (an open
+	// finding of TestSeeds).
+	orphans := wk.st.Orphans()
 	w := wk.w
 	w.send(&wk.node, &sn.node, 64, func() {
 		if sn.inc != c.inc {

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"container/heap"
+
 	"fmt"
+	"marsfs/exec/core"
 	"math/rand/v2"
 )
 
@@ -33,6 +35,13 @@ type Config struct {
 	Think int64
 	// UnitOps is core.Options.UnitOps (0: the scheduler's 256).
 	UnitOps int
+	// Specs, when not empty, replace the clients' specs: client i
+	// submits Specs[(g-1+i) % len] as its graph g.
+	Specs []string
+	// Assign and Order, when not nil, replace the Core's initial
+	// assignment and run order (exec/plan's), to compare policies.
+	Assign core.AssignFunc
+	Order  core.OrderFunc
 	// Trace, when not nil, is told what happens.
 	Trace func(at int64, what string)
 }
@@ -114,7 +123,8 @@ type Stats struct {
 	BytesMoved     int64 // between workers, for inputs and copies
 	Faults         []string
 	Takeovers      int
-	SubmitAckNs    []int64 // each submit: from the client's write to its acknowledgement
+	SubmitAckNs    []int64 // each submit: from the request that was acknowledged to its acknowledgement
+	WriteNs        []int64 // each write: from the client's first request to its acknowledgement, retries and moves included
 	WorkerBusy     map[string]int64
 	Acked, Refused int
 	// UploadsLost counts the uploads whose every copy died with its
@@ -124,6 +134,14 @@ type Stats struct {
 	GraphsFailed int
 	// Open is the first finding of a kind still open, if any.
 	Open error
+	// PeakLive is the most chunks of one job alive at once, and PeakLiveBytes
+	// their bytes.
+	PeakLive      int
+	PeakLiveBytes int64
+	// CoreNs is the real time this process spent in the Cores (New and
+	// Step), and CoreOps the operands of the jobs they ran.
+	CoreNs  int64
+	CoreOps int
 }
 
 // A node is a process: a scheduler or a worker.

@@ -381,24 +381,6 @@ func (s *State) Orphans() []uint64 {
 	return ids
 }
 
-// Uploads returns the chunks held that were put without a task (uploads'
-// copies), sorted: a worker keeps them whichever connection breaks, and
-// offers them with its orphans on a new connection, so that a scheduler
-// that gave up on it (a pause, a broken connection) takes them back
-// rather than counting them lost.
-func (s *State) Uploads() []uint64 {
-	var ids []uint64
-	for id, c := range s.made {
-		if c == nil {
-			if _, orphan := s.orphans[id]; !orphan {
-				ids = append(ids, id)
-			}
-		}
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // Adopt makes the orphans among ids the chunks of control connection c,
 // as if made for it: the scheduler that lost them has them back.
 func (s *State) Adopt(c *wire.Conn, ids []uint64) {

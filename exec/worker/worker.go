@@ -667,14 +667,9 @@ func (w *Worker) apply() {
 
 // offer tells a scheduler on control connection cc of the chunks the
 // worker holds for no connection, with their sizes, for it to adopt those
-// it lost; always (a new connection), it adds the uploads' copies it
-// holds, which a scheduler that dropped the worker counted lost, and says
-// so even when there are none. w.mu is held.
+// it lost; always, it says so even when there are none. w.mu is held.
 func (w *Worker) offer(cc *wire.Conn, always bool) {
 	ids := w.st.Orphans()
-	if always {
-		ids = append(ids, w.st.Uploads()...)
-	}
 	if len(ids) == 0 && !always {
 		return
 	}
