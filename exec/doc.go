@@ -17,6 +17,7 @@
 //	              fences, the chunk directory, graphs to run again
 //	exec/sim      a deterministic simulation of schedulers and workers
 //	              running the real pure machines (tests only)
+//	exec/asuser   the files specs name, opened with their owner's rights
 //
 // Imports go one way: engine over core (its Runner interface is what
 // sched.Scheduler implements); sched over core, wire and worker; worker

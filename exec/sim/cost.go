@@ -61,7 +61,7 @@ func fusedCost(members []chunk.Op, inBytes []int64) int64 {
 // opCost is the time, in nanoseconds, op takes to run, not counting the
 // fetching of its inputs.
 func opCost(op *chunk.Op, inBytes []int64) int64 {
-	kind := op.Kind
+	kind := string(op.Kind)
 	if i := strings.IndexByte(kind, '.'); i >= 0 {
 		kind = kind[:i]
 	}
@@ -92,7 +92,7 @@ func opCost(op *chunk.Op, inBytes []int64) int64 {
 			inner = float64(in) / float64(op.DType.Size()) / max(1, out) / 2
 		}
 		ns += 2 * out * max(1, inner) / flopsPerNs
-	case strings.HasSuffix(op.Kind, ".map") || strings.HasSuffix(op.Kind, ".combine") || strings.HasSuffix(op.Kind, ".agg"):
+	case strings.HasSuffix(string(op.Kind), ".map") || strings.HasSuffix(string(op.Kind), ".combine") || strings.HasSuffix(string(op.Kind), ".agg"):
 		var in int64
 		for _, b := range inBytes {
 			in += b

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"marsfs/tensor"
-	"marsfs/tensor/codec/zarr"
 )
 
 // AssembleArgs are the arguments of the "assemble" kernel, which builds one
@@ -118,22 +117,19 @@ type MapsArgs struct {
 	Members []Op
 }
 
-// OpMaps is the kind of the ops MapsArgs describe.
-const OpMaps = "maps"
-
 var (
-	GenKinds = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
-		tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true}
+	GenKinds = map[Kind]bool{KindFull: true, KindArange: true, KindLinspace: true, KindEye: true,
+		KindRand: true, KindRandn: true, KindRandint: true, KindUniform: true, KindNormal: true}
 	// CopiedGens are the generators a group copies rather than shares.
-	CopiedGens = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true}
+	CopiedGens = map[Kind]bool{KindFull: true, KindArange: true, KindLinspace: true, KindEye: true}
 	// RedrawnGens are the random generators a group draws again rather
 	// than reads, when their chunk is no output (then it exists anyway).
-	RedrawnGens = map[string]bool{tensor.OpRand: true, tensor.OpUniform: true}
+	RedrawnGens = map[Kind]bool{KindRand: true, KindUniform: true}
 )
 
 func isElemOp(op *Op) bool {
 	_, ok := op.Args.(ElemArgs)
-	return ok && op.Stored == 0 && tensor.ElemKinds[op.Kind]
+	return ok && op.Stored == 0 && op.Kind.IsElem()
 }
 
 func IsGenOp(op *Op) bool {
@@ -144,7 +140,7 @@ func IsGenOp(op *Op) bool {
 // ExprMapOp returns the reduction of a map op an expr program can end in.
 func ExprMapOp(op *Op) (ReduceArgs, bool) {
 	args, ok := op.Args.(ReduceArgs)
-	if !ok || op.Stored != 0 || len(op.Inputs) != 1 || !ExprReductions[args.Op] || op.Kind != args.Op+".map" {
+	if !ok || op.Stored != 0 || len(op.Inputs) != 1 || !ExprReductions[args.Op] || op.Kind != StepKind(args.Op, StepMap) {
 		return args, false
 	}
 	return args, true
@@ -402,6 +398,7 @@ type NPYArgs struct {
 	Fortran    bool
 	BigEndian  bool
 	Offset     []int
+	Owner      Owner // whose rights the file is read with
 }
 
 // The ops that write a .npy file (to_npy) make no data of their own: each
@@ -423,6 +420,7 @@ type NPYWriteArgs struct {
 	DType      tensor.DType
 	FileShape  []int
 	Offset     []int // write: the chunk's place
+	Owner      Owner // whose rights the file is written with
 }
 
 // sinkPrefix starts the names of the chunk outputs of sinks: no tensor
@@ -441,8 +439,9 @@ func IsSink(name string) bool { return strings.HasPrefix(name, sinkPrefix) }
 // it, each read and decoded by itself.
 type ZarrArgs struct {
 	Path   string
-	Array  zarr.Array
+	Array  ZarrArray
 	Offset []int
+	Owner  Owner // whose rights the store is read with
 }
 
 // The ops that write a Zarr array (to_zarr) make no data of their own,
@@ -461,7 +460,27 @@ type ZarrWriteArgs struct {
 	Path      string // the array's directory, relative to the data directory
 	Temp      string // its name while it is written
 	Overwrite bool   // replace what is at Path
-	Array     zarr.Array
+	Array     ZarrArray
 	Index     []int   // write: the store chunk's grid index
 	Offsets   [][]int // write: each input chunk's offset in the array
+	Owner     Owner   // whose rights the store is written with
+}
+
+// An Owner is the user whose rights a file op acts with: the uid, gid and
+// supplementary groups of the session's owner, as its scheduler found
+// them in its user database. The zero Owner is no user (an identity with
+// no local account): a worker opens no file for it.
+type Owner struct {
+	Known  bool
+	UID    uint32
+	GID    uint32
+	Groups []uint32
+}
+
+// String names o in messages.
+func (o Owner) String() string {
+	if !o.Known {
+		return "no local user"
+	}
+	return fmt.Sprintf("uid %d gid %d", o.UID, o.GID)
 }

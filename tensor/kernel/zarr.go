@@ -34,7 +34,7 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	arr := &a.Array
+	arr := zarr.FromDesc(&a.Array)
 	nd := len(arr.Shape)
 	if len(in) != 0 || len(op.Shape) != nd || len(a.Offset) != nd || len(arr.Chunks) != nd || op.DType != arr.DType || !op.DType.Valid() {
 		return nil, fmt.Errorf("from_zarr %s: block %v%v at %v of an array of %v%v", a.Path, op.DType, op.Shape, a.Offset, arr.DType, arr.Shape)
@@ -44,9 +44,9 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 			return nil, fmt.Errorf("from_zarr %s: block %v at %v of an array of %v", a.Path, op.Shape, a.Offset, arr.Shape)
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	out := elem.NewOutputAll(ctx, op)
 	if out.Len() == 0 {
@@ -67,7 +67,7 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 		case errors.Is(err, fs.ErrNotExist):
 			arr.Overlap(out.Data, op.Shape, a.Offset, idx, nil)
 		case err != nil:
-			return nil, fmt.Errorf("from_zarr: %w", err)
+			return nil, fmt.Errorf("from_zarr %q: %w", a.Path, err)
 		case whole && aligned(a.Offset, idx, arr.Chunks):
 			if err := arr.Decode(out.Data, raw, &bufs.scratch); err != nil {
 				return nil, fmt.Errorf("from_zarr %s: %w", key, err)
@@ -108,7 +108,7 @@ func aligned(off, idx, chunks []int) bool {
 
 // readWhole reads the file at name in data into *buf, grown as needed,
 // and returns its bytes.
-func readWhole(data *os.Root, name string, buf *[]byte) ([]byte, error) {
+func readWhole(data Dir, name string, buf *[]byte) ([]byte, error) {
 	f, err := data.Open(name)
 	if err != nil {
 		return nil, err
@@ -148,18 +148,18 @@ func toZarrCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
 		return nil, fmt.Errorf("to_zarr: %q exists (overwrite=True replaces it)", a.Path)
 	}
 	if err := data.RemoveAll(a.Temp); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if err := data.Mkdir(a.Temp, 0o755); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	return done(), nil
 }
@@ -172,7 +172,7 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, err
 	}
-	arr := &a.Array
+	arr := zarr.FromDesc(&a.Array)
 	nd := len(arr.Shape)
 	if len(in) != len(a.Offsets)+1 || len(a.Index) != nd {
 		return nil, fmt.Errorf("to_zarr %s: %d inputs for %d chunks", a.Path, len(in), len(a.Offsets))
@@ -191,9 +191,9 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 			}
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	var chunkData []byte
 	if len(a.Offsets) == 1 && slices.Equal(in[0].Shape, arr.Chunks) && slices.Equal(a.Offsets[0], origin) {
@@ -217,11 +217,11 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	name := path.Join(a.Temp, arr.Key(a.Index))
 	if dir := path.Dir(name); dir != a.Temp {
 		if err := data.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("to_zarr: %w", err)
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 		}
 	}
 	if err := data.WriteFile(name, enc, 0o644); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	return done(), nil
 }
@@ -235,20 +235,21 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
-	meta, err := a.Array.Metadata()
+	arr := zarr.FromDesc(&a.Array)
+	meta, err := arr.Metadata()
 	if err != nil {
 		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
 	}
-	name := path.Join(a.Temp, a.Array.MetaName())
+	name := path.Join(a.Temp, arr.MetaName())
 	if err := writeSynced(data, name+".part", meta); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if err := data.Rename(name+".part", name); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	var old string
 	if _, err := data.Lstat(a.Path); err == nil {
@@ -258,11 +259,11 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 		}
 		old = strings.TrimSuffix(a.Temp, ".part") + ".old"
 		if err := data.Rename(a.Path, old); err != nil {
-			return nil, fmt.Errorf("to_zarr: %w", err)
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 		}
 	}
 	if err := data.Rename(a.Temp, a.Path); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if old != "" {
 		if err := data.RemoveAll(old); err != nil {
@@ -273,7 +274,7 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 }
 
 // writeSynced writes b to the file name in data and syncs it.
-func writeSynced(data *os.Root, name string, b []byte) error {
+func writeSynced(data Dir, name string, b []byte) error {
 	f, err := data.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err

@@ -32,8 +32,8 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
 		args := chunk.NPYArgs{Path: a.Path, DataOffset: a.FileOffset, FileShape: slices.Clone(n.Shape),
-			Fortran: a.Fortran, BigEndian: a.BigEndian, Offset: off}
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromNPY, Shape: shape, DType: n.DType, Args: args}))
+			Fortran: a.Fortran, BigEndian: a.BigEndian, Offset: off, Owner: t.owner}
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromNPY, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
 }
@@ -56,8 +56,8 @@ func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for ax, i := range idx {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
-		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: *n.Attrs.Zarr, Offset: off}
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromZarr, Shape: shape, DType: n.DType, Args: args}))
+		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: n.Attrs.Zarr.Desc(), Offset: off, Owner: t.owner}
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromZarr, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
 }
@@ -75,9 +75,9 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 	var token [8]byte
 	rand.Read(token[:])
 	base := chunk.NPYWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite,
-		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape)}
+		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape), Owner: t.owner}
 	done := []int{}
-	create := t.emit(&chunk.Op{Kind: "to_npy.create", Shape: done, DType: tensor.Bool, Args: base})
+	create := t.emit(&chunk.Op{Kind: chunk.KindToNPYCreate, Shape: done, DType: tensor.Bool, Args: base})
 	grid := tensor.GridShape(tt.Chunks)
 	offs := tensor.ChunkOffsets(tt.Chunks)
 	idx := make([]int, len(grid))
@@ -89,12 +89,12 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 		for ax, i := range idx {
 			args.Offset[ax] = offs[ax][i]
 		}
-		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_npy.write", Inputs: []int{int(key), int(create)}, Shape: done, DType: tensor.Bool, Args: args})))
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: chunk.KindToNPYWrite, Inputs: []int{int(key), int(create)}, Shape: done, DType: tensor.Bool, Args: args})))
 	}
 	if len(writes) == 0 {
 		writes = []int{int(create)} // no chunk: the file is the header
 	}
-	return t.emit(&chunk.Op{Kind: "to_npy.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+	return t.emit(&chunk.Op{Kind: chunk.KindToNPYCommit, Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
 }
 
 // tileZarrSink emits the ops that write tt as the Zarr array of sink (see
@@ -119,9 +119,9 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 	}
 	var token [8]byte
 	rand.Read(token[:])
-	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: *arr}
+	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc(), Owner: t.owner}
 	done := []int{}
-	create := t.emit(&chunk.Op{Kind: "to_zarr.create", Shape: done, DType: tensor.Bool, Args: base})
+	create := t.emit(&chunk.Op{Kind: chunk.KindToZarrCreate, Shape: done, DType: tensor.Bool, Args: base})
 	// The tensor chunks by the store chunks they overlap.
 	grid := tensor.GridShape(tt.Chunks)
 	offs := tensor.ChunkOffsets(tt.Chunks)
@@ -162,12 +162,12 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 			args.Offsets = append(args.Offsets, p.off)
 		}
 		inputs = append(inputs, int(create))
-		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_zarr.write", Inputs: inputs, Shape: done, DType: tensor.Bool, Args: args})))
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: chunk.KindToZarrWrite, Inputs: inputs, Shape: done, DType: tensor.Bool, Args: args})))
 	}
 	if len(writes) == 0 {
 		writes = []int{int(create)} // no chunk: the array is its metadata
 	}
-	return t.emit(&chunk.Op{Kind: "to_zarr.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+	return t.emit(&chunk.Op{Kind: chunk.KindToZarrCommit, Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
 }
 
 // eachIndex calls f with every index from lo up to hi (exclusive), in C
