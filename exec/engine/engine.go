@@ -736,11 +736,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 				break
 			}
 			g.rerun(fmt.Sprintf("chunks of earlier graphs it reads were lost while it ran (%v): they are made again and the graph runs again", err))
-			// The runner forgets the chunks of a worker as it tells the
-			// job of its loss; give it a moment if it has not yet.
-			for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
-				time.Sleep(10 * time.Millisecond)
-			}
+			s.waitLost(ctx, held)
 			err = s.restoreInputs(ctx, g, held)
 		}
 		var kept []uint64
@@ -771,6 +767,44 @@ func (s *Session) lostAny(ids []uint64) bool {
 		}
 	}
 	return false
+}
+
+// A changeNotifier is a Runner that says when its chunk directory
+// changes (sched.Scheduler): Changed's channel is closed at the next
+// change.
+type changeNotifier interface {
+	Changed() <-chan struct{}
+}
+
+// lossWait bounds how long a graph that failed on a lost input waits for
+// the runner to forget a chunk of ids (see waitLost).
+const lossWait = time.Second
+
+// waitLost waits, at most lossWait, for the runner to count a chunk of
+// ids lost: a job that failed because a chunk it read was lost may hear
+// of the loss (its worker's failed fetches) before the runner forgets the
+// worker's chunks. It waits on the runner's changes, not a clock; a
+// runner that tells none is not waited for.
+func (s *Session) waitLost(ctx context.Context, ids []uint64) {
+	cn, ok := s.engine.runner.(changeNotifier)
+	if !ok {
+		return
+	}
+	timer := time.NewTimer(lossWait)
+	defer timer.Stop()
+	for {
+		changed := cn.Changed()
+		if s.lostAny(ids) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // restoreInputs makes the chunks of earlier tensors that graph g reads
@@ -872,9 +906,7 @@ func (s *Session) runStage(ctx context.Context, g *Graph, job *core.Job) error {
 			return err
 		}
 		g.rerun(fmt.Sprintf("chunks of earlier stages it reads were lost while stage %d ran (%v): they are made again and the stage runs again", g.stage(), err))
-		for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
-			time.Sleep(10 * time.Millisecond)
-		}
+		s.waitLost(ctx, held)
 		lin := stagesLineage(g, held, s.lineOf)
 		lineOf := func(id uint64) *Lineage {
 			if l := s.lineOf(id); l != nil {
