@@ -109,6 +109,8 @@ func TestOutputNames(t *testing.T) {
 			want = []string{"s", "m"}
 		case "W7", "W8":
 			want = []string{"m", "v"}
+		case "KMEANS":
+			want = []string{"C"}
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: outputs %q, want %q", w.id, got, want)
