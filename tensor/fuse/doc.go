@@ -1,5 +1,5 @@
 // Package fuse rewrites chunk graphs so that fewer chunks are stored and
-// moved. Optimize runs four rewrites, each checked against the unfused
+// moved. Optimize runs five rewrites, each checked against the unfused
 // graph by tests:
 //
 //   - Expr groups, per output chunk, the elementwise ops and generators
@@ -7,6 +7,11 @@
 //     a reduction's map step, and compiles them (compile.go) into one
 //     "expr" op whose program runs over 4096-element blocks, so that
 //     (rand(n) + rand(n)).sum() never stores a random chunk.
+//   - Labels gives each band of rows of a reduction by label of a
+//     one-hot (k-means' oh.T @ X and oh.sum(axis=0), with
+//     oh = (argmin(score(X @ C.T))[:, None] == arange(k))) one
+//     "label.sums" op that reads the band once and makes only its sums
+//     and counts (labels.go).
 //   - DrawMatmulBlocks lets a product draw the random blocks only products
 //     read into a scratch buffer instead of reading stored chunks.
 //   - Maps gives a chunk that only reductions' map ops read, two or more

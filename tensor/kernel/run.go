@@ -87,6 +87,8 @@ func KernelFor(kind string) (kernel, bool) {
 		return matmulKernel, true
 	case "matmul.sum":
 		return matmulSumKernel, true
+	case chunk.OpLabelSums:
+		return labelSumsKernel, true
 	case "linalg.qr.factor":
 		return qrFactorKernel, true
 	case "linalg.qr.r":

@@ -1,0 +1,350 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
+	"marsfs/tensor/kernel/expr"
+)
+
+// labelRows is the block of rows a label.sums op takes at a time: its
+// product and scores (rows x k) stay in the L1 or L2 cache for the k of
+// clustering (up to a few dozen columns), and the per-block work around
+// them (one run of the score program) is spread over enough rows.
+const labelRows = 512
+
+// labelSumsKernel runs a "label.sums" op (chunk.LabelSumsArgs): each block
+// of rows of x is multiplied by w, scored, labelled by its least (or
+// greatest) score, and added to its label's sum and count. The sums are
+// kept in float64 whatever the dtype and rounded once at the end, so that
+// a chunk's partial loses nothing to the order of its rows.
+func labelSumsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, ok := op.Args.(chunk.LabelSumsArgs)
+	if !ok {
+		return nil, fmt.Errorf("bad args %T", op.Args)
+	}
+	if len(in) < 2 {
+		return nil, fmt.Errorf("%d inputs, want x and w at least", len(in))
+	}
+	x, w := in[0], in[1]
+	if len(x.Shape) != 2 || len(w.Shape) != 2 {
+		return nil, fmt.Errorf("x of shape %v and w of shape %v are not both 2-D", x.Shape, w.Shape)
+	}
+	if x.DType != w.DType || (x.DType != tensor.Float32 && x.DType != tensor.Float64) {
+		return nil, fmt.Errorf("x of %v and w of %v: want float32 or float64, alike", x.DType, w.DType)
+	}
+	v := a.W
+	if v.R0 < 0 || v.R1 > w.Shape[0] || v.R0 > v.R1 || v.C0 < 0 || v.C1 > w.Shape[1] || v.C0 > v.C1 {
+		return nil, fmt.Errorf("view %+v outside w of shape %v", v, w.Shape)
+	}
+	d, k := v.Shape()[0], v.Shape()[1]
+	if d != x.Shape[1] {
+		return nil, fmt.Errorf("x has %d columns, w's view %d rows", x.Shape[1], d)
+	}
+	if k == 0 {
+		return nil, fmt.Errorf("w's view %+v has no columns: no label to choose", v)
+	}
+	if a.Labels < 0 || op.DType != tensor.Float32 && op.DType != tensor.Float64 ||
+		!slices.Equal(op.Shape, []int{a.Labels*d + a.Labels}) {
+		return nil, fmt.Errorf("op of %v%v for %d labels of %d columns", op.DType, op.Shape, a.Labels, d)
+	}
+	if a.Score != nil {
+		if len(a.ScoreIn) == 0 || a.ScoreDType != tensor.Float32 && a.ScoreDType != tensor.Float64 {
+			return nil, fmt.Errorf("score of %v reading %d inputs", a.ScoreDType, len(a.ScoreIn))
+		}
+		for _, i := range a.ScoreIn {
+			if i < -1 || i >= len(in) {
+				return nil, fmt.Errorf("score input %d of an op of %d inputs", i, len(in))
+			}
+		}
+	}
+	r := x.Shape[0]
+	ls := &labelSums{args: &a, r: r, d: d, k: k, ins: in,
+		sums: make([]float64, a.Labels*d), counts: make([]float64, a.Labels), labels: make([]int32, min(r, labelRows))}
+	var err error
+	if x.DType == tensor.Float32 {
+		err = runLabelSums(ctx, ls, x.Float32s(), transposedView(w.Float32s(), w.Shape[1], v))
+	} else {
+		err = runLabelSums(ctx, ls, x.Float64s(), transposedView(w.Float64s(), w.Shape[1], v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	ls.poison()
+	out := elem.NewOutputAll(ctx, op)
+	if op.DType == tensor.Float32 {
+		roundInto(out.Float32s(), ls.sums, ls.counts)
+	} else {
+		roundInto(out.Float64s(), ls.sums, ls.counts)
+	}
+	return out, nil
+}
+
+// labelSums is one label.sums op's state.
+type labelSums struct {
+	args   *chunk.LabelSumsArgs
+	r, d   int // x's rows and columns
+	k      int // the scores' columns
+	ins    []*tensor.Array
+	sums   []float64 // Labels x d
+	counts []float64
+	labels []int32 // a block's
+	// bad counts the rows not finite in each column, badOf those of
+	// each label (Labels x d); nil while every row is finite.
+	bad, badOf []int
+}
+
+// transposedView copies the view v of w (of cols columns) as k rows of d:
+// row j is the j-th column of the d x k matrix the view is, so that each
+// score is a dot product of two contiguous rows.
+func transposedView[T float32 | float64](w []T, cols int, v chunk.BlockView) []T {
+	sh := v.Shape()
+	d, k := sh[0], sh[1]
+	wt := make([]T, k*d)
+	for j := range k {
+		for t := range d {
+			if v.Trans {
+				// The block is w[R0:R1, C0:C1].T: element (t, j) is w[R0+j, C0+t].
+				wt[j*d+t] = w[(v.R0+j)*cols+v.C0+t]
+			} else {
+				wt[j*d+t] = w[(v.R0+t)*cols+v.C0+j]
+			}
+		}
+	}
+	return wt
+}
+
+func runLabelSums[T float32 | float64](ctx context.Context, ls *labelSums, x, wt []T) error {
+	a, d, k := ls.args, ls.d, ls.k
+	blk := min(ls.r, labelRows)
+	m := tensor.NewArray(dtypeOf[T](), []int{blk, k})
+	var score *labelScore
+	if a.Score != nil {
+		score = newLabelScore(ctx, ls, blk)
+	}
+	for r0 := 0; r0 < ls.r; r0 += blk {
+		if r0%(64*labelRows) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n := min(blk, ls.r-r0)
+		xb := x[r0*d : (r0+n)*d]
+		mb := tensor.View[T](m.Data)[:n*k]
+		rowProducts(mb, xb, wt, d, k)
+		labels := ls.labels[:n]
+		if score == nil {
+			argRows(labels, mb, k, a.ArgMax)
+		} else {
+			s, err := score.run(m, r0, n)
+			if err != nil {
+				return err
+			}
+			if s.DType == tensor.Float32 {
+				argRows(labels, s.Float32s(), k, a.ArgMax)
+			} else {
+				argRows(labels, s.Float64s(), k, a.ArgMax)
+			}
+		}
+		addRows(ls, labels, xb)
+	}
+	return nil
+}
+
+// rowProducts sets m (n x k) to x (n x d) times wt transposed (wt: k x d),
+// each a dot product in T as a matmul of T would sum it.
+func rowProducts[T float32 | float64](m, x, wt []T, d, k int) {
+	if d == 0 {
+		clear(m)
+		return
+	}
+	n := len(x) / d
+	for i := range n {
+		row := x[i*d : i*d+d]
+		out := m[i*k : i*k+k]
+		for j := range out {
+			w := wt[j*d : j*d+d]
+			var s0, s1 T
+			t := 0
+			for ; t+1 < d; t += 2 {
+				s0 += row[t] * w[t]
+				s1 += row[t+1] * w[t+1]
+			}
+			if t < d {
+				s0 += row[t] * w[t]
+			}
+			out[j] = s0 + s1
+		}
+	}
+}
+
+// argRows sets labels[i] to the column of row i of s (rows of k) holding
+// its least value (greatest with max), NumPy's way: the first of equals,
+// and the first NaN if the row has one.
+func argRows[T float32 | float64](labels []int32, s []T, k int, max bool) {
+	for i := range labels {
+		row := s[i*k : i*k+k]
+		best, bv := 0, row[0]
+		if bv == bv {
+			for j := 1; j < k; j++ {
+				v := row[j]
+				if v != v {
+					best = j
+					break
+				}
+				if (!max && v < bv) || (max && v > bv) {
+					best, bv = j, v
+				}
+			}
+		}
+		labels[i] = int32(best)
+	}
+}
+
+// addRows adds each row of x (rows of d) to its label's sum and one to its
+// count; a label past the sums' rows (no column of the one-hot matches
+// it) adds nothing. A row holding a NaN or an infinity is noted (see
+// poison).
+func addRows[T float32 | float64](ls *labelSums, labels []int32, x []T) {
+	d, sums, counts := ls.d, ls.sums, ls.counts
+	L := int32(len(counts))
+	for i, l := range labels {
+		row := x[i*d : i*d+d]
+		var z T
+		for _, v := range row {
+			z += 0 * v
+		}
+		if z != 0 {
+			noteNonFinite(ls, l, row)
+		}
+		if l >= L {
+			continue
+		}
+		counts[l]++
+		s := sums[int(l)*d : int(l)*d+d]
+		for t, v := range row {
+			s[t] += float64(v)
+		}
+	}
+}
+
+// noteNonFinite notes the columns where row, of label l, holds a NaN or
+// an infinity.
+func noteNonFinite[T float32 | float64](ls *labelSums, l int32, row []T) {
+	if ls.bad == nil {
+		ls.bad = make([]int, len(row))
+		ls.badOf = make([]int, len(ls.sums))
+	}
+	for t, v := range row {
+		if v-v != 0 {
+			ls.bad[t]++
+			if int(l) < len(ls.counts) {
+				ls.badOf[int(l)*ls.d+t]++
+			}
+		}
+	}
+}
+
+// poison makes NaN each sum that a product oh.T @ x makes NaN: in it, a
+// row adds 0 times its values to every label but its own, and 0 times a
+// NaN or an infinity is NaN. So a label's sum is NaN in each column where
+// a row of another label (or of none) is not finite.
+func (ls *labelSums) poison() {
+	if ls.bad == nil {
+		return
+	}
+	for j := range ls.counts {
+		for t, n := range ls.bad {
+			if n > ls.badOf[j*ls.d+t] {
+				ls.sums[j*ls.d+t] = math.NaN()
+			}
+		}
+	}
+}
+
+// roundInto writes the sums, then the counts, into out in its dtype.
+func roundInto[T float32 | float64](out []T, sums, counts []float64) {
+	for i, v := range sums {
+		out[i] = T(v)
+	}
+	for i, v := range counts {
+		out[len(sums)+i] = T(v)
+	}
+}
+
+func dtypeOf[T float32 | float64]() tensor.DType {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// labelScore runs a label.sums op's score program over blocks of rows: an
+// expr op of the block's shape, whose inputs are the product's block, the
+// blocks of rows of the inputs that have the chunk's rows, and the others
+// whole, writing into one scratch array.
+type labelScore struct {
+	ctx  context.Context
+	ls   *labelSums
+	op   chunk.Op
+	args chunk.ExprArgs
+	ins  []*tensor.Array
+	rows []bool // ScoreIn[i] is read a block of rows at a time
+	out  *tensor.Array
+	cur  *tensor.Array // out cut to the block
+}
+
+func newLabelScore(ctx context.Context, ls *labelSums, blk int) *labelScore {
+	a := ls.args
+	s := &labelScore{ls: ls, args: *a.Score, ins: make([]*tensor.Array, len(a.ScoreIn)), rows: make([]bool, len(a.ScoreIn))}
+	s.out = tensor.NewArray(a.ScoreDType, []int{blk, ls.k})
+	s.ctx = tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
+		if dt != s.cur.DType || !slices.Equal(shape, s.cur.Shape) {
+			return nil
+		}
+		if zero {
+			clear(s.cur.Data)
+		}
+		return s.cur
+	})
+	for i, j := range a.ScoreIn {
+		if j >= 0 {
+			in := ls.ins[j]
+			s.rows[i] = len(in.Shape) == 2 && in.Shape[0] == ls.r && ls.r > 1
+		}
+	}
+	return s
+}
+
+// run scores rows [r0, r0+n) whose product is in m's first n rows.
+func (s *labelScore) run(m *tensor.Array, r0, n int) (*tensor.Array, error) {
+	k := s.ls.k
+	shape := []int{n, k}
+	s.args.Shape = shape
+	s.op = chunk.Op{Kind: "expr", Shape: shape, DType: s.ls.args.ScoreDType, Args: s.args}
+	msz := m.DType.Size()
+	for i, j := range s.ls.args.ScoreIn {
+		switch {
+		case j < 0:
+			s.ins[i] = &tensor.Array{DType: m.DType, Shape: shape, Data: m.Data[:n*k*msz]}
+		case s.rows[i]:
+			in := s.ls.ins[j]
+			row := in.Shape[1] * in.DType.Size()
+			s.ins[i] = &tensor.Array{DType: in.DType, Shape: []int{n, in.Shape[1]}, Data: in.Data[r0*row : (r0+n)*row]}
+		default:
+			s.ins[i] = s.ls.ins[j]
+		}
+	}
+	s.cur = &tensor.Array{DType: s.out.DType, Shape: shape, Data: s.out.Data[:n*k*s.out.DType.Size()]}
+	res, err := expr.ExprKernel(s.ctx, &s.op, s.ins)
+	if err != nil {
+		return nil, fmt.Errorf("score of rows %d to %d: %w", r0, r0+n, err)
+	}
+	return res, nil
+}
