@@ -117,8 +117,8 @@ func kmeansCheck(p map[string]int, v []float64) error {
 // runKmeansMarsfs starts marsfs up and runs KMEANS in one session: a spec
 // reading X from the file and taking its first k rows as C, then one spec
 // an iteration, each timed from the write to submit to the graph's wait.
-func runKmeansMarsfs(bin, tmp, cpuprofile string, p map[string]int, o options, extra []string) result {
-	res := result{engine: "marsfs"}
+func runKmeansMarsfs(bin, tmp, cpuprofile string, p map[string]int, o options, extra []string) (res result) {
+	res.engine = "marsfs"
 	up, err := startUp(bin, tmp, cpuprofile, o.store, append(strings.Fields(o.upArgs), extra...))
 	if err != nil {
 		res.err = err
@@ -136,7 +136,7 @@ func runKmeansMarsfs(bin, tmp, cpuprofile string, p map[string]int, o options, e
 	time.Sleep(300 * time.Millisecond)
 	idle := mem.now()
 	mem.resetPeak()
-	defer func() {
+	defer func() { // res is named: the peak is set after any return
 		mem.halt()
 		res.peak = mem.peakBytes() - idle
 	}()
