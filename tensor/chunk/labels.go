@@ -6,8 +6,9 @@ import "marsfs/tensor"
 const OpLabelSums = "label.sums"
 
 // LabelSumsArgs are the arguments of a "label.sums" op, which makes in one
-// pass over a band of rows x (input 0, r x d, read whole) what a graph
-// would make in six ops and three stored (r x k) chunks:
+// pass over a band of rows x (of input 0, r x d) what a graph
+// would make in six ops and three stored (r x k) chunks (x is rows R0 to
+// R1 of input 0):
 //
 //	m = x @ w                      w: View of input 1, d x k
 //	s = score(m, ...)              an elementwise program (Score), or m
@@ -22,7 +23,8 @@ const OpLabelSums = "label.sums"
 // column, as NumPy's argmin does; a label past Labels matches no column,
 // as the comparison with arange would.
 type LabelSumsArgs struct {
-	W BlockView // the part of input 1 that is w, as a matmul's view
+	R0, R1 int       // the band: rows [R0, R1) of input 0, every column
+	W      BlockView // the part of input 1 that is w, as a matmul's view
 	// Score is the elementwise program over the (rows, k) block of m, or
 	// nil when the scores are m. Its value shape is the chunk's (r, k);
 	// the kernel runs it a block of rows at a time.

@@ -28,8 +28,9 @@ import (
 // written out in full, a bias added, a scale), argmax for argmin,
 // keepdims=True for the reshape, float64 for float32, any k and d. It
 // asks that:
-//   - the product is x @ w of a whole band x (a matmul op of one pair, its
-//     first view the whole chunk) and a w whose block is whole along d;
+//   - the product is x @ w of a band of rows x (a matmul op of one pair,
+//     its first view every column of some rows of a chunk) and a w whose
+//     block is whole along d;
 //   - the scores, if an expr op makes them, read the product whole and
 //     no generator of the value shape (whose values would depend on the
 //     rows);
@@ -197,10 +198,11 @@ func Labels(cg *chunk.Graph) *chunk.Graph {
 
 // A labelBand is one band's ops that a label.sums op replaces.
 type labelBand struct {
-	oh      int   // the one-hot op, whose key the label.sums op takes
-	x       int   // the band of rows
-	members []int // the product, scores, argmin steps, reshape, one-hot
-	inputs  []int // the label.sums op's inputs: x, w, the scores' others
+	oh      int             // the one-hot op, whose key the label.sums op takes
+	x       int             // the chunk of the band of rows
+	rows    chunk.BlockView // the band: rows [R0, R1) of x
+	members []int           // the product, scores, argmin steps, reshape, one-hot
+	inputs  []int           // the label.sums op's inputs: x, w, the scores' others
 	args    chunk.LabelSumsArgs
 	labels  int // L
 	d       int
@@ -309,7 +311,9 @@ func matchBand(cg *chunk.Graph, oh *chunk.Op, readers [][]int, isOutput []bool) 
 	}
 	x, w := cg.Ops[prod.Inputs[0]], cg.Ops[prod.Inputs[1]]
 	xv := mm.Views[0]
-	if len(x.Shape) != 2 || xv.Trans || xv.R0 != 0 || xv.C0 != 0 || xv.R1 != x.Shape[0] || xv.C1 != x.Shape[1] || x.Shape[0] != r {
+	// The band: rows [R0, R1) of x's chunk, every column (a product
+	// whose output blocks are finer than x's chunks reads a view).
+	if len(x.Shape) != 2 || xv.Trans || xv.R0 < 0 || xv.R1-xv.R0 != r || xv.R1 > x.Shape[0] || xv.C0 != 0 || xv.C1 != x.Shape[1] {
 		return nil
 	}
 	if x.DType != prod.DType || w.DType != prod.DType || len(w.Shape) != 2 {
@@ -326,7 +330,7 @@ func matchBand(cg *chunk.Graph, oh *chunk.Op, readers [][]int, isOutput []bool) 
 		rd := cg.Ops[rk]
 		switch rd.Kind {
 		case "matmul":
-			if !pairsOf(cg, rd, oh.Key, x.Key) {
+			if !pairsOf(cg, rd, oh.Key, x.Key, xv) {
 				return nil
 			}
 		case "sum.map":
@@ -345,8 +349,8 @@ func matchBand(cg *chunk.Graph, oh *chunk.Op, readers [][]int, isOutput []bool) 
 		}
 	}
 	inputs := append([]int{x.Key, w.Key}, others...)
-	return &labelBand{oh: oh.Key, x: x.Key, members: members, inputs: inputs, labels: L, d: d, dt: oh.DType,
-		args: chunk.LabelSumsArgs{W: mm.Views[1], Score: score, ScoreIn: scoreIn, ScoreDType: sc.DType,
+	return &labelBand{oh: oh.Key, x: x.Key, rows: xv, members: members, inputs: inputs, labels: L, d: d, dt: oh.DType,
+		args: chunk.LabelSumsArgs{R0: xv.R0, R1: xv.R1, W: mm.Views[1], Score: score, ScoreIn: scoreIn, ScoreDType: sc.DType,
 			ArgMax: fa.Op == tensor.OpArgmax, Labels: L}}
 }
 
@@ -394,9 +398,10 @@ func oneHotProgram(code []chunk.ExprInstr) (labels, rng int, ok bool) {
 	return a, b, true
 }
 
-// pairsOf reports whether matmul op pairs oh.T with x in a pair, each
-// read whole, and every other pair likewise of other one-hots and bands.
-func pairsOf(cg *chunk.Graph, op *chunk.Op, oh, x int) bool {
+// pairsOf reports whether matmul op pairs oh.T, read whole, with the
+// rows of x the view rows holds, and every other pair likewise a whole
+// one-hot, transposed, with a view of every column of a band.
+func pairsOf(cg *chunk.Graph, op *chunk.Op, oh, x int, rows chunk.BlockView) bool {
 	mm, ok := op.Args.(chunk.MatmulArgs)
 	if !ok || len(mm.Blocks) != 0 || len(op.Inputs)%2 != 0 || len(mm.Views) != len(op.Inputs) || op.Ranges != nil {
 		return false
@@ -407,11 +412,11 @@ func pairsOf(cg *chunk.Graph, op *chunk.Op, oh, x int) bool {
 		va, vb := mm.Views[p], mm.Views[p+1]
 		if len(a.Shape) != 2 || len(b.Shape) != 2 || !va.Trans || vb.Trans ||
 			va.R0 != 0 || va.C0 != 0 || va.R1 != a.Shape[0] || va.C1 != a.Shape[1] ||
-			vb.R0 != 0 || vb.C0 != 0 || vb.R1 != b.Shape[0] || vb.C1 != b.Shape[1] {
+			vb.C0 != 0 || vb.C1 != b.Shape[1] || vb.R1-vb.R0 != a.Shape[0] {
 			return false
 		}
 		if a.Key == oh {
-			if b.Key != x {
+			if b.Key != x || vb.R0 != rows.R0 || vb.R1 != rows.R1 {
 				return false
 			}
 			found = true
@@ -428,7 +433,7 @@ func pairsAllFused(cg *chunk.Graph, op *chunk.Op, bands map[int]*labelBand) bool
 	}
 	for p := 0; p < len(op.Inputs); p += 2 {
 		b, ok := bands[op.Inputs[p]]
-		if !ok || b.x != op.Inputs[p+1] || !pairsOf(cg, op, b.oh, b.x) {
+		if !ok || b.x != op.Inputs[p+1] || !pairsOf(cg, op, b.oh, b.x, b.rows) {
 			return false
 		}
 	}

@@ -12,11 +12,16 @@ import (
 	"marsfs/tensor/kernel/expr"
 )
 
-// labelRows is the block of rows a label.sums op takes at a time: its
-// product and scores (rows x k) stay in the L1 or L2 cache for the k of
-// clustering (up to a few dozen columns), and the per-block work around
-// them (one run of the score program) is spread over enough rows.
-const labelRows = 512
+// labelElems is the product's elements in the block of rows a label.sums
+// op takes at a time: the block's product and scores (64 KiB each in
+// float32) stay in the L2 cache, and the per-block work around them (one
+// run of the score program: an op, a machine's rebind, its constants) is
+// spread over thousands of values. The block is at least 64 rows and at
+// most 4096.
+const labelElems = 16384
+
+// labelBlock is the rows of a block for scores of k columns.
+func labelBlock(k int) int { return min(4096, max(64, labelElems/max(k, 1))) }
 
 // labelSumsKernel runs a "label.sums" op (chunk.LabelSumsArgs): each block
 // of rows of x is multiplied by w, scored, labelled by its least (or
@@ -43,6 +48,9 @@ func labelSumsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 		return nil, fmt.Errorf("view %+v outside w of shape %v", v, w.Shape)
 	}
 	d, k := v.Shape()[0], v.Shape()[1]
+	if a.R0 < 0 || a.R0 > a.R1 || a.R1 > x.Shape[0] {
+		return nil, fmt.Errorf("rows %d to %d of x of shape %v", a.R0, a.R1, x.Shape)
+	}
 	if d != x.Shape[1] {
 		return nil, fmt.Errorf("x has %d columns, w's view %d rows", x.Shape[1], d)
 	}
@@ -63,14 +71,14 @@ func labelSumsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 			}
 		}
 	}
-	r := x.Shape[0]
+	r := a.R1 - a.R0
 	ls := &labelSums{args: &a, r: r, d: d, k: k, ins: in,
-		sums: make([]float64, a.Labels*d), counts: make([]float64, a.Labels), labels: make([]int32, min(r, labelRows))}
+		sums: make([]float64, a.Labels*d), counts: make([]float64, a.Labels), labels: make([]int32, min(r, labelBlock(k)))}
 	var err error
 	if x.DType == tensor.Float32 {
-		err = runLabelSums(ctx, ls, x.Float32s(), transposedView(w.Float32s(), w.Shape[1], v))
+		err = runLabelSums(ctx, ls, x.Float32s()[a.R0*d:a.R1*d], transposedView(w.Float32s(), w.Shape[1], v))
 	} else {
-		err = runLabelSums(ctx, ls, x.Float64s(), transposedView(w.Float64s(), w.Shape[1], v))
+		err = runLabelSums(ctx, ls, x.Float64s()[a.R0*d:a.R1*d], transposedView(w.Float64s(), w.Shape[1], v))
 	}
 	if err != nil {
 		return nil, err
@@ -88,7 +96,7 @@ func labelSumsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 // labelSums is one label.sums op's state.
 type labelSums struct {
 	args   *chunk.LabelSumsArgs
-	r, d   int // x's rows and columns
+	r, d   int // the band's rows, x's columns
 	k      int // the scores' columns
 	ins    []*tensor.Array
 	sums   []float64 // Labels x d
@@ -121,14 +129,14 @@ func transposedView[T float32 | float64](w []T, cols int, v chunk.BlockView) []T
 
 func runLabelSums[T float32 | float64](ctx context.Context, ls *labelSums, x, wt []T) error {
 	a, d, k := ls.args, ls.d, ls.k
-	blk := min(ls.r, labelRows)
+	blk := min(ls.r, labelBlock(k))
 	m := tensor.NewArray(dtypeOf[T](), []int{blk, k})
 	var score *labelScore
 	if a.Score != nil {
 		score = newLabelScore(ctx, ls, blk)
 	}
 	for r0 := 0; r0 < ls.r; r0 += blk {
-		if r0%(64*labelRows) == 0 {
+		if r0%(64*blk) == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -157,48 +165,81 @@ func runLabelSums[T float32 | float64](ctx context.Context, ls *labelSums, x, wt
 }
 
 // rowProducts sets m (n x k) to x (n x d) times wt transposed (wt: k x d),
-// each a dot product in T as a matmul of T would sum it.
+// each a dot product in T as a matmul of T would sum it. Rows of 8 values
+// (k-means of 8 features) are summed from registers: the row is loaded
+// once for its k products.
 func rowProducts[T float32 | float64](m, x, wt []T, d, k int) {
 	if d == 0 {
 		clear(m)
 		return
 	}
 	n := len(x) / d
+	if d == 8 {
+		for i := range n {
+			row := x[i*8 : i*8+8 : i*8+8]
+			x0, x1, x2, x3, x4, x5, x6, x7 := row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]
+			out := m[i*k : i*k+k]
+			for j := range out {
+				w := wt[j*8 : j*8+8 : j*8+8]
+				out[j] = ((x0*w[0] + x1*w[1]) + (x2*w[2] + x3*w[3])) + ((x4*w[4] + x5*w[5]) + (x6*w[6] + x7*w[7]))
+			}
+		}
+		return
+	}
 	for i := range n {
 		row := x[i*d : i*d+d]
 		out := m[i*k : i*k+k]
 		for j := range out {
 			w := wt[j*d : j*d+d]
-			var s0, s1 T
+			w = w[:len(row)]
+			var s0, s1, s2, s3 T
 			t := 0
-			for ; t+1 < d; t += 2 {
+			for ; t+3 < len(row); t += 4 {
 				s0 += row[t] * w[t]
 				s1 += row[t+1] * w[t+1]
+				s2 += row[t+2] * w[t+2]
+				s3 += row[t+3] * w[t+3]
 			}
-			if t < d {
+			for ; t < len(row); t++ {
 				s0 += row[t] * w[t]
 			}
-			out[j] = s0 + s1
+			out[j] = (s0 + s1) + (s2 + s3)
 		}
 	}
 }
 
 // argRows sets labels[i] to the column of row i of s (rows of k) holding
 // its least value (greatest with max), NumPy's way: the first of equals,
-// and the first NaN if the row has one.
+// and the first NaN if the row has one. The pass takes the least value
+// without looking for NaN (a comparison with NaN is false, so NaN is
+// never taken), and sums the row on the side: only a row whose sum is NaN
+// (it holds a NaN, or infinities of both signs) is looked at again.
 func argRows[T float32 | float64](labels []int32, s []T, k int, max bool) {
 	for i := range labels {
 		row := s[i*k : i*k+k]
-		best, bv := 0, row[0]
-		if bv == bv {
-			for j := 1; j < k; j++ {
+		best, bv, sum := 0, row[0], row[0]
+		if max {
+			for j := 1; j < len(row); j++ {
 				v := row[j]
+				sum += v
+				if v > bv {
+					best, bv = j, v
+				}
+			}
+		} else {
+			for j := 1; j < len(row); j++ {
+				v := row[j]
+				sum += v
+				if v < bv {
+					best, bv = j, v
+				}
+			}
+		}
+		if sum != sum {
+			for j, v := range row {
 				if v != v {
 					best = j
 					break
-				}
-				if (!max && v < bv) || (max && v > bv) {
-					best, bv = j, v
 				}
 			}
 		}
@@ -295,7 +336,8 @@ type labelScore struct {
 	op   chunk.Op
 	args chunk.ExprArgs
 	ins  []*tensor.Array
-	rows []bool // ScoreIn[i] is read a block of rows at a time
+	rows []bool          // ScoreIn[i] is read a block of rows at a time
+	wide []*tensor.Array // ScoreIn[i] widened to the block's shape, or nil
 	out  *tensor.Array
 	cur  *tensor.Array // out cut to the block
 }
@@ -313,13 +355,44 @@ func newLabelScore(ctx context.Context, ls *labelSums, blk int) *labelScore {
 		}
 		return s.cur
 	})
+	s.wide = make([]*tensor.Array, len(a.ScoreIn))
 	for i, j := range a.ScoreIn {
-		if j >= 0 {
-			in := ls.ins[j]
-			s.rows[i] = len(in.Shape) == 2 && in.Shape[0] == ls.r && ls.r > 1
+		if j < 0 {
+			continue
+		}
+		in := ls.ins[j]
+		s.rows[i] = len(in.Shape) == 2 && in.Shape[0] == ls.r && ls.r > 1
+		// An input the program broadcasts along the rows or the columns
+		// (a vector of k, a column of the band's rows) is widened to the
+		// block's shape here: broadcast, it would cut the program's pass
+		// into runs of one row, each paying the machine's work per run.
+		if in.Len() > 1 && ls.k > 1 && !(len(in.Shape) == 2 && in.Shape[1] == ls.k && s.rows[i]) {
+			s.wide[i] = tensor.NewArray(in.DType, []int{blk, ls.k})
+			if !s.rows[i] {
+				fillRows(s.wide[i].Data, in.Data)
+			}
 		}
 	}
 	return s
+}
+
+// fillRows repeats row over dst.
+func fillRows(dst, row []byte) {
+	for o := 0; o < len(dst); o += len(row) {
+		copy(dst[o:], row)
+	}
+}
+
+// widenColumn sets dst (n rows of k) to col (n values of size es), each
+// value repeated along its row.
+func widenColumn(dst, col []byte, n, k, es int) {
+	for i := range n {
+		v := col[i*es : (i+1)*es]
+		row := dst[i*k*es : (i+1)*k*es]
+		for o := 0; o < len(row); o += es {
+			copy(row[o:o+es], v)
+		}
+	}
 }
 
 // run scores rows [r0, r0+n) whose product is in m's first n rows.
@@ -335,8 +408,21 @@ func (s *labelScore) run(m *tensor.Array, r0, n int) (*tensor.Array, error) {
 			s.ins[i] = &tensor.Array{DType: m.DType, Shape: shape, Data: m.Data[:n*k*msz]}
 		case s.rows[i]:
 			in := s.ls.ins[j]
-			row := in.Shape[1] * in.DType.Size()
-			s.ins[i] = &tensor.Array{DType: in.DType, Shape: []int{n, in.Shape[1]}, Data: in.Data[r0*row : (r0+n)*row]}
+			es := in.DType.Size()
+			row := in.Shape[1] * es
+			// Its chunk is the band's rows, tiled as the scores are.
+			part := in.Data[r0*row : (r0+n)*row]
+			if w := s.wide[i]; w != nil {
+				widenColumn(w.Data, part, n, k, es)
+				part = w.Data[:n*k*es]
+			}
+			s.ins[i] = &tensor.Array{DType: in.DType, Shape: shape, Data: part}
+			if s.wide[i] == nil {
+				s.ins[i].Shape = []int{n, in.Shape[1]}
+			}
+		case s.wide[i] != nil:
+			w := s.wide[i]
+			s.ins[i] = &tensor.Array{DType: w.DType, Shape: shape, Data: w.Data[:n*k*w.DType.Size()]}
 		default:
 			s.ins[i] = s.ls.ins[j]
 		}
