@@ -210,41 +210,57 @@ func rowProducts[T float32 | float64](m, x, wt []T, d, k int) {
 
 // argRows sets labels[i] to the column of row i of s (rows of k) holding
 // its least value (greatest with max), NumPy's way: the first of equals,
-// and the first NaN if the row has one. The pass takes the least value
-// without looking for NaN (a comparison with NaN is false, so NaN is
-// never taken), and sums the row on the side: only a row whose sum is NaN
-// (it holds a NaN, or infinities of both signs) is looked at again.
+// and the first NaN if the row has one.
+//
+// Scores near each other make the comparisons' branches unpredictable
+// (half of them mispredicted on points between two centres), so the pass
+// compares integer keys that order as the values do and selects with
+// masks, which the compiler makes conditional moves. It takes no care of
+// NaN; it sums the row on the side, and a row whose sum is NaN (it holds a
+// NaN, or infinities of both signs) is looked at again.
 func argRows[T float32 | float64](labels []int32, s []T, k int, max bool) {
+	var flip int64 // argmax: the keys' order reversed
+	if max {
+		flip = -1
+	}
 	for i := range labels {
 		row := s[i*k : i*k+k]
-		best, bv, sum := 0, row[0], row[0]
-		if max {
-			for j := 1; j < len(row); j++ {
-				v := row[j]
-				sum += v
-				if v > bv {
-					best, bv = j, v
-				}
+		sum := row[0]
+		bk, best := orderKey(row[0])^flip, int64(0)
+		for j := 1; j < len(row); j++ {
+			v := row[j]
+			sum += v
+			key := orderKey(v) ^ flip
+			var m int64
+			if key < bk {
+				m = -1
 			}
-		} else {
-			for j := 1; j < len(row); j++ {
-				v := row[j]
-				sum += v
-				if v < bv {
-					best, bv = j, v
-				}
-			}
+			bk ^= (bk ^ key) & m
+			best ^= (best ^ int64(j)) & m
 		}
 		if sum != sum {
 			for j, v := range row {
 				if v != v {
-					best = j
+					best = int64(j)
 					break
 				}
 			}
 		}
 		labels[i] = int32(best)
 	}
+}
+
+// orderKey maps v to an integer ordered as the values are (but NaN), -0
+// and +0 to the same key. Flipping every bit of a key reverses the order.
+func orderKey[T float32 | float64](v T) int64 {
+	v += 0 // -0 + 0 is +0
+	var b int64
+	if f, ok := any(v).(float32); ok {
+		b = int64(int32(math.Float32bits(f)))
+		return b ^ (b >> 63 & 0x7fffffff)
+	}
+	b = int64(math.Float64bits(float64(v)))
+	return b ^ (b >> 63 & 0x7fffffffffffffff)
 }
 
 // addRows adds each row of x (rows of d) to its label's sum and one to its

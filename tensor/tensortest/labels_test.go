@@ -167,3 +167,29 @@ func loadNPYFile(t *testing.T, path string) *tensor.Array {
 	}
 	return a
 }
+
+// TestLabelSumsViews runs an iteration whose product's output blocks are
+// finer than X's chunk (70,000 x 64 scores of a 70,000 x 2 chunk: more
+// than the 4 Mi elements a block may have), so that each band is a view
+// of some rows of the chunk, and checks the fused result against the
+// unfused one. The values are small integers: both are exact.
+func TestLabelSumsViews(t *testing.T) {
+	const n, d, k = 70000, 2, 64
+	x := tensor.NewArray(tensor.Float32, []int{n, d})
+	for i := range x.Float32s() {
+		x.Float32s()[i] = float32((i*7919)%17 - 8)
+	}
+	c := tensor.NewArray(tensor.Float32, []int{k, d})
+	for i := range c.Float32s() {
+		c.Float32s()[i] = float32((i*104729)%23 - 11)
+	}
+	text := "d = (C*C).sum(axis=1) - 2*(X @ C.T)\noh = (d.argmin(axis=1)[:, None] == arange(64)).astype(float32)\nout = (oh.T @ X) / oh.sum(axis=0)[:, None]\n"
+	want, _ := runLabels(t, text, x, c, []int{n}, false)
+	got, bands := runLabels(t, text, x, c, []int{n}, true)
+	if bands < 2 {
+		t.Fatalf("%d label.sums ops: the product was not cut into views of X's chunk", bands)
+	}
+	if err := compareGolden(got["out"], want["out"], false); err != nil {
+		t.Errorf("fused against unfused: %v", err)
+	}
+}
