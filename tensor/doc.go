@@ -15,7 +15,10 @@
 //	tensor/codec        npy, csv and NumPy's text rendering
 //	tensor/tensortest   the in-process reference executor for tests
 //
-// Imports go one way: spec, tile and fuse never import kernel, and kernel
-// never imports spec or tile, so a worker's kernels and a scheduler's
-// planning share only this package and tensor/chunk.
+// Planning (spec, tile, fuse) and kernels (kernel and what is under it)
+// stand side by side: neither imports the other, so a scheduler's planning
+// and a worker's kernels share only this package, tensor/chunk and the
+// codecs. This package imports no other of marsfs, and is linked by both
+// the scheduler and the workers. layers_test.go, at the module's root,
+// checks these rules.
 package tensor

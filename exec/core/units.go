@@ -5,7 +5,6 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel"
 )
 
 // Dispatch units. An op that computes next to nothing (a sum of ten
@@ -56,7 +55,7 @@ func opCost(g *chunk.Graph, op *chunk.Op) (held, work int64) {
 	for i, in := range op.Inputs {
 		held += op.InputBytes(i, int64(g.Ops[in].NBytes()))
 	}
-	work = held + kernel.ScratchBytes(op)
+	work = held + op.ScratchBytes()
 	switch a := op.Args.(type) {
 	case chunk.ExprArgs:
 		work += int64(tensor.NumElements(a.Shape)) * 8

@@ -9,7 +9,6 @@ import (
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel"
 )
 
 // This file holds a worker's policy as pure state, apart from its serving
@@ -55,7 +54,7 @@ type Task struct {
 // need is the memory the task holds while it runs: its inputs, its output
 // and the scratch its kernel draws blocks into.
 func (t *Task) need() int64 {
-	n := int64(t.Op.NBytes()) + kernel.ScratchBytes(t.Op)
+	n := int64(t.Op.NBytes()) + t.Op.ScratchBytes()
 	for i, in := range t.Inputs {
 		n += t.Op.InputBytes(i, in.NBytes)
 	}
@@ -199,7 +198,7 @@ func (s *State) refuse(t *Task) error {
 	if s.cfg.Mem <= 0 || need <= s.cfg.Mem {
 		return nil
 	}
-	out, scratch := int64(t.Op.NBytes()), kernel.ScratchBytes(t.Op)
+	out, scratch := int64(t.Op.NBytes()), t.Op.ScratchBytes()
 	return fmt.Errorf("operand %d (%s) needs %d bytes (inputs %d + output %d + scratch %d), more than the worker's memory quota (--mem %d)",
 		t.Key, t.Op.Kind, need, need-out-scratch, out, scratch, s.cfg.Mem)
 }

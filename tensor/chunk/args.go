@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"marsfs/tensor"
-	"marsfs/tensor/codec/zarr"
 )
 
 // AssembleArgs are the arguments of the "assemble" kernel, which builds one
@@ -441,7 +440,7 @@ func IsSink(name string) bool { return strings.HasPrefix(name, sinkPrefix) }
 // it, each read and decoded by itself.
 type ZarrArgs struct {
 	Path   string
-	Array  zarr.Array
+	Array  ZarrArray
 	Offset []int
 }
 
@@ -461,7 +460,7 @@ type ZarrWriteArgs struct {
 	Path      string // the array's directory, relative to the data directory
 	Temp      string // its name while it is written
 	Overwrite bool   // replace what is at Path
-	Array     zarr.Array
+	Array     ZarrArray
 	Index     []int   // write: the store chunk's grid index
 	Offsets   [][]int // write: each input chunk's offset in the array
 }

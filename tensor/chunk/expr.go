@@ -36,9 +36,22 @@ type ExprArgs struct {
 	Offsets []int
 }
 
+// The instructions of an expr program (ExprInstr.Op).
+const (
+	ExprLoad   = "load"   // Dst views input Input's block (same element order: no copy)
+	ExprBcast  = "bcast"  // Dst holds input Input broadcast to the value shape
+	ExprSplat  = "splat"  // Dst holds input Input's only element, in every slot (once)
+	ExprConst  = "const"  // Dst holds the constant of the full generator Gen (once)
+	ExprGen    = "gen"    // Dst holds generator Kind's values from their global indices
+	ExprCast   = "cast"   // Dst = Src[0] cast to DType
+	ExprNaN0   = "nan0"   // Dst = Src[0] with NaNs replaced by zeros
+	ExprElem   = "elem"   // Dst = Kind(Src...), Dst -1 being the output chunk's block
+	ExprReduce = "reduce" // the partial of reduction Kind over Axes accumulates Src[0] (nanmean: and Src[1])
+)
+
 // An ExprInstr is one instruction of an expr program.
 type ExprInstr struct {
-	Op    string       // exprLoad, ...
+	Op    string       // ExprLoad, ...
 	Kind  string       // elem: the elementwise op; gen: the generator; reduce: the reduction
 	Dst   int          // the register written
 	Src   []int        // the registers read

@@ -36,3 +36,34 @@ type Op struct {
 
 // NBytes is the size of the op's output chunk.
 func (op *Op) NBytes() int { return tensor.NumElements(op.Shape) * op.DType.Size() }
+
+// ScratchBytes is the memory op's kernel holds besides its inputs and its
+// output: for a matmul op that draws blocks (alone or in a fused chain),
+// the largest pair it draws, which it holds while multiplying them. A
+// pair of rand blocks multiplied by gemm.DgemmFilled is not held (its
+// values are made as they are packed) but still counted: the reservation
+// stays on the safe side, and exec/core's units take the drawn bytes for
+// the time a product takes (opCost).
+func (op *Op) ScratchBytes() int64 {
+	switch a := op.Args.(type) {
+	case FuseArgs:
+		var most int64
+		for i := range a.Members {
+			most = max(most, a.Members[i].ScratchBytes())
+		}
+		return most
+	case MatmulArgs:
+		var most int64
+		for p := 0; p+1 < len(a.Blocks); p += 2 {
+			var pair int64
+			for _, b := range a.Blocks[p : p+2] {
+				if b.Kind != "" {
+					pair += int64(b.NBytes())
+				}
+			}
+			most = max(most, pair)
+		}
+		return most
+	}
+	return 0
+}

@@ -18,19 +18,6 @@ import (
 // do the work are the elementwise kernels' own, which is also why a fused
 // elementwise result is bit-identical to the unfused one.
 
-// The instructions of an expr program (ExprInstr.Op).
-const (
-	ExprLoad   = "load"   // Dst views input Input's block (same element order: no copy)
-	ExprBcast  = "bcast"  // Dst holds input Input broadcast to the value shape
-	ExprSplat  = "splat"  // Dst holds input Input's only element, in every slot (once)
-	ExprConst  = "const"  // Dst holds the constant of the full generator Gen (once)
-	ExprGen    = "gen"    // Dst holds generator Kind's values from their global indices
-	ExprCast   = "cast"   // Dst = Src[0] cast to DType
-	ExprNaN0   = "nan0"   // Dst = Src[0] with NaNs replaced by zeros
-	ExprElem   = "elem"   // Dst = Kind(Src...), Dst -1 being the output chunk's block
-	ExprReduce = "reduce" // the partial of reduction Kind over Axes accumulates Src[0] (nanmean: and Src[1])
-)
-
 // ExprCompiler turns a group into a program over virtual registers, then
 // maps them onto as few registers as the values' lifetimes allow. One
 // compiler serves all the groups of a graph: its scratch is reused from
@@ -109,7 +96,7 @@ func (c *ExprCompiler) cast(r int, dt tensor.DType) int {
 	if v, ok := lookupReg(c.casts, key); ok {
 		return v
 	}
-	v := c.emit(chunk.ExprInstr{Op: ExprCast, Src: c.src(r), DType: dt})
+	v := c.emit(chunk.ExprInstr{Op: chunk.ExprCast, Src: c.src(r), DType: dt})
 	c.pinned[v] = c.pinned[r] // a cast constant is cast once
 	c.casts = append(c.casts, regOf{key, v})
 	return v
@@ -125,14 +112,14 @@ func (c *ExprCompiler) value(k int) int {
 	ins := chunk.ExprInstr{Input: input, DType: op.DType}
 	switch n := tensor.NumElements(op.Shape); {
 	case n == tensor.NumElements(c.g.shape):
-		ins.Op = ExprLoad
+		ins.Op = chunk.ExprLoad
 	case n == 1:
-		ins.Op = ExprSplat
+		ins.Op = chunk.ExprSplat
 	default:
-		ins.Op = ExprBcast
+		ins.Op = chunk.ExprBcast
 	}
 	v := c.emit(ins)
-	c.pinned[v] = ins.Op == ExprSplat
+	c.pinned[v] = ins.Op == chunk.ExprSplat
 	c.val = append(c.val, regOf{k, v})
 	return v
 }
@@ -178,13 +165,13 @@ func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 		case op.Kind == tensor.OpFull:
 			gen := op.Args.(chunk.GenArgs)
 			gen.Offset = nil // a constant is the same everywhere
-			v := c.emit(chunk.ExprInstr{Op: ExprConst, DType: op.DType, Gen: gen, Shape: op.Shape})
+			v := c.emit(chunk.ExprInstr{Op: chunk.ExprConst, DType: op.DType, Gen: gen, Shape: op.Shape})
 			c.pinned[v] = true
 			c.val = append(c.val, regOf{k, v})
 		case c.class[k] == classGen:
 			gen := op.Args.(chunk.GenArgs)
 			gen.Offset = nil
-			v := c.emit(chunk.ExprInstr{Op: ExprGen, Kind: op.Kind, DType: chunk.GenNative(op.Kind, op.DType), Gen: gen})
+			v := c.emit(chunk.ExprInstr{Op: chunk.ExprGen, Kind: op.Kind, DType: chunk.GenNative(op.Kind, op.DType), Gen: gen})
 			c.val = append(c.val, regOf{k, c.cast(v, op.DType)})
 		default:
 			args := op.Args.(chunk.ElemArgs)
@@ -196,7 +183,7 @@ func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 				}
 				src[i] = c.cast(c.value(in), want)
 			}
-			c.val = append(c.val, regOf{k, c.emit(chunk.ExprInstr{Op: ExprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
+			c.val = append(c.val, regOf{k, c.emit(chunk.ExprInstr{Op: chunk.ExprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
 		}
 	}
 	if g.value != g.root {
@@ -255,13 +242,13 @@ func (c *ExprCompiler) reduction(k int) {
 		v = c.cast(v, tensor.Float64)
 	case tensor.OpNanmean:
 		v = c.cast(v, tensor.Float64)
-		z := c.emit(chunk.ExprInstr{Op: ExprNaN0, Src: c.src(v), DType: tensor.Float64})
+		z := c.emit(chunk.ExprInstr{Op: chunk.ExprNaN0, Src: c.src(v), DType: tensor.Float64})
 		src = c.src(z, v) // sums without NaNs; counts of what is not NaN
 		v = z
 	case tensor.OpNansum:
 		v = c.cast(v, root.DType)
 		if root.DType.IsFloat() {
-			v = c.emit(chunk.ExprInstr{Op: ExprNaN0, Src: c.src(v), DType: root.DType})
+			v = c.emit(chunk.ExprInstr{Op: chunk.ExprNaN0, Src: c.src(v), DType: root.DType})
 		}
 	default:
 		v = c.cast(v, root.DType)
@@ -269,7 +256,7 @@ func (c *ExprCompiler) reduction(k int) {
 	if src == nil {
 		src = c.src(v)
 	}
-	c.reds = append(c.reds, chunk.ExprInstr{Op: ExprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
+	c.reds = append(c.reds, chunk.ExprInstr{Op: chunk.ExprReduce, Kind: args.Op, Src: src, DType: c.dtypes[v], Axes: args.Axes, Dst: -1})
 }
 
 // makeOp makes the expr op that runs p for g.

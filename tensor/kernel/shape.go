@@ -74,7 +74,7 @@ func transposeInto[T any](dst, src []T, shape, perm []int) {
 	a := nd - 1 // the output's contiguous axis
 	if perm[a] == nd-1 {
 		// Rows are contiguous in both: copy them whole.
-		VisitIndices(oshape, []int{a}, func(idx []int) {
+		tensor.VisitIndices(oshape, []int{a}, func(idx []int) {
 			d, s := 0, 0
 			for ax, i := range idx {
 				d += i * ostr[ax]
@@ -91,7 +91,7 @@ func transposeInto[T any](dst, src []T, shape, perm []int) {
 		}
 	}
 	na, nb, dsb, ssa := oshape[a], oshape[b], ostr[b], ps[a]
-	VisitIndices(oshape, []int{a, b}, func(idx []int) {
+	tensor.VisitIndices(oshape, []int{a, b}, func(idx []int) {
 		d0, s0 := 0, 0
 		for ax, i := range idx {
 			d0 += i * ostr[ax]
@@ -110,40 +110,6 @@ func transposeInto[T any](dst, src []T, shape, perm []int) {
 			}
 		}
 	})
-}
-
-// VisitIndices calls f with every index of shape in C order, holding the
-// axes in skip at 0. f must not keep idx.
-func VisitIndices(shape, skip []int, f func(idx []int)) {
-	nd := len(shape)
-	idx := make([]int, nd)
-	free := make([]int, 0, nd)
-	for ax := 0; ax < nd; ax++ {
-		skipped := false
-		for _, s := range skip {
-			skipped = skipped || s == ax
-		}
-		if !skipped {
-			if shape[ax] == 0 {
-				return
-			}
-			free = append(free, ax)
-		}
-	}
-	for {
-		f(idx)
-		i := len(free) - 1
-		for ; i >= 0; i-- {
-			ax := free[i]
-			if idx[ax]++; idx[ax] < shape[ax] {
-				break
-			}
-			idx[ax] = 0
-		}
-		if i < 0 {
-			return
-		}
-	}
 }
 
 func convertKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {

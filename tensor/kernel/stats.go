@@ -163,22 +163,6 @@ func bincountKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	return out, nil
 }
 
-// PercentileIndexes returns the ranks NumPy's linear method interpolates
-// between for percentile q of n sorted values, and the weight of the upper.
-func PercentileIndexes(q float64, n int) (int, int, float64) {
-	qq := q / 100
-	v := float64(n)*qq + (1 + qq*(1-1-1)) - 1
-	if v >= float64(n-1) {
-		// NumPy takes the last element twice, with index -1 in the weight.
-		return n - 1, n - 1, v + 1
-	}
-	if v < 0 {
-		return 0, 0, v
-	}
-	lo := math.Floor(v)
-	return int(lo), int(lo) + 1, v - lo
-}
-
 func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
 	args, ok := op.Args.(chunk.PercentileArgs)
 	if !ok || len(args.Starts) != len(in) || len(in) == 0 {
@@ -248,7 +232,7 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			continue
 		}
 		for q, v := range args.Q {
-			lo, hi, g := PercentileIndexes(v, n)
+			lo, hi, g := tensor.PercentileIndexes(v, n)
 			a, j, err := at(i, lo)
 			if err != nil {
 				return nil, err

@@ -34,7 +34,7 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	arr := &a.Array
+	arr := zarr.FromDesc(&a.Array)
 	nd := len(arr.Shape)
 	if len(in) != 0 || len(op.Shape) != nd || len(a.Offset) != nd || len(arr.Chunks) != nd || op.DType != arr.DType || !op.DType.Valid() {
 		return nil, fmt.Errorf("from_zarr %s: block %v%v at %v of an array of %v%v", a.Path, op.DType, op.Shape, a.Offset, arr.DType, arr.Shape)
@@ -172,7 +172,7 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, err
 	}
-	arr := &a.Array
+	arr := zarr.FromDesc(&a.Array)
 	nd := len(arr.Shape)
 	if len(in) != len(a.Offsets)+1 || len(a.Index) != nd {
 		return nil, fmt.Errorf("to_zarr %s: %d inputs for %d chunks", a.Path, len(in), len(a.Offsets))
@@ -239,11 +239,12 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, err
 	}
-	meta, err := a.Array.Metadata()
+	arr := zarr.FromDesc(&a.Array)
+	meta, err := arr.Metadata()
 	if err != nil {
 		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
 	}
-	name := path.Join(a.Temp, a.Array.MetaName())
+	name := path.Join(a.Temp, arr.MetaName())
 	if err := writeSynced(data, name+".part", meta); err != nil {
 		return nil, fmt.Errorf("to_zarr: %w", err)
 	}

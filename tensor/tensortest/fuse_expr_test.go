@@ -416,49 +416,49 @@ func TestExprBadPrograms(t *testing.T) {
 		{"shape unlike the input", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Shape = []int{50}; return in }},
 		{"unknown instruction", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Code[0].Op = "jump"; return in }},
 		{"register out of range", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprElem)].Src[0] = 99
+			a.Code[find(a, chunk.ExprElem)].Src[0] = 99
 			return in
 		}},
 		{"negative register", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprElem)].Src[1] = -3
+			a.Code[find(a, chunk.ExprElem)].Src[1] = -3
 			return in
 		}},
 		{"destination out of range", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Code[0].Dst = a.Regs; return in }},
 		{"output written early", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Code[0].Dst = -1; return in }},
 		{"unwritten register", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Code = a.Code[1:]; return in }},
 		{"read and write one register", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			i := find(a, fuse.ExprElem)
+			i := find(a, chunk.ExprElem)
 			a.Code[i].Dst = a.Code[i].Src[0]
 			return in
 		}},
 		{"constant overwritten", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			i := find(a, fuse.ExprConst)
-			gen := a.Code[find(a, fuse.ExprGen)]
+			i := find(a, chunk.ExprConst)
+			gen := a.Code[find(a, chunk.ExprGen)]
 			gen.Dst = a.Code[i].Dst
 			a.Code = slices.Insert(a.Code, i+1, gen)
 			return in
 		}},
 		{"constant in a used register", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			i := find(a, fuse.ExprConst)
-			a.Code[i].Dst = a.Code[find(a, fuse.ExprGen)].Dst
+			i := find(a, chunk.ExprConst)
+			a.Code[i].Dst = a.Code[find(a, chunk.ExprGen)].Dst
 			return in
 		}},
 		{"unknown elementwise op", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprElem)].Kind = "frobnicate"
+			a.Code[find(a, chunk.ExprElem)].Kind = "frobnicate"
 			return in
 		}},
 		{"elementwise arity", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			i := find(a, fuse.ExprElem)
+			i := find(a, chunk.ExprElem)
 			a.Code[i].Src = a.Code[i].Src[:1]
 			return in
 		}},
 		{"mistyped operand", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprElem)].Elem.Compute = tensor.Int32
+			a.Code[find(a, chunk.ExprElem)].Elem.Compute = tensor.Int32
 			return in
 		}},
 		{"invalid dtype", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Code[0].DType = 99; return in }},
 		{"input out of range", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprLoad)].Input = 3
+			a.Code[find(a, chunk.ExprLoad)].Input = 3
 			return in
 		}},
 		{"input of another dtype", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
@@ -472,19 +472,19 @@ func TestExprBadPrograms(t *testing.T) {
 		{"generator offset rank", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Offsets = []int{0, 0}; return in }},
 		{"generator without offset", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { a.Offsets = nil; return in }},
 		{"offset in the instruction", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprGen)].Gen.Offset = []int{0}
+			a.Code[find(a, chunk.ExprGen)].Gen.Offset = []int{0}
 			return in
 		}},
 		{"unknown generator", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprGen)].Kind = "full"
+			a.Code[find(a, chunk.ExprGen)].Kind = "full"
 			return in
 		}},
 		{"generator dtype", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprGen)].DType = tensor.Int32
+			a.Code[find(a, chunk.ExprGen)].DType = tensor.Int32
 			return in
 		}},
 		{"constant shape", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array {
-			a.Code[find(a, fuse.ExprConst)].Shape = []int{3}
+			a.Code[find(a, chunk.ExprConst)].Shape = []int{3}
 			return in
 		}},
 		{"reduction axes", func(_ *chunk.Op, a *chunk.ExprArgs) []*tensor.Array { last(a).Axes = []int{1}; return in }},

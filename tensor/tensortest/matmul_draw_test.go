@@ -8,7 +8,6 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/kernel"
 )
 
 // The random blocks only matmul ops read are drawn by them: the products
@@ -106,7 +105,7 @@ func TestScratchBytes(t *testing.T) {
 	for _, opt := range []fuse.Options{{FuseExpr: true}, {FuseExpr: true, Fuse: true}} {
 		var drawn, plain int
 		for _, op := range fuse.Optimize(cg, opt).Ops {
-			switch b := kernel.ScratchBytes(op); {
+			switch b := op.ScratchBytes(); {
 			case b == 8*(10*30+30*20):
 				drawn++
 			case b == 0:

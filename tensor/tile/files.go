@@ -56,7 +56,7 @@ func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for ax, i := range idx {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
-		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: *n.Attrs.Zarr, Offset: off}
+		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: n.Attrs.Zarr.Desc(), Offset: off}
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromZarr, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
@@ -119,7 +119,7 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 	}
 	var token [8]byte
 	rand.Read(token[:])
-	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: *arr}
+	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc()}
 	done := []int{}
 	create := t.emit(&chunk.Op{Kind: "to_zarr.create", Shape: done, DType: tensor.Bool, Args: base})
 	// The tensor chunks by the store chunks they overlap.

@@ -7,7 +7,6 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 )
 
@@ -218,7 +217,7 @@ func (g *reshapeGather) op(idx []int) ([]int, chunk.ReshapeArgs) {
 	chunkStr := tensor.ByteStrides(cshape, 1)
 	b := runBuilder{slot: g.slot}
 	u, c, l, ishape := make([]int, m), make([]int, m), make([]int, m), make([]int, m)
-	kernel.VisitIndices(cshape, axesFrom(p, nd), func(loc []int) {
+	tensor.VisitIndices(cshape, axesFrom(p, nd), func(loc []int) {
 		f, dst := 0, 0
 		for ax := range nd {
 			f += (g.outOffs[ax][idx[ax]] + loc[ax]) * g.outStr[ax]

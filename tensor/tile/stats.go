@@ -8,7 +8,6 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 )
 
@@ -147,7 +146,7 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			if !(q >= 0 && q <= 100) {
 				return nil, fmt.Errorf("percentiles must be in the range [0, 100], not %v", q)
 			}
-			lo, hi, _ := kernel.PercentileIndexes(q, size)
+			lo, hi, _ := tensor.PercentileIndexes(q, size)
 			ranks = append(ranks, lo, hi)
 		}
 	}

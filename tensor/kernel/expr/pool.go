@@ -8,7 +8,6 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/fuse"
 )
 
 // The chunks of one tensor computed alike share one program (one Code, see
@@ -122,7 +121,7 @@ func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Ar
 		nd, g := len(args.Shape), 0
 		for i := range m.steps {
 			st := &m.steps[i]
-			if st.in.Op != fuse.ExprGen {
+			if st.in.Op != chunk.ExprGen {
 				continue
 			}
 			fill, _, base, err := newGenFill(st.in, args.Shape, args.Offsets[g*nd:(g+1)*nd])
@@ -138,7 +137,7 @@ func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Ar
 	for i := range m.steps {
 		st := &m.steps[i]
 		switch st.in.Op {
-		case fuse.ExprLoad, fuse.ExprBcast, fuse.ExprSplat:
+		case chunk.ExprLoad, chunk.ExprBcast, chunk.ExprSplat:
 			st.src = in[st.in.Input]
 		}
 	}
@@ -161,7 +160,7 @@ func releaseMachine(m *exprMachine) {
 			st.src = nil
 		}
 		clear(st.srcs)
-		if st.in.Op == fuse.ExprCast {
+		if st.in.Op == chunk.ExprCast {
 			st.dstA, st.srcA = tensor.Array{}, tensor.Array{}
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel/elem"
 )
 
@@ -126,7 +125,7 @@ func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 		if err := m.prepare(op, in, i, st, written, &strides, &bases); err != nil {
 			return nil, fmt.Errorf("instruction %d (%s %s): %w", i, ins.Op, ins.Kind, err)
 		}
-		if ins.Op == fuse.ExprCast && fixed[ins.Src[0]] {
+		if ins.Op == chunk.ExprCast && fixed[ins.Src[0]] {
 			st.invariant = true // a cast of a constant is cast once
 		}
 		if ins.Dst >= 0 {
@@ -147,11 +146,11 @@ func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 	}
 	last := args.Code[len(args.Code)-1]
 	switch {
-	case last.Op == fuse.ExprReduce:
+	case last.Op == chunk.ExprReduce:
 		if err := m.checkPartials(op); err != nil {
 			return nil, err
 		}
-	case last.Op == fuse.ExprElem && last.Dst == -1:
+	case last.Op == chunk.ExprElem && last.Dst == -1:
 		if last.DType != op.DType || !slices.Equal(op.Shape, args.Shape) {
 			return nil, fmt.Errorf("program makes %v%v, op says %v%v", last.DType, args.Shape, op.DType, op.Shape)
 		}
@@ -208,8 +207,8 @@ func checkExprShape(shape []int) error {
 
 // exprSources is the number of registers each instruction reads, but for
 // elem, whose op says.
-var exprSources = map[string]int{fuse.ExprLoad: 0, fuse.ExprBcast: 0, fuse.ExprSplat: 0, fuse.ExprConst: 0, fuse.ExprGen: 0,
-	fuse.ExprCast: 1, fuse.ExprNaN0: 1}
+var exprSources = map[string]int{chunk.ExprLoad: 0, chunk.ExprBcast: 0, chunk.ExprSplat: 0, chunk.ExprConst: 0, chunk.ExprGen: 0,
+	chunk.ExprCast: 1, chunk.ExprNaN0: 1}
 
 // prepare checks instruction i and readies st.
 func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprStep, written []tensor.DType, strides *[][]int, bases *[]int) error {
@@ -218,13 +217,13 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 	if !ins.DType.Valid() {
 		return fmt.Errorf("invalid dtype %v", ins.DType)
 	}
-	if ins.Dst < -1 || ins.Dst >= args.Regs || ins.Dst == -1 && !(i == len(args.Code)-1 && ins.Op == fuse.ExprElem || ins.Op == fuse.ExprReduce) {
+	if ins.Dst < -1 || ins.Dst >= args.Regs || ins.Dst == -1 && !(i == len(args.Code)-1 && ins.Op == chunk.ExprElem || ins.Op == chunk.ExprReduce) {
 		return fmt.Errorf("bad destination register %d", ins.Dst)
 	}
-	if ins.Op == fuse.ExprReduce && ins.Dst != -1 || ins.Op != fuse.ExprReduce && len(m.reds) > 0 {
+	if ins.Op == chunk.ExprReduce && ins.Dst != -1 || ins.Op != chunk.ExprReduce && len(m.reds) > 0 {
 		return fmt.Errorf("reductions must end the program")
 	}
-	if ins.Op == fuse.ExprElem && ins.Dst == -1 && (ins.DType != op.DType) {
+	if ins.Op == chunk.ExprElem && ins.Dst == -1 && (ins.DType != op.DType) {
 		return fmt.Errorf("writes %v to an output of %v", ins.DType, op.DType)
 	}
 	srcDT := make([]tensor.DType, len(ins.Src))
@@ -241,7 +240,7 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 		return fmt.Errorf("takes %d registers, got %d", want, len(ins.Src))
 	}
 	switch ins.Op {
-	case fuse.ExprLoad, fuse.ExprBcast, fuse.ExprSplat:
+	case chunk.ExprLoad, chunk.ExprBcast, chunk.ExprSplat:
 		if ins.Input < 0 || ins.Input >= len(in) {
 			return fmt.Errorf("input %d of %d", ins.Input, len(in))
 		}
@@ -251,26 +250,26 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 		}
 		st.src = a
 		switch ins.Op {
-		case fuse.ExprLoad:
+		case chunk.ExprLoad:
 			if a.Len() != m.n {
 				return fmt.Errorf("input %d of shape %v is not of shape %v", ins.Input, a.Shape, args.Shape)
 			}
-		case fuse.ExprSplat:
+		case chunk.ExprSplat:
 			if a.Len() != 1 {
 				return fmt.Errorf("input %d of shape %v has more than one element", ins.Input, a.Shape)
 			}
 			st.invariant = true
-		case fuse.ExprBcast:
+		case chunk.ExprBcast:
 			st.seg = len(*strides)
 			*strides = append(*strides, bcastStrides(a.Shape, args.Shape))
 			*bases = append(*bases, 0)
 		}
-	case fuse.ExprConst:
+	case chunk.ExprConst:
 		if !tensor.Broadcasts(ins.Shape, args.Shape) {
 			return fmt.Errorf("constant of shape %v does not broadcast to %v", ins.Shape, args.Shape)
 		}
 		st.invariant = true
-	case fuse.ExprGen:
+	case chunk.ExprGen:
 		nd := len(args.Shape)
 		if (m.gens+1)*nd > len(args.Offsets) {
 			return fmt.Errorf("generator %d has no offset among %d", m.gens, len(args.Offsets))
@@ -285,13 +284,13 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 		st.seg = len(*strides)
 		*strides = append(*strides, gs)
 		*bases = append(*bases, base)
-	case fuse.ExprCast:
+	case chunk.ExprCast:
 		st.srcDT = srcDT[0]
-	case fuse.ExprNaN0:
+	case chunk.ExprNaN0:
 		if srcDT[0] != ins.DType {
 			return fmt.Errorf("%v source for %v", srcDT[0], ins.DType)
 		}
-	case fuse.ExprElem:
+	case chunk.ExprElem:
 		f, err := elem.ElemFunc(ins.Kind, ins.Elem.Compute, ins.DType, ins.Elem.Decimals, len(ins.Src))
 		if err != nil {
 			return err
@@ -310,7 +309,7 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 			st.f = v
 		}
 		st.srcs = make([][]byte, len(ins.Src))
-	case fuse.ExprReduce:
+	case chunk.ExprReduce:
 		red, err := newExprReducer(op.DType, ins, srcDT, args.Shape)
 		if err != nil {
 			return err
@@ -402,14 +401,14 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 	ins := st.in
 	n := hi - lo
 	switch ins.Op {
-	case fuse.ExprLoad:
+	case chunk.ExprLoad:
 		es := ins.DType.Size()
 		m.views[ins.Dst] = st.src.Data[lo*es : hi*es]
-	case fuse.ExprSplat:
+	case chunk.ExprSplat:
 		elem.FillRepeat(m.reg(ins.Dst, ins.DType, n), st.src.Data)
-	case fuse.ExprConst:
+	case chunk.ExprConst:
 		fillConst(m.reg(ins.Dst, ins.DType, n), ins.DType, ins.Gen)
-	case fuse.ExprBcast:
+	case chunk.ExprBcast:
 		dst := m.reg(ins.Dst, ins.DType, n)
 		es := ins.DType.Size()
 		l := m.lay
@@ -428,18 +427,18 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 				}
 			}
 		}
-	case fuse.ExprGen:
+	case chunk.ExprGen:
 		dst := m.reg(ins.Dst, ins.DType, n)
 		l := m.lay
 		step := l.step(st.seg)
 		for s := 0; s < l.nseg; s++ {
 			st.fill(dst, l.pos[s], l.cnt[s], l.val[st.seg][s], step)
 		}
-	case fuse.ExprCast:
+	case chunk.ExprCast:
 		st.srcA = tensor.Array{DType: st.srcDT, Data: m.views[ins.Src[0]]}
 		st.dstA = tensor.Array{DType: ins.DType, Data: m.reg(ins.Dst, ins.DType, n)}
 		elem.CastInto(&st.dstA, &st.srcA)
-	case fuse.ExprNaN0:
+	case chunk.ExprNaN0:
 		dst := m.reg(ins.Dst, ins.DType, n)
 		src := m.views[ins.Src[0]]
 		if ins.DType == tensor.Float32 {
@@ -449,7 +448,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		} else {
 			copy(dst, src)
 		}
-	case fuse.ExprElem:
+	case chunk.ExprElem:
 		for j, r := range ins.Src {
 			st.srcs[j] = m.views[r]
 		}
@@ -463,7 +462,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		// elemFunc's loops return no error for well-typed operands,
 		// which prepare checked.
 		_ = st.f(dst, st.srcs)
-	case fuse.ExprReduce:
+	case chunk.ExprReduce:
 		var orig []byte
 		if len(ins.Src) > 1 {
 			orig = m.views[ins.Src[1]]
