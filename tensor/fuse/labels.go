@@ -379,13 +379,13 @@ func oneHotProgram(code []chunk.ExprInstr) (labels, rng int, ok bool) {
 	}
 	reg := map[int]int{} // register -> input
 	for _, ins := range code[:2] {
-		if ins.Op != ExprLoad && ins.Op != ExprBcast && ins.Op != ExprSplat || !ins.DType.IsInteger() {
+		if ins.Op != chunk.ExprLoad && ins.Op != chunk.ExprBcast && ins.Op != chunk.ExprSplat || !ins.DType.IsInteger() {
 			return 0, 0, false
 		}
 		reg[ins.Dst] = ins.Input
 	}
 	eq, cast := code[2], code[3]
-	if eq.Op != ExprElem || eq.Kind != tensor.OpEqual || len(eq.Src) != 2 || cast.Op != ExprElem || cast.Kind != tensor.OpAstype ||
+	if eq.Op != chunk.ExprElem || eq.Kind != tensor.OpEqual || len(eq.Src) != 2 || cast.Op != chunk.ExprElem || cast.Kind != tensor.OpAstype ||
 		len(cast.Src) != 1 || cast.Src[0] != eq.Dst || cast.Dst != -1 {
 		return 0, 0, false
 	}
