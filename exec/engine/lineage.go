@@ -213,7 +213,7 @@ func restoreJob(lin *Lineage, lost []uint64, exists func(uint64) bool) (*core.Jo
 				return 0, fmt.Errorf("chunk %d: not in the lineage", id)
 			}
 			k := len(g.Ops)
-			g.Ops = append(g.Ops, &chunk.Op{Key: k, Kind: "stored", Stored: id, Shape: op.Shape, DType: op.DType})
+			g.Ops = append(g.Ops, &chunk.Op{Key: k, Kind: chunk.KindStored, Stored: id, Shape: op.Shape, DType: op.DType})
 			job.IDs = append(job.IDs, id)
 			keyOf[id] = k
 			return k, nil

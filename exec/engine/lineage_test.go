@@ -17,7 +17,7 @@ func ops(t *testing.T, specs ...string) *chunk.Graph {
 	g := &chunk.Graph{}
 	for k, s := range specs {
 		kind, ins, _ := strings.Cut(s, ":")
-		op := &chunk.Op{Key: k, Kind: kind, Shape: []int{4}, DType: tensor.Float64}
+		op := &chunk.Op{Key: k, Kind: chunk.Kind(kind), Shape: []int{4}, DType: tensor.Float64}
 		if id, ok := strings.CutPrefix(kind, "stored="); ok {
 			op.Kind = "stored"
 			fmt.Sscan(id, &op.Stored)

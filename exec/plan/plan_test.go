@@ -15,7 +15,7 @@ type builder struct{ g chunk.Graph }
 
 func (b *builder) op(kind string, elems int, inputs ...int) int {
 	k := len(b.g.Ops)
-	b.g.Ops = append(b.g.Ops, &chunk.Op{Key: k, Kind: kind, Inputs: inputs, Shape: []int{elems}, DType: tensor.Float64})
+	b.g.Ops = append(b.g.Ops, &chunk.Op{Key: k, Kind: chunk.Kind(kind), Inputs: inputs, Shape: []int{elems}, DType: tensor.Float64})
 	return k
 }
 

@@ -206,7 +206,7 @@ func (e *Encoder) submit(job uint64, key, attempt, prio int, id uint64, unit int
 	if op == nil || len(inputs) != len(op.Inputs) {
 		return errors.New("encode: malformed submit")
 	}
-	slot, err := e.argSlot(op.Kind, op.Args)
+	slot, err := e.argSlot(string(op.Kind), op.Args)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (e *Encoder) submit(job uint64, key, attempt, prio int, id uint64, unit int
 	e.uint(uint64(unit))
 	e.bool(flush)
 	e.int(int64(op.Key))
-	e.str(op.Kind)
+	e.str(string(op.Kind))
 	e.ints(op.Inputs)
 	e.ints(op.Shape)
 	e.buf = append(e.buf, byte(op.DType))
@@ -603,7 +603,7 @@ func (d *Decoder) body(m *Msg) error {
 			m.Flush = f == 1
 		}
 		op := &Take(&d.ops, 1)[0]
-		op.Key, op.Kind = int(i()), s()
+		op.Key, op.Kind = int(i()), chunk.Kind(s())
 		if err == nil {
 			op.Inputs, err = d.ints()
 		}

@@ -108,7 +108,7 @@ func TestCodecArgSlotsRecycle(t *testing.T) {
 	e := NewEncoder()
 	var batch []*Msg
 	for k := range argSlots + 50 {
-		op := &chunk.Op{Key: k, Kind: "full" + string(rune('a'+k%3)), Shape: []int{1}, DType: tensor.Float64, Args: chunk.GenArgs{Value: float64(k)}}
+		op := &chunk.Op{Key: k, Kind: chunk.Kind("full" + string(rune('a'+k%3))), Shape: []int{1}, DType: tensor.Float64, Args: chunk.GenArgs{Value: float64(k)}}
 		batch = append(batch, &Msg{Kind: MsgSubmit, Key: k, Op: op})
 	}
 	got, err := decodeAll(encodeFrames(t, e, batch[:100], batch[100:]))

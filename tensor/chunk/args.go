@@ -117,22 +117,19 @@ type MapsArgs struct {
 	Members []Op
 }
 
-// OpMaps is the kind of the ops MapsArgs describe.
-const OpMaps = "maps"
-
 var (
-	GenKinds = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true,
-		tensor.OpRand: true, tensor.OpRandn: true, tensor.OpRandint: true, tensor.OpUniform: true, tensor.OpNormal: true}
+	GenKinds = map[Kind]bool{KindFull: true, KindArange: true, KindLinspace: true, KindEye: true,
+		KindRand: true, KindRandn: true, KindRandint: true, KindUniform: true, KindNormal: true}
 	// CopiedGens are the generators a group copies rather than shares.
-	CopiedGens = map[string]bool{tensor.OpFull: true, tensor.OpArange: true, tensor.OpLinspace: true, tensor.OpEye: true}
+	CopiedGens = map[Kind]bool{KindFull: true, KindArange: true, KindLinspace: true, KindEye: true}
 	// RedrawnGens are the random generators a group draws again rather
 	// than reads, when their chunk is no output (then it exists anyway).
-	RedrawnGens = map[string]bool{tensor.OpRand: true, tensor.OpUniform: true}
+	RedrawnGens = map[Kind]bool{KindRand: true, KindUniform: true}
 )
 
 func isElemOp(op *Op) bool {
 	_, ok := op.Args.(ElemArgs)
-	return ok && op.Stored == 0 && tensor.ElemKinds[op.Kind]
+	return ok && op.Stored == 0 && op.Kind.IsElem()
 }
 
 func IsGenOp(op *Op) bool {
@@ -143,7 +140,7 @@ func IsGenOp(op *Op) bool {
 // ExprMapOp returns the reduction of a map op an expr program can end in.
 func ExprMapOp(op *Op) (ReduceArgs, bool) {
 	args, ok := op.Args.(ReduceArgs)
-	if !ok || op.Stored != 0 || len(op.Inputs) != 1 || !ExprReductions[args.Op] || op.Kind != args.Op+".map" {
+	if !ok || op.Stored != 0 || len(op.Inputs) != 1 || !ExprReductions[args.Op] || op.Kind != StepKind(args.Op, StepMap) {
 		return args, false
 	}
 	return args, true

@@ -90,6 +90,3 @@ func GenNative(kind string, dt tensor.DType) tensor.DType {
 type PartArgs struct {
 	Offset int
 }
-
-// ExprPart is the kind of the ops that cut a partial out of a packed one.
-const ExprPart = "expr.part"

@@ -2,9 +2,6 @@ package chunk
 
 import "marsfs/tensor"
 
-// OpLabelSums is the kind of the ops LabelSumsArgs describe.
-const OpLabelSums = "label.sums"
-
 // LabelSumsArgs are the arguments of a "label.sums" op, which makes in one
 // pass over a band of rows x (of input 0, r x d) what a graph
 // would make in six ops and three stored (r x k) chunks (x is rows R0 to

@@ -16,16 +16,16 @@ func (op *Op) Name() string {
 	if s, ok := drawnName(op); ok {
 		return s
 	}
-	if ma, ok := op.Args.(MapsArgs); ok && op.Kind == OpMaps {
+	if ma, ok := op.Args.(MapsArgs); ok && op.Kind == KindMaps {
 		kinds := make([]string, len(ma.Members))
 		for i := range ma.Members {
-			kinds[i] = ma.Members[i].Kind
+			kinds[i] = string(ma.Members[i].Kind)
 		}
 		return "maps(" + strings.Join(kinds, "+") + ")"
 	}
 	fa, ok := op.Args.(FuseArgs)
-	if op.Kind != "fuse" || !ok {
-		return op.Kind
+	if op.Kind != KindFuse || !ok {
+		return string(op.Kind)
 	}
 	kinds := make([]string, len(fa.Members))
 	for i := range fa.Members {
@@ -37,7 +37,7 @@ func (op *Op) Name() string {
 // exprMembers names the kinds of an expr op's fused ops, "rand+rand+add+sum.map".
 func exprMembers(op *Op) (string, bool) {
 	a, ok := op.Args.(ExprArgs)
-	if op.Kind != "expr" || !ok {
+	if op.Kind != KindExpr || !ok {
 		return "", false
 	}
 	return "expr(" + strings.Join(a.Members, "+") + ")", true
@@ -47,11 +47,11 @@ func exprMembers(op *Op) (string, bool) {
 // show it: "matmul(8 rand)".
 func drawnName(op *Op) (string, bool) {
 	a, ok := op.Args.(MatmulArgs)
-	if op.Kind != "matmul" || !ok || !slices.ContainsFunc(a.Blocks, func(b Op) bool { return b.Kind != "" }) {
+	if op.Kind != KindMatmul || !ok || !slices.ContainsFunc(a.Blocks, func(b Op) bool { return b.Kind != "" }) {
 		return "", false
 	}
-	kinds := map[string]int{}
-	var order []string
+	kinds := map[Kind]int{}
+	var order []Kind
 	for i := range a.Blocks {
 		k := a.Blocks[i].Kind
 		if k == "" {
@@ -67,7 +67,7 @@ func drawnName(op *Op) (string, bool) {
 		if i > 0 {
 			s += "+"
 		}
-		s += strconv.Itoa(kinds[k]) + " " + k
+		s += strconv.Itoa(kinds[k]) + " " + string(k)
 	}
 	return s + ")", true
 }

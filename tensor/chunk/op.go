@@ -14,7 +14,7 @@ type Graph struct {
 // An Op is one operand: a kernel applied to the chunks of its inputs.
 type Op struct {
 	Key    int          // index in Graph.Ops
-	Kind   string       // the kernel, e.g. "rand", "add", "sum.map", "assemble"
+	Kind   Kind         // the kernel, e.g. "rand", "add", "sum.map", "assemble"
 	Inputs []int        // keys of the ops whose chunks the kernel reads, in order
 	Shape  []int        // the output chunk's shape
 	DType  tensor.DType // the output chunk's dtype

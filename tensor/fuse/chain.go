@@ -88,7 +88,7 @@ func Chains(cg *chunk.Graph) *chunk.Graph {
 				members = append(members, m)
 			}
 			t := cg.Ops[tail]
-			fused = &chunk.Op{Kind: "fuse", Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Ranges: op.Ranges, Args: chunk.FuseArgs{Members: members}}
+			fused = &chunk.Op{Kind: chunk.KindFuse, Inputs: inputs, Shape: t.Shape, DType: t.DType, Node: t.Node, Ranges: op.Ranges, Args: chunk.FuseArgs{Members: members}}
 		}
 		if fused != op {
 			fused.Key = len(out.Ops)

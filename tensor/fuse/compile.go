@@ -157,7 +157,7 @@ func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 	cg := c.cg
 	for _, k := range g.Members {
 		op := cg.Ops[k]
-		c.members = append(c.members, op.Kind)
+		c.members = append(c.members, string(op.Kind))
 		if g.value != g.root && g.isRoot(k) {
 			continue
 		}
@@ -171,7 +171,7 @@ func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 		case c.class[k] == classGen:
 			gen := op.Args.(chunk.GenArgs)
 			gen.Offset = nil
-			v := c.emit(chunk.ExprInstr{Op: chunk.ExprGen, Kind: op.Kind, DType: chunk.GenNative(op.Kind, op.DType), Gen: gen})
+			v := c.emit(chunk.ExprInstr{Op: chunk.ExprGen, Kind: string(op.Kind), DType: chunk.GenNative(string(op.Kind), op.DType), Gen: gen})
 			c.val = append(c.val, regOf{k, c.cast(v, op.DType)})
 		default:
 			args := op.Args.(chunk.ElemArgs)
@@ -183,7 +183,7 @@ func (c *ExprCompiler) Compile(g *exprGroup) chunk.Op {
 				}
 				src[i] = c.cast(c.value(in), want)
 			}
-			c.val = append(c.val, regOf{k, c.emit(chunk.ExprInstr{Op: chunk.ExprElem, Kind: op.Kind, Src: src, DType: op.DType, Elem: args})})
+			c.val = append(c.val, regOf{k, c.emit(chunk.ExprInstr{Op: chunk.ExprElem, Kind: string(op.Kind), Src: src, DType: op.DType, Elem: args})})
 		}
 	}
 	if g.value != g.root {
@@ -289,7 +289,7 @@ func (c *ExprCompiler) makeOp(g *exprGroup, p exprProgram) chunk.Op {
 			}
 		}
 	}
-	return chunk.Op{Kind: "expr", Inputs: g.Inputs, Shape: shape, DType: root.DType, Args: c.box(args), Node: root.Node}
+	return chunk.Op{Kind: chunk.KindExpr, Inputs: g.Inputs, Shape: shape, DType: root.DType, Args: c.box(args), Node: root.Node}
 }
 
 // box returns args as an op's Args: the box of the op made before when

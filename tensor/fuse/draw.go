@@ -29,14 +29,14 @@ const maxMatmulDraws = 16
 // stored: the blocks' ops leave the graph, and keys are renumbered. cg is
 // returned as it is when no block qualifies; it is never modified.
 func DrawMatmulBlocks(cg *chunk.Graph) *chunk.Graph {
-	if !slices.ContainsFunc(cg.Ops, func(op *chunk.Op) bool { return op.Kind == "matmul" }) {
+	if !slices.ContainsFunc(cg.Ops, func(op *chunk.Op) bool { return op.Kind == chunk.KindMatmul }) {
 		return cg // most graphs: no product, nothing to count
 	}
 	n := len(cg.Ops)
 	uses := make([]int32, n)
 	others := make([]bool, n) // read by an op that is no plain matmul
 	for _, op := range cg.Ops {
-		plain := op.Kind == "matmul" && op.Args == nil && op.Stored == 0
+		plain := op.Kind == chunk.KindMatmul && op.Args == nil && op.Stored == 0
 		for _, in := range op.Inputs {
 			uses[in]++
 			others[in] = others[in] || !plain

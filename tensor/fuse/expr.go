@@ -2,7 +2,6 @@ package fuse
 
 import (
 	"slices"
-	"strings"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -164,7 +163,7 @@ func FuseExpr(cg *chunk.Graph, reuse bool) *chunk.Graph {
 	var slab chunk.OpSlab
 	// Whether groups copy the generators of a kind, looked up once a run
 	// of ops of one kind.
-	copiedKind, copied := "", false
+	copiedKind, copied := chunk.Kind(""), false
 	// An op's readers are counted no more once it is visited, and the new
 	// keys of the ops before it are what is read: one table holds both.
 	newKey := refs
@@ -245,14 +244,14 @@ const (
 // after the other and share their kind: a kind is looked up once a run
 // of them.
 func Classify(ops []*chunk.Op, class []uint8, isMap []bool) {
-	var kind string
+	var kind chunk.Kind
 	var elem, gen, red bool
 	for k, op := range ops {
 		if k == 0 || op.Kind != kind {
 			kind = op.Kind
-			elem, gen = tensor.ElemKinds[kind], chunk.GenKinds[kind]
-			base, ok := strings.CutSuffix(kind, ".map")
-			red = ok && chunk.ExprReductions[base]
+			elem, gen = kind.IsElem(), chunk.GenKinds[kind]
+			base, step := kind.Split()
+			red = step == chunk.StepMap && chunk.ExprReductions[base]
 		}
 		// The VM computes in the dtypes the kernels do: an op computing
 		// in another (int8, float16, ...; see tensor.DType.Compute) runs
@@ -509,6 +508,6 @@ func sortSmall(s []int) {
 // partOp is op key: it cuts sibling root op's partial, at element offset
 // off, out of the output of expr op in.
 func partOp(op *chunk.Op, key, in, off int) *chunk.Op {
-	return &chunk.Op{Key: key, Kind: chunk.ExprPart, Inputs: []int{in}, Shape: op.Shape, DType: op.DType,
+	return &chunk.Op{Key: key, Kind: chunk.KindExprPart, Inputs: []int{in}, Shape: op.Shape, DType: op.DType,
 		Args: chunk.PartArgs{Offset: off}, Node: op.Node}
 }

@@ -140,7 +140,7 @@ func Labels(cg *chunk.Graph) *chunk.Graph {
 			for i, in := range b.inputs {
 				inputs[i] = int(newKey[in])
 			}
-			*c = chunk.Op{Key: len(out.Ops), Kind: chunk.OpLabelSums, Inputs: inputs,
+			*c = chunk.Op{Key: len(out.Ops), Kind: chunk.KindLabelSums, Inputs: inputs,
 				Shape: []int{b.labels*b.d + b.labels}, DType: b.dt, Node: op.Node, Args: b.args}
 			newKey[op.Key] = int32(c.Key)
 			out.Ops = append(out.Ops, c)
@@ -256,7 +256,7 @@ func matchBand(cg *chunk.Graph, oh *chunk.Op, readers [][]int, isOutput []bool) 
 	}
 	mp := cg.Ops[lab.Inputs[0]]
 	ma, ok := mp.Args.(chunk.ReduceArgs)
-	if !ok || !single(mp.Key) || len(mp.Inputs) != 1 || mp.Kind != fa.Op+".map" || ma.Flat || !slices.Equal(ma.Axes, []int{1}) {
+	if !ok || !single(mp.Key) || len(mp.Inputs) != 1 || mp.Kind != chunk.StepKind(fa.Op, chunk.StepMap) || ma.Flat || !slices.Equal(ma.Axes, []int{1}) {
 		return nil
 	}
 	members = append(members, lab.Key, mp.Key)

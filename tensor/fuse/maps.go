@@ -114,7 +114,7 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 				total += tensor.NumElements(cg.Ops[k].Shape)
 			}
 			c := slab.Take()
-			*c = chunk.Op{Key: len(out.Ops), Kind: chunk.OpMaps, Inputs: []int{int(newKey[x])},
+			*c = chunk.Op{Key: len(out.Ops), Kind: chunk.KindMaps, Inputs: []int{int(newKey[x])},
 				Shape: []int{total}, DType: op.DType, Node: op.Node, Args: chunk.MapsArgs{Members: members}}
 			newKey[op.Key] = int32(c.Key)
 			out.Ops = append(out.Ops, c)
@@ -160,6 +160,6 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 // kernels do (an op of a narrow dtype runs widened, alone: kernel.Run).
 func isMapsMember(op *chunk.Op) bool {
 	args, ok := op.Args.(chunk.ReduceArgs)
-	return ok && op.Stored == 0 && len(op.Inputs) == 1 && op.Ranges == nil && op.Kind == args.Op+".map" &&
+	return ok && op.Stored == 0 && len(op.Inputs) == 1 && op.Ranges == nil && op.Kind == chunk.StepKind(args.Op, chunk.StepMap) &&
 		!narrow(args.In) && !narrow(op.DType)
 }

@@ -35,7 +35,7 @@ func TestAssembleClearsOnlyGaps(t *testing.T) {
 			}
 			return a
 		})
-		op := &chunk.Op{Kind: "assemble", Shape: []int{2, 4}, DType: tensor.Float64, Args: chunk.AssembleArgs{Pieces: tc.pieces}}
+		op := &chunk.Op{Kind: chunk.KindAssemble, Shape: []int{2, 4}, DType: tensor.Float64, Args: chunk.AssembleArgs{Pieces: tc.pieces}}
 		out, err := assembleKernel(ctx, op, []*tensor.Array{left, right})
 		if err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@ func elemKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 			}
 		}
 	}
-	f, err := elem.ElemFunc(op.Kind, ct, op.DType, args.Decimals, len(in))
+	f, err := elem.ElemFunc(string(op.Kind), ct, op.DType, args.Decimals, len(in))
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func mapsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	at := 0
 	for i := range a.Members {
 		m := &a.Members[i]
-		if _, ok := m.Args.(chunk.ReduceArgs); !ok || m.Kind != m.Args.(chunk.ReduceArgs).Op+".map" {
+		if _, ok := m.Args.(chunk.ReduceArgs); !ok || m.Kind != chunk.StepKind(m.Args.(chunk.ReduceArgs).Op, chunk.StepMap) {
 			return nil, fmt.Errorf("member %d (%s) is no map op", i, m.Kind)
 		}
 		p, err := reduceMap(ctx, m, in, share)

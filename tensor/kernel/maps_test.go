@@ -24,11 +24,11 @@ func mapsOp(shape []int, axes []int) *chunk.Op {
 		fields int
 	}{{tensor.OpMean, 2}, {tensor.OpVar, 3}, {tensor.OpStd, 3}} {
 		s := append(slices.Clone(pshape), c.fields)
-		members = append(members, chunk.Op{Kind: c.op + ".map", Inputs: []int{0}, Shape: s, DType: tensor.Float64,
+		members = append(members, chunk.Op{Kind: chunk.StepKind(c.op, chunk.StepMap), Inputs: []int{0}, Shape: s, DType: tensor.Float64,
 			Args: chunk.ReduceArgs{Op: c.op, In: tensor.Float64, Axes: axes, Global: shape}})
 		total += tensor.NumElements(s)
 	}
-	return &chunk.Op{Kind: chunk.OpMaps, Inputs: []int{0}, Shape: []int{total}, DType: tensor.Float64, Args: chunk.MapsArgs{Members: members}}
+	return &chunk.Op{Kind: chunk.KindMaps, Inputs: []int{0}, Shape: []int{total}, DType: tensor.Float64, Args: chunk.MapsArgs{Members: members}}
 }
 
 // The maps op's partials are its members' own, to the bit, packed in

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -21,11 +20,11 @@ var ErrKernel = errors.New("kernel error")
 
 // kernelError is a kernel's error, marked with ErrKernel.
 type kernelError struct {
-	kind string
+	kind chunk.Kind
 	err  error
 }
 
-func (e *kernelError) Error() string   { return e.kind + ": " + e.err.Error() }
+func (e *kernelError) Error() string   { return string(e.kind) + ": " + e.err.Error() }
 func (e *kernelError) Unwrap() []error { return []error{ErrKernel, e.err} }
 
 // A kernel computes one chunk from its input chunks. It must not modify the
@@ -37,176 +36,175 @@ type kernel func(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor
 // one switch, rather than a map each op family's file fills in init: a map
 // literal cannot be used, since the fused kernels run their members through
 // Run, and Go refuses a variable whose initializer refers to itself.
-func KernelFor(kind string) (kernel, bool) {
+func KernelFor(kind chunk.Kind) (kernel, bool) {
 	switch kind {
-	case "const":
+	case chunk.KindConst:
 		return constKernel, true
-	case tensor.OpFromNPY:
+	case chunk.KindFromNPY:
 		return fromNPYKernel, true
-	case tensor.OpFromZarr:
+	case chunk.KindFromZarr:
 		return fromZarrKernel, true
-	case "to_npy.create":
+	case chunk.KindToNPYCreate:
 		return toNPYCreateKernel, true
-	case "to_npy.write":
+	case chunk.KindToNPYWrite:
 		return toNPYWriteKernel, true
-	case "to_npy.commit":
+	case chunk.KindToNPYCommit:
 		return toNPYCommitKernel, true
-	case "to_zarr.create":
+	case chunk.KindToZarrCreate:
 		return toZarrCreateKernel, true
-	case "to_zarr.write":
+	case chunk.KindToZarrWrite:
 		return toZarrWriteKernel, true
-	case "to_zarr.commit":
+	case chunk.KindToZarrCommit:
 		return toZarrCommitKernel, true
-	case "rechunk.split":
+	case chunk.KindRechunkSplit:
 		return splitKernel, true
-	case "assemble":
+	case chunk.KindAssemble:
 		return assembleKernel, true
-	case "transpose":
+	case chunk.KindTranspose:
 		return transposeKernel, true
-	case "convert":
+	case chunk.KindConvert:
 		return convertKernel, true
-	case "reshape":
+	case chunk.KindReshape:
 		return reshapeKernel, true
-	case tensor.OpFull:
+	case chunk.KindFull:
 		return fullKernel, true
-	case tensor.OpArange, tensor.OpLinspace:
+	case chunk.KindArange, chunk.KindLinspace:
 		return rangeKernel, true
-	case tensor.OpEye:
+	case chunk.KindEye:
 		return eyeKernel, true
-	case tensor.OpRand, tensor.OpRandn, tensor.OpRandint, tensor.OpUniform, tensor.OpNormal:
+	case chunk.KindRand, chunk.KindRandn, chunk.KindRandint, chunk.KindUniform, chunk.KindNormal:
 		return randomKernel, true
-	case "fuse":
+	case chunk.KindFuse:
 		return fuseKernel, true
-	case chunk.OpMaps:
+	case chunk.KindMaps:
 		return mapsKernel, true
-	case "expr":
+	case chunk.KindExpr:
 		return expr.ExprKernel, true
-	case chunk.ExprPart:
+	case chunk.KindExprPart:
 		return partKernel, true
-	case "matmul":
+	case chunk.KindMatmul:
 		return matmulKernel, true
-	case "matmul.sum":
+	case chunk.KindMatmulSum:
 		return matmulSumKernel, true
-	case chunk.OpLabelSums:
+	case chunk.KindLabelSums:
 		return labelSumsKernel, true
-	case "linalg.qr.factor":
+	case chunk.KindQRFactor:
 		return qrFactorKernel, true
-	case "linalg.qr.r":
+	case chunk.KindQRR:
 		return qrRKernel, true
-	case "linalg.qr.q":
+	case chunk.KindQRQ:
 		return qrQKernel, true
-	case "linalg.qr.qt":
+	case chunk.KindQRQT:
 		return qrQTKernel, true
-	case "linalg.svd.small":
+	case chunk.KindSVDSmall:
 		return svdSmallKernel, true
-	case "linalg.svd.part":
+	case chunk.KindSVDPart:
 		return svdPartKernel, true
-	case "linalg.solve":
+	case chunk.KindSolve:
 		return solveKernel, true
-	case "linalg.inv":
+	case chunk.KindInv:
 		return invKernel, true
-	case "linalg.cholesky":
+	case chunk.KindCholesky:
 		return choleskyDiagKernel, true
-	case "linalg.cholesky.block":
+	case chunk.KindCholeskyBlock:
 		return choleskyBlockKernel, true
-	case "linalg.cholesky.update":
+	case chunk.KindCholeskyUpdate:
 		return choleskyUpdateKernel, true
-	case "linalg.zeros":
+	case chunk.KindLinalgZeros:
 		return zerosKernel, true
-	case "diagonal":
+	case chunk.KindDiagonal:
 		return diagonalKernel, true
-	case "mask.count":
+	case chunk.KindMaskCount:
 		return maskCountKernel, true
-	case "mask.lens":
+	case chunk.KindMaskLens:
 		return maskLensKernel, true
-	case "mask.select":
+	case chunk.KindMaskSelect:
 		return maskSelectKernel, true
-	case "linalg.eigh":
+	case chunk.KindEigh:
 		return eighKernel, true
-	case "take.touch":
+	case chunk.KindTakeTouch:
 		return takeTouchKernel, true
-	case "take.touches":
+	case chunk.KindTakeTouches:
 		return takeTouchesKernel, true
-	case "take":
+	case chunk.KindTake:
 		return takeKernel, true
-	case "take.piece":
+	case chunk.KindTakePiece:
 		return takePieceKernel, true
-	case "searchsorted":
+	case chunk.KindSearchsorted:
 		return searchsortedKernel, true
-	case "isin":
+	case chunk.KindIsin:
 		return isinKernel, true
-	case "isin.or":
+	case chunk.KindIsinOr:
 		return isinOrKernel, true
-	case "nonempty":
+	case chunk.KindNonempty:
 		return nonEmptyKernel, true
-	case "ssort.sample":
+	case chunk.KindSsortSample:
 		return ssortSampleKernel, true
-	case "ssort.splitters":
+	case chunk.KindSsortSplitters:
 		return ssortSplittersKernel, true
-	case "ssort.counts":
+	case chunk.KindSsortCounts:
 		return ssortCountsKernel, true
-	case "ssort.table":
+	case chunk.KindSsortTable:
 		return ssortTableKernel, true
-	case "ssort.merge":
+	case chunk.KindSsortMerge:
 		return ssortMergeKernel, true
-	case "ssort.values":
+	case chunk.KindSsortValues:
 		return ssortValuesKernel, true
-	case "linalg.eigh.w", "linalg.eigh.v":
+	case chunk.KindEighW, chunk.KindEighV:
 		return eighPartKernel, true
-	case "sort.local":
+	case chunk.KindSortLocal:
 		return sortLocalKernel, true
-	case "sort.merge":
+	case chunk.KindSortMerge:
 		return sortMergeKernel, true
-	case "argsort.indices":
+	case chunk.KindArgsortIndices:
 		return argsortIndicesKernel, true
-	case "histogram.minmax":
+	case chunk.KindHistMinMax:
 		return histMinMaxKernel, true
-	case "histogram":
+	case chunk.KindHist:
 		return histRangeKernel, true
-	case "histogram.edges":
+	case chunk.KindHistEdges:
 		return histEdgesKernel, true
-	case "histogram.count":
+	case chunk.KindHistCount:
 		return histCountKernel, true
-	case "bincount":
+	case chunk.KindBincount:
 		return bincountKernel, true
-	case "percentile":
+	case chunk.KindPercentile:
 		return percentileKernel, true
-	case "unique.map":
+	case chunk.KindUniqueMap:
 		return uniqueMapKernel, true
-	case "unique.merge":
+	case chunk.KindUniqueMerge:
 		return uniqueMergeKernel, true
-	case "unique.values":
+	case chunk.KindUniqueValues:
 		return uniqueValuesKernel, true
-	case "unique.counts":
+	case chunk.KindUniqueCounts:
 		return uniqueCountsKernel, true
-	case "unique.len":
+	case chunk.KindUniqueLen:
 		return uniqueLenKernel, true
-	case "bincount.len":
+	case chunk.KindBincountLen:
 		return bincountLenKernel, true
 	}
-	if tensor.ElemKinds[kind] {
+	if kind.IsElem() {
 		return elemKernel, true
 	}
-	// A reduction's steps are "<op>.map", "<op>.combine" and "<op>.final";
-	// a scan's "<op>.local", "<op>.carry" and "<op>.offset".
-	op, step, _ := strings.Cut(kind, ".")
+	// A reduction's steps and a scan's (see chunk.StepKind).
+	op, step := kind.Split()
 	switch {
 	case slices.Contains(tensor.Reductions, op):
 		switch step {
-		case "map":
+		case chunk.StepMap:
 			return reduceMapKernel, true
-		case "combine":
+		case chunk.StepCombine:
 			return reduceCombineKernel, true
-		case "final":
+		case chunk.StepFinal:
 			return reduceFinalKernel, true
 		}
-	case op == tensor.OpCumsum || op == tensor.OpCumprod:
+	case slices.Contains(chunk.Scans, op):
 		switch step {
-		case "local":
+		case chunk.StepLocal:
 			return scanLocalKernel, true
-		case "carry":
+		case chunk.StepCarry:
 			return scanCarryKernel, true
-		case "offset":
+		case chunk.StepOffset:
 			return scanOffsetKernel, true
 		}
 	}

@@ -31,7 +31,7 @@ func TestScratchPoolReuses(t *testing.T) {
 	if scratch.Bytes != 0 || len(scratch.Free) != 0 {
 		t.Fatalf("after ReleaseScratch the pool holds %d bytes", scratch.Bytes)
 	}
-	if _, err := Run(context.Background(), &chunk.Op{Kind: "matmul", Shape: []int{0, 0}, DType: tensor.Float64}, nil); err != nil {
+	if _, err := Run(context.Background(), &chunk.Op{Kind: chunk.KindMatmul, Shape: []int{0, 0}, DType: tensor.Float64}, nil); err != nil {
 		t.Fatalf("empty product: %v", err)
 	}
 }

@@ -23,13 +23,13 @@ import (
 // twice); a fused chain, which runs each member through Run (which widens
 // it); and an expr op, whose program casts what it loads (the fusers take
 // no op that computes in a narrow dtype).
-var runsAsIs = map[string]bool{
-	"diagonal": true, "mask.select": true, "take": true, "take.piece": true, "nonempty": true, // they move elements (layout.go, mask.go, take.go)
-	"assemble": true, "rechunk.split": true, "transpose": true, "reshape": true, "const": true,
-	"convert": true, tensor.OpAstype: true, "fuse": true, "expr": true,
+var runsAsIs = map[chunk.Kind]bool{
+	chunk.KindDiagonal: true, chunk.KindMaskSelect: true, chunk.KindTake: true, chunk.KindTakePiece: true, chunk.KindNonempty: true, // they move elements (layout.go, mask.go, take.go)
+	chunk.KindAssemble: true, chunk.KindRechunkSplit: true, chunk.KindTranspose: true, chunk.KindReshape: true, chunk.KindConst: true,
+	chunk.KindConvert: true, tensor.OpAstype: true, chunk.KindFuse: true, chunk.KindExpr: true,
 	// The kernels of files read and write their dtype's bytes.
-	tensor.OpFromNPY: true, tensor.OpFromZarr: true, "to_npy.create": true, "to_npy.write": true, "to_npy.commit": true,
-	"to_zarr.create": true, "to_zarr.write": true, "to_zarr.commit": true,
+	chunk.KindFromNPY: true, chunk.KindFromZarr: true, chunk.KindToNPYCreate: true, chunk.KindToNPYWrite: true, chunk.KindToNPYCommit: true,
+	chunk.KindToZarrCreate: true, chunk.KindToZarrWrite: true, chunk.KindToZarrCommit: true,
 }
 
 // widen returns op and its inputs as the kernels run them: op itself when

@@ -30,7 +30,7 @@ func TestToZarrCommitLast(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := chunk.ZarrWriteArgs{Path: "out.zarr", Temp: "out.zarr.marsfs-1.part", Overwrite: true, Array: arr.Desc()}
-	run := func(kind string, args chunk.ZarrWriteArgs, in ...*tensor.Array) error {
+	run := func(kind chunk.Kind, args chunk.ZarrWriteArgs, in ...*tensor.Array) error {
 		_, err := Run(ctx, &chunk.Op{Kind: kind, Inputs: make([]int, len(in)), Shape: []int{}, DType: tensor.Bool, Args: args}, in)
 		return err
 	}

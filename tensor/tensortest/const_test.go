@@ -78,7 +78,7 @@ func TestConstGraphErrors(t *testing.T) {
 	if _, err := tile.Const("x", bad, nil); err == nil {
 		t.Error("ConstGraph accepted an array with the wrong data length")
 	}
-	op := &chunk.Op{Kind: "const", Shape: []int{2}, DType: tensor.Float64, Args: chunk.ConstArgs{Data: make([]byte, 8)}}
+	op := &chunk.Op{Kind: chunk.KindConst, Shape: []int{2}, DType: tensor.Float64, Args: chunk.ConstArgs{Data: make([]byte, 8)}}
 	if _, err := kernel.Run(context.Background(), op, nil); err == nil {
 		t.Error("const kernel accepted 8 bytes for 2 float64s")
 	}

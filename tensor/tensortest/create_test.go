@@ -62,12 +62,12 @@ func TestScalar(t *testing.T) {
 func TestCreateBadArgs(t *testing.T) {
 	ctx := context.Background()
 	bad := []*chunk.Op{
-		{Kind: tensor.OpFull, Shape: []int{2}, DType: tensor.Float64, Args: chunk.ElemArgs{}},
-		{Kind: tensor.OpFull, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{1}, Global: []int{2}}},
-		{Kind: tensor.OpArange, Shape: []int{2, 2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: []int{2, 2}}},
-		{Kind: tensor.OpEye, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}}},
-		{Kind: tensor.OpRandint, Shape: []int{2}, DType: tensor.Int64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}, Low: 3, High: 3}},
-		{Kind: tensor.OpNormal, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}, Step: -1}},
+		{Kind: chunk.KindFull, Shape: []int{2}, DType: tensor.Float64, Args: chunk.ElemArgs{}},
+		{Kind: chunk.KindFull, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{1}, Global: []int{2}}},
+		{Kind: chunk.KindArange, Shape: []int{2, 2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: []int{2, 2}}},
+		{Kind: chunk.KindEye, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}}},
+		{Kind: chunk.KindRandint, Shape: []int{2}, DType: tensor.Int64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}, Low: 3, High: 3}},
+		{Kind: chunk.KindNormal, Shape: []int{2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{2}, Step: -1}},
 	}
 	for _, op := range bad {
 		if _, err := kernel.Run(ctx, op, nil); err == nil {

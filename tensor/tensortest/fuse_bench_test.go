@@ -391,7 +391,7 @@ func BenchmarkExprKernel(b *testing.B) {
 	}
 	f := fuse.Expr(cg)
 	op := f.Ops[0]
-	if op.Kind != "expr" {
+	if op.Kind != chunk.KindExpr {
 		b.Fatalf("first op is %s", op.Name())
 	}
 	for _, block := range []int{1024, 4096, 16384} {

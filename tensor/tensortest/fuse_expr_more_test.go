@@ -20,8 +20,8 @@ func TestFuseExprSiblingReductions(t *testing.T) {
 	cg := tileSpec(t, x+"s = x.sum(axis=0)\nm = x.mean(axis=1)\nfetch s, m")
 	f := fuse.Optimize(cg, fuse.Options{FuseExpr: true, Fuse: true})
 	got := kinds(f)
-	if got["expr(rand+sum.map+mean.map)"] != 50 || got[chunk.ExprPart] != 100 {
-		t.Errorf("graph has %v, want 50 expr(rand+sum.map+mean.map) and 100 %s", got, chunk.ExprPart)
+	if got["expr(rand+sum.map+mean.map)"] != 50 || got[string(chunk.KindExprPart)] != 100 {
+		t.Errorf("graph has %v, want 50 expr(rand+sum.map+mean.map) and 100 %s", got, chunk.KindExprPart)
 	}
 	for _, op := range f.Ops {
 		if op.Kind == tensor.OpRand || tensor.NumElements(op.Shape) == 200 {
@@ -69,8 +69,8 @@ func TestFuseExprSiblingReductions(t *testing.T) {
 	} {
 		cg := tileSpec(t, text)
 		f := fuse.Expr(cg)
-		if n := kinds(f)[chunk.ExprPart]; n != 0 {
-			t.Errorf("%q: %d %s ops", text, n, chunk.ExprPart)
+		if n := kinds(f)[string(chunk.KindExprPart)]; n != 0 {
+			t.Errorf("%q: %d %s ops", text, n, chunk.KindExprPart)
 		}
 		want := computeAll(t, cg)
 		for i, g := range computeAll(t, f) {

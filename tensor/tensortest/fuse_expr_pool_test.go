@@ -83,7 +83,7 @@ func tinyExprOp(tb testing.TB) (*chunk.Op, []*tensor.Array) {
 func firstExpr(tb testing.TB, f *chunk.Graph) (*chunk.Op, []*tensor.Array) {
 	tb.Helper()
 	for _, op := range f.Ops {
-		if op.Kind != "expr" {
+		if op.Kind != chunk.KindExpr {
 			continue
 		}
 		in := make([]*tensor.Array, len(op.Inputs))

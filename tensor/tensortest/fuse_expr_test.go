@@ -341,21 +341,21 @@ func w1Op(t *testing.T) (*chunk.Op, []*tensor.Array) {
 	for i, v := range x.Float64s() {
 		x.Float64s()[i] = v + float64(i)
 	}
-	cg := &chunk.Graph{Ops: []*chunk.Op{{Key: 0, Kind: "stored", Stored: 1, Shape: []int{100}, DType: tensor.Float64}}}
+	cg := &chunk.Graph{Ops: []*chunk.Op{{Key: 0, Kind: chunk.KindStored, Stored: 1, Shape: []int{100}, DType: tensor.Float64}}}
 	// a stored, b = rand(100): the graph Tile makes for one chunk.
 	cg.Ops = append(cg.Ops,
-		&chunk.Op{Key: 1, Kind: tensor.OpRand, Shape: []int{100}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{100}, Seed: 2}},
+		&chunk.Op{Key: 1, Kind: chunk.KindRand, Shape: []int{100}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{100}, Seed: 2}},
 		&chunk.Op{Key: 2, Kind: tensor.OpAdd, Inputs: []int{0, 1}, Shape: []int{100}, DType: tensor.Float64, Args: chunk.ElemArgs{Compute: tensor.Float64}},
-		&chunk.Op{Key: 3, Kind: tensor.OpFull, Shape: []int{}, DType: tensor.Int64, Args: chunk.GenArgs{Offset: []int{}, Global: []int{}, IntValue: 2}},
+		&chunk.Op{Key: 3, Kind: chunk.KindFull, Shape: []int{}, DType: tensor.Int64, Args: chunk.GenArgs{Offset: []int{}, Global: []int{}, IntValue: 2}},
 		&chunk.Op{Key: 4, Kind: tensor.OpMultiply, Inputs: []int{2, 3}, Shape: []int{100}, DType: tensor.Float64, Args: chunk.ElemArgs{Compute: tensor.Float64}},
-		&chunk.Op{Key: 5, Kind: tensor.OpFull, Shape: []int{}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{}, Global: []int{}, Value: 3}},
+		&chunk.Op{Key: 5, Kind: chunk.KindFull, Shape: []int{}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{}, Global: []int{}, Value: 3}},
 		&chunk.Op{Key: 6, Kind: tensor.OpDivide, Inputs: []int{0, 5}, Shape: []int{100}, DType: tensor.Float64, Args: chunk.ElemArgs{Compute: tensor.Float64}},
 		&chunk.Op{Key: 7, Kind: tensor.OpSubtract, Inputs: []int{4, 6}, Shape: []int{100}, DType: tensor.Float64, Args: chunk.ElemArgs{Compute: tensor.Float64}},
 		&chunk.Op{Key: 8, Kind: "sum.map", Inputs: []int{7}, Shape: []int{1}, DType: tensor.Float64, Args: chunk.ReduceArgs{Op: tensor.OpSum, In: tensor.Float64, Axes: []int{0}}},
 	)
 	cg.Outputs = []tensor.TiledTensor{{Name: "p", Shape: []int{1}, DType: tensor.Float64, Chunks: [][]int{{1}}, Keys: []uint64{8}}}
 	f := fuse.Expr(cg)
-	if len(f.Ops) != 2 || f.Ops[1].Kind != "expr" {
+	if len(f.Ops) != 2 || f.Ops[1].Kind != chunk.KindExpr {
 		t.Fatalf("fused graph %v", kinds(f))
 	}
 	want, err := Compute(context.Background(), cg, func(uint64) (*tensor.Array, error) { return x, nil })

@@ -102,7 +102,7 @@ func TestFuseMapsFromZarr(t *testing.T) {
 					t.Errorf("axis %d: op %d %s stands alone", axis, op.Key, name)
 				case op.Ranges != nil:
 					for j, r := range op.Ranges {
-						if in := cg.Ops[op.Inputs[j]]; r.Whole() || in.Kind != "fuse" || r.Off < 0 || r.Off+r.Len() > in.Shape[0] {
+						if in := cg.Ops[op.Inputs[j]]; r.Whole() || in.Kind != chunk.KindFuse || r.Off < 0 || r.Off+r.Len() > in.Shape[0] {
 							t.Errorf("axis %d: op %d %s reads %+v of op %d %s", axis, op.Key, name, r, in.Key, in.Name())
 						}
 					}
@@ -198,7 +198,7 @@ func TestFuseMapsKept(t *testing.T) {
 		f := fuse.Optimize(cg, fuse.Options{Fuse: true, FuseExpr: true})
 		n := 0
 		for i, op := range f.Ops {
-			if op.Kind == chunk.OpMaps {
+			if op.Kind == chunk.KindMaps {
 				n++
 				if got := op.Name(); got != name {
 					t.Errorf("%s: %s", tc.name, got)

@@ -13,7 +13,7 @@ import (
 
 // copyOp is an assemble op that copies all of its single input.
 func copyOp(key int, in int, shape []int) *chunk.Op {
-	return &chunk.Op{Key: key, Kind: "assemble", Inputs: []int{in}, Shape: shape, DType: tensor.Int64,
+	return &chunk.Op{Key: key, Kind: chunk.KindAssemble, Inputs: []int{in}, Shape: shape, DType: tensor.Int64,
 		Args: chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 0, Src: tensor.Whole(shape), Dst: make([]int, len(shape))}}}}
 }
 
@@ -24,7 +24,7 @@ func TestFuseChains(t *testing.T) {
 	// 0 stored -> 1 -> 2 -> 3 (output)     a chain: 1,2,3 fuse
 	// 0 -> 4 -> 5, 4 -> 6                   4 branches: 5 and 6 stay apart
 	g := &chunk.Graph{Ops: []*chunk.Op{
-		{Key: 0, Kind: "stored", Stored: 9, Shape: shape, DType: tensor.Int64},
+		{Key: 0, Kind: chunk.KindStored, Stored: 9, Shape: shape, DType: tensor.Int64},
 		copyOp(1, 0, shape), copyOp(2, 1, shape), copyOp(3, 2, shape),
 		copyOp(4, 0, shape), copyOp(5, 4, shape), copyOp(6, 4, shape),
 	}}

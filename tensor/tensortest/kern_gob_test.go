@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 )
@@ -91,7 +92,7 @@ func TestGobEveryKind(t *testing.T) {
 			t.Fatalf("%s: decoded op computes %v%v, original %v%v", op.Kind, got.DType, got.Shape, want.DType, want.Shape)
 		}
 		chunks[op.Key] = want
-		seen[op.Kind] = true
+		seen[string(op.Kind)] = true
 	}
 	var kinds []string
 	kinds = append(kinds, tensor.OpFull, tensor.OpArange, tensor.OpLinspace, tensor.OpEye, tensor.OpRand, tensor.OpRandn, tensor.OpRandint, tensor.OpUniform, tensor.OpNormal, tensor.OpWhere)
@@ -106,7 +107,7 @@ func TestGobEveryKind(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("kind %q not exercised", k)
 		}
-		if _, ok := kernel.KernelFor(k); !ok {
+		if _, ok := kernel.KernelFor(chunk.Kind(k)); !ok {
 			t.Errorf("kind %q has no kernel", k)
 		}
 	}

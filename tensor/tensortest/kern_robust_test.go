@@ -21,7 +21,7 @@ func TestKernelsNeverPanic(t *testing.T) {
 	for _, op := range []string{tensor.OpCumsum, tensor.OpCumprod} {
 		kinds = append(kinds, op+".local", op+".carry", op+".offset")
 	}
-	kinds = append(kinds, chunk.ExprPart)
+	kinds = append(kinds, string(chunk.KindExprPart))
 	f := arrayOf(tensor.Float64, []int{2, 3}, 1, 2, 3, 4, 5, 6)
 	inputs := [][]*tensor.Array{
 		nil,
@@ -60,7 +60,7 @@ func TestKernelsNeverPanic(t *testing.T) {
 			for _, a := range args {
 				for _, s := range shapes {
 					for _, dt := range dtypes {
-						op := &chunk.Op{Kind: kind, Inputs: make([]int, len(in)), Shape: s, DType: dt, Args: a}
+						op := &chunk.Op{Kind: chunk.Kind(kind), Inputs: make([]int, len(in)), Shape: s, DType: dt, Args: a}
 						func() {
 							defer func() {
 								if r := recover(); r != nil {
@@ -87,7 +87,7 @@ func TestKernelsCancel(t *testing.T) {
 		in []*tensor.Array
 	}{
 		{&chunk.Op{Kind: tensor.OpAdd, Inputs: []int{0, 1}, Shape: []int{n}, DType: tensor.Float64, Args: chunk.ElemArgs{Compute: tensor.Float64}}, []*tensor.Array{x, x}},
-		{&chunk.Op{Kind: tensor.OpRand, Shape: []int{n}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{n}}}, nil},
+		{&chunk.Op{Kind: chunk.KindRand, Shape: []int{n}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{n}}}, nil},
 		{&chunk.Op{Kind: "sum.map", Inputs: []int{0}, Shape: []int{1}, DType: tensor.Float64, Args: chunk.ReduceArgs{Op: tensor.OpSum, In: tensor.Float64, Axes: []int{0}}}, []*tensor.Array{x}},
 		{&chunk.Op{Kind: "var.map", Inputs: []int{0}, Shape: []int{n / 4, 1, 3}, DType: tensor.Float64, Args: chunk.ReduceArgs{Op: tensor.OpVar, In: tensor.Float64, Axes: []int{1}}},
 			[]*tensor.Array{{DType: tensor.Float64, Shape: []int{n / 4, 4}, Data: x.Data}}},

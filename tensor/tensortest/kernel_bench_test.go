@@ -64,7 +64,7 @@ func BenchmarkSumKernel(b *testing.B) {
 func BenchmarkRandKernel(b *testing.B) {
 	for _, kind := range []string{tensor.OpRand, tensor.OpRandn} {
 		b.Run(kind, func(b *testing.B) {
-			op := &chunk.Op{Kind: kind, Shape: []int{benchN}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{benchN}, Seed: 1}}
+			op := &chunk.Op{Kind: chunk.Kind(kind), Shape: []int{benchN}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0}, Global: []int{benchN}, Seed: 1}}
 			b.SetBytes(8 * benchN)
 			for b.Loop() {
 				if _, err := kernel.Run(context.Background(), op, nil); err != nil {

@@ -68,7 +68,7 @@ func labelSumsOp(b *testing.B, x, c *tensor.Array, k int) (*chunk.Op, []*tensor.
 		for i, k := range op.Inputs {
 			in[i] = chunks[k]
 		}
-		if op.Kind == chunk.OpLabelSums {
+		if op.Kind == chunk.KindLabelSums {
 			return op, in
 		}
 		if op.Stored != 0 {

@@ -134,7 +134,7 @@ func runLabels(t *testing.T, text string, x, c *tensor.Array, rows []int, fused 
 	n := 0
 	for i, op := range cg.Ops {
 		cg.Ops[i] = gobRoundTrip(t, op)
-		if strings.Contains(op.Name(), chunk.OpLabelSums) {
+		if strings.Contains(op.Name(), string(chunk.KindLabelSums)) {
 			n++
 		}
 	}

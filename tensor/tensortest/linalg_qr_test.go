@@ -217,7 +217,7 @@ func TestSVD(t *testing.T) {
 			outs, cg := c.runOutputs(t, u, s, vt)
 			small := 0
 			for _, op := range cg.Ops {
-				if op.Kind == "linalg.svd.small" {
+				if op.Kind == chunk.KindSVDSmall {
 					small++
 				}
 			}

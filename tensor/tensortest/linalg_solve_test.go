@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -262,7 +263,7 @@ func TestCholeskyManyBlocks(t *testing.T) {
 		if len(op.Inputs) > 2*tile.CholUpdates+2 {
 			t.Errorf("%s op reads %d blocks", op.Kind, len(op.Inputs))
 		}
-		if op.Kind == "linalg.cholesky.update" {
+		if op.Kind == chunk.KindCholeskyUpdate {
 			updates++
 		}
 	}

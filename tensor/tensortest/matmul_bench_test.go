@@ -16,7 +16,7 @@ func BenchmarkMatmulKernel(b *testing.B) {
 	for _, tc := range []struct{ n, pairs int }{{100, 1}, {1000, 1}, {1000, 4}} {
 		b.Run(fmt.Sprintf("%dx%d", tc.n, tc.pairs), func(b *testing.B) {
 			shape := []int{tc.n, tc.n}
-			op := &chunk.Op{Kind: "matmul", Inputs: make([]int, 2*tc.pairs), Shape: shape, DType: tensor.Float64}
+			op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, 2*tc.pairs), Shape: shape, DType: tensor.Float64}
 			var in []*tensor.Array
 			for p := range 2 * tc.pairs {
 				in = append(in, randomArray(tensor.Float64, shape, uint64(p)))
@@ -42,7 +42,7 @@ func BenchmarkMatmulDrawn(b *testing.B) {
 	var blocks []chunk.Op
 	var in []*tensor.Array
 	for p := range 8 {
-		g := chunk.Op{Kind: tensor.OpRand, Shape: shape, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: shape, Seed: uint64(p)}}
+		g := chunk.Op{Kind: chunk.KindRand, Shape: shape, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: shape, Seed: uint64(p)}}
 		blocks = append(blocks, g)
 		a, err := kernel.Run(b.Context(), &g, nil)
 		if err != nil {
@@ -55,8 +55,8 @@ func BenchmarkMatmulDrawn(b *testing.B) {
 		op   *chunk.Op
 		in   []*tensor.Array
 	}{
-		{"read", &chunk.Op{Kind: "matmul", Inputs: make([]int, 8), Shape: shape, DType: tensor.Float64}, in},
-		{"drawn", &chunk.Op{Kind: "matmul", Shape: shape, DType: tensor.Float64, Args: chunk.MatmulArgs{Blocks: blocks}}, nil},
+		{"read", &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, 8), Shape: shape, DType: tensor.Float64}, in},
+		{"drawn", &chunk.Op{Kind: chunk.KindMatmul, Shape: shape, DType: tensor.Float64, Args: chunk.MatmulArgs{Blocks: blocks}}, nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			out := tensor.NewArray(tensor.Float64, shape)

@@ -73,7 +73,7 @@ func TestDrawnMatmulName(t *testing.T) {
 
 // A matmul op whose blocks do not add up gets an error, not a panic.
 func TestDrawnMatmulBadArgs(t *testing.T) {
-	gen := chunk.Op{Kind: tensor.OpRand, Shape: []int{2, 2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: []int{2, 2}, Seed: 1}}
+	gen := chunk.Op{Kind: chunk.KindRand, Shape: []int{2, 2}, DType: tensor.Float64, Args: chunk.GenArgs{Offset: []int{0, 0}, Global: []int{2, 2}, Seed: 1}}
 	two := tensor.NewArray(tensor.Float64, []int{2, 2})
 	for _, tc := range []struct {
 		name string
@@ -89,7 +89,7 @@ func TestDrawnMatmulBadArgs(t *testing.T) {
 		{"wrong shape", chunk.MatmulArgs{Blocks: []chunk.Op{gen, {}}}, []*tensor.Array{tensor.NewArray(tensor.Float64, []int{3, 2})}, "blocks of shapes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(tc.in)), Shape: []int{2, 2}, DType: tensor.Float64, Args: tc.args}
+			op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, len(tc.in)), Shape: []int{2, 2}, DType: tensor.Float64, Args: tc.args}
 			_, err := runNoPanic(op, tc.in)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
@@ -136,7 +136,7 @@ func TestFuseChainScratch(t *testing.T) {
 				f := gobGraph(t, fuse.Optimize(cg, opt))
 				fused := 0
 				for _, op := range f.Ops {
-					if op.Kind == "fuse" {
+					if op.Kind == chunk.KindFuse {
 						fused++
 					}
 				}

@@ -158,11 +158,11 @@ func TestMatmulTree(t *testing.T) {
 	checkMatmul(t, "tree", got, a, b, tensor.Float64, 1e-12)
 	kinds := map[string]int{}
 	for _, op := range cg.Ops {
-		kinds[op.Kind]++
-		if op.Kind == "matmul.sum" && len(op.Inputs) > tile.MatmulCombine {
+		kinds[string(op.Kind)]++
+		if op.Kind == chunk.KindMatmulSum && len(op.Inputs) > tile.MatmulCombine {
 			t.Errorf("sum op %d adds %d chunks", op.Key, len(op.Inputs))
 		}
-		if op.Kind == "matmul" && len(op.Inputs) != 6 {
+		if op.Kind == chunk.KindMatmul && len(op.Inputs) != 6 {
 			t.Errorf("matmul op %d has %d inputs, want 3 pairs", op.Key, len(op.Inputs))
 		}
 	}
@@ -198,7 +198,7 @@ func TestMatmulOpCount(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, op := range cg.Ops {
-		kinds[op.Kind]++
+		kinds[string(op.Kind)]++
 	}
 	if len(cg.Ops) != 48 || kinds["stored"] != 32 || kinds["matmul"] != 16 {
 		t.Errorf("%d ops %v, want 48: 32 stored, 16 matmul", len(cg.Ops), kinds)
@@ -222,7 +222,7 @@ func TestMatmulKernelPairs(t *testing.T) {
 			whole[0] = concatArrays(t, whole[0], kernel.ConvertChunk(a, dt), 1)
 			whole[1] = concatArrays(t, whole[1], kernel.ConvertChunk(b, dt), 0)
 		}
-		op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{4, 6}, DType: dt}
+		op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, len(in)), Shape: []int{4, 6}, DType: dt}
 		got, err := kernel.Run(t.Context(), op, in)
 		if err != nil {
 			t.Fatalf("%v: %v", dt, err)
@@ -255,7 +255,7 @@ func TestMatmulKernelPairs(t *testing.T) {
 				in = append(in, a, b)
 				whole[0], whole[1] = concatArrays(t, whole[0], a, 1), concatArrays(t, whole[1], b, 0)
 			}
-			op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(in)), Shape: []int{2, 3}, DType: dt}
+			op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, len(in)), Shape: []int{2, 3}, DType: dt}
 			got, err := kernel.Run(dirty, op, in)
 			if err != nil {
 				t.Fatal(err)
@@ -271,7 +271,7 @@ func TestMatmulKernelPairs(t *testing.T) {
 		{"misaligned", []*tensor.Array{tensor.NewArray(tensor.Float64, []int{4, 3}), tensor.NewArray(tensor.Float64, []int{2, 6})}},
 		{"wrong rows", []*tensor.Array{tensor.NewArray(tensor.Float64, []int{4, 3}), tensor.NewArray(tensor.Float64, []int{3, 6}), tensor.NewArray(tensor.Float64, []int{5, 3}), tensor.NewArray(tensor.Float64, []int{3, 6})}},
 	} {
-		op := &chunk.Op{Kind: "matmul", Inputs: make([]int, len(tc.in)), Shape: []int{4, 6}, DType: tensor.Float64}
+		op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: make([]int, len(tc.in)), Shape: []int{4, 6}, DType: tensor.Float64}
 		if _, err := kernel.Run(t.Context(), op, tc.in); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
@@ -419,10 +419,10 @@ func TestMatmulViews(t *testing.T) {
 			for _, op := range cg.Ops {
 				// x.T @ x's blocks below the diagonal are transposes of
 				// those above; no other transpose, nor any copy, is made.
-				if op.Kind == "transpose" && tc.same && len(op.Inputs) == 1 && strings.HasPrefix(cg.Ops[op.Inputs[0]].Kind, "matmul") {
+				if op.Kind == chunk.KindTranspose && tc.same && len(op.Inputs) == 1 && strings.HasPrefix(string(cg.Ops[op.Inputs[0]].Kind), "matmul") {
 					continue
 				}
-				if op.Kind == "transpose" || op.Kind == "assemble" {
+				if op.Kind == chunk.KindTranspose || op.Kind == chunk.KindAssemble {
 					t.Errorf("%s: a %s op is left", what, op.Kind)
 				}
 			}
@@ -448,7 +448,7 @@ func TestMatmulSymmetricTiling(t *testing.T) {
 		checkMatmul(t, fmt.Sprintf("transX=%v", transX), got, a, b, tensor.Float64, 1e-12)
 		kinds := map[string]int{}
 		for _, op := range cg.Ops {
-			kinds[op.Kind]++
+			kinds[string(op.Kind)]++
 		}
 		if kinds["matmul"] != 6 || kinds["transpose"] != 3 {
 			t.Errorf("transX=%v: ops %v, want 6 matmul (the upper triangle of 3 x 3 blocks) and 3 transpose", transX, kinds)
@@ -480,7 +480,7 @@ func TestGramOfRowBands(t *testing.T) {
 	checkMatmul(t, "x.T @ x", got, transposed(xs), xs, tensor.Float64, 1e-12)
 	kinds := map[string]int{}
 	for _, op := range cg.Ops {
-		kinds[op.Kind]++
+		kinds[string(op.Kind)]++
 	}
 	if kinds["matmul"] != 3 || kinds["transpose"] != 1 {
 		t.Errorf("ops %v, want 3 matmul (the upper triangle of 2 x 2 blocks) and 1 transpose", kinds)

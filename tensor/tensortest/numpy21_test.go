@@ -113,7 +113,7 @@ func TestTakeReadsTouchedBlocks(t *testing.T) {
 	takes := 0
 	got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, func(cg *chunk.Graph) {
 		for _, op := range cg.Ops {
-			if op.Kind != "take" {
+			if op.Kind != chunk.KindTake {
 				continue
 			}
 			takes++
@@ -154,8 +154,8 @@ func TestTakeShuffle(t *testing.T) {
 	kinds := map[string]int{}
 	got, err := ComputeGraph(context.Background(), g, nil, nil, fuse.Options{Fuse: true, FuseExpr: true}, func(cg *chunk.Graph) {
 		for _, op := range cg.Ops {
-			kinds[op.Kind]++
-			if op.Kind != "take" {
+			kinds[string(op.Kind)]++
+			if op.Kind != chunk.KindTake {
 				continue
 			}
 			for _, in := range op.Inputs[1:] {
@@ -217,7 +217,7 @@ func TestSampleSort(t *testing.T) {
 		p := (tc.n + tc.chunk - 1) / tc.chunk
 		kinds := map[string]int{}
 		for _, op := range cg.Ops {
-			kinds[op.Kind]++
+			kinds[string(op.Kind)]++
 		}
 		// Two sorts (values and indices), each p local sorts and at
 		// most p merges (a destination that received nothing has none).
@@ -226,7 +226,7 @@ func TestSampleSort(t *testing.T) {
 		}
 		ranged := 0
 		for _, op := range cg.Ops {
-			if op.Kind == "ssort.merge" {
+			if op.Kind == chunk.KindSsortMerge {
 				ranged += len(op.Ranges)
 			}
 		}

@@ -15,7 +15,7 @@ import (
 func tinyCombineOp(tb testing.TB) (*chunk.Op, []*tensor.Array) {
 	tb.Helper()
 	for _, op := range tinySum(tb).Ops {
-		if !strings.HasSuffix(op.Kind, ".combine") {
+		if !strings.HasSuffix(string(op.Kind), ".combine") {
 			continue
 		}
 		if op.DType != tensor.Float64 {

@@ -356,7 +356,7 @@ func TestReduceTree(t *testing.T) {
 	}
 	count := map[string]int{}
 	for _, op := range cg.Ops {
-		count[op.Kind]++
+		count[string(op.Kind)]++
 		if op.Kind == "sum.combine" && len(op.Inputs) > tile.ReduceCombine {
 			t.Errorf("combine of %d inputs", len(op.Inputs))
 		}

@@ -96,7 +96,7 @@ func TestScanChain(t *testing.T) {
 	}
 	count := map[string]int{}
 	for _, op := range cg.Ops {
-		count[op.Kind]++
+		count[string(op.Kind)]++
 		if op.Kind == "cumsum.carry" && len(op.Inputs) > 2 {
 			t.Errorf("carry reads %d inputs", len(op.Inputs))
 		}

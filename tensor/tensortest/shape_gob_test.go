@@ -38,8 +38,8 @@ func TestShapeOpsGob(t *testing.T) {
 	}
 	kinds := map[string]bool{}
 	for _, op := range cg.Ops {
-		kinds[op.Kind] = true
-		if op.Kind == "matmul" && op.Node != mm.ID {
+		kinds[string(op.Kind)] = true
+		if op.Kind == chunk.KindMatmul && op.Node != mm.ID {
 			t.Errorf("matmul op %d records node %d, want %d", op.Key, op.Node, mm.ID)
 		}
 	}

@@ -135,7 +135,7 @@ func TestReshapeChunking(t *testing.T) {
 			t.Errorf("%v %v -> %v: chunks %v, want %v", tc.from, tc.chunks, tc.to, cg.Outputs[0].Chunks, tc.wantChunks)
 		}
 		for _, op := range cg.Ops {
-			if op.Kind != "reshape" {
+			if op.Kind != chunk.KindReshape {
 				continue
 			}
 			if n := len(op.Args.(chunk.ReshapeArgs).Runs); n != tc.runs {
@@ -171,7 +171,7 @@ func TestReshapeKernelBounds(t *testing.T) {
 		{Dst: 1, Len: 1, Count: 3, DstStride: 2},
 		{Src: 3, Len: 1, Count: 2, SrcStride: -4},
 	} {
-		op := &chunk.Op{Kind: "reshape", Inputs: []int{0}, Shape: []int{2, 2}, DType: tensor.Int32, Args: chunk.ReshapeArgs{Runs: []chunk.ReshapeRun{r}}}
+		op := &chunk.Op{Kind: chunk.KindReshape, Inputs: []int{0}, Shape: []int{2, 2}, DType: tensor.Int32, Args: chunk.ReshapeArgs{Runs: []chunk.ReshapeRun{r}}}
 		if _, err := kernel.Run(t.Context(), op, []*tensor.Array{in}); err == nil {
 			t.Errorf("run %+v: no error", r)
 		}

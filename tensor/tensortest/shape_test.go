@@ -294,7 +294,7 @@ func TestSliceReusesWholeChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cg.Ops) != 2 || cg.Ops[0].Kind != "stored" || cg.Ops[1].Kind != "stored" {
+	if len(cg.Ops) != 2 || cg.Ops[0].Kind != chunk.KindStored || cg.Ops[1].Kind != chunk.KindStored {
 		t.Errorf("%d ops, want only the 2 stored chunks selected", len(cg.Ops))
 	}
 }
@@ -433,7 +433,7 @@ func TestCopyStridedNegativeSteps(t *testing.T) {
 
 // BenchmarkTransposeKernel transposes a 1000x1000 float64 chunk.
 func BenchmarkTransposeKernel(b *testing.B) {
-	op := &chunk.Op{Kind: "transpose", Inputs: []int{0}, Shape: []int{1000, 1000}, DType: tensor.Float64, Args: chunk.TransposeArgs{Perm: []int{1, 0}}}
+	op := &chunk.Op{Kind: chunk.KindTranspose, Inputs: []int{0}, Shape: []int{1000, 1000}, DType: tensor.Float64, Args: chunk.TransposeArgs{Perm: []int{1, 0}}}
 	in := []*tensor.Array{rampArray(tensor.Float64, []int{1000, 1000})}
 	b.SetBytes(int64(in[0].NBytes()))
 	for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -138,7 +139,7 @@ func TestSortNumPy(t *testing.T) {
 		}
 		// No op reads more than two blocks.
 		for _, op := range cg.Ops {
-			if op.Kind == "sort.merge" && len(op.Inputs) != 2 {
+			if op.Kind == chunk.KindSortMerge && len(op.Inputs) != 2 {
 				t.Errorf("merge op with %d inputs", len(op.Inputs))
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/tile"
@@ -80,7 +81,7 @@ func TestHistogram(t *testing.T) {
 			checkClose(t, what+" edges", outs[1], tc.edges, 0)
 			ranges := 0
 			for _, op := range cg.Ops {
-				if op.Kind == "histogram" {
+				if op.Kind == chunk.KindHist {
 					ranges++
 				}
 			}
@@ -229,7 +230,7 @@ func TestSortShared(t *testing.T) {
 	outs, cg := c.runOutputs(t, s, p, m)
 	local := 0
 	for _, op := range cg.Ops {
-		if op.Kind == "sort.local" {
+		if op.Kind == chunk.KindSortLocal {
 			local++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"marsfs/tensor"
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
@@ -116,10 +117,10 @@ func TestUniqueStages(t *testing.T) {
 	}
 	maps := 0
 	for _, op := range s.Graph.Ops {
-		if strings.HasPrefix(op.Kind, "unique") && len(op.Inputs) > tile.StatsCombine {
+		if strings.HasPrefix(string(op.Kind), "unique") && len(op.Inputs) > tile.StatsCombine {
 			t.Errorf("%s reads %d chunks: the tree should read at most %d", op.Kind, len(op.Inputs), tile.StatsCombine)
 		}
-		if op.Kind == "unique.map" {
+		if op.Kind == chunk.KindUniqueMap {
 			maps++
 		}
 	}

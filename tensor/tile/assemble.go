@@ -24,7 +24,7 @@ func tileInput(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	tt := &tensor.TiledTensor{Shape: src.Shape, DType: src.DType, Chunks: src.Chunks}
 	grid := tensor.GridShape(src.Chunks)
 	for i, id := range src.Keys {
-		tt.Keys = append(tt.Keys, t.emit(&chunk.Op{Kind: "stored", Stored: id, Shape: tensor.ChunkShape(src.Chunks, grid, i), DType: src.DType}))
+		tt.Keys = append(tt.Keys, t.emit(&chunk.Op{Kind: chunk.KindStored, Stored: id, Shape: tensor.ChunkShape(src.Chunks, grid, i), DType: src.DType}))
 	}
 	return tt, nil
 }
@@ -159,7 +159,7 @@ func (t *tiler) rechunk(src *tensor.TiledTensor, chunks [][]int) *tensor.TiledTe
 			for _, b := range bs {
 				total += boxLen(b)
 			}
-			split[i] = t.emit(&chunk.Op{Kind: "rechunk.split", Inputs: []int{int(src.Keys[i])}, Shape: []int{total}, DType: src.DType, Args: chunk.SplitArgs{Boxes: bs}})
+			split[i] = t.emit(&chunk.Op{Kind: chunk.KindRechunkSplit, Inputs: []int{int(src.Keys[i])}, Shape: []int{total}, DType: src.DType, Args: chunk.SplitArgs{Boxes: bs}})
 		}
 	}
 	for _, d := range dsts {
@@ -190,7 +190,7 @@ func (t *tiler) rechunk(src *tensor.TiledTensor, chunks [][]int) *tensor.TiledTe
 			ranges[j] = r
 			pc.Src = fullBox(r.Shape)
 		}
-		key := t.emit(&chunk.Op{Kind: "assemble", Inputs: inputs, Ranges: ranges, Shape: d.shape, DType: src.DType, Args: chunk.AssembleArgs{Pieces: d.pieces}})
+		key := t.emit(&chunk.Op{Kind: chunk.KindAssemble, Inputs: inputs, Ranges: ranges, Shape: d.shape, DType: src.DType, Args: chunk.AssembleArgs{Pieces: d.pieces}})
 		out.Keys = append(out.Keys, key)
 	}
 	return out

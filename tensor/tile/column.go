@@ -45,7 +45,7 @@ type columnFuser struct {
 	// nodes, and fulls, whose offsets no program reads), generator args
 	// but for the offset, its inputs' indexes in nodes, and a
 	// broadcast full's shape.
-	kind   []string
+	kind   []chunk.Kind
 	box    []any
 	gen    []chunk.GenArgs
 	ins    [][]int
@@ -219,7 +219,7 @@ func (cf *columnFuser) init() {
 	cf.grid = tensor.GridShape(cf.chunks)
 	cf.offs = tensor.ChunkOffsets(cf.chunks)
 	cf.idx, cf.shape = make([]int, len(cf.grid)), make([]int, len(cf.grid))
-	cf.kind = make([]string, nn)
+	cf.kind = make([]chunk.Kind, nn)
 	cf.box = make([]any, nn)
 	cf.gen = make([]chunk.GenArgs, nn)
 	cf.ins = make([][]int, nn)
@@ -230,7 +230,7 @@ func (cf *columnFuser) init() {
 	}
 	for i, n := range cf.nodes {
 		if tensor.ElemKinds[n.Op] {
-			cf.kind[i] = n.Op
+			cf.kind[i] = chunk.Kind(n.Op)
 			cf.box[i] = elemArgs(n)
 			for _, p := range n.Inputs {
 				cf.ins[i] = append(cf.ins[i], at[p.ID])
@@ -242,7 +242,7 @@ func (cf *columnFuser) init() {
 		if !cf.whole[i] {
 			cf.bshape[i] = tensor.ChunkShape(n.Chunks, tensor.GridShape(n.Chunks), 0)
 		}
-		if cf.kind[i] == tensor.OpFull {
+		if cf.kind[i] == chunk.KindFull {
 			// No program reads a full's offset (compile and makeOp
 			// skip it; sameOpButOffset compares its length): one box
 			// serves every column.

@@ -63,7 +63,7 @@ func Const(name string, a *tensor.Array, chunks [][]int) (*chunk.Graph, error) {
 		}
 		c := tensor.NewArray(a.DType, shape)
 		tensor.CopyStrided(c, make([]int, len(shape)), a, sel)
-		op := &chunk.Op{Key: len(cg.Ops), Kind: "const", Shape: shape, DType: a.DType, Args: chunk.ConstArgs{Data: c.Data}}
+		op := &chunk.Op{Key: len(cg.Ops), Kind: chunk.KindConst, Shape: shape, DType: a.DType, Args: chunk.ConstArgs{Data: c.Data}}
 		cg.Ops = append(cg.Ops, op)
 		out.Keys = append(out.Keys, uint64(op.Key))
 	}

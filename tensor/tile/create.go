@@ -40,11 +40,11 @@ func tileCreate(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 }
 
 // createKind is the kernel of the chunks of generator node n.
-func createKind(n *spec.Node) string {
+func createKind(n *spec.Node) chunk.Kind {
 	if n.Op == tensor.OpScalar {
-		return tensor.OpFull
+		return chunk.KindFull
 	}
-	return n.Op
+	return chunk.Kind(n.Op)
 }
 
 // createArgs are the arguments of the chunks of generator node n, but for

@@ -125,7 +125,7 @@ func tileElementwise(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			}
 			keys[i] = int(in.Keys[tensor.Ravel(sub, inGrids[i])])
 		}
-		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: n.Op, Inputs: keys, Shape: t.shapes.Shape(shape), DType: n.DType, Args: args}))
+		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: chunk.Kind(n.Op), Inputs: keys, Shape: t.shapes.Shape(shape), DType: n.DType, Args: args}))
 	}
 	return out, nil
 }

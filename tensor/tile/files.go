@@ -33,7 +33,7 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 		args := chunk.NPYArgs{Path: a.Path, DataOffset: a.FileOffset, FileShape: slices.Clone(n.Shape),
 			Fortran: a.Fortran, BigEndian: a.BigEndian, Offset: off}
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromNPY, Shape: shape, DType: n.DType, Args: args}))
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromNPY, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
 }
@@ -57,7 +57,7 @@ func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
 		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: n.Attrs.Zarr.Desc(), Offset: off}
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: tensor.OpFromZarr, Shape: shape, DType: n.DType, Args: args}))
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromZarr, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
 }
@@ -77,7 +77,7 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 	base := chunk.NPYWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite,
 		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape)}
 	done := []int{}
-	create := t.emit(&chunk.Op{Kind: "to_npy.create", Shape: done, DType: tensor.Bool, Args: base})
+	create := t.emit(&chunk.Op{Kind: chunk.KindToNPYCreate, Shape: done, DType: tensor.Bool, Args: base})
 	grid := tensor.GridShape(tt.Chunks)
 	offs := tensor.ChunkOffsets(tt.Chunks)
 	idx := make([]int, len(grid))
@@ -89,12 +89,12 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 		for ax, i := range idx {
 			args.Offset[ax] = offs[ax][i]
 		}
-		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_npy.write", Inputs: []int{int(key), int(create)}, Shape: done, DType: tensor.Bool, Args: args})))
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: chunk.KindToNPYWrite, Inputs: []int{int(key), int(create)}, Shape: done, DType: tensor.Bool, Args: args})))
 	}
 	if len(writes) == 0 {
 		writes = []int{int(create)} // no chunk: the file is the header
 	}
-	return t.emit(&chunk.Op{Kind: "to_npy.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+	return t.emit(&chunk.Op{Kind: chunk.KindToNPYCommit, Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
 }
 
 // tileZarrSink emits the ops that write tt as the Zarr array of sink (see
@@ -121,7 +121,7 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 	rand.Read(token[:])
 	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc()}
 	done := []int{}
-	create := t.emit(&chunk.Op{Kind: "to_zarr.create", Shape: done, DType: tensor.Bool, Args: base})
+	create := t.emit(&chunk.Op{Kind: chunk.KindToZarrCreate, Shape: done, DType: tensor.Bool, Args: base})
 	// The tensor chunks by the store chunks they overlap.
 	grid := tensor.GridShape(tt.Chunks)
 	offs := tensor.ChunkOffsets(tt.Chunks)
@@ -162,12 +162,12 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 			args.Offsets = append(args.Offsets, p.off)
 		}
 		inputs = append(inputs, int(create))
-		writes = append(writes, int(t.emit(&chunk.Op{Kind: "to_zarr.write", Inputs: inputs, Shape: done, DType: tensor.Bool, Args: args})))
+		writes = append(writes, int(t.emit(&chunk.Op{Kind: chunk.KindToZarrWrite, Inputs: inputs, Shape: done, DType: tensor.Bool, Args: args})))
 	}
 	if len(writes) == 0 {
 		writes = []int{int(create)} // no chunk: the array is its metadata
 	}
-	return t.emit(&chunk.Op{Kind: "to_zarr.commit", Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
+	return t.emit(&chunk.Op{Kind: chunk.KindToZarrCommit, Inputs: writes, Shape: done, DType: tensor.Bool, Args: base}), nil
 }
 
 // eachIndex calls f with every index from lo up to hi (exclusive), in C

@@ -24,7 +24,7 @@ func tileDiagonal(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	grid := tensor.GridShape(x.Chunks)
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType}
 	if l == 0 {
-		key := t.emit(&chunk.Op{Kind: "diagonal", Inputs: []int{int(x.Keys[0])}, Shape: []int{0}, DType: n.DType, Args: chunk.DiagonalArgs{}})
+		key := t.emit(&chunk.Op{Kind: chunk.KindDiagonal, Inputs: []int{int(x.Keys[0])}, Shape: []int{0}, DType: n.DType, Args: chunk.DiagonalArgs{}})
 		out.Chunks, out.Keys = [][]int{{0}}, []uint64{key}
 		return out, nil
 	}
@@ -34,7 +34,7 @@ func tileDiagonal(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		a, b := ChunkAt(offs[0], r), ChunkAt(offs[1], c)
 		run := min(offs[0][a]+x.Chunks[0][a]-r, offs[1][b]+x.Chunks[1][b]-c, l-i)
 		key := x.Keys[tensor.Ravel([]int{a, b}, grid)]
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "diagonal", Inputs: []int{int(key)}, Shape: []int{run}, DType: n.DType,
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindDiagonal, Inputs: []int{int(key)}, Shape: []int{run}, DType: n.DType,
 			Args: chunk.DiagonalArgs{Row: r - offs[0][a], Col: c - offs[1][b]}}))
 		out.Chunks[0] = append(out.Chunks[0], run)
 		i += run
@@ -48,7 +48,7 @@ func nanFill(t *tiler, n *spec.Node) *tensor.TiledTensor {
 	for ax, d := range n.Shape {
 		chunks[ax] = []int{d}
 	}
-	key := t.emit(&chunk.Op{Kind: tensor.OpFull, Shape: n.Shape, DType: n.DType,
+	key := t.emit(&chunk.Op{Kind: chunk.KindFull, Shape: n.Shape, DType: n.DType,
 		Args: chunk.GenArgs{Offset: make([]int, len(n.Shape)), Global: n.Shape, Value: math.NaN()}})
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}
 }
@@ -66,7 +66,7 @@ func tileEigh(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	// tells two calls on one matrix apart.
 	v, err := t.sharedFor(fmt.Sprintf("eigh%d", n.Attrs.K), n, func() (any, error) {
 		whole := t.rechunk(a, [][]int{{size}, {size}})
-		return t.emit(&chunk.Op{Kind: "linalg.eigh", Inputs: []int{int(whole.Keys[0])}, Shape: []int{size + 1, size}, DType: tensor.Float64,
+		return t.emit(&chunk.Op{Kind: chunk.KindEigh, Inputs: []int{int(whole.Keys[0])}, Shape: []int{size + 1, size}, DType: tensor.Float64,
 			Args: chunk.EighArgs{Upper: n.Attrs.K == 1}}), nil
 	})
 	if err != nil {
@@ -76,7 +76,7 @@ func tileEigh(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	for ax, d := range n.Shape {
 		chunks[ax] = []int{d}
 	}
-	key := t.emit(&chunk.Op{Kind: n.Op, Inputs: []int{int(v.(uint64))}, Shape: n.Shape, DType: n.DType})
+	key := t.emit(&chunk.Op{Kind: chunk.Kind(n.Op), Inputs: []int{int(v.(uint64))}, Shape: n.Shape, DType: n.DType})
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: chunks, Keys: []uint64{key}}, nil
 }
 
@@ -98,7 +98,7 @@ func tileArray(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 		c := tensor.NewArray(n.DType, shape)
 		tensor.CopyStrided(c, make([]int, len(shape)), a, sel)
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "const", Shape: shape, DType: n.DType, Args: chunk.ConstArgs{Data: c.Data}}))
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindConst, Shape: shape, DType: n.DType, Args: chunk.ConstArgs{Data: c.Data}}))
 	}
 	return out, nil
 }

@@ -83,7 +83,7 @@ func (t *tiler) tsqr(n *spec.Node) (*tsqrTree, error) {
 		tr := &tsqrTree{a: a, m: m, n: cols}
 		var level []tsqrNode
 		for i, rows := range a.Chunks[0] {
-			key := t.emit(&chunk.Op{Kind: "linalg.qr.factor", Inputs: []int{int(a.Keys[i])}, Shape: []int{rows + 1, cols}, DType: tensor.Float64, Args: chunk.QRFactorArgs{Leaf: true}})
+			key := t.emit(&chunk.Op{Kind: chunk.KindQRFactor, Inputs: []int{int(a.Keys[i])}, Shape: []int{rows + 1, cols}, DType: tensor.Float64, Args: chunk.QRFactorArgs{Leaf: true}})
 			level = append(level, tsqrNode{key: key, rows: rows, k: min(rows, cols)})
 		}
 		tr.levels = append(tr.levels, level)
@@ -99,7 +99,7 @@ func (t *tiler) tsqr(n *spec.Node) (*tsqrTree, error) {
 					rows += group[i].k
 					inputs = append(inputs, int(group[i].key))
 				}
-				key := t.emit(&chunk.Op{Kind: "linalg.qr.factor", Inputs: inputs, Shape: []int{rows + 1, cols}, DType: tensor.Float64, Args: chunk.QRFactorArgs{}})
+				key := t.emit(&chunk.Op{Kind: chunk.KindQRFactor, Inputs: inputs, Shape: []int{rows + 1, cols}, DType: tensor.Float64, Args: chunk.QRFactorArgs{}})
 				next = append(next, tsqrNode{key: key, rows: rows, k: min(rows, cols)})
 			}
 			tr.levels = append(tr.levels, next)
@@ -126,7 +126,7 @@ func (t *tiler) qFactor(tr *tsqrTree, seed int, seedCols int, dt tensor.DType) [
 			odt = dt
 		}
 		for i, nd := range tr.levels[l] {
-			op := &chunk.Op{Kind: "linalg.qr.q", Inputs: []int{int(nd.key)}, Shape: []int{nd.rows, seedCols}, DType: odt}
+			op := &chunk.Op{Kind: chunk.KindQRQ, Inputs: []int{int(nd.key)}, Shape: []int{nd.rows, seedCols}, DType: odt}
 			if l == top {
 				op.Args = chunk.QRQArgs{Root: true}
 				if seed >= 0 {
@@ -192,7 +192,7 @@ func tileQRR(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	if !slices.Equal(n.Shape, []int{k, tr.n}) {
 		return nil, fmt.Errorf("node shape %v, want %v", n.Shape, []int{k, tr.n})
 	}
-	key := t.emit(&chunk.Op{Kind: "linalg.qr.r", Inputs: []int{int(tr.root().key)}, Shape: n.Shape, DType: n.DType})
+	key := t.emit(&chunk.Op{Kind: chunk.KindQRR, Inputs: []int{int(tr.root().key)}, Shape: n.Shape, DType: n.DType})
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{k}, {tr.n}}, Keys: []uint64{key}}, nil
 }
 
@@ -208,7 +208,7 @@ func tileSVD(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	m, cols, k := tr.m, tr.n, min(tr.m, tr.n)
 	v, _ := t.sharedFor("svd", n, func() (any, error) {
-		return t.emit(&chunk.Op{Kind: "linalg.svd.small", Inputs: []int{int(tr.root().key)}, Shape: []int{k*k + k + k*cols}, DType: tensor.Float64}), nil
+		return t.emit(&chunk.Op{Kind: chunk.KindSVDSmall, Inputs: []int{int(tr.root().key)}, Shape: []int{k*k + k + k*cols}, DType: tensor.Float64}), nil
 	})
 	small := int(v.(uint64))
 	var want []int
@@ -225,14 +225,14 @@ func tileSVD(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	switch n.Op {
 	case tensor.OpSVDU:
-		ur := t.emit(&chunk.Op{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: []int{k, k}, DType: tensor.Float64, Args: chunk.SVDPartArgs{Part: 0, K: k}})
+		ur := t.emit(&chunk.Op{Kind: chunk.KindSVDPart, Inputs: []int{small}, Shape: []int{k, k}, DType: tensor.Float64, Args: chunk.SVDPartArgs{Part: 0, K: k}})
 		keys := t.qFactor(tr, int(ur), k, n.DType)
 		return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{tr.a.Chunks[0], {k}}, Keys: keys}, nil
 	case tensor.OpSVDS:
-		key := t.emit(&chunk.Op{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: chunk.SVDPartArgs{Part: 1, K: k}})
+		key := t.emit(&chunk.Op{Kind: chunk.KindSVDPart, Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: chunk.SVDPartArgs{Part: 1, K: k}})
 		return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{k}}, Keys: []uint64{key}}, nil
 	default:
-		key := t.emit(&chunk.Op{Kind: "linalg.svd.part", Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: chunk.SVDPartArgs{Part: 2, K: k}})
+		key := t.emit(&chunk.Op{Kind: chunk.KindSVDPart, Inputs: []int{small}, Shape: n.Shape, DType: n.DType, Args: chunk.SVDPartArgs{Part: 2, K: k}})
 		return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{k}, {cols}}, Keys: []uint64{key}}, nil
 	}
 }

@@ -70,7 +70,7 @@ func tileSolve(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	for l, level := range tr.levels {
 		keys := make([]uint64, len(level))
 		for i, nd := range level {
-			op := &chunk.Op{Kind: "linalg.qr.qt", Inputs: []int{int(nd.key)}, Shape: []int{nd.k, nrhs}, DType: tensor.Float64, Args: chunk.QRQTArgs{Leaf: l == 0}}
+			op := &chunk.Op{Kind: chunk.KindQRQT, Inputs: []int{int(nd.key)}, Shape: []int{nd.k, nrhs}, DType: tensor.Float64, Args: chunk.QRQTArgs{Leaf: l == 0}}
 			if l == 0 {
 				op.Inputs = append(op.Inputs, int(b.Keys[i]))
 			} else {
@@ -84,7 +84,7 @@ func tileSolve(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 		below = keys
 	}
-	key := t.emit(&chunk.Op{Kind: "linalg.solve", Inputs: []int{int(tr.root().key), int(below[0])}, Shape: n.Shape, DType: n.DType})
+	key := t.emit(&chunk.Op{Kind: chunk.KindSolve, Inputs: []int{int(tr.root().key), int(below[0])}, Shape: n.Shape, DType: n.DType})
 	chunks := [][]int{{size}}
 	if len(n.Shape) == 2 {
 		chunks = append(chunks, []int{nrhs})
@@ -110,7 +110,7 @@ func tileInv(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	q := t.qFactor(tr, -1, size, tensor.Float64)
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{size}, tr.a.Chunks[0]}}
 	for i, rows := range tr.a.Chunks[0] {
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "linalg.inv", Inputs: []int{int(tr.root().key), int(q[i])}, Shape: []int{size, rows}, DType: n.DType}))
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindInv, Inputs: []int{int(tr.root().key), int(q[i])}, Shape: []int{size, rows}, DType: n.DType}))
 	}
 	return out, nil
 }
@@ -142,12 +142,12 @@ func tileCholesky(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 				for m := k; m < k+CholUpdates; m++ {
 					inputs = append(inputs, int(l[i*nb+m]), int(l[j*nb+m]))
 				}
-				cur = int(t.emit(&chunk.Op{Kind: "linalg.cholesky.update", Inputs: inputs, Shape: shape, DType: tensor.Float64}))
+				cur = int(t.emit(&chunk.Op{Kind: chunk.KindCholeskyUpdate, Inputs: inputs, Shape: shape, DType: tensor.Float64}))
 			}
 			inputs := []int{cur}
-			kind := "linalg.cholesky"
+			kind := chunk.KindCholesky
 			if i > j {
-				kind = "linalg.cholesky.block"
+				kind = chunk.KindCholeskyBlock
 				inputs = append(inputs, int(l[j*nb+j]))
 			}
 			for ; k < j; k++ {
@@ -156,7 +156,7 @@ func tileCholesky(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			l[i*nb+j] = t.emit(&chunk.Op{Kind: kind, Inputs: inputs, Shape: shape, DType: n.DType})
 		}
 		for i := range j {
-			l[i*nb+j] = t.emit(&chunk.Op{Kind: "linalg.zeros", Shape: []int{cs[i], cs[j]}, DType: n.DType})
+			l[i*nb+j] = t.emit(&chunk.Op{Kind: chunk.KindLinalgZeros, Shape: []int{cs[i], cs[j]}, DType: n.DType})
 		}
 	}
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{cs, cs}, Keys: l}, nil

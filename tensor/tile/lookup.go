@@ -30,7 +30,7 @@ func tileLookup(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		shape := tensor.ChunkShape(q.Chunks, grid, b)
 		parts := make([]uint64, len(in.Keys))
 		for c, ik := range in.Keys {
-			op := &chunk.Op{Kind: n.Op, Inputs: []int{int(ik), int(qk)}, Shape: shape, DType: n.DType, Args: args}
+			op := &chunk.Op{Kind: chunk.Kind(n.Op), Inputs: []int{int(ik), int(qk)}, Shape: shape, DType: n.DType, Args: args}
 			if n.Op == tensor.OpIsin {
 				op.Inputs = []int{int(qk), int(ik)}
 			}
@@ -41,7 +41,7 @@ func tileLookup(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			key = t.sumTree(parts, shape, tensor.Int64)
 		} else {
 			key = t.tree(parts, func(inputs []int) uint64 {
-				return t.emit(&chunk.Op{Kind: "isin.or", Inputs: inputs, Shape: shape, DType: tensor.Bool})
+				return t.emit(&chunk.Op{Kind: chunk.KindIsinOr, Inputs: inputs, Shape: shape, DType: tensor.Bool})
 			})
 		}
 		out.Keys = append(out.Keys, key)
@@ -55,7 +55,7 @@ func tileNonEmpty(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	if len(v.Keys) != 1 || len(cnt.Keys) != 1 {
 		return nil, fmt.Errorf("nonempty of %d and %d chunks", len(v.Keys), len(cnt.Keys))
 	}
-	key := t.emit(&chunk.Op{Kind: "nonempty", Inputs: []int{int(v.Keys[0]), int(cnt.Keys[0])}, Shape: []int{}, DType: n.DType,
+	key := t.emit(&chunk.Op{Kind: chunk.KindNonempty, Inputs: []int{int(v.Keys[0]), int(cnt.Keys[0])}, Shape: []int{}, DType: n.DType,
 		Args: chunk.NonEmptyArgs{Reduction: n.Attrs.Name}})
 	return &tensor.TiledTensor{Shape: []int{}, DType: n.DType, Chunks: [][]int{}, Keys: []uint64{key}}, nil
 }

@@ -54,14 +54,14 @@ func measureMask(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	var carry []uint64
 	for b := range lead {
 		bound := tensor.NumElements(tensor.ChunkShape(x.Chunks[:k], leadGrid, b))
-		counts[b] = int(t.emit(&chunk.Op{Kind: "mask.count", Inputs: []int{int(m.Keys[b])}, Shape: []int{}, DType: tensor.Int64}))
+		counts[b] = int(t.emit(&chunk.Op{Kind: chunk.KindMaskCount, Inputs: []int{int(m.Keys[b])}, Shape: []int{}, DType: tensor.Int64}))
 		for j := range trail {
 			shape := append([]int{bound}, tensor.ChunkShape(x.Chunks[k:], trailGrid, j)...)
-			carry = append(carry, t.emit(&chunk.Op{Kind: "mask.select", Inputs: []int{int(x.Keys[b*trail+j]), int(m.Keys[b])},
+			carry = append(carry, t.emit(&chunk.Op{Kind: chunk.KindMaskSelect, Inputs: []int{int(x.Keys[b*trail+j]), int(m.Keys[b])},
 				Shape: shape, DType: x.DType, Args: chunk.MaskArgs{}}))
 		}
 	}
-	probe := t.emit(&chunk.Op{Kind: "mask.lens", Inputs: counts, Shape: []int{lead}, DType: tensor.Int64})
+	probe := t.emit(&chunk.Op{Kind: chunk.KindMaskLens, Inputs: counts, Shape: []int{lead}, DType: tensor.Int64})
 	return carry, probe, nil
 }
 
@@ -91,7 +91,7 @@ func finishMask(t *tiler, n *spec.Node, ids []uint64, lens []int) (*tensor.Tiled
 		out.Chunks[0] = append(out.Chunks[0], lens[b])
 		for j := range trail {
 			shape := append([]int{lens[b]}, tensor.ChunkShape(trailChunks, trailGrid, j)...)
-			out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "stored", Stored: ids[b*trail+j], Shape: shape, DType: n.DType}))
+			out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindStored, Stored: ids[b*trail+j], Shape: shape, DType: n.DType}))
 		}
 	}
 	return out, nil

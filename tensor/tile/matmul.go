@@ -91,7 +91,7 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 				// Below the diagonal: the transpose of the block above,
 				// emitted (with its key) before this one.
 				above := out.Keys[j*len(cols)+i]
-				out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "transpose", Inputs: []int{int(above)},
+				out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindTranspose, Inputs: []int{int(above)},
 					Shape: shape, DType: n.DType, Args: chunk.TransposeArgs{Perm: []int{1, 0}}}))
 				continue
 			}
@@ -109,7 +109,7 @@ func tileMatmul(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 					inputs = append(inputs, int(ka), int(kb))
 					views = append(views, viewA, viewB)
 				}
-				op := &chunk.Op{Kind: "matmul", Inputs: inputs, Shape: shape, DType: n.DType}
+				op := &chunk.Op{Kind: chunk.KindMatmul, Inputs: inputs, Shape: shape, DType: n.DType}
 				if views != nil {
 					op.Args = chunk.MatmulArgs{Views: views}
 				}
@@ -284,7 +284,7 @@ func (t *tiler) sumTree(parts []uint64, shape []int, dt tensor.DType) uint64 {
 			for i, k := range group {
 				inputs[i] = int(k)
 			}
-			next = append(next, t.emit(&chunk.Op{Kind: "matmul.sum", Inputs: inputs, Shape: shape, DType: dt}))
+			next = append(next, t.emit(&chunk.Op{Kind: chunk.KindMatmulSum, Inputs: inputs, Shape: shape, DType: dt}))
 		}
 		parts = next
 	}

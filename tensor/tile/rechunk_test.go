@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"marsfs/tensor/chunk"
 	"marsfs/tensor/spec"
 )
 
@@ -30,10 +31,10 @@ func TestRechunkShuffle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kinds := map[string]int{}
+		kinds := map[chunk.Kind]int{}
 		for _, op := range cg.Ops {
 			kinds[op.Kind]++
-			if op.Kind != "assemble" {
+			if op.Kind != chunk.KindAssemble {
 				continue
 			}
 			read := int64(0)

@@ -75,7 +75,7 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	inGrid, keepGrid, outGrid := tensor.GridShape(in.Chunks), tensor.GridShape(keepChunks), tensor.GridShape(outChunks)
 	offs := tensor.ChunkOffsets(in.Chunks)
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: outChunks}
-	mapKind, combineKind, finalKind := n.Op+".map", n.Op+".combine", n.Op+".final"
+	mapKind, combineKind, finalKind := chunk.StepKind(n.Op, chunk.StepMap), chunk.StepKind(n.Op, chunk.StepCombine), chunk.StepKind(n.Op, chunk.StepFinal)
 	// The args are boxed once, the map's too but for argmin and argmax,
 	// whose maps need their chunk's offset.
 	var baseArgs any = base

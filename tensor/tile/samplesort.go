@@ -84,17 +84,17 @@ func measureSampleSort(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	local := make([]uint64, p)
 	samples := make([]int, p)
 	for c, k := range x.Keys {
-		local[c] = t.emit(&chunk.Op{Kind: "sort.local", Inputs: []int{int(k)}, Shape: []int{sizes[c], 2}, DType: tensor.Int64,
+		local[c] = t.emit(&chunk.Op{Kind: chunk.KindSortLocal, Inputs: []int{int(k)}, Shape: []int{sizes[c], 2}, DType: tensor.Int64,
 			Args: chunk.SortArgs{Pairs: true, Offset: offs[c]}})
-		samples[c] = int(t.emit(&chunk.Op{Kind: "ssort.sample", Inputs: []int{int(local[c])}, Shape: []int{min(p, sizes[c]), 2}, DType: tensor.Int64,
+		samples[c] = int(t.emit(&chunk.Op{Kind: chunk.KindSsortSample, Inputs: []int{int(local[c])}, Shape: []int{min(p, sizes[c]), 2}, DType: tensor.Int64,
 			Args: chunk.SampleSortArgs{P: p}}))
 	}
-	spl := int(t.emit(&chunk.Op{Kind: "ssort.splitters", Inputs: samples, Shape: []int{p - 1, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
+	spl := int(t.emit(&chunk.Op{Kind: chunk.KindSsortSplitters, Inputs: samples, Shape: []int{p - 1, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
 	counts := make([]int, p)
 	for c := range p {
-		counts[c] = int(t.emit(&chunk.Op{Kind: "ssort.counts", Inputs: []int{int(local[c]), spl}, Shape: []int{p}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
+		counts[c] = int(t.emit(&chunk.Op{Kind: chunk.KindSsortCounts, Inputs: []int{int(local[c]), spl}, Shape: []int{p}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p}}))
 	}
-	probe := t.emit(&chunk.Op{Kind: "ssort.table", Inputs: counts, Shape: []int{p * p}, DType: tensor.Int64})
+	probe := t.emit(&chunk.Op{Kind: chunk.KindSsortTable, Inputs: counts, Shape: []int{p * p}, DType: tensor.Int64})
 	return local, probe, nil
 }
 
@@ -114,11 +114,11 @@ func finishSampleSort(t *tiler, n *spec.Node, ids []uint64, counts []int) (*tens
 		for d := range p {
 			l += counts[c*p+d]
 		}
-		blocks[c] = int(t.emit(&chunk.Op{Kind: "stored", Stored: id, Shape: []int{l, 2}, DType: tensor.Int64}))
+		blocks[c] = int(t.emit(&chunk.Op{Kind: chunk.KindStored, Stored: id, Shape: []int{l, 2}, DType: tensor.Int64}))
 	}
-	kind := "ssort.values"
+	kind := chunk.KindSsortValues
 	if n.Op == tensor.OpArgsort {
-		kind = "argsort.indices"
+		kind = chunk.KindArgsortIndices
 	}
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{nil}}
 	total := 0
@@ -139,7 +139,7 @@ func finishSampleSort(t *tiler, n *spec.Node, ids []uint64, counts []int) (*tens
 			continue
 		}
 		total += l
-		merged := t.emit(&chunk.Op{Kind: "ssort.merge", Inputs: inputs, Ranges: ranges, Shape: []int{l, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
+		merged := t.emit(&chunk.Op{Kind: chunk.KindSsortMerge, Inputs: inputs, Ranges: ranges, Shape: []int{l, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: kind, Inputs: []int{int(merged)}, Shape: []int{l}, DType: n.DType}))
 		out.Chunks[0] = append(out.Chunks[0], l)
 	}

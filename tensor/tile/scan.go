@@ -20,7 +20,7 @@ func tileScan(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	out := &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: in.Chunks, Keys: make([]uint64, len(in.Keys))}
 	local := make([]uint64, len(in.Keys))
 	for k, key := range in.Keys {
-		local[k] = t.emit(&chunk.Op{Kind: n.Op + ".local", Inputs: []int{int(key)}, Shape: tensor.ChunkShape(in.Chunks, grid, k), DType: n.DType, Args: args})
+		local[k] = t.emit(&chunk.Op{Kind: chunk.StepKind(n.Op, chunk.StepLocal), Inputs: []int{int(key)}, Shape: tensor.ChunkShape(in.Chunks, grid, k), DType: n.DType, Args: args})
 	}
 	// Walk each line of chunks along the axis: the chunks whose grid index
 	// along ax is 0 start the lines.
@@ -37,13 +37,13 @@ func tileScan(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			if c == 0 {
 				out.Keys[ck] = local[ck]
 			} else {
-				out.Keys[ck] = t.emit(&chunk.Op{Kind: n.Op + ".offset", Inputs: []int{int(local[ck]), carry[0]}, Shape: shape, DType: n.DType, Args: args})
+				out.Keys[ck] = t.emit(&chunk.Op{Kind: chunk.StepKind(n.Op, chunk.StepOffset), Inputs: []int{int(local[ck]), carry[0]}, Shape: shape, DType: n.DType, Args: args})
 			}
 			if c+1 < grid[ax] {
 				cshape := append([]int(nil), shape...)
 				cshape[ax] = 1
 				inputs := append(carry, int(local[ck]))
-				carry = []int{int(t.emit(&chunk.Op{Kind: n.Op + ".carry", Inputs: inputs, Shape: cshape, DType: n.DType, Args: args}))}
+				carry = []int{int(t.emit(&chunk.Op{Kind: chunk.StepKind(n.Op, chunk.StepCarry), Inputs: inputs, Shape: cshape, DType: n.DType, Args: args}))}
 			}
 		}
 	}

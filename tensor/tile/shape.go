@@ -47,7 +47,7 @@ func tileTranspose(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 		key := in.Keys[tensor.Ravel(src, inGrid)]
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{
-			Kind: "transpose", Inputs: []int{int(key)},
+			Kind: chunk.KindTranspose, Inputs: []int{int(key)},
 			Shape: tensor.ChunkShape(chunks, grid, k), DType: n.DType, Args: args,
 		}))
 	}
@@ -147,7 +147,7 @@ func tileSlice(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		}
 		if empty {
 			// Nothing to read: an empty chunk.
-			out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "assemble", Shape: shape, DType: n.DType, Args: chunk.AssembleArgs{}}))
+			out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindAssemble, Shape: shape, DType: n.DType, Args: chunk.AssembleArgs{}}))
 			continue
 		}
 		key := in.Keys[tensor.Ravel(src, inGrid)]
@@ -156,7 +156,7 @@ func tileSlice(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			continue
 		}
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{
-			Kind: "assemble", Inputs: []int{int(key)}, Shape: shape, DType: n.DType,
+			Kind: chunk.KindAssemble, Inputs: []int{int(key)}, Shape: shape, DType: n.DType,
 			Args: chunk.AssembleArgs{Pieces: []chunk.Piece{{In: 0, Src: sel, Dst: make([]int, nd)}}},
 		}))
 	}
@@ -281,7 +281,7 @@ func (t *tiler) convert(src *tensor.TiledTensor, dt tensor.DType) *tensor.TiledT
 	out := &tensor.TiledTensor{Shape: src.Shape, DType: dt, Chunks: src.Chunks}
 	grid := tensor.GridShape(src.Chunks)
 	for k, key := range src.Keys {
-		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: "convert", Inputs: []int{int(key)}, Shape: tensor.ChunkShape(src.Chunks, grid, k), DType: dt}))
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindConvert, Inputs: []int{int(key)}, Shape: tensor.ChunkShape(src.Chunks, grid, k), DType: dt}))
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func tileReshape(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for ax, s := range n.Shape {
 			out.Chunks[ax] = []int{s}
 		}
-		op := &chunk.Op{Kind: "reshape", Shape: n.Shape, DType: n.DType, Args: chunk.ReshapeArgs{}}
+		op := &chunk.Op{Kind: chunk.KindReshape, Shape: n.Shape, DType: n.DType, Args: chunk.ReshapeArgs{}}
 		if total > 0 {
 			op.Inputs = []int{int(in.Keys[0])}
 			op.Args = chunk.ReshapeArgs{Runs: []chunk.ReshapeRun{{Len: total, Count: 1}}}
@@ -52,7 +52,7 @@ func tileReshape(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for k, key := range in.Keys {
 			shape := tensor.ChunkShape(chunks, grid, k)
 			out.Keys = append(out.Keys, t.emit(&chunk.Op{
-				Kind: "reshape", Inputs: []int{int(key)}, Shape: shape, DType: n.DType,
+				Kind: chunk.KindReshape, Inputs: []int{int(key)}, Shape: shape, DType: n.DType,
 				Args: chunk.ReshapeArgs{Runs: []chunk.ReshapeRun{{Len: tensor.NumElements(shape), Count: 1}}},
 			}))
 		}
@@ -65,7 +65,7 @@ func tileReshape(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	for k := 0; k < tensor.NumElements(grid); k++ {
 		inputs, args := gather.op(tensor.Unravel(k, grid))
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{
-			Kind: "reshape", Inputs: inputs, Shape: tensor.ChunkShape(chunks, grid, k), DType: n.DType, Args: args,
+			Kind: chunk.KindReshape, Inputs: inputs, Shape: tensor.ChunkShape(chunks, grid, k), DType: n.DType, Args: args,
 		}))
 	}
 	return out, nil

@@ -97,21 +97,21 @@ func (t *tiler) sortBlocks(x *tensor.TiledTensor, arg bool) *tensor.TiledTensor 
 	// keys[r*p+j] is the current block j of row chunk r.
 	keys := make([]uint64, len(x.Keys))
 	for k, in := range x.Keys {
-		keys[k] = t.emit(&chunk.Op{Kind: "sort.local", Inputs: []int{int(in)}, Shape: blockShape(k), DType: dt, Args: chunk.SortArgs{Pairs: arg, Offset: offs[k%p]}})
+		keys[k] = t.emit(&chunk.Op{Kind: chunk.KindSortLocal, Inputs: []int{int(in)}, Shape: blockShape(k), DType: dt, Args: chunk.SortArgs{Pairs: arg, Offset: offs[k%p]}})
 	}
 	for _, c := range batcherNetwork(p) {
 		for r := range rows {
 			a, b := r*p+c[0], r*p+c[1]
 			in := []int{int(keys[a]), int(keys[b])}
-			lo := t.emit(&chunk.Op{Kind: "sort.merge", Inputs: in, Shape: blockShape(a), DType: dt, Args: chunk.SortArgs{Pairs: arg}})
-			hi := t.emit(&chunk.Op{Kind: "sort.merge", Inputs: in, Shape: blockShape(b), DType: dt, Args: chunk.SortArgs{Pairs: arg, High: true}})
+			lo := t.emit(&chunk.Op{Kind: chunk.KindSortMerge, Inputs: in, Shape: blockShape(a), DType: dt, Args: chunk.SortArgs{Pairs: arg}})
+			hi := t.emit(&chunk.Op{Kind: chunk.KindSortMerge, Inputs: in, Shape: blockShape(b), DType: dt, Args: chunk.SortArgs{Pairs: arg, High: true}})
 			keys[a], keys[b] = lo, hi
 		}
 	}
 	out := &tensor.TiledTensor{Shape: x.Shape, DType: dt, Chunks: chunks, Keys: keys}
 	if arg {
 		for k, in := range keys {
-			out.Keys[k] = t.emit(&chunk.Op{Kind: "argsort.indices", Inputs: []int{int(in)}, Shape: tensor.ChunkShape(chunks, grid, k), DType: tensor.Int64})
+			out.Keys[k] = t.emit(&chunk.Op{Kind: chunk.KindArgsortIndices, Inputs: []int{int(in)}, Shape: tensor.ChunkShape(chunks, grid, k), DType: tensor.Int64})
 		}
 	}
 	return out

@@ -186,7 +186,7 @@ func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err e
 		tt := &tensor.TiledTensor{Shape: prev.Shape, DType: prev.DType, Chunks: prev.Chunks}
 		grid := tensor.GridShape(prev.Chunks)
 		for j, gid := range keys[i] {
-			tt.Keys = append(tt.Keys, t.emit(&chunk.Op{Kind: "stored", Stored: gid, Shape: tensor.ChunkShape(prev.Chunks, grid, j), DType: prev.DType}))
+			tt.Keys = append(tt.Keys, t.emit(&chunk.Op{Kind: chunk.KindStored, Stored: gid, Shape: tensor.ChunkShape(prev.Chunks, grid, j), DType: prev.DType}))
 		}
 		t.tiled[id] = tt
 	}

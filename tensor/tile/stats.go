@@ -56,12 +56,12 @@ func tileHistogram(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		v, _ := t.sharedFor("histrange", n, func() (any, error) {
 			var parts []uint64
 			for _, in := range x.Keys {
-				parts = append(parts, t.emit(&chunk.Op{Kind: "histogram.minmax", Inputs: []int{int(in)}, Shape: []int{3}, DType: tensor.Float64, Args: chunk.HistArgs{}}))
+				parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindHistMinMax, Inputs: []int{int(in)}, Shape: []int{3}, DType: tensor.Float64, Args: chunk.HistArgs{}}))
 			}
 			top := t.tree(parts, func(inputs []int) uint64 {
-				return t.emit(&chunk.Op{Kind: "histogram.minmax", Inputs: inputs, Shape: []int{3}, DType: tensor.Float64, Args: chunk.HistArgs{Combine: true}})
+				return t.emit(&chunk.Op{Kind: chunk.KindHistMinMax, Inputs: inputs, Shape: []int{3}, DType: tensor.Float64, Args: chunk.HistArgs{Combine: true}})
 			})
-			return t.emit(&chunk.Op{Kind: "histogram", Inputs: []int{int(top)}, Shape: []int{2}, DType: tensor.Float64}), nil
+			return t.emit(&chunk.Op{Kind: chunk.KindHist, Inputs: []int{int(top)}, Shape: []int{2}, DType: tensor.Float64}), nil
 		})
 		rangeKey = int(v.(uint64))
 	}
@@ -75,7 +75,7 @@ func tileHistogram(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		if !slices.Equal(n.Shape, []int{bins + 1}) || n.DType != edt {
 			return nil, fmt.Errorf("node %v%v, want %v%v", n.DType, n.Shape, edt, []int{bins + 1})
 		}
-		key := t.emit(&chunk.Op{Kind: "histogram.edges", Inputs: withRange(), Shape: n.Shape, DType: edt, Args: args})
+		key := t.emit(&chunk.Op{Kind: chunk.KindHistEdges, Inputs: withRange(), Shape: n.Shape, DType: edt, Args: args})
 		return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{bins + 1}}, Keys: []uint64{key}}, nil
 	}
 	if !slices.Equal(n.Shape, []int{bins}) || n.DType != tensor.Int64 {
@@ -83,7 +83,7 @@ func tileHistogram(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	}
 	var parts []uint64
 	for _, in := range x.Keys {
-		parts = append(parts, t.emit(&chunk.Op{Kind: "histogram.count", Inputs: withRange(int(in)), Shape: n.Shape, DType: tensor.Int64, Args: args}))
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindHistCount, Inputs: withRange(int(in)), Shape: n.Shape, DType: tensor.Int64, Args: args}))
 	}
 	key := t.sumTree(parts, n.Shape, tensor.Int64)
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{bins}}, Keys: []uint64{key}}, nil
@@ -103,10 +103,10 @@ func tileBincount(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	m := n.Shape[0]
 	var parts []uint64
 	for _, in := range x.Keys {
-		parts = append(parts, t.emit(&chunk.Op{Kind: "bincount", Inputs: []int{int(in)}, Shape: n.Shape, DType: tensor.Int64, Args: chunk.BincountArgs{Minlength: m}}))
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindBincount, Inputs: []int{int(in)}, Shape: n.Shape, DType: tensor.Int64, Args: chunk.BincountArgs{Minlength: m}}))
 	}
 	if len(parts) == 0 {
-		parts = append(parts, t.emit(&chunk.Op{Kind: "linalg.zeros", Shape: n.Shape, DType: tensor.Int64}))
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindLinalgZeros, Shape: n.Shape, DType: tensor.Int64}))
 	}
 	key := t.sumTree(parts, n.Shape, tensor.Int64)
 	return &tensor.TiledTensor{Shape: n.Shape, DType: tensor.Int64, Chunks: [][]int{{m}}, Keys: []uint64{key}}, nil
@@ -197,7 +197,7 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		if nd == 2 {
 			shape = append(shape, rows)
 		}
-		op := &chunk.Op{Kind: "percentile", Shape: shape, DType: n.DType, Args: args}
+		op := &chunk.Op{Kind: chunk.KindPercentile, Shape: shape, DType: n.DType, Args: args}
 		for _, b := range blocks {
 			op.Inputs = append(op.Inputs, int(sorted.Keys[r*p+b]))
 		}

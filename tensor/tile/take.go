@@ -30,10 +30,10 @@ func measureTake(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	offs := append(slices.Clone(tensor.ChunkOffsets(x.Chunks)[0]), x.Shape[0])
 	var marks []int
 	for _, k := range idx.Keys {
-		marks = append(marks, int(t.emit(&chunk.Op{Kind: "take.touch", Inputs: []int{int(k)}, Shape: []int{len(x.Chunks[0])}, DType: tensor.Int64,
+		marks = append(marks, int(t.emit(&chunk.Op{Kind: chunk.KindTakeTouch, Inputs: []int{int(k)}, Shape: []int{len(x.Chunks[0])}, DType: tensor.Int64,
 			Args: chunk.TakeArgs{Offs: offs}})))
 	}
-	probe := t.emit(&chunk.Op{Kind: "take.touches", Inputs: marks, Shape: []int{len(marks) * len(x.Chunks[0])}, DType: tensor.Int64})
+	probe := t.emit(&chunk.Op{Kind: chunk.KindTakeTouches, Inputs: marks, Shape: []int{len(marks) * len(x.Chunks[0])}, DType: tensor.Int64})
 	return nil, probe, nil
 }
 
@@ -52,7 +52,7 @@ func finishTake(t *tiler, n *spec.Node, _ []uint64, marks []int) (*tensor.TiledT
 	for b, ik := range idx.Keys {
 		ishape := tensor.ChunkShape(idx.Chunks, idxGrid, b)
 		for j := range nt {
-			op := &chunk.Op{Kind: "take", Inputs: []int{int(ik)}, Shape: append(slices.Clone(ishape), tensor.ChunkShape(trail, trailGrid, j)...), DType: n.DType}
+			op := &chunk.Op{Kind: chunk.KindTake, Inputs: []int{int(ik)}, Shape: append(slices.Clone(ishape), tensor.ChunkShape(trail, trailGrid, j)...), DType: n.DType}
 			args := chunk.TakeArgs{Len: x.Shape[0]}
 			var touched []int
 			for c := range nc {
@@ -65,7 +65,7 @@ func finishTake(t *tiler, n *spec.Node, _ []uint64, marks []int) (*tensor.TiledT
 				if len(touched) > 1 {
 					// The piece holds the rows it gives, from row 0.
 					xshape := tensor.ChunkShape(x.Chunks, tensor.GridShape(x.Chunks), c*nt+j)
-					in = int(t.emit(&chunk.Op{Kind: "take.piece", Inputs: []int{int(ik), in}, Shape: append([]int{tensor.NumElements(ishape)}, xshape[1:]...),
+					in = int(t.emit(&chunk.Op{Kind: chunk.KindTakePiece, Inputs: []int{int(ik), in}, Shape: append([]int{tensor.NumElements(ishape)}, xshape[1:]...),
 						DType: n.DType, Args: chunk.TakePieceArgs{Off: offs[c], Len: x.Shape[0]}}))
 					args.Piece = true
 				}

@@ -24,7 +24,7 @@ func (t *tiler) uniqueTree(n *spec.Node) *uniqueTree {
 		bound := map[uint64]int{}
 		for i, k := range x.Keys {
 			c := tensor.ChunkShape(x.Chunks, grid, i)[0]
-			parts[i] = t.emit(&chunk.Op{Kind: "unique.map", Inputs: []int{int(k)}, Shape: []int{c, 2}, DType: tensor.Int64, Args: chunk.UniqueArgs{}})
+			parts[i] = t.emit(&chunk.Op{Kind: chunk.KindUniqueMap, Inputs: []int{int(k)}, Shape: []int{c, 2}, DType: tensor.Int64, Args: chunk.UniqueArgs{}})
 			bound[parts[i]] = c
 		}
 		root := t.tree(parts, func(inputs []int) uint64 {
@@ -32,11 +32,11 @@ func (t *tiler) uniqueTree(n *spec.Node) *uniqueTree {
 			for _, in := range inputs {
 				c += bound[uint64(in)]
 			}
-			key := t.emit(&chunk.Op{Kind: "unique.merge", Inputs: inputs, Shape: []int{c, 2}, DType: tensor.Int64, Args: chunk.UniqueArgs{}})
+			key := t.emit(&chunk.Op{Kind: chunk.KindUniqueMerge, Inputs: inputs, Shape: []int{c, 2}, DType: tensor.Int64, Args: chunk.UniqueArgs{}})
 			bound[key] = c
 			return key
 		})
-		probe := t.emit(&chunk.Op{Kind: "unique.len", Inputs: []int{int(root)}, Shape: []int{}, DType: tensor.Int64})
+		probe := t.emit(&chunk.Op{Kind: chunk.KindUniqueLen, Inputs: []int{int(root)}, Shape: []int{}, DType: tensor.Int64})
 		return &uniqueTree{root: root, probe: probe, bound: bound[root]}, nil
 	})
 	return v.(*uniqueTree)
@@ -48,9 +48,9 @@ func measureUnique(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 		return nil, 0, fmt.Errorf("input of shape %v is not 1-D", x.Shape)
 	}
 	u := t.uniqueTree(n)
-	kind := "unique.values"
+	kind := chunk.KindUniqueValues
 	if n.Op == tensor.OpUniqueCounts {
-		kind = "unique.counts"
+		kind = chunk.KindUniqueCounts
 	}
 	key := t.emit(&chunk.Op{Kind: kind, Inputs: []int{int(u.root)}, Shape: []int{u.bound}, DType: n.DType, Args: chunk.UniqueArgs{}})
 	return []uint64{key}, u.probe, nil
@@ -62,7 +62,7 @@ func finishUnique(t *tiler, n *spec.Node, ids []uint64, length int) (*tensor.Til
 	if len(ids) != 1 {
 		return nil, fmt.Errorf("%d carried chunks, want 1", len(ids))
 	}
-	key := t.emit(&chunk.Op{Kind: "stored", Stored: ids[0], Shape: []int{length}, DType: n.DType})
+	key := t.emit(&chunk.Op{Kind: chunk.KindStored, Stored: ids[0], Shape: []int{length}, DType: n.DType})
 	tt := &tensor.TiledTensor{Shape: []int{length}, DType: n.DType, Chunks: [][]int{{length}}, Keys: []uint64{key}}
 	return t.rechunk(tt, spec.DefaultChunks(tt.Shape, n.DType)), nil
 }
@@ -75,10 +75,10 @@ func measureBincount(t *tiler, n *spec.Node) ([]uint64, uint64, error) {
 	m := n.Attrs.Minlength
 	var parts []uint64
 	for _, k := range x.Keys {
-		parts = append(parts, t.emit(&chunk.Op{Kind: "bincount.len", Inputs: []int{int(k)}, Shape: []int{}, DType: tensor.Int64, Args: chunk.BincountLenArgs{Minlength: m}}))
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindBincountLen, Inputs: []int{int(k)}, Shape: []int{}, DType: tensor.Int64, Args: chunk.BincountLenArgs{Minlength: m}}))
 	}
 	probe := t.tree(parts, func(inputs []int) uint64 {
-		return t.emit(&chunk.Op{Kind: "bincount.len", Inputs: inputs, Shape: []int{}, DType: tensor.Int64, Args: chunk.BincountLenArgs{Minlength: m, Combine: true}})
+		return t.emit(&chunk.Op{Kind: chunk.KindBincountLen, Inputs: inputs, Shape: []int{}, DType: tensor.Int64, Args: chunk.BincountLenArgs{Minlength: m, Combine: true}})
 	})
 	return nil, probe, nil
 }

@@ -25,7 +25,7 @@ func TestDescRoundTrip(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	var sent chunk.Op
-	if err := gob.NewEncoder(&buf).Encode(&chunk.Op{Kind: tensor.OpFromZarr, Args: chunk.ZarrArgs{Path: "a.zarr", Array: d, Offset: []int{0, 0}}}); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(&chunk.Op{Kind: chunk.KindFromZarr, Args: chunk.ZarrArgs{Path: "a.zarr", Array: d, Offset: []int{0, 0}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := gob.NewDecoder(&buf).Decode(&sent); err != nil {
