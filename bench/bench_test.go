@@ -109,6 +109,8 @@ func TestOutputNames(t *testing.T) {
 			want = []string{"s", "m"}
 		case "W7", "W8":
 			want = []string{"m", "v"}
+		case "KMEANS":
+			want = []string{"C"}
 		}
 		if c := climateOutputs(w.id); c != nil {
 			want = c

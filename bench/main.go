@@ -208,6 +208,13 @@ func run(o options, log io.Writer) (*report, error) {
 			rep.notes = append(rep.notes, fmt.Sprintf("%s: the array is %d files, %.2f GB on disk (%.2f GB of float64)",
 				w.id, len(files), float64(total)/1e9, float64(p["rows"])*float64(p["cols"])*8/1e9))
 		}
+		if w.prepare != nil {
+			more, err := w.prepare(o, p, log)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", w.id, err)
+			}
+			upArgs = append(upArgs, more...)
+		}
 		prof := ""
 		if o.cpuprofile != "" {
 			prof = o.cpuprofile + "." + w.id
@@ -221,7 +228,12 @@ func run(o options, log io.Writer) (*report, error) {
 		if dgemm {
 			before = runPython(py, w.id, "dgemm", p)
 		}
-		r := runMarsfs(bin, tmp, prof, w, p, o, upArgs)
+		var r result
+		if w.marsfs != nil {
+			r = w.marsfs(bin, tmp, prof, p, o, upArgs)
+		} else {
+			r = runMarsfs(bin, tmp, prof, w, p, o, upArgs)
+		}
 		rw.add(log, r)
 		if w.store {
 			// The disk's own throughput: the same files read by dd,

@@ -40,6 +40,13 @@ type workload struct {
 	onlyIfNamed bool
 	// reportTransf: marsfs' transfer bytes are a result of the workload.
 	reportTransf bool
+	// prepare, when set, makes or finds the workload's data in the data
+	// directory before any engine runs, and gives more arguments for
+	// marsfs up.
+	prepare func(o options, p map[string]int, log io.Writer) ([]string, error)
+	// marsfs, when set, runs the workload on marsfs in place of one
+	// fresh session a run (KMEANS: a session of several specs).
+	marsfs func(bin, tmp, cpuprofile string, p map[string]int, o options, extra []string) result
 }
 
 // A goal is the target marsfs is measured against.

@@ -11,7 +11,7 @@ import (
 func init() {
 	for _, args := range []any{
 		ConstArgs{}, GenArgs{}, AssembleArgs{}, SplitArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
-		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{}, MapsArgs{},
+		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{}, MapsArgs{}, LabelSumsArgs{},
 		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
 		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},
 	} {

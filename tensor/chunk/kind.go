@@ -68,6 +68,7 @@ const (
 const (
 	KindMatmul         Kind = tensor.OpMatmul
 	KindMatmulSum      Kind = "matmul.sum"
+	KindLabelSums      Kind = "label.sums" // a band's sums and counts by label (LabelSumsArgs)
 	KindQRFactor       Kind = "linalg.qr.factor"
 	KindQRR            Kind = tensor.OpQRR
 	KindQRQ            Kind = tensor.OpQRQ
@@ -128,7 +129,7 @@ var fixedKinds = []Kind{
 	KindFromNPY, KindFromZarr, KindToNPYCreate, KindToNPYWrite, KindToNPYCommit, KindToZarrCreate, KindToZarrWrite, KindToZarrCommit,
 	KindAssemble, KindRechunkSplit, KindTranspose, KindReshape, KindConvert, KindDiagonal,
 	KindFuse, KindMaps, KindExpr, KindExprPart,
-	KindMatmul, KindMatmulSum, KindQRFactor, KindQRR, KindQRQ, KindQRQT, KindSVDSmall, KindSVDPart, KindSolve, KindInv,
+	KindMatmul, KindMatmulSum, KindLabelSums, KindQRFactor, KindQRR, KindQRQ, KindQRQT, KindSVDSmall, KindSVDPart, KindSolve, KindInv,
 	KindCholesky, KindCholeskyBlock, KindCholeskyUpdate, KindLinalgZeros, KindEigh, KindEighW, KindEighV,
 	KindMaskCount, KindMaskLens, KindMaskSelect, KindTakeTouch, KindTakeTouches, KindTake, KindTakePiece,
 	KindSearchsorted, KindIsin, KindIsinOr, KindNonempty,

@@ -7,6 +7,11 @@
 //     a reduction's map step, and compiles them (compile.go) into one
 //     "expr" op whose program runs over 4096-element blocks, so that
 //     (rand(n) + rand(n)).sum() never stores a random chunk.
+//   - Labels gives each band of rows of a reduction by label of a
+//     one-hot (k-means' oh.T @ X and oh.sum(axis=0), with
+//     oh = (argmin(score(X @ C.T))[:, None] == arange(k))) one
+//     "label.sums" op that reads the band once and makes only its sums
+//     and counts (labels.go).
 //   - DrawMatmulBlocks lets a product draw the random blocks only products
 //     read into a scratch buffer instead of reading stored chunks.
 //   - Reread chooses, by cost, between keeping a file's chunks that a

@@ -53,14 +53,14 @@ type Options struct {
 }
 
 // Optimize applies the optimizations opt selects to cg: expression fusion
-// first (with DrawMatmulBlocks), then the choice between keeping and
-// reading again a file a two-pass formula reads twice (Reread), the
-// sharing of a chunk by the reductions' maps that read it (Maps), then
-// chain fusion of the chains that remain (an expr op heads a chain like
-// any other op). cg is not modified.
+// first (with DrawMatmulBlocks and Labels), then the choice between
+// keeping and reading again a file a two-pass formula reads twice
+// (Reread), the sharing of a chunk by the reductions' maps that read it
+// (Maps), then chain fusion of the chains that remain (an expr op heads a
+// chain like any other op). cg is not modified.
 func Optimize(cg *chunk.Graph, opt Options) *chunk.Graph {
 	if opt.FuseExpr {
-		cg = DrawMatmulBlocks(Expr(cg))
+		cg = Labels(DrawMatmulBlocks(Expr(cg)))
 	}
 	if opt.Fuse {
 		var notes []string

@@ -86,6 +86,8 @@ func KernelFor(kind chunk.Kind) (kernel, bool) {
 		return matmulKernel, true
 	case chunk.KindMatmulSum:
 		return matmulSumKernel, true
+	case chunk.KindLabelSums:
+		return labelSumsKernel, true
 	case chunk.KindQRFactor:
 		return qrFactorKernel, true
 	case chunk.KindQRR:

@@ -105,7 +105,8 @@ func TestKinds(t *testing.T) {
 	}
 	// What the catalogue lacks: random generators, sibling reductions of
 	// one expression (expr.part), a Cholesky factor of more blocks than an
-	// update takes (linalg.cholesky.update), and files.
+	// update takes (linalg.cholesky.update), files, and a k-means
+	// iteration (label.sums).
 	root, err := os.OpenRoot(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,11 @@ to_npy(l, "l.npy", overwrite=True)
 to_zarr(u, "u.zarr", overwrite=True)
 fetch l, s, m`, `l = from_npy("l.npy", chunks=5)
 u = from_zarr("u.zarr")
-y = l.sum() + u.sum()`} {
+y = l.sum() + u.sum()`, `x = rand(60, 4, chunks=(20, 4), seed=6) * 8
+c = x[:3]
+d = (c*c).sum(axis=1) - 2*(x @ c.T)
+oh = (d.argmin(axis=1)[:, None] == arange(3)).astype(float64)
+k = (oh.T @ x) / oh.sum(axis=0)[:, None]`} {
 		g, err := spec.ParseData(src, nil, root.FS())
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, src)
