@@ -292,6 +292,13 @@ func (s *Session) Parse(src string) (*spec.Graph, error) {
 	return spec.ParseData(src, s.Env(), s.engine.dataDir())
 }
 
+// Prefix starts the check of a spec written a piece at a time, against the
+// session's tensors now and the engine's data directory (spec.Prefix):
+// each piece is built once, and Submit builds the whole text again.
+func (s *Session) Prefix() *spec.Prefix {
+	return spec.NewPrefix(s.Env(), s.engine.dataDir())
+}
+
 func (e *Engine) dataDir() fs.FS {
 	e.mu.Lock()
 	defer e.mu.Unlock()

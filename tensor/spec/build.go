@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strings"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
@@ -23,23 +22,9 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	}
 	b := newBuilder(env)
 	b.data = data
-	var fetch []syntax.NameExpr
-	var last *syntax.NameExpr
-	for i, s := range stmts {
-		if s.Fetch {
-			fetch = append(fetch, s.Targets...)
-			continue
-		}
-		if s.Expr {
-			if err := b.statement(s); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := b.assign(s); err != nil {
-			return nil, err
-		}
-		last = &stmts[i].Targets[len(s.Targets)-1]
+	fetch, last, err := b.statements(stmts)
+	if err != nil {
+		return nil, err
 	}
 	if len(fetch) == 0 && last != nil {
 		fetch = []syntax.NameExpr{*last}
@@ -47,8 +32,39 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	if len(fetch) == 0 && len(b.sinks) == 0 {
 		return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
 	}
+	outs, err := b.outputs(fetch, map[string]bool{})
+	if err != nil {
+		return nil, err
+	}
+	return b.graph(outs, src), nil
+}
+
+// statements builds stmts in order, and returns the names they fetch and
+// the last name they assign.
+func (b *builder) statements(stmts []syntax.Stmt) (fetch []syntax.NameExpr, last *syntax.NameExpr, err error) {
+	for i, s := range stmts {
+		if s.Fetch {
+			fetch = append(fetch, s.Targets...)
+			continue
+		}
+		if s.Expr {
+			if err := b.statement(s); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if err := b.assign(s); err != nil {
+			return nil, nil, err
+		}
+		last = &stmts[i].Targets[len(s.Targets)-1]
+	}
+	return fetch, last, nil
+}
+
+// outputs are the tensors of the names fetch names, none twice: seen holds
+// the names fetched before, and gains these.
+func (b *builder) outputs(fetch []syntax.NameExpr, seen map[string]bool) ([]Output, error) {
 	var outs []Output
-	seen := map[string]bool{}
 	for _, f := range fetch {
 		if seen[f.Name] {
 			return nil, syntax.Errorf(f.Pos, "%s is fetched twice", f.Name)
@@ -64,18 +80,30 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 		}
 		outs = append(outs, Output{Name: f.Name, Node: n})
 	}
-	return b.graph(outs, src), nil
+	return outs, nil
 }
 
-// Parse parses either form: JSON if the first non-space byte is '{',
-// else text.
+// IsJSON reports whether src is a spec in the JSON form: its first byte
+// other than JSON's white space is '{'. The text form cannot start so.
+func IsJSON[T string | []byte](src T) bool {
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return src[i] == '{'
+	}
+	return false
+}
+
+// Parse parses either form: JSON if IsJSON, else text.
 func Parse(src string, env Env) (*Graph, error) { return ParseData(src, env, nil) }
 
 // ParseData is Parse for a server with a data directory: data opens the
 // files a spec names (from_npy), by slash-separated paths relative to the
 // directory; a spec that names a file is refused when data is nil.
 func ParseData(src string, env Env, data fs.FS) (*Graph, error) {
-	if strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
+	if IsJSON(src) {
 		return parseJSON([]byte(src), env, data)
 	}
 	return parseText(src, env, data)
