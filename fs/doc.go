@@ -1,6 +1,6 @@
 // Package fs serves marsfs as a 9P2000.L file tree, and is a client of it.
 //
-// The tree (see README in it, and SPEC.md) is made of synthetic files over
+// The tree (see README in it, and docs/marsfs.4.md) is made of synthetic files over
 // an exec.Engine:
 //
 //	/README

@@ -9,9 +9,9 @@ import (
 	"marsfs/tensor/spec/syntax"
 )
 
-// ParseText parses a spec in the text form (SPEC.md "Specs") into a Graph. Names
+// ParseText parses a spec in the text form (docs/marsfs.4.md, SPECS) into a Graph. Names
 // not assigned by the spec are looked up in env (may be nil) and become
-// OpInput nodes. Every error it returns is a *SpecError naming the line and
+// OpInput nodes. Every error it returns is a *syntax.Error naming the line and
 // column of the offending token.
 func ParseText(src string, env Env) (*Graph, error) { return parseText(src, env, nil) }
 

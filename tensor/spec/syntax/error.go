@@ -27,12 +27,12 @@ type SrcPos struct {
 	Line, Col int
 }
 
-// Errorf returns a *SpecError at p.
+// Errorf returns an *Error at p.
 func Errorf(p SrcPos, format string, args ...any) *Error {
 	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// ErrAt turns err into a *SpecError at p, keeping the position of an err that
+// ErrAt turns err into an *Error at p, keeping the position of an err that
 // already is one.
 func ErrAt(p SrcPos, err error) *Error {
 	if se, ok := err.(*Error); ok {
