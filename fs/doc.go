@@ -48,4 +48,7 @@
 // transport answers Tauth (ENOENT, so that clients attach without it) and
 // renames (EPERM) itself; a panic in a request becomes EIO for that request
 // alone; and a malformed message ends only its own connection.
+//
+// The scheduler process serves the tree; marsfs's client verbs and mount
+// use its 9P client.
 package fs

@@ -15,4 +15,7 @@
 //
 // The typed element loops are in kernel/elem; the machine that runs fused
 // expression programs is kernel/expr.
+//
+// The worker processes run it; under `marsfs up --workers 0`, whose one
+// worker is in the scheduler's process, there too.
 package kernel

@@ -18,4 +18,7 @@
 // format 3 crc32c and sharding_indexed (read only). Compression uses klauspost/compress and pierrec/lz4;
 // blosc's frame, its shuffles and blosclz are written here (no Go blosc
 // library could be had from the module proxy; see blosc.go).
+//
+// Both run it: the scheduler reads an array's metadata when a spec names
+// it, the workers read and write its chunks.
 package zarr
