@@ -4,10 +4,6 @@ import "fmt"
 
 // The workloads of boolean masks (issue 21), in a file of their own and
 // named apart from the W series.
-func init() {
-	workloads = append(workloads, maskWorkloads...)
-}
-
 var maskWorkloads = []workload{
 	{
 		id:   "MASK",

@@ -4,10 +4,6 @@ import "fmt"
 
 // The workloads of the shuffle (issue 21), in a file of their own and
 // named apart from the W series.
-func init() {
-	workloads = append(workloads, shuffleWorkloads...)
-}
-
 var shuffleWorkloads = []workload{
 	{
 		id:   "SORT",

@@ -24,4 +24,6 @@
 // over wire and core's vocabulary; core over plan. There is one
 // executor: sched.Scheduler, whether its workers are processes or the one
 // in-process worker of `marsfs up --workers 0`.
+//
+// It is no code: nothing imports it, and no process runs it.
 package exec

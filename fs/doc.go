@@ -1,6 +1,6 @@
 // Package fs serves marsfs as a 9P2000.L file tree, and is a client of it.
 //
-// The tree (see README in it, and SPEC.md) is made of synthetic files over
+// The tree (see README in it, and docs/marsfs.4.md) is made of synthetic files over
 // an exec.Engine:
 //
 //	/README
@@ -48,4 +48,7 @@
 // transport answers Tauth (ENOENT, so that clients attach without it) and
 // renames (EPERM) itself; a panic in a request becomes EIO for that request
 // alone; and a malformed message ends only its own connection.
+//
+// The scheduler process serves the tree; marsfs's client verbs and mount
+// use its 9P client.
 package fs

@@ -538,6 +538,30 @@ func TestSubmitChecks(t *testing.T) {
 			t.Errorf("writes %q: accepted %v, want %v (error %q)", tt.writes, ok, tt.ok, sess.Error())
 		}
 	}
+	// A write's error names the line and column in the whole text, as the
+	// whole text's parse does, though each write parses only the
+	// statements it completed.
+	for _, tt := range []struct {
+		writes []string
+		msg    string
+	}{
+		{[]string{"x = ones(3)\n", "y = ones(4)\nz = x + y\n"}, "3:7: "},
+		{[]string{"x = ones(3)\n\n# c\n", "y = (x +", "\nfrob(2))\n"}, "5:1: unknown function frob"},
+		{[]string{"x = ones(3)\n", "y = (x +\n"}, "3:1: "},
+		{[]string{"x = ones(3)\ny = x\n", "fetch y, y\n"}, "3:10: y is fetched twice"},
+	} {
+		h := &submitter{sess: sess, max: 1 << 20}
+		off := int64(0)
+		for _, w := range tt.writes {
+			if _, err := h.WriteAt([]byte(w), off); err != nil {
+				break
+			}
+			off += int64(len(w))
+		}
+		if msg := sess.Error(); !strings.HasPrefix(msg, tt.msg) {
+			t.Errorf("writes %q: error %q, want %q...", tt.writes, msg, tt.msg)
+		}
+	}
 }
 
 // TestSummarizedText reads the text of a tensor too large to print whole:

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/exec/engine"
+	"marsfs/tensor/spec"
 	"marsfs/tensor/spec/syntax"
 )
 
@@ -20,7 +22,10 @@ import (
 // 9P's clunk cannot fail, so a bad spec is caught at the write where that
 // is possible: every write checks the whole statements written so far (the
 // whole document for the JSON form, once it is complete JSON), and one
-// whose text is wrong there fails with EINVAL. A statement still open at
+// whose text is wrong there fails with EINVAL. Statements are built once:
+// each write parses only those it completed, onto what the writes before
+// built (spec.Prefix), so a long spec written in blocks costs one parse
+// in all at the writes, and one more at the clunk. A statement still open at
 // the end of a write (an unclosed bracket, a line not yet ended) may only
 // mean that more is to come, so it waits for the clunk, which judges the
 // whole text. Either way the message goes to the session's error file, and
@@ -43,6 +48,12 @@ type submitter struct {
 	text   []byte
 	failed bool
 	errno  linux.Errno // of the refusal, once failed
+	// The statements checked so far: text[:done] is built into prefix,
+	// and stmts says whether it holds any. A write before done starts
+	// the check again.
+	prefix *spec.Prefix
+	done   int
+	stmts  bool
 }
 
 func (h *submitter) ReadAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
@@ -59,6 +70,9 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 || end > int64(h.max) {
 		h.fail(fmt.Sprintf("spec longer than %d bytes", h.max))
 		return 0, linux.EFBIG
+	}
+	if off < int64(h.done) {
+		h.prefix, h.done, h.stmts = nil, 0, false
 	}
 	if end > int64(len(h.text)) {
 		h.text = append(h.text, make([]byte, int(end)-len(h.text))...)
@@ -87,48 +101,49 @@ func endsWrite(p []byte, last bool) bool {
 // check parses what can be judged of the text so far; see submitFile.
 // whole says that the text should be complete now (see endsWrite).
 func (h *submitter) check(whole bool) error {
-	text := string(h.text)
-	if strings.HasPrefix(strings.TrimSpace(text), "{") {
-		if !json.Valid(h.text) {
-			if whole {
-				_, err := h.sess.Parse(text) // says what is wrong
-				return err
-			}
-			return nil // incomplete, or wrong: the clunk tells
-		}
-		_, err := h.sess.Parse(text)
-		return err
+	if spec.IsJSON(h.text) {
+		return h.checkJSON(whole)
 	}
-	prefix := text[:syntax.Complete(text)]
-	if whole {
-		if !hasStatement(text) {
-			return errEmptySpec
-		}
-		if hasStatement(text[len(prefix):]) {
-			// A statement is left unfinished: the parser says where.
-			if _, err := h.sess.Parse(text); err != nil {
-				return err
-			}
-			return errUnfinished
-		}
+	if h.prefix == nil {
+		h.prefix = h.sess.Prefix()
 	}
-	if !hasStatement(prefix) {
-		return nil // "assigns nothing" may only mean the rest is to come
+	rest := string(h.text[h.done:])
+	n := syntax.Complete(rest)
+	if n > 0 {
+		if err := h.prefix.Add(rest[:n]); err != nil {
+			return err
+		}
+		h.done += n
+		h.stmts = h.stmts || hasStatement(rest[:n])
 	}
-	// Which names a spec outputs depends on all of it (without a fetch
-	// line, the last one assigned), so the prefix is checked with a
-	// statement after it that gives it a valid output; errors in that
-	// probe are not the prefix's.
-	_, err := h.sess.Parse(prefix + probe)
-	var se *syntax.Error
-	if errors.As(err, &se) && se.Line > strings.Count(prefix, "\n") {
+	if !whole {
 		return nil
 	}
-	return err
+	tail := rest[n:]
+	if !h.stmts && !hasStatement(tail) {
+		return errEmptySpec
+	}
+	if hasStatement(tail) {
+		// A statement is left unfinished: the parser says where.
+		if err := h.prefix.Add(tail); err != nil {
+			return err
+		}
+		return errUnfinished
+	}
+	return nil
 }
 
-// probe follows a spec prefix being checked; see check.
-const probe = "_marsfs_write_check = zeros(1)\nfetch _marsfs_write_check\n"
+// checkJSON checks a spec in the JSON form once it is a whole JSON
+// document, or when it should be (whole): the parser says what is wrong.
+// A document ends with '}', so no other write is validated.
+func (h *submitter) checkJSON(whole bool) error {
+	t := bytes.TrimRight(h.text, " \t\r\n")
+	if !whole && (len(t) == 0 || t[len(t)-1] != '}' || !json.Valid(h.text)) {
+		return nil // incomplete, or wrong: the clunk tells
+	}
+	_, err := h.sess.Parse(string(h.text))
+	return err
+}
 
 // hasStatement reports whether src has a line other than blanks and
 // comments.

@@ -72,4 +72,7 @@
 //
 // Quota admits operands by the bytes of private memory they need, in
 // priority order, and fails at once a request that can never fit.
+//
+// The worker processes run it (their chunk stores); the scheduler maps co-
+// located workers' chunks read-only through it.
 package shm

@@ -21,4 +21,6 @@
 // codecs. This package imports no other of marsfs, and is linked by both
 // the scheduler and the workers. layers_test.go, at the module's root,
 // checks these rules.
+//
+// Both the scheduler and the workers run it.
 package tensor

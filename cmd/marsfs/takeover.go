@@ -20,7 +20,7 @@ import (
 
 // This file keeps a scheduler's journal on the next scheduler of the ring
 // as well, and takes a dead scheduler's sessions over from the copy it
-// kept of its journal (SPEC.md, "Schedulers").
+// kept of its journal (docs/marsfs.4.md, SCHEDULERS AND HOSTS).
 //
 // Every write of a session's file (journal.Dir.SetShip) is queued and
 // sent, in batches, to the ring successor of this scheduler among the

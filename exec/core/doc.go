@@ -42,4 +42,6 @@
 // the worker runs one after the other in one slot and reports together.
 // A unit counts once against a worker's room; the Core still tracks each
 // of its ops.
+//
+// The scheduler process runs it (exec/sched steps a Core a job).
 package core

@@ -8,4 +8,6 @@
 //
 // The engine reports numbers and states; the file tree (package fs)
 // renders them as text.
+//
+// The scheduler process runs it.
 package engine

@@ -338,6 +338,15 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: r.err}
 }
 
+// Prefix starts the check of a spec written a piece at a time, against the
+// session's tensors now and its data directory as its owner sees it
+// (spec.Prefix): each piece is built once, and Submit builds the whole
+// text again.
+func (s *Session) Prefix() *spec.Prefix {
+	data, _ := s.files()
+	return spec.NewPrefix(s.Env(), data)
+}
+
 // snapshot returns the session's tensors, and with lease a lease on all
 // their chunks: a spec being submitted names the tensors of its snapshot,
 // whose chunks must outlive the graphs that replace them until the new

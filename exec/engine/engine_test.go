@@ -92,7 +92,7 @@ func TestSessionBadSpec(t *testing.T) {
 	_, err := s.Submit("x = ones(3)\ny = frobnicate(x)\n")
 	var se *syntax.Error
 	if !errors.As(err, &se) {
-		t.Fatalf("error %v, want a *tensor.SpecError", err)
+		t.Fatalf("error %v, want a *syntax.Error", err)
 	}
 	if !strings.HasPrefix(s.Error(), "2:5: ") || !strings.Contains(s.Error(), "frobnicate") {
 		t.Errorf("session error %q", s.Error())

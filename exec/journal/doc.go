@@ -77,4 +77,6 @@
 //
 // The package does no scheduling and imports no engine: it knows records,
 // bytes and files.
+//
+// The scheduler process runs it (with --state-dir).
 package journal

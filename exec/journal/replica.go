@@ -12,7 +12,7 @@ import (
 // This file holds the journal's replica: where several schedulers run,
 // each ships the writes of its session files to the next scheduler of
 // the ring, which keeps them under its own state directory as the files
-// of the dead one's sessions, to restore them should it die (SPEC.md,
+// of the dead one's sessions, to restore them should it die (docs/marsfs.4.md,
 // "Schedulers"). Shipping is a byte copy of what the Log wrote, so the
 // replica has the very framing and checksums of the original, and Load
 // reads it back as it reads a state directory.

@@ -33,4 +33,6 @@
 // (shares are weighted by slots), and go on with the next worker. Operands
 // that share descendants so land on the same worker, and the load stays
 // balanced.
+//
+// The scheduler process runs it (exec/core calls it).
 package plan

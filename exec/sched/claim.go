@@ -9,7 +9,7 @@ import (
 )
 
 // This file holds what a scheduler does when it takes over the sessions
-// of another that died (its ring predecessor, SPEC.md "Schedulers").
+// of another that died (its ring predecessor, docs/marsfs.4.md, SCHEDULERS AND HOSTS).
 //
 // A worker has a control connection to every scheduler. When one of them
 // breaks (the scheduler was killed), the chunks the worker made for it

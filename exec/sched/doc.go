@@ -7,4 +7,6 @@
 // NewLocal makes the same scheduler over one worker in this process, on an
 // in-memory control connection: marsfs without a cluster runs the same
 // Core and the same worker as a cluster does.
+//
+// The scheduler process runs it.
 package sched

@@ -1002,9 +1002,7 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, func()
 		return nil, nil, fmt.Errorf("no chunk %d", id)
 	}
 	if lw := s.localWorker(loc.Worker); lw != nil {
-		if p, ok := lw.Store().(interface {
-			Pin(uint64) (*tensor.Array, func(), bool)
-		}); ok {
+		if p, ok := lw.Store().(worker.PinStore); ok {
 			if a, release, ok := p.Pin(id); ok {
 				return a, release, nil
 			}

@@ -13,4 +13,6 @@
 // Every connection to a worker's service opens with a challenge and
 // response over the cluster key (auth.go), the key that also encrypts
 // gossip; without a key, workers and gossip listen on loopback only.
+//
+// Both run it: the scheduler and the workers speak it to each other.
 package wire

@@ -24,7 +24,7 @@ import (
 //	'P' put: the client sends a chunk ID and a chunk frame; the worker
 //	    stores the chunk and answers with a status byte (and error text).
 //	'L' locate: the client sends a chunk ID; the worker answers where the
-//	    chunk's file is, for a process on its host to map (see shmread.go).
+//	    chunk's file is, for a process on its host to map (see exec/sched/mapped.go and exec/worker/locate.go).
 //
 // A chunk frame is a status byte (0 ok, 1 error followed by a 4-byte length
 // and the error text) then the dtype (1 byte), the number of dimensions

@@ -10,40 +10,10 @@ import (
 	"marsfs/tensor/chunk"
 )
 
-// An allocStore is a Store that kernels write chunks into in place (see
-// shm.Arrays.Alloc): a worker using it stores a kernel's output without
-// copying it.
-type allocStore interface {
-	// Alloc returns an array of dtype dt and the given shape in the
-	// store's memory, zero filled unless zero is false, and seal, which
-	// stores it as chunk id, and abort, which drops it; or a nil array
-	// when the store has no room.
-	Alloc(dt tensor.DType, shape []int, zero bool) (x *tensor.Array, seal func(id uint64) error, abort func())
-}
-
-// A pinStore is a Store whose chunks are pinned while read (see
-// shm.Arrays.Pin): a worker reading one releases it once its op is done,
-// so that the chunk's memory can be reused as soon as it is freed. With
-// PinPrivate, a spilled chunk is read from its spill file rather than
-// brought back into shared memory.
-type pinStore interface {
-	Pin(id uint64) (x *tensor.Array, release func(), ok bool)
-	PinPrivate(id uint64) (x *tensor.Array, release func(), ok bool)
-}
-
-// A smallStore is a Store that keeps small chunks in the heap (see
-// shm.Arrays.Small): it has no buffer to give a kernel for them, and never
-// spills them. A worker skips the bookkeeping of buffers and of next uses
-// for them, which otherwise costs an op of a few numbers more than its
-// kernel.
-type smallStore interface {
-	Small(nbytes int64) bool
-}
-
 // small reports whether the worker's store keeps chunks of nbytes in the
 // heap.
 func (w *Worker) small(nbytes int64) bool {
-	ss, ok := w.store.(smallStore)
+	ss, ok := w.store.(SmallStore)
 	return ok && ss.Small(nbytes)
 }
 
@@ -56,7 +26,7 @@ func (w *Worker) small(nbytes int64) bool {
 // A task reading only part of the chunk (part, a shuffle's piece) never
 // brings a spilled chunk back either: it reads the pages of its part.
 func (w *Worker) localInput(t *Task, id uint64, nbytes int64, part bool) (*tensor.Array, bool) {
-	ps, ok := w.store.(pinStore)
+	ps, ok := w.store.(PinStore)
 	if !ok || w.small(nbytes) {
 		return w.store.Get(id) // a chunk in the heap has no pin
 	}
@@ -87,11 +57,11 @@ type outBuf struct {
 // the buffer that records it. Only one array of op's dtype and shape is
 // taken from the store: the kernel's other arrays are scratch.
 func withOutBuf(ctx context.Context, st Store, op *chunk.Op) (context.Context, *outBuf) {
-	as, ok := st.(allocStore)
+	as, ok := st.(AllocStore)
 	if !ok {
 		return ctx, nil
 	}
-	if ss, ok := st.(smallStore); ok && ss.Small(int64(op.NBytes())) {
+	if ss, ok := st.(SmallStore); ok && ss.Small(int64(op.NBytes())) {
 		return ctx, nil
 	}
 	b := &outBuf{}

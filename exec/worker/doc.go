@@ -13,4 +13,7 @@
 // same for every run of its op: the latest run submitted owns it, so that
 // an earlier run, cancelled but still finishing, neither stores nor drops
 // it.
+//
+// The worker processes run it; under `marsfs up --workers 0`, whose one
+// worker is in the scheduler's process, there too (sched.NewLocal).
 package worker

@@ -22,15 +22,9 @@ import (
 // map). The reader maps the file only when the boot ID is its own and the
 // file names the chunk in its header.
 
-// A pathStore is a Store whose chunks are files a co-located process can
-// map (see shm.Arrays.Path).
-type pathStore interface {
-	Path(id uint64) (string, bool)
-}
-
 // serveLocate answers a locate connection's requests until it closes.
 func (w *Worker) serveLocate(c net.Conn, br *bufio.Reader) {
-	ps, _ := w.store.(pathStore)
+	ps, _ := w.store.(PathStore)
 	bw := bufio.NewWriter(c)
 	var id [8]byte
 	for {

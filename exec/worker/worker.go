@@ -240,17 +240,11 @@ func New(cfg Config) (*Worker, error) {
 		go w.runner(w.slots[i])
 	}
 	go w.watchPhases()
-	if tr, ok := w.store.(trimmer); ok {
+	if tr, ok := w.store.(Trimmer); ok {
 		w.wg.Add(1)
 		go w.trim(tr)
 	}
 	return w, nil
-}
-
-// A trimmer is a store that keeps freed memory for reuse and can give it
-// back (shm.Arrays).
-type trimmer interface {
-	Trim(idle time.Duration) int64
 }
 
 // trimIdle is how long freed shared memory stays kept for reuse: within a
@@ -260,7 +254,7 @@ const trimIdle = 2 * time.Second
 
 // trim gives back the store's freed memory left idle, every second until
 // the worker closes.
-func (w *Worker) trim(tr trimmer) {
+func (w *Worker) trim(tr Trimmer) {
 	defer w.wg.Done()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -632,7 +626,7 @@ func (w *Worker) apply() {
 	for _, id := range rd.Forget {
 		w.store.Delete(id)
 	}
-	if nu, ok := w.store.(nextUseStore); ok {
+	if nu, ok := w.store.(NextUseStore); ok {
 		for _, u := range rd.NextUse {
 			nu.SetNextUse(u.ID, u.Rank)
 		}
@@ -1004,7 +998,7 @@ func (w *Worker) chunkRange(br *bufio.Reader) (a *tensor.Array, release func(), 
 	id, off, n := wire.GetID(req[:8]), wire.GetID(req[8:16]), wire.GetID(req[16:])
 	release = func() {}
 	ok := false
-	if ps, pins := w.store.(pinStore); pins {
+	if ps, pins := w.store.(PinStore); pins {
 		a, release, ok = ps.PinPrivate(id)
 	} else {
 		a, ok = w.store.Get(id)

@@ -13,4 +13,6 @@
 // operand of a small graph, by depth, and for a large one (more than
 // PlanDetail operands) a summary: one box a tensor and worker, with the
 // count of its operands, and one edge a pair of boxes.
+//
+// The scheduler process runs it (fs draws the pictures).
 package svg

@@ -1,7 +1,5 @@
 package chunk
 
-import "encoding/gob"
-
 // DiagonalArgs are the arguments of a "diagonal" op: its chunk is the run
 // of the diagonal of its one input block that starts at (Row, Col), local
 // to the block, and is as long as the op's shape says.
@@ -45,16 +43,6 @@ type MaskArgs struct{}
 
 func (MaskArgs) boundsLen() {}
 
-// Registered here rather than in gob.go's list, so that this file's types
-// travel with it.
-func init() {
-	gob.Register(DiagonalArgs{})
-	gob.Register(MaskArgs{})
-	gob.Register(EighArgs{})
-	gob.Register(TakeArgs{})
-	gob.Register(TakePieceArgs{})
-}
-
 // SampleSortArgs are the arguments of the sample sort's ops ("ssort.*"):
 // P destinations (the blocks of the result), Dest the one a
 // "ssort.merge" merges the pieces of. Their chunks are sort.local's (key, index)
@@ -66,20 +54,14 @@ type SampleSortArgs struct {
 
 func (SampleSortArgs) boundsLen() {}
 
-func init() { gob.Register(SampleSortArgs{}) }
-
 // NonEmptyArgs are the arguments of a "nonempty" op: the reduction whose
 // identity is missing, for the message.
 type NonEmptyArgs struct {
 	Reduction string
 }
 
-func init() { gob.Register(NonEmptyArgs{}) }
-
 // LookupArgs are the arguments of "searchsorted" (side='right' when
 // Right) and "isin" ops.
 type LookupArgs struct {
 	Right bool
 }
-
-func init() { gob.Register(LookupArgs{}) }

@@ -14,6 +14,7 @@ func init() {
 		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{}, MapsArgs{}, LabelSumsArgs{},
 		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
 		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},
+		DiagonalArgs{}, MaskArgs{}, EighArgs{}, TakeArgs{}, TakePieceArgs{}, SampleSortArgs{}, NonEmptyArgs{}, LookupArgs{},
 	} {
 		gob.Register(args)
 	}

@@ -3,4 +3,7 @@
 // CSV, the text NumPy prints for an array (summarized with "..." as NumPy
 // does for large ones, byte for byte as NumPy 1.24 renders it), and Apache
 // Arrow record batches, written a slab at a time.
+//
+// Both run it: the scheduler renders a tensor's files and reads .npy
+// headers, the workers read and write .npy files.
 package codec

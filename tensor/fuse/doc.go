@@ -29,4 +29,6 @@
 //
 // The programs are data (chunk.ExprArgs): this package writes them and
 // tensor/kernel/expr runs them.
+//
+// The scheduler process runs it.
 package fuse

@@ -1,5 +1,5 @@
 // Package kernel runs one chunk op: Run looks its Kind up in the one table
-// of kernels (kernelFor) and computes its chunk from its input chunks.
+// of kernels (KernelFor) and computes its chunk from its input chunks.
 //
 // Kernels are deterministic: the same op on the same inputs gives the same
 // bytes on any worker, which is what lets a lost chunk be made again.
@@ -15,4 +15,7 @@
 //
 // The typed element loops are in kernel/elem; the machine that runs fused
 // expression programs is kernel/expr.
+//
+// The worker processes run it; under `marsfs up --workers 0`, whose one
+// worker is in the scheduler's process, there too.
 package kernel

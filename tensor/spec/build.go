@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strings"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
 )
 
-// ParseText parses a spec in the text form (SPEC.md "Specs") into a Graph. Names
+// ParseText parses a spec in the text form (docs/marsfs.4.md, SPECS) into a Graph. Names
 // not assigned by the spec are looked up in env (may be nil) and become
-// OpInput nodes. Every error it returns is a *SpecError naming the line and
+// OpInput nodes. Every error it returns is a *syntax.Error naming the line and
 // column of the offending token.
 func ParseText(src string, env Env) (*Graph, error) { return parseText(src, env, nil) }
 
@@ -23,45 +22,70 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	}
 	b := newBuilder(env)
 	b.data = data
+	st, err := b.statements(stmts)
+	if err != nil {
+		return nil, err
+	}
+	if st.last == nil && len(st.fetch) == 0 && len(b.sinks) == 0 && len(b.drops) == 0 {
+		return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
+	}
 	// Outputs: the names fetch lines list (none for fetch alone); without
 	// a fetch line, the last name assigned, unless the last statement
 	// other than del writes a file, or del removed that name.
-	var fetch []syntax.NameExpr
-	fetched, writes := false, false
-	var last *syntax.NameExpr
+	fetch := st.fetch
+	if !st.fetched && st.last != nil && !st.writes {
+		if _, bound := b.vars[st.last.Name]; bound {
+			fetch = []syntax.NameExpr{*st.last}
+		}
+	}
+	outs, err := b.outputs(fetch, map[string]bool{})
+	if err != nil {
+		return nil, err
+	}
+	return b.graph(outs, src), nil
+}
+
+// built is what statements found in a spec's statements.
+type built struct {
+	fetch   []syntax.NameExpr // the names its fetch lines list
+	fetched bool              // it has a fetch line (fetch alone lists none)
+	last    *syntax.NameExpr  // the last name it assigns
+	writes  bool              // a statement writing a file follows last
+}
+
+// statements builds stmts in order, and says what they fetch and assign.
+func (b *builder) statements(stmts []syntax.Stmt) (built, error) {
+	var st built
 	for i, s := range stmts {
 		switch {
 		case s.Fetch:
-			fetched = true
-			fetch = append(fetch, s.Targets...)
+			st.fetched = true
+			st.fetch = append(st.fetch, s.Targets...)
 			continue
 		case s.Del:
 			if err := b.del(s.Targets); err != nil {
-				return nil, err
+				return built{}, err
 			}
 			continue
 		case s.Expr:
 			if err := b.statement(s); err != nil {
-				return nil, err
+				return built{}, err
 			}
-			writes = true
+			st.writes = true
 			continue
 		}
 		if err := b.assign(s); err != nil {
-			return nil, err
+			return built{}, err
 		}
-		last, writes = &stmts[i].Targets[len(s.Targets)-1], false
+		st.last, st.writes = &stmts[i].Targets[len(s.Targets)-1], false
 	}
-	if last == nil && len(fetch) == 0 && len(b.sinks) == 0 && len(b.drops) == 0 {
-		return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
-	}
-	if !fetched && last != nil && !writes {
-		if _, bound := b.vars[last.Name]; bound {
-			fetch = []syntax.NameExpr{*last}
-		}
-	}
+	return st, nil
+}
+
+// outputs are the tensors of the names fetch names, none twice: seen holds
+// the names fetched before, and gains these.
+func (b *builder) outputs(fetch []syntax.NameExpr, seen map[string]bool) ([]Output, error) {
 	var outs []Output
-	seen := map[string]bool{}
 	for _, f := range fetch {
 		if seen[f.Name] {
 			return nil, syntax.Errorf(f.Pos, "%s is fetched twice", f.Name)
@@ -77,18 +101,30 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 		}
 		outs = append(outs, Output{Name: f.Name, Node: n})
 	}
-	return b.graph(outs, src), nil
+	return outs, nil
 }
 
-// Parse parses either form: JSON if the first non-space byte is '{',
-// else text.
+// IsJSON reports whether src is a spec in the JSON form: its first byte
+// other than JSON's white space is '{'. The text form cannot start so.
+func IsJSON[T string | []byte](src T) bool {
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return src[i] == '{'
+	}
+	return false
+}
+
+// Parse parses either form: JSON if IsJSON, else text.
 func Parse(src string, env Env) (*Graph, error) { return ParseData(src, env, nil) }
 
 // ParseData is Parse for a server with a data directory: data opens the
 // files a spec names (from_npy), by slash-separated paths relative to the
 // directory; a spec that names a file is refused when data is nil.
 func ParseData(src string, env Env, data fs.FS) (*Graph, error) {
-	if strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
+	if IsJSON(src) {
 		return parseJSON([]byte(src), env, data)
 	}
 	return parseText(src, env, data)

@@ -31,7 +31,7 @@ type arg struct {
 	set bool
 }
 
-// notYet lists functions of SPEC.md that this release does not implement.
+// notYet lists functions of docs/marsfs.4.md that this release does not implement.
 var notYet = map[string]bool{}
 
 // modules are the prefixes a function name may carry; np. and numpy. are

@@ -9,4 +9,6 @@
 // Tensors a session already holds come in as an Env, a snapshot of their
 // names, shapes and chunkings: the parser never calls back into the
 // session. Errors in the text name the line and column (syntax.Error).
+//
+// The scheduler process runs it.
 package spec

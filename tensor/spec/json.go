@@ -315,7 +315,7 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 }
 
 // ParseJSON parses the JSON form of a spec (a document starting with '{').
-// Every error it returns is a *SpecError; errors about a node name it
+// Every error it returns is a *syntax.Error; errors about a node name it
 // ("node 3: ..."), syntax errors carry the line and column.
 func ParseJSON(src []byte, env Env) (*Graph, error) { return parseJSON(src, env, nil) }
 
@@ -414,7 +414,7 @@ func validName(s string) bool {
 	return true
 }
 
-// jsonSyntaxError turns a decoding error into a *SpecError at its line and
+// jsonSyntaxError turns a decoding error into a *syntax.Error at its line and
 // column when it has an offset.
 func jsonSyntaxError(src []byte, err error) error {
 	off := int64(-1)

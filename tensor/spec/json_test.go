@@ -200,7 +200,7 @@ func TestJSONErrors(t *testing.T) {
 		}
 		var se *syntax.Error
 		if !errors.As(err, &se) || error(se) != err {
-			t.Errorf("%s: error is a %T, not a *SpecError", tc.src, err)
+			t.Errorf("%s: error is a %T, not a *syntax.Error", tc.src, err)
 		}
 		if err.Error() != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.src, err.Error(), tc.want)

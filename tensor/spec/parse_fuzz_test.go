@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParse checks that no text makes Parse panic, that every error is a
-// *SpecError, and that every graph it accepts keeps the graph invariants and
+// *syntax.Error, and that every graph it accepts keeps the graph invariants and
 // survives the JSON round trip.
 func FuzzParse(f *testing.F) {
 	for _, tc := range lowered {
@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			var se *syntax.Error
 			if !errors.As(err, &se) || error(se) != err {
-				t.Fatalf("%q: error %T is not a *SpecError: %v", src, err, err)
+				t.Fatalf("%q: error %T is not a *syntax.Error: %v", src, err, err)
 			}
 			if se.Line < 1 || se.Col < 1 || se.Msg == "" {
 				t.Fatalf("%q: error without a position or message: %+v", src, *se)
@@ -52,7 +52,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzParseJSON checks that no document makes ParseJSON panic and that
-// every error is a *SpecError.
+// every error is a *syntax.Error.
 func FuzzParseJSON(f *testing.F) {
 	for _, tc := range jsonErrors {
 		f.Add(tc.src)
@@ -69,7 +69,7 @@ func FuzzParseJSON(f *testing.F) {
 		if err != nil {
 			var se *syntax.Error
 			if !errors.As(err, &se) || error(se) != err {
-				t.Fatalf("%q: error %T is not a *SpecError: %v", src, err, err)
+				t.Fatalf("%q: error %T is not a *syntax.Error: %v", src, err, err)
 			}
 			return
 		}

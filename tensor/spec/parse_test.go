@@ -154,7 +154,7 @@ func TestParseErrors(t *testing.T) {
 		}
 		var se *syntax.Error
 		if !errors.As(err, &se) || error(se) != err {
-			t.Errorf("%q: error is a %T, not a *SpecError", tc.src, err)
+			t.Errorf("%q: error is a %T, not a *syntax.Error", tc.src, err)
 		}
 		if err.Error() != tc.want {
 			t.Errorf("%q:\n got %q\nwant %q", tc.src, err.Error(), tc.want)

@@ -14,4 +14,6 @@
 // StagesFused also fuses, as it tiles, the columns of a reduction over an
 // expression of generators (column.go), so that a reduction over a
 // million tiny chunks never holds the ops it fuses away.
+//
+// The scheduler process runs it.
 package tile

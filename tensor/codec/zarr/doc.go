@@ -51,4 +51,7 @@
 // Corrupt input is an error that says what is wrong (the codec, the
 // block, the stream), never a panic nor a write outside the chunk: every
 // decoder has a Fuzz function.
+//
+// Both processes run it: the scheduler reads an array's metadata when a
+// spec names it, the workers read and write its chunks.
 package zarr

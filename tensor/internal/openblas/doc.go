@@ -6,4 +6,7 @@
 // cgo), and then needs libopenblas at build and run time (Debian:
 // libopenblas-dev); without the tag the package is empty, so that a plain
 // build of marsfs needs no C library.
+//
+// The worker processes run it (with the openblas tag); under `marsfs up
+// --workers 0`, whose one worker is in the scheduler's process, there too.
 package openblas

@@ -4,4 +4,7 @@
 // counter-based random streams that give every element of a generated
 // tensor its value from the seed and its global index alone, so that any
 // chunking, worker count or recomputation draws the same numbers.
+//
+// The worker processes run it; under `marsfs up --workers 0`, whose one
+// worker is in the scheduler's process, there too.
 package elem

@@ -6,4 +6,7 @@
 // are pooled and rebound to new inputs (pool.go), since ops of one graph
 // share their programs. The hot loops have AVX2 and SSE2 forms on amd64,
 // and the uniform generator an AVX-512 one too.
+//
+// The worker processes run it; under `marsfs up --workers 0`, whose one
+// worker is in the scheduler's process, there too.
 package expr

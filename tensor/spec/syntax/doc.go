@@ -3,4 +3,7 @@
 // assignments, bare expressions to fetch) into expressions the spec
 // builder evaluates, and reports errors with their line and column.
 // It knows nothing of tensors beyond the numbers written in the text.
+//
+// The scheduler process runs it (fs checks each write of a spec with it
+// too).
 package syntax

@@ -33,14 +33,14 @@ type SrcPos struct {
 	Line, Col int
 }
 
-// Errorf returns a *SpecError at p.
+// Errorf returns an *Error at p.
 // A %w verb wraps its argument as fmt.Errorf does.
 func Errorf(p SrcPos, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
 	return &Error{Line: p.Line, Col: p.Col, Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
-// ErrAt turns err into a *SpecError at p, keeping the position of an err that
+// ErrAt turns err into an *Error at p, keeping the position of an err that
 // already is one.
 func ErrAt(p SrcPos, err error) *Error {
 	if se, ok := err.(*Error); ok {

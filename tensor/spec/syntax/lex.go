@@ -67,11 +67,12 @@ type lexer struct {
 	stmtEnd int
 }
 
-// lex cuts src into tokens. The last two tokens are always NEWLINE and EOF.
-func lex(src string) ([]token, error) {
+// lex cuts src, which starts at line line of its text, into tokens. The
+// last two tokens are always NEWLINE and EOF.
+func lex(src string, line int) ([]token, error) {
 	// Specs average a token every two or three bytes; sizing the slice up front
 	// spares the copies of growing it.
-	l := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2)}
+	l := &lexer{src: src, line: line, col: 1, toks: make([]token, 0, len(src)/2+2)}
 	if err := l.run(); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func Complete(src string) int {
 
 // run lexes l.src into l.toks.
 func (l *lexer) run() error {
-	if strings.HasPrefix(l.src, "\ufeff") {
+	if l.line == 1 && strings.HasPrefix(l.src, "\ufeff") {
 		l.off = len("\ufeff") // a byte order mark some editors write
 	}
 	for {

@@ -44,7 +44,7 @@ func TestLex(t *testing.T) {
 		{"1e400", "float:+Inf@1:1 NL:@1:6 EOF:@1:6"},
 		{"\ufeffx = 1", "name:x@1:1 op:=@1:3 int:1@1:5 NL:@1:6 EOF:@1:6"},
 	} {
-		toks, err := lex(tc.src)
+		toks, err := lex(tc.src, 1)
 		if err != nil {
 			if tc.want != "" {
 				t.Errorf("%q: %v", tc.src, err)
@@ -68,7 +68,7 @@ func TestLexErrors(t *testing.T) {
 		{"x = {}", "1:5: unexpected character '{'"},
 		{"x = 00", ""},
 	} {
-		_, err := lex(tc.src)
+		_, err := lex(tc.src, 1)
 		switch {
 		case err == nil && tc.want != "":
 			t.Errorf("%q: no error, want %q", tc.src, tc.want)

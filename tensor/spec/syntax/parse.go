@@ -127,8 +127,14 @@ type parser struct {
 const maxDepth = 200
 
 // ParseStmts parses a whole spec.
-func ParseStmts(src string) ([]Stmt, error) {
-	toks, err := lex(src)
+func ParseStmts(src string) ([]Stmt, error) { return ParseStmtsAt(src, 1) }
+
+// ParseStmtsAt parses whole statements (see Complete) that start at the
+// beginning of line line of a longer text, such as the statements a writer
+// of a spec added since the last ones parsed: positions, in the statements
+// and in errors, are the whole text's.
+func ParseStmtsAt(src string, line int) ([]Stmt, error) {
+	toks, err := lex(src, line)
 	if err != nil {
 		return nil, err
 	}
