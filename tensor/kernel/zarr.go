@@ -21,7 +21,11 @@ import (
 // zarrBufs are the buffers one read of a store chunk needs: its file's
 // bytes, its decoded elements, and room to reorder them. They are reused
 // from chunk to chunk (fresh pages cost more to touch than to decode).
-type zarrBufs struct{ raw, chunk, scratch []byte }
+// zarrBufs are a kernel's reused buffers: a store chunk's file (raw), a
+// decoded or assembled chunk, the codecs' scratch, and an encoded chunk
+// (enc), which a new buffer a chunk would cost more in page faults than
+// the codec takes to fill it.
+type zarrBufs struct{ raw, chunk, scratch, enc []byte }
 
 var zarrPool = sync.Pool{New: func() any { return new(zarrBufs) }}
 
@@ -203,12 +207,12 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
+	bufs := zarrPool.Get().(*zarrBufs)
+	defer zarrPool.Put(bufs)
 	var chunkData []byte
 	if len(a.Offsets) == 1 && slices.Equal(in[0].Shape, arr.Chunks) && slices.Equal(a.Offsets[0], origin) {
 		chunkData = in[0].Data
 	} else {
-		bufs := zarrPool.Get().(*zarrBufs)
-		defer zarrPool.Put(bufs)
 		if cap(bufs.chunk) < arr.ChunkBytes() {
 			bufs.chunk = make([]byte, arr.ChunkBytes())
 		}
@@ -218,10 +222,11 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 			zarr.CopyBox(chunkData, arr.Chunks, origin, x.Data, x.Shape, a.Offsets[i], arr.DType.Size())
 		}
 	}
-	enc, err := arr.Encode(chunkData)
+	enc, err := arr.EncodeTo(bufs.enc, chunkData)
 	if err != nil {
 		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
 	}
+	bufs.enc = enc
 	name := path.Join(a.Temp, arr.Key(a.Index))
 	if dir := path.Dir(name); dir != a.Temp {
 		if err := data.MkdirAll(dir, 0o755); err != nil {
