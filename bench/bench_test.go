@@ -110,8 +110,53 @@ func TestOutputNames(t *testing.T) {
 		case "W7", "W8":
 			want = []string{"m", "v"}
 		}
+		if c := climateOutputs(w.id); c != nil {
+			want = c
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: outputs %q, want %q", w.id, got, want)
+		}
+	}
+}
+
+// climateOutputs are the names the climate and two-pass variance
+// workloads fetch, by id (nil for others).
+func climateOutputs(id string) []string {
+	step := strings.TrimSuffix(strings.TrimSuffix(id, "-ZSTD"), "-RAW")
+	switch {
+	case strings.HasPrefix(id, "VAR2-"):
+		return []string{"m", "d"}
+	case step == "CLIM-MEAN", step == "CLIM-ANOM":
+		return []string{"m"}
+	case step == "CLIM-STD":
+		return []string{"s"}
+	case step == "CLIM-GMEAN":
+		return []string{"g"}
+	case step == "CLIM-SEAS":
+		return []string{"c", "cg"}
+	case step == "CLIM-ALL":
+		return []string{"m", "s", "g", "c", "cg"}
+	}
+	return nil
+}
+
+// meanNPY reads float32 and float64 .npy files, as marsfs writes them.
+func TestMeanNPY(t *testing.T) {
+	for _, tc := range []struct {
+		descr string
+		data  []byte
+	}{
+		{"<f8", binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, math.Float64bits(1.5)), math.Float64bits(2.5))},
+		{"<f4", binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, math.Float32bits(1.5)), math.Float32bits(2.5))},
+	} {
+		head := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (2,), }", tc.descr)
+		b := append([]byte("\x93NUMPY\x01\x00"), byte(len(head)), 0)
+		b = append(append(b, head...), tc.data...)
+		if m, err := meanNPY(b); err != nil || m != 2 {
+			t.Errorf("%s: mean = %v, %v; want 2", tc.descr, m, err)
+		}
+		if _, err := meanNPY(b[:len(b)-1]); err == nil {
+			t.Errorf("%s: a cut file read", tc.descr)
 		}
 	}
 }

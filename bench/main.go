@@ -91,6 +91,7 @@ type result struct {
 	value    []float64 // the last run's result summary
 	operands int       // marsfs: chunk operands of the graph
 	chunks   int64     // marsfs: most chunk bytes alive at once, cluster-wide
+	transfer int64     // marsfs: most bytes a run moved between workers
 	timedOut bool
 	err      error // the run failed, or its result is wrong
 }
@@ -129,12 +130,12 @@ type row struct {
 func run(o options, log io.Writer) (*report, error) {
 	var ws []workload
 	for _, w := range workloads {
-		if len(o.only) == 0 && w.id != "W8" || slices.Contains(o.only, w.id) {
+		if len(o.only) == 0 && w.id != "W8" && !w.onlyIfNamed || slices.ContainsFunc(o.only, w.named) {
 			ws = append(ws, w)
 		}
 	}
 	for _, id := range o.only {
-		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.id == id }) {
+		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.named(id) }) {
 			return nil, fmt.Errorf("--only: unknown workload %q (want W1..W8 or GRAM)", id)
 		}
 	}
@@ -192,6 +193,12 @@ func run(o options, log io.Writer) (*report, error) {
 		rw := row{w: w, params: p}
 		var upArgs []string
 		var store string
+		if w.data != nil {
+			if err := w.data(o.dataDir, o.python, p, log); err != nil {
+				return nil, fmt.Errorf("%s: %v", w.id, err)
+			}
+			upArgs = []string{"--data-dir", o.dataDir}
+		}
 		if w.store {
 			if store, err = ensureStore(o.dataDir, p, log); err != nil {
 				return nil, fmt.Errorf("%s: %v", w.id, err)
@@ -320,10 +327,20 @@ func runMarsfs(bin, tmp, cpuprofile string, w workload, p map[string]int, o opti
 		res.times = append(res.times, r.seconds)
 		res.value, res.operands = r.value, r.operands
 		res.chunks = max(res.chunks, r.chunkBytes)
+		res.transfer = max(res.transfer, r.transferBytes)
 	}
 	mem.halt()
 	res.peak = mem.peakBytes() - idle
 	return res
+}
+
+// named reports whether --only's id names w: its id, or a prefix of it
+// followed by *.
+func (w workload) named(id string) bool {
+	if p, ok := strings.CutSuffix(id, "*"); ok {
+		return strings.HasPrefix(w.id, p)
+	}
+	return w.id == id
 }
 
 // moduleRoot finds the directory of go.mod from the working directory up.

@@ -133,10 +133,11 @@ func (p *upProc) stop() {
 
 // marsfsRun is one run of a spec.
 type marsfsRun struct {
-	seconds    float64
-	operands   int
-	chunkBytes int64 // the graph's most chunk bytes alive at once (status peak_bytes)
-	value      []float64
+	seconds       float64
+	operands      int
+	chunkBytes    int64 // the graph's most chunk bytes alive at once (status peak_bytes)
+	transferBytes int64 // bytes moved between workers (status transfer_bytes)
+	value         []float64
 }
 
 // runSpec runs spec in a fresh session: it times the write to submit up
@@ -170,16 +171,19 @@ func runSpec(c *fs.Client, spec string) (marsfsRun, error) {
 		if v, ok := strings.CutPrefix(l, "operands "); ok {
 			r.operands, _ = strconv.Atoi(v)
 		}
+		if v, ok := strings.CutPrefix(l, "transfer_bytes "); ok {
+			r.transferBytes, _ = strconv.ParseInt(v, 10, 64)
+		}
 		if v, ok := strings.CutPrefix(l, "peak_bytes "); ok {
 			r.chunkBytes, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
 	for _, name := range outputNames(spec) {
-		data, err := c.ReadFile(sess + "/tensors/" + name + "/data")
+		data, err := c.ReadFile(sess + "/tensors/" + name + "/npy")
 		if err != nil {
 			return r, err
 		}
-		v, err := meanFloat64(data)
+		v, err := meanNPY(data)
 		if err != nil {
 			return r, fmt.Errorf("%s: %v", name, err)
 		}
@@ -204,6 +208,33 @@ func outputNames(spec string) []string {
 		}
 	}
 	return []string{last}
+}
+
+// meanNPY is the mean of the float64 or float32 values of a .npy file
+// (version 1, as marsfs writes them).
+func meanNPY(b []byte) (float64, error) {
+	if len(b) < 10 || string(b[:6]) != "\x93NUMPY" {
+		return 0, fmt.Errorf("not a .npy file")
+	}
+	end := 10 + int(binary.LittleEndian.Uint16(b[8:]))
+	if end > len(b) {
+		return 0, fmt.Errorf("a .npy header of %d bytes in %d", end, len(b))
+	}
+	head, data := string(b[10:end]), b[end:]
+	switch {
+	case strings.Contains(head, "'<f8'"):
+		return meanFloat64(data)
+	case strings.Contains(head, "'<f4'"):
+		if len(data) == 0 || len(data)%4 != 0 {
+			return 0, fmt.Errorf("%d bytes of data, want a positive multiple of 4 (float32)", len(data))
+		}
+		var s float64
+		for i := 0; i < len(data); i += 4 {
+			s += float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+		}
+		return s / float64(len(data)/4), nil
+	}
+	return 0, fmt.Errorf("a .npy of %s, want float64 or float32", head)
 }
 
 // meanFloat64 is the mean of little-endian float64 data.

@@ -41,6 +41,9 @@ func (rep *report) print(w io.Writer) {
 			note := ""
 			if r.operands > 0 {
 				note = fmt.Sprintf("%d operands, chunks alive at most %s MiB", r.operands, mib(r.chunks))
+				if rw.w.reportTransf {
+					note += fmt.Sprintf(", transfer %.1f MB", float64(r.transfer)/1e6)
+				}
 			}
 			if r.err != nil {
 				note = strings.ReplaceAll(r.err.Error(), "\n", " ")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 )
@@ -32,6 +33,14 @@ type workload struct {
 	sized func(scale float64, memAvail int64) map[string]int
 	// noDask: Dask is not run.
 	noDask bool
+	// data, when set, writes the workload's data into the data directory
+	// once (it is kept there), and marsfs up is started on that directory.
+	data func(dir, python string, p map[string]int, log io.Writer) error
+	// onlyIfNamed: run only when --only names it, or a prefix of its id
+	// followed by * ('CLIM-*').
+	onlyIfNamed bool
+	// reportTransf: marsfs' transfer bytes are a result of the workload.
+	reportTransf bool
 }
 
 // A goal is the target marsfs is measured against.
@@ -50,8 +59,9 @@ func scaled(x, s float64) int {
 }
 
 // workloads are every workload, in the order bench runs and lists them:
-// the W series, the data workloads, the masks' and the shuffles'.
-var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads)
+// the W series, the data workloads, the masks', the shuffles' and the
+// climate workloads.
+var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads, climateWorkloads)
 
 // seriesWorkloads are the W series but its data workloads.
 var seriesWorkloads = []workload{

@@ -12,6 +12,12 @@
 //	exec/sched    the scheduler: drives a Core a job over the workers of a
 //	              cluster, or one worker in this process (NewLocal)
 //	exec/engine   sessions, their graphs and kept tensors, over a Runner
+//	exec/custody  what a scheduler holds between jobs, pure: session
+//	              homes at epochs, shipping and leases, witnesses'
+//	              fences, the chunk directory, graphs to run again
+//	exec/sim      a deterministic simulation of schedulers and workers
+//	              running the real pure machines (tests only)
+//	exec/asuser   the files specs name, opened with their owner's rights
 //
 // Imports go one way: engine over core (its Runner interface is what
 // sched.Scheduler implements); sched over core, wire and worker; worker

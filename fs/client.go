@@ -70,6 +70,9 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	}
 	nc, err := net.DialTimeout(network, a, wait)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%s: connection refused: no marsfs server listens there (not started, stopped, or restarting)", addr)
+		}
 		return nil, err
 	}
 	if network == "tcp" && len(key) > 0 {
@@ -93,11 +96,9 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	// granted: ask first, then have it ask for what was granted.
 	msize, err := negotiate(nc, ClientMsize)
 	if err != nil {
+		remote := nc.RemoteAddr()
 		nc.Close()
-		if network == "tcp" && len(key) == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
-			return nil, fmt.Errorf("%s hung up on plain 9P: a server beyond loopback serves only clients with its key (give --key-file or $MARSFS_KEY)", addr)
-		}
-		return nil, fmt.Errorf("9P version with %s: %w", addr, err)
+		return nil, hungUp(addr, network, remote, key, err)
 	}
 	c, err := p9.NewClient(nc, p9.WithMessageSize(msize))
 	if err != nil {
@@ -110,6 +111,31 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	return &Client{c: c, root: root}, nil
+}
+
+// errPlainRefused is a server's answer to the Tversion of a plain 9P
+// client beyond loopback (an Rlerror of EACCES): it serves only clients
+// that prove its key.
+var errPlainRefused = errors.New("plain 9P refused")
+
+// hungUp says why the server at addr ended the connection before
+// answering its Tversion. A server refusing plain 9P from beyond loopback
+// says so (errPlainRefused; one built before it did just hung up, which
+// is still read so from an address beyond loopback). On loopback or a
+// unix socket, a server that hangs up at once is one that is going
+// (stopping, or restarting: a listener's last accepted connections are
+// closed with it).
+func hungUp(addr, network string, remote net.Addr, key []byte, err error) error {
+	if errors.Is(err, errPlainRefused) {
+		return fmt.Errorf("%s refused plain 9P: a server beyond loopback serves only clients with its key (give --key-file or $MARSFS_KEY)", addr)
+	}
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("9P version with %s: %w", addr, err)
+	}
+	if tcp, ok := remote.(*net.TCPAddr); ok && network == "tcp" && len(key) == 0 && !tcp.IP.IsLoopback() {
+		return fmt.Errorf("%s hung up on plain 9P: a server beyond loopback serves only clients with its key (give --key-file or $MARSFS_KEY)", addr)
+	}
+	return fmt.Errorf("%s hung up before 9P began: the server is restarting or stopping (try again): %w", addr, err)
 }
 
 // keyError says why a TLS handshake with the server at addr failed.
@@ -304,6 +330,16 @@ func negotiate(nc net.Conn, msize uint32) (uint32, error) {
 		return 0, err
 	}
 	size := binary.LittleEndian.Uint32(hdr[:4])
+	if hdr[4] == msgRlerror && size == 7+4 {
+		var code [4]byte
+		if _, err := io.ReadFull(nc, code[:]); err != nil {
+			return 0, err
+		}
+		if e := linux.Errno(binary.LittleEndian.Uint32(code[:])); e != linux.EACCES {
+			return 0, fmt.Errorf("Tversion refused: %w", e)
+		}
+		return 0, errPlainRefused
+	}
 	if size < 7+4+2 || size > 1<<16 {
 		return 0, fmt.Errorf("bad Rversion of %d bytes", size)
 	}

@@ -20,8 +20,7 @@ type verb[T any] struct {
 // sessionVerbs are the messages of /sessions/N/ctl.
 var sessionVerbs = []verb[*engine.Session]{
 	{"close", 0, "", func(s *engine.Session, _ []string) error {
-		s.Close()
-		return nil
+		return s.Close()
 	}},
 	{"set", 2, "NAME on|off", setOption},
 }

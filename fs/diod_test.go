@@ -46,7 +46,7 @@ func TestDiodClients(t *testing.T) {
 	if out := fields(diod(ls, "sessions")); out != "clone 1" {
 		t.Errorf("diodls sessions: %q", out)
 	}
-	if out := fields(diod(ls, "sessions/1")); out != "ctl submit error graphs tensors" {
+	if out := fields(diod(ls, "sessions/1")); out != "ctl submit error graphs history tensors" {
 		t.Errorf("diodls sessions/1: %q", out)
 	}
 

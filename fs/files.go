@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"log"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +90,10 @@ func (s *Server) cloneFile() *node {
 			}
 			id, err := s.cloneAt(c, s.eng.NextSession())
 			if err != nil {
-				return nil, linux.EIO
+				// No session to hold an error file: the errno (ENOSPC
+				// for a full state dir) and the server's log say why.
+				log.Printf("marsfs: clone for %s refused: %v", c.ident, err)
+				return nil, refusal(err, linux.EIO)
 			}
 			return &snapshot{r: strings.NewReader(fmt.Sprintf("%d\n", id))}, nil
 		}}
@@ -141,6 +145,14 @@ func (s *Server) sessionDir(sess *engine.Session) *node {
 			s.submitFile(dir, sess),
 			textFile(dir, "error", func() (string, error) { return line(sess.Error()), nil }),
 			dirNode(dir, "graphs", func(c *conn) ([]*node, error) { return s.graphsDir(dir, sess), nil }),
+			// One line a graph: what the session keeps of the oldest too.
+			textFile(dir, "history", func() (string, error) {
+				var b strings.Builder
+				for _, g := range sess.Graphs() {
+					b.WriteString(g.Summary() + "\n")
+				}
+				return b.String(), nil
+			}),
 			s.tensorsDir(dir, sess),
 		}, nil
 	}
@@ -188,6 +200,7 @@ func (s *Server) graphsDir(parent string, sess *engine.Session) []*node {
 	for _, g := range graphs {
 		ents = append(ents, graphDir(dir, strconv.Itoa(g.ID()), sess, g))
 	}
+
 	if len(graphs) > 0 {
 		// last is the newest graph under another name: a directory with
 		// the same files rather than a symlink, so that it reads alike
@@ -206,6 +219,15 @@ func (s *Server) graphsDir(parent string, sess *engine.Session) []*node {
 func graphDir(parent, id string, sess *engine.Session, g *engine.Graph) *node {
 	return dirNode(parent, id, func(c *conn) ([]*node, error) {
 		dir := join(parent, id)
+		if g.Forgotten() {
+			// Past --graph-history: its summary only.
+			return []*node{
+				textFile(dir, "spec", func() (string, error) { return line(g.Spec()), nil }),
+				textFile(dir, "status", func() (string, error) { return statusText(g), nil }),
+				blockingFile(dir, "wait", g.Done(), func() (string, error) { return statusText(g), nil }),
+				textFile(dir, "error", func() (string, error) { return line(g.Err()), nil }),
+			}, nil
+		}
 		return []*node{
 			textFile(dir, "spec", func() (string, error) { return line(g.Spec()), nil }),
 			textFile(dir, "spec.json", func() (string, error) {
@@ -276,7 +298,9 @@ const readme = `marsfs: chunked tensors computed across workers, as files.
 /sessions/N/ctl               read: the session's summary; write "close"
 /sessions/N/submit            write a spec, then close: makes a graph
 /sessions/N/error             why the session's last write was refused
-/sessions/N/graphs/G/         one a submission (G = 1, 2, ...); last is the newest
+/sessions/N/graphs/G/         one a submission (G = 1, 2, ...); last is the newest;
+                              past the last 16 (--graph-history), spec status wait error only
+/sessions/N/history           one line a graph: number, state, start, seconds, spec, error
     spec spec.json            the spec as written, and its JSON form
     status                    STATE, then "key value" lines
     wait                      a read waits for the graph to end, then shows status

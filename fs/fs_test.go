@@ -127,7 +127,7 @@ func TestListings(t *testing.T) {
 		if got, want := names(t, c, "/sessions"), []string{"clone", "1", "2"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("ls /sessions = %v, want %v", got, want)
 		}
-		if got, want := names(t, c, s1), []string{"ctl", "submit", "error", "graphs", "tensors"}; !reflect.DeepEqual(got, want) {
+		if got, want := names(t, c, s1), []string{"ctl", "submit", "error", "graphs", "history", "tensors"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("ls %s = %v, want %v", s1, got, want)
 		}
 		if got := names(t, c, s1+"/graphs"); len(got) != 0 {

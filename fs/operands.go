@@ -16,7 +16,11 @@ import (
 // opName is how files name an operand's kernel: its kind, and for a fused
 // operand the kinds of its members ("fuse(add+sum.map)").
 func opName(g *engine.Graph, key int) string {
-	return g.Chunks().Ops[key].Name()
+	ops := g.Chunks().Ops
+	if key < 0 || key >= len(ops) {
+		return "?" // forgotten since its states were read (--graph-history)
+	}
+	return ops[key].Name()
 }
 
 // operandsText renders the operands file: one line an operand, "key op

@@ -217,7 +217,7 @@ func (s *Server) adoptClone(c *conn, text string) error {
 	}
 	sess, err := s.eng.NewSessionAt(c.ident, n)
 	if err != nil {
-		return linux.EEXIST
+		return refusal(err, linux.EEXIST)
 	}
 	s.touch(sess.ID())
 	return nil

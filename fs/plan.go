@@ -64,6 +64,9 @@ func planText(g *engine.Graph) string {
 		b.WriteString(" -")
 	}
 	fmt.Fprintf(&b, "\ntransfer_bytes %d\n", p.TransferBytes)
+	for _, n := range cg.Notes {
+		fmt.Fprintf(&b, "note %s\n", n)
+	}
 	b.WriteString("peak_bytes")
 	for i, w := range p.Workers {
 		fmt.Fprintf(&b, " %s=%d", w, p.PeakBytes[i])

@@ -3,6 +3,7 @@ package fs
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
 	"marsfs/cluster/keytls"
@@ -308,6 +310,7 @@ func (s *Server) admitTLS(nc net.Conn) (net.Conn, string, bool, error) {
 	pc := &peekedConn{Conn: nc, r: br}
 	if !keytls.LooksLikeTLS(first[0]) {
 		if remote, ok := nc.RemoteAddr().(*net.TCPAddr); !ok || !remote.IP.IsLoopback() {
+			refusePlain(pc)
 			return nc, "", false, errors.New("plain 9P from beyond loopback: this server needs the cluster key (TLS)")
 		}
 		return pc, s.cfg.Identify(nc), false, nil
@@ -321,6 +324,30 @@ func (s *Server) admitTLS(nc net.Conn) (net.Conn, string, bool, error) {
 		return nc, "", false, err
 	}
 	return tc, KeyIdentity, true, nil
+}
+
+// refusePlain answers the Tversion of a plain 9P client beyond loopback
+// with an Rlerror of EACCES, so that the client can tell this refusal
+// from a server that hangs up because it is going (see hungUp). The
+// Tversion is read whole first: closing a socket with bytes unread
+// resets it, and the reset could discard the answer at the client.
+func refusePlain(c net.Conn) {
+	c.SetDeadline(time.Now().Add(time.Second))
+	defer c.SetDeadline(time.Time{})
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return
+	}
+	if n := binary.LittleEndian.Uint32(size[:]); n > 4 && n <= 1<<16 {
+		if _, err := io.CopyN(io.Discard, c, int64(n-4)); err != nil {
+			return
+		}
+	}
+	m := binary.LittleEndian.AppendUint32(nil, 4+1+2+4)
+	m = append(m, msgRlerror)
+	m = binary.LittleEndian.AppendUint16(m, 0xffff) // NOTAG, as the Tversion's
+	m = binary.LittleEndian.AppendUint32(m, uint32(linux.EACCES))
+	c.Write(m)
 }
 
 // A peekedConn is a connection whose first bytes were read into r.

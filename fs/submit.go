@@ -47,6 +47,7 @@ type submitter struct {
 	mu     sync.Mutex
 	text   []byte
 	failed bool
+	errno  linux.Errno // of the refusal, once failed
 	// The statements checked so far: text[:done] is built into prefix,
 	// and stmts says whether it holds any. A write before done starts
 	// the check again.
@@ -61,7 +62,7 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failed {
-		return 0, linux.EINVAL
+		return 0, h.errno
 	}
 	// Writes may come at any offset (a client may seek); the text is what
 	// the file would hold.
@@ -79,7 +80,8 @@ func (h *submitter) WriteAt(p []byte, off int64) (int, error) {
 	copy(h.text[off:], p)
 	if err := h.check(endsWrite(p, end == int64(len(h.text)))); err != nil {
 		h.fail(err.Error())
-		return 0, linux.EINVAL
+		h.errno = refusal(err, linux.EINVAL)
+		return 0, h.errno
 	}
 	return len(p), nil
 }
@@ -158,18 +160,22 @@ func hasStatement(src string) bool {
 // open. h.mu must be held.
 func (h *submitter) fail(msg string) {
 	h.failed = true
+	h.errno = linux.EINVAL
 	h.text = nil
 	h.sess.SetError(msg)
 }
 
 // Close submits the text. Session.Submit records a refusal in the
-// session's error file. Every refusal is EINVAL, whether at a write or
-// here (an error of another kind would reach the client as EIO).
+// session's error file. A refusal of the spec is EINVAL, whether at a
+// write or here (an error of another kind would reach the client as
+// EIO), but that of a file refused to the session's owner, EACCES; a
+// submit the server could not make durable (its journal's disk full or
+// failing) fails with the system's errno, ENOSPC or EIO.
 func (h *submitter) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failed {
-		return linux.EINVAL // refused at a write, which said why
+		return h.errno // refused at a write, which said why
 	}
 	if len(h.text) == 0 {
 		return nil // opened and closed: nothing to submit
@@ -181,7 +187,7 @@ func (h *submitter) Close() error {
 	_, err := h.sess.Submit(string(h.text))
 	h.text = nil
 	if err != nil {
-		return linux.EINVAL
+		return refusal(err, linux.EINVAL)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"errors"
 	"io"
 	"sort"
 	"strings"
@@ -53,7 +54,11 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 			return linux.EPERM
 		}
 		if err := sess.Drop(name); err != nil {
-			return linux.ENOENT
+			if errors.Is(err, engine.ErrNoTensor) {
+				return linux.ENOENT
+			}
+			sess.SetError(err.Error())
+			return refusal(err, linux.EIO)
 		}
 		return nil
 	}

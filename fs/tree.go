@@ -167,7 +167,7 @@ func (h *ctlHandle) WriteAt(p []byte, off int64) (int, error) {
 			continue
 		}
 		if err := h.ctl(msg); err != nil {
-			return 0, linux.EINVAL
+			return 0, refusal(err, linux.EINVAL)
 		}
 	}
 	return len(p), nil

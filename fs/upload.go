@@ -337,7 +337,7 @@ func (u *uploader) Close() error {
 	}
 	if err := u.up.Commit(); err != nil {
 		u.sess.SetError(err.Error())
-		return linux.EIO
+		return refusal(err, linux.EIO)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func cat(args []string) error {
 	for _, p := range paths {
 		file, err := c.Open(p, p9.ReadOnly)
 		if err != nil {
-			return err
+			return explainClone(p, err)
 		}
 		_, err = io.CopyBuffer(struct{ io.Writer }{os.Stdout}, struct{ io.Reader }{file}, buf)
 		file.Close()
@@ -178,6 +178,21 @@ func sessionOf(path string) (string, bool) {
 		return "/sessions/" + parts[1], true
 	}
 	return "", false
+}
+
+// explainClone says why a clone was refused, when the errno tells: a new
+// session has no error file to say it in.
+func explainClone(path string, err error) error {
+	if strings.Trim(path, "/") != "sessions/clone" {
+		return err
+	}
+	switch {
+	case fs.IsErrno(err, linux.ENOSPC):
+		return fmt.Errorf("%w: the server's --state-dir is full, and a session it cannot journal is not made", err)
+	case fs.IsErrno(err, linux.EIO):
+		return fmt.Errorf("%w: the server could not make a session (its log says why)", err)
+	}
+	return err
 }
 
 // explain adds the session's error text to err, the errno of a refused

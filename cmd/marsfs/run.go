@@ -41,7 +41,7 @@ func run(args []string) error {
 
 	id, err := c.ReadFile("/sessions/clone")
 	if err != nil {
-		return err
+		return explainClone("/sessions/clone", err)
 	}
 	sess := "/sessions/" + strings.TrimSpace(string(id))
 	defer c.WriteFile(sess+"/ctl", []byte("close\n"))

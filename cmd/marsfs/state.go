@@ -80,6 +80,11 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 		logPrefixed("took back %d chunks from the workers in %v; %d are missing, to be made again from lineage when needed",
 			adopted, time.Since(st.opened).Round(time.Millisecond), missing)
 	}
+	for _, l := range st.loaded {
+		if l.Cut > 0 {
+			logPrefixed("session %d: its journal ended in a record cut short at byte %d, never acknowledged: cut off", l.Session, l.Cut)
+		}
+	}
 	st.dir.SetShip(st.rep.ship)
 	eng.SetJournal(st.dir, logPrefixed)
 	defer st.rep.start(ctx, s, eng)

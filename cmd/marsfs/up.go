@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"marsfs/exec/asuser"
 	"marsfs/exec/engine"
 	"marsfs/exec/sched"
 	"marsfs/exec/wire"
@@ -43,6 +44,7 @@ type serveFlags struct {
 	idle       time.Duration
 	mount      string
 	ops        int
+	history    int                  // --graph-history
 	dataDir    string               // --data-dir; up's default is its working directory
 	workerWait time.Duration        // --worker-wait: sched.Config.NoWorkerWait
 	key        []byte               // the cluster key (--key-file, $MARSFS_KEY): lets --listen leave loopback
@@ -60,6 +62,7 @@ func (s *serveFlags) add(f *flag.FlagSet) {
 	f.DurationVar(&s.workerWait, "worker-wait", 30*time.Second, "how long a graph waits with no worker connected (all died or left) before it fails saying so")
 	f.StringVar(&s.stateDir, "state-dir", "", "keep a journal of the sessions in this directory: a scheduler started again on it brings them back (default none: nothing is kept)")
 	f.IntVar(&s.ops, "ops", ops, "chunk operands the graphs of all sessions hold at once; a spec that would pass it is refused (0: no bound); "+help)
+	f.IntVar(&s.history, "graph-history", engine.DefaultHistory, "ended graphs a session keeps whole (plan, operands, events, timeline); older ones keep a summary, and those kept whole by all sessions hold at most --ops operands (-1: keep all)")
 }
 
 // schedulerShare is the memory the scheduler's process counts on: an
@@ -130,6 +133,7 @@ func (sf *serveFlags) listen() ([]net.Listener, error) {
 // It returns once the server has stopped, the listeners closed.
 func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.Listener, sf *serveFlags) error {
 	eng.SetMaxOps(sf.ops)
+	eng.SetHistory(sf.history)
 	if sf.dataDir != "" {
 		data, err := openData(sf.dataDir)
 		if err != nil {
@@ -139,7 +143,16 @@ func serve(ctx context.Context, eng *engine.Engine, cl fs.Cluster, ls []net.List
 			return err
 		}
 		defer data.Close()
-		eng.SetData(data.FS())
+		// Files are opened as each session's owner; the identities that
+		// are no user of this host open none.
+		files, err := asuser.New(data, fs.KeyIdentity, fs.TCPIdentity)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return err
+		}
+		eng.SetData(files)
 		fmt.Printf("marsfs: data directory %s\n", sf.dataDir)
 	}
 	srv := fs.NewServer(eng, fs.Config{Cluster: cl, IdleTimeout: sf.idle, ConnMemory: boundServerMemory(), Key: sf.key, Peers: sf.peers, Metrics: sf.metrics})

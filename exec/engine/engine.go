@@ -32,9 +32,16 @@ type Engine struct {
 	sessions map[int]*Session
 	nextSess int
 	closed   bool
-	maxOps   int   // bound on liveOps; 0 for none
-	data     fs.FS // the data directory specs name files in; nil for none
-	liveOps  int   // chunk operands tiled for the graphs not yet ended
+	maxOps   int  // bound on liveOps; 0 for none
+	data     Data // the data directory specs name files in; nil for none
+	liveOps  int  // chunk operands tiled for the graphs not yet ended
+
+	// The full records of ended graphs (history.go): how many a session
+	// keeps, those kept in the order they ended, and their operands.
+	history int
+	full    []ended
+	fullOps int
+	stale   int // forgotten graphs still in full, about
 
 	// Restores of lost chunks (lineage.go): one runs at a time (restoring
 	// holds its turn); recomputing counts the chunks being made again;
@@ -60,7 +67,7 @@ type Engine struct {
 // New returns an engine that runs graphs on r.
 func New(r Runner) *Engine {
 	e := &Engine{runner: r, sessions: make(map[int]*Session), restoring: make(chan struct{}, 1), recomputing: make(map[uint64]int),
-		unrestorable: make(map[uint64]string), logf: func(string, ...any) {}}
+		unrestorable: make(map[uint64]string), logf: func(string, ...any) {}, history: DefaultHistory}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e
 }
@@ -71,10 +78,20 @@ func New(r Runner) *Engine {
 // bytes over graphs of a million operands and more.
 const OpCost = 1 << 10
 
+// A Data is the data directory the files specs name are in, as each
+// session's owner sees it.
+type Data interface {
+	// Session returns the directory as the owner of a session, the
+	// identity ident, sees it (every path relative to it, none leading
+	// out), and the owner the graph's file ops act as on the workers;
+	// or why that identity may open no file.
+	Session(ident string) (fs.FS, chunk.Owner, error)
+}
+
 // SetData gives the engine a data directory: the files specs name
-// (from_npy) are opened in data, by paths relative to it. data must keep
-// every path inside the directory, as os.Root's FS does.
-func (e *Engine) SetData(data fs.FS) {
+// (from_npy) are opened in data, by paths relative to it, as the
+// session's owner.
+func (e *Engine) SetData(data Data) {
 	e.mu.Lock()
 	e.data = data
 	e.mu.Unlock()
@@ -158,7 +175,8 @@ func (e *Engine) NewSessionAt(owner string, id int) (*Session, error) {
 	if d != nil {
 		var err error
 		if log, err = d.Create(id, owner); err != nil {
-			return nil, err
+			e.logf("session %d: not made: %v", id, err)
+			return nil, notDurable(id, "new session", err)
 		}
 	}
 	s, err := e.newSession(owner, id, log)
@@ -229,6 +247,7 @@ func (e *Engine) drop(s *Session) {
 	e.mu.Lock()
 	delete(e.sessions, s.id)
 	e.mu.Unlock()
+	e.dropHistory(s)
 }
 
 // newIDs returns n fresh global chunk IDs.
@@ -247,6 +266,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	graphs  []*Graph
+	full    []*Graph // the ended graphs kept in full, oldest first; under engine.mu (history.go)
 	tensors map[string]*Tensor
 	refs    map[uint64]int // kept chunk IDs → tensors holding them
 	// lines holds the lineage of each kept chunk a graph made (not of
@@ -289,20 +309,41 @@ func (s *Session) Env() spec.Env {
 // engine's data directory, without submitting it: what a writer of a spec
 // learns of it before the whole is written.
 func (s *Session) Parse(src string) (*spec.Graph, error) {
-	return spec.ParseData(src, s.Env(), s.engine.dataDir())
+	data, _ := s.files()
+	return spec.ParseData(src, s.Env(), data)
 }
 
 // Prefix starts the check of a spec written a piece at a time, against the
-// session's tensors now and the engine's data directory (spec.Prefix):
-// each piece is built once, and Submit builds the whole text again.
+// session's tensors now and its data directory (spec.Prefix): each piece
+// is built once, and Submit builds the whole text again.
 func (s *Session) Prefix() *spec.Prefix {
-	return spec.NewPrefix(s.Env(), s.engine.dataDir())
+	data, _ := s.files()
+	return spec.NewPrefix(s.Env(), data)
 }
 
-func (e *Engine) dataDir() fs.FS {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.data
+// files returns the data directory as the session's owner sees it, and
+// the owner its file ops act as: a directory that refuses every path with
+// the reason when the owner may open no file, nil when the engine has no
+// data directory.
+func (s *Session) files() (fs.FS, chunk.Owner) {
+	s.engine.mu.Lock()
+	d := s.engine.data
+	s.engine.mu.Unlock()
+	if d == nil {
+		return nil, chunk.Owner{}
+	}
+	data, o, err := d.Session(s.owner)
+	if err != nil {
+		return refusedFS{err}, chunk.Owner{}
+	}
+	return data, o
+}
+
+// refusedFS is the data directory of an owner who may open no file.
+type refusedFS struct{ err error }
+
+func (r refusedFS) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: r.err}
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -402,7 +443,8 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	}
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
-	tg, err := spec.ParseData(src, env, s.engine.dataDir())
+	data, owner := s.files()
+	tg, err := spec.ParseData(src, env, data)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +453,7 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	s.mu.Unlock()
 	// What FuseExpr would fuse column by column is tiled fused.
 	left, held, bound := s.engine.opsLeft()
-	st, err := tile.StagesWith(tg, env, tile.Options{Fused: opt.FuseExpr, MaxOps: left})
+	st, err := tile.StagesWith(tg, env, tile.Options{Fused: opt.FuseExpr, MaxOps: left, Owner: owner})
 	if errors.Is(err, tile.ErrTooManyOps) {
 		return nil, fmt.Errorf("the graph needs more than the %d chunk operands left of the %d this server holds at once (%d held by graphs running; each costs up to %d B): use larger chunks (chunks=), or wait for running graphs to end",
 			left, bound, held, OpCost)
@@ -550,6 +592,11 @@ func (u *Upload) Commit() error {
 		return ErrClosed
 	}
 	t := &Tensor{session: s, tiled: u.tiled}
+	if err := s.journalWrite("upload "+u.tiled.Name, journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}); err != nil {
+		s.mu.Unlock()
+		s.engine.free(u.tiled.Keys)
+		return err
+	}
 	for _, id := range t.tiled.Keys {
 		s.refs[id]++
 	}
@@ -558,7 +605,6 @@ func (u *Upload) Commit() error {
 		freed = s.unref(old.tiled.Keys)
 	}
 	s.tensors[u.tiled.Name] = t
-	s.journalAppend(journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}, true)
 	s.mu.Unlock()
 	s.engine.free(freed)
 	return nil
@@ -663,9 +709,15 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		g.observe(core.Event{Key: core.NoteKey, At: time.Now(), Err: "running again: it was running when the scheduler before this one stopped"})
 	} else {
 		g.id = len(s.graphs) + 1
+		// Under s.mu, so that records come in the order of graph numbers;
+		// before the graph is the session's, so that one the journal
+		// cannot record never runs.
+		if err := s.journalWrite("submit", journal.Record{Kind: journal.KindSubmit, Graph: g.id, Spec: src, Inputs: sts.inputs}); err != nil {
+			s.mu.Unlock()
+			cancel()
+			return nil, err
+		}
 		s.graphs = append(s.graphs, g)
-		// Under s.mu, so that records come in the order of graph numbers.
-		s.journalAppend(journal.Record{Kind: journal.KindSubmit, Graph: g.id, Spec: src, Inputs: sts.inputs}, true)
 	}
 	// Hold the stored chunks this graph reads until it ends, so that a
 	// concurrent replacement of their tensor cannot free them under it.
@@ -692,11 +744,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 				break
 			}
 			g.rerun(fmt.Sprintf("chunks of earlier graphs it reads were lost while it ran (%v): they are made again and the graph runs again", err))
-			// The runner forgets the chunks of a worker as it tells the
-			// job of its loss; give it a moment if it has not yet.
-			for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
-				time.Sleep(10 * time.Millisecond)
-			}
+			s.waitLost(ctx, held)
 			err = s.restoreInputs(ctx, g, held)
 		}
 		var kept []uint64
@@ -709,6 +757,9 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// Before the graph ends, so that a client who sees it ended sees
 		// the chunks only its stages needed gone.
 		s.freeStaged(g, kept, err == nil)
+		// Recorded before it ends, so that whoever saw it end sees the
+		// records past the bounds forgotten.
+		s.recorded(g)
 		g.finish(err)
 		s.journalEnd(g)
 		s.release(held)
@@ -724,6 +775,44 @@ func (s *Session) lostAny(ids []uint64) bool {
 		}
 	}
 	return false
+}
+
+// A changeNotifier is a Runner that says when its chunk directory
+// changes (sched.Scheduler): Changed's channel is closed at the next
+// change.
+type changeNotifier interface {
+	Changed() <-chan struct{}
+}
+
+// lossWait bounds how long a graph that failed on a lost input waits for
+// the runner to forget a chunk of ids (see waitLost).
+const lossWait = time.Second
+
+// waitLost waits, at most lossWait, for the runner to count a chunk of
+// ids lost: a job that failed because a chunk it read was lost may hear
+// of the loss (its worker's failed fetches) before the runner forgets the
+// worker's chunks. It waits on the runner's changes, not a clock; a
+// runner that tells none is not waited for.
+func (s *Session) waitLost(ctx context.Context, ids []uint64) {
+	cn, ok := s.engine.runner.(changeNotifier)
+	if !ok {
+		return
+	}
+	timer := time.NewTimer(lossWait)
+	defer timer.Stop()
+	for {
+		changed := cn.Changed()
+		if s.lostAny(ids) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // restoreInputs makes the chunks of earlier tensors that graph g reads
@@ -825,9 +914,7 @@ func (s *Session) runStage(ctx context.Context, g *Graph, job *core.Job) error {
 			return err
 		}
 		g.rerun(fmt.Sprintf("chunks of earlier stages it reads were lost while stage %d ran (%v): they are made again and the stage runs again", g.stage(), err))
-		for wait := 0; wait < 100 && !s.lostAny(held) && ctx.Err() == nil; wait++ {
-			time.Sleep(10 * time.Millisecond)
-		}
+		s.waitLost(ctx, held)
 		lin := stagesLineage(g, held, s.lineOf)
 		lineOf := func(id uint64) *Lineage {
 			if l := s.lineOf(id); l != nil {
@@ -890,6 +977,18 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 // keep turns the outputs of a finished graph into session tensors.
 func (s *Session) keep(g *Graph) {
 	s.mu.Lock()
+	var freed []uint64
+	// The tensors the spec deleted (del a), as Drop does; before the
+	// outputs, one of which may bind the name again.
+	if g.spec != nil {
+		for _, name := range g.spec.Drops {
+			if t, ok := s.tensors[name]; ok {
+				delete(s.tensors, name)
+				s.journalNote(journal.Record{Kind: journal.KindDrop, Name: name}, true)
+				freed = append(freed, s.unref(t.tiled.Keys)...)
+			}
+		}
+	}
 	var keys []int
 	for _, o := range g.chunks.Outputs {
 		if !chunk.IsSink(o.Name) {
@@ -899,7 +998,6 @@ func (s *Session) keep(g *Graph) {
 		}
 	}
 	lin := newLineage(g.chunks, g.ids, keys, func(id uint64) *Lineage { return s.lines[id] })
-	var freed []uint64
 	for _, o := range g.chunks.Outputs {
 		if chunk.IsSink(o.Name) {
 			continue
@@ -915,7 +1013,7 @@ func (s *Session) keep(g *Graph) {
 			freed = append(freed, s.unref(old.tiled.Keys)...)
 		}
 		s.tensors[o.Name] = t
-		s.journalAppend(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
+		s.journalNote(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
 	}
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -983,17 +1081,24 @@ func (s *Session) Tensor(name string) (*Tensor, bool) {
 	return t, ok
 }
 
+// ErrNoTensor is a name the session has no tensor of.
+var ErrNoTensor = errors.New("no such tensor")
+
 // Drop forgets the tensor called name. Its chunks are freed once no graph
-// reading them runs and no reader holds a lease on them.
+// reading them runs and no reader holds a lease on them. A drop the
+// journal cannot record is refused (*WriteError), the tensor kept.
 func (s *Session) Drop(name string) error {
 	s.mu.Lock()
 	t, ok := s.tensors[name]
 	if !ok {
 		s.mu.Unlock()
-		return fmt.Errorf("no tensor %q", name)
+		return fmt.Errorf("%w: %q", ErrNoTensor, name)
+	}
+	if err := s.journalWrite("drop "+name, journal.Record{Kind: journal.KindDrop, Name: name}); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	delete(s.tensors, name)
-	s.journalAppend(journal.Record{Kind: journal.KindDrop, Name: name}, true)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
 	s.engine.free(freed)
@@ -1023,12 +1128,23 @@ func (s *Session) isClosed() bool {
 }
 
 // Close cancels the session's graphs, waits for them to end, and frees
-// every chunk the session holds, cluster-wide.
-func (s *Session) Close() {
+// every chunk the session holds, cluster-wide. With a journal, the
+// session's file is removed first: a close the journal cannot record
+// (the removal fails) is refused (*WriteError), and the session goes on.
+func (s *Session) Close() error {
+	detached := s.engine.detached()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return nil
+	}
+	if s.log != nil && !detached {
+		if err := s.log.Remove(); err != nil {
+			s.mu.Unlock()
+			s.engine.logf("session %d: close refused: %v", s.id, err)
+			return notDurable(s.id, "close", err)
+		}
+		s.log = nil
 	}
 	s.closed = true
 	graphs := append([]*Graph(nil), s.graphs...)
@@ -1039,7 +1155,7 @@ func (s *Session) Close() {
 	for _, g := range graphs {
 		g.Wait(context.Background())
 	}
-	if s.engine.detached() {
+	if detached {
 		// The scheduler stops, the session stays in its journal: its
 		// chunks stay on the workers for the next one to take back.
 		s.mu.Lock()
@@ -1048,14 +1164,9 @@ func (s *Session) Close() {
 		}
 		s.mu.Unlock()
 		s.engine.drop(s)
-		return
+		return nil
 	}
 	s.mu.Lock()
-	if s.log != nil {
-		s.log.Close()
-		s.log = nil
-		s.engine.journal.Remove(s.id)
-	}
 	ids := make([]uint64, 0, len(s.refs))
 	for id := range s.refs {
 		ids = append(ids, id)
@@ -1066,4 +1177,5 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.engine.free(ids)
 	s.engine.drop(s)
+	return nil
 }

@@ -102,6 +102,9 @@ type Graph struct {
 	// specJSON is the JSON form of a graph tiled in stages as submitted:
 	// tiling its later stages sets the lengths in the spec's nodes.
 	specJSON []byte
+
+	// forgotten says that the full record was dropped (history.go).
+	forgotten bool
 }
 
 // newGraph makes the graph of cg, whose ops have the chunk IDs ids. A graph
@@ -209,18 +212,30 @@ func (g *Graph) extend(cg *chunk.Graph, ids []uint64, results int) int {
 func (g *Graph) ID() int { return g.id }
 
 // Spec is the spec text as submitted.
-func (g *Graph) Spec() string { return g.src }
+func (g *Graph) Spec() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.src
+}
 
 // SpecJSON renders the graph in the spec's JSON form (empty for uploads).
 func (g *Graph) SpecJSON() ([]byte, error) {
-	if g.spec == nil {
+	g.mu.Lock()
+	tg, js, forgotten := g.spec, g.specJSON, g.forgotten
+	g.mu.Unlock()
+	switch {
+	case forgotten:
+		return nil, errForgotten
+	case tg == nil:
 		return []byte("{}\n"), nil
+	case js != nil:
+		return js, nil
 	}
-	if g.specJSON != nil {
-		return g.specJSON, nil
-	}
-	return g.spec.JSON()
+	return tg.JSON()
 }
+
+// errForgotten is the error of what a graph no longer keeps.
+var errForgotten = errors.New("the graph's record was forgotten (--graph-history)")
 
 // Chunks is the graph's chunk graph. A graph tiled in stages has the ops of
 // the stages tiled so far.
@@ -242,6 +257,7 @@ func (g *Graph) Status() Status {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.status
+	st.WorkerPeaks = slices.Clone(st.WorkerPeaks) // a forgotten graph's (history.go)
 	for w, n := range g.peaks {
 		st.WorkerPeaks = append(st.WorkerPeaks, WorkerBytes{w, n})
 	}

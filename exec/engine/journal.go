@@ -29,9 +29,16 @@ import (
 //   - an upload committed, a tensor dropped (synced);
 //   - a session closed by its client: its file removed.
 //
-// A session's journal that fails to write (a full disk) says so in the
-// log once and stops: the session runs on, but would not survive a
-// restart.
+// Nothing a client waits on is acknowledged before it is durable: a
+// submit, an upload, a drop and a close are journaled (synced) before
+// they change the session, and one the journal cannot record (its disk
+// full or failing) is refused with a *WriteError, the session as it was:
+// a submit refused starts no graph, an upload refused names no tensor
+// and frees its chunks, a drop or a close refused drops or closes
+// nothing. What follows from an acknowledged write (a graph's end, the
+// tensors it kept) is noted (journal.Log.Note): kept in the journal's
+// state even when its write fails, and written with the next record that
+// is, so that the session's journal goes on once there is room again.
 
 // compactAt is the size past which a session's file is written again
 // from its state, at a graph's end.
@@ -46,16 +53,51 @@ func (e *Engine) SetJournal(d *journal.Dir, logf func(format string, args ...any
 	e.journal, e.logf = d, logf
 }
 
-// journalAppend writes r to the session's file, if it keeps one; s.mu is
-// held, so that records come in the order things happened to the session.
-func (s *Session) journalAppend(r journal.Record, sync bool) {
+// A WriteError is a write to a session that was refused, with nothing of
+// it done: Op says which ("submit", "upload x", "drop x", "close", "new
+// session"), Err why: here, that the journal could not record it; any
+// other reason a session must refuse a write before it changes anything
+// (a home that has lost the session) is one too. Err wraps the system's
+// errno where there is one (ENOSPC, EIO), which a file server answers the
+// write with (fs: EIO where there is none).
+type WriteError struct {
+	Session int
+	Op      string
+	Err     error
+}
+
+func (e *WriteError) Error() string { return e.Op + " refused: " + e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// notDurable is the error of a write the journal could not record.
+func notDurable(session int, op string, err error) *WriteError {
+	return &WriteError{Session: session, Op: op, Err: fmt.Errorf("the state dir's journal could not record it, so it was not done: %w", err)}
+}
+
+// journalWrite writes r, synced, to the session's file, if it keeps one,
+// before the write op it records changes anything: an error refuses op.
+// s.mu is held, so that records come in the order things happened to the
+// session.
+func (s *Session) journalWrite(op string, r journal.Record) error {
+	if s.log == nil {
+		return nil
+	}
+	if err := s.log.Append(r, true); err != nil {
+		s.engine.logf("session %d: %s refused: %v", s.id, op, err)
+		return notDurable(s.id, op, err)
+	}
+	return nil
+}
+
+// journalNote writes r, which has happened already, to the session's
+// file, if it keeps one; a write that fails is logged, and r reaches the
+// file with the next write that succeeds. s.mu is held.
+func (s *Session) journalNote(r journal.Record, sync bool) {
 	if s.log == nil {
 		return
 	}
-	if err := s.log.Append(r, sync); err != nil {
-		s.engine.logf("session %d: journal: %v: the session will not survive a restart", s.id, err)
-		s.log.Close()
-		s.log = nil
+	if err := s.log.Note(r, sync); err != nil {
+		s.engine.logf("session %d: journal: %v: until a later write succeeds, a restart finds the session without it", s.id, err)
 	}
 }
 
@@ -98,10 +140,10 @@ func (s *Session) journalEnd(g *Graph) {
 	if s.log == nil {
 		return
 	}
-	s.journalAppend(journal.Record{Kind: journal.KindGraphEnd, Graph: g.id, State: st.State.String(), Err: g.Err()}, true)
-	if s.log != nil && s.log.Size() > compactAt {
+	s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: g.id, State: st.State.String(), Err: g.Err()}, true)
+	if s.log.Size() > compactAt {
 		if err := s.log.Compact(); err != nil {
-			s.engine.logf("session %d: journal: compaction: %v", s.id, err)
+			s.engine.logf("session %d: journal: compaction: %v: the file is left as it was", s.id, err)
 		}
 	}
 }
@@ -135,7 +177,8 @@ type Restored struct {
 // again from lineage when read), their graphs (those that ended as
 // they ended; those that were running, started again), and journals that
 // go on. A session whose file was damaged is not rebuilt: it is returned
-// among Lost, and its file is left for a human to look at.
+// among Lost, and its file is left for a human to look at; a session
+// read back but not rebuilt is lost too, and its chunks freed.
 func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 	var out Restored
 	for _, l := range loaded {
@@ -151,6 +194,8 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 		s, envs, err := e.restoreSession(st)
 		if err != nil {
 			out.Lost = append(out.Lost, LostSession{Session: st.Session, Err: err})
+			chunks, _ := st.Chunks()
+			e.freeLost(chunks)
 			continue
 		}
 		out.Sessions++
@@ -163,6 +208,20 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 		}
 	}
 	return out, nil
+}
+
+// freeLost tells the workers to free the chunks of a session read back
+// whole but not restored: nothing will read them again, and a runner told
+// to expect them (sched.Config.Expect) has taken back those it was
+// offered; it forgets the others, which their workers drop after their
+// orphan grace, as they drop those of a session whose file is damaged
+// (no one expects them).
+func (e *Engine) freeLost(chunks []journal.Chunk) {
+	ids := make([]uint64, len(chunks))
+	for i, c := range chunks {
+		ids[i] = c.ID
+	}
+	e.runner.Free(ids)
 }
 
 // restoreSession makes session st.Session again: its tensors, lineage and
@@ -322,12 +381,13 @@ func (s *Session) lineageOf(st *journal.State, gid int, made func(*journal.Tenso
 			}
 		}
 	}
-	tg, err := spec.ParseData(jg.Spec, env, s.engine.dataDir())
+	data, owner := s.files()
+	tg, err := spec.ParseData(jg.Spec, env, data)
 	if err != nil {
 		s.engine.logf("session %d: graph %d parses no more (%v): what it kept is not made again if lost", s.id, gid, err)
 		return nil
 	}
-	stg, err := tile.StagesWith(tg, env, tile.Options{Fused: s.opt.FuseExpr})
+	stg, err := tile.StagesWith(tg, env, tile.Options{Fused: s.opt.FuseExpr, Owner: owner})
 	if err != nil || !stg.Last() {
 		s.engine.logf("session %d: graph %d tiles in stages or no more: what it kept is not made again if lost", s.id, gid)
 		return nil
@@ -369,7 +429,7 @@ func (s *Session) rerun(st *journal.State, envs map[int]spec.Env) (int, error) {
 			s.mu.Lock()
 			g := s.graphs[jg.ID-1]
 			g.restored(Failed.String(), fmt.Sprintf("run again after the scheduler restarted: %v", err))
-			s.journalAppend(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: g.Err()}, true)
+			s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: g.Err()}, true)
 			s.mu.Unlock()
 			return n, fmt.Errorf("graph %d, running when the scheduler stopped, could not be run again: %w", jg.ID, err)
 		}

@@ -112,3 +112,48 @@ func Restore(data []byte) (*State, error) {
 	}
 	return s, nil
 }
+
+// Torn says whether err, the damage Restore or Decode found in data, is
+// a torn record at the end of the file (the machine stopped, or the disk
+// filled, while the record was written, and the bytes written of it
+// could not be cut off again), and where that record begins. A torn
+// record is told from other damage that also reads as a record longer
+// than the file (a flipped bit in a length) by what it cannot be: its
+// bytes are not a whole record of a shorter length (the checksum, which
+// covers the length, would match it), and no whole record begins after
+// it. Such damage loses the session; a torn record only itself.
+func Torn(data []byte, err error) (int64, bool) {
+	var d *DamageError
+	if !errors.As(err, &d) || !errors.Is(d.Err, ErrTorn) {
+		return 0, false
+	}
+	off := int(d.Offset)
+	rest := data[off:]
+	if len(rest) >= headerSize {
+		// A length that was flipped: the rest, taken whole, checks.
+		var h [headerSize]byte
+		copy(h[:], rest[:headerSize])
+		binary.LittleEndian.PutUint32(h[0:4], uint32(len(rest)-headerSize))
+		if crc32.Update(crc32.Checksum(h[:5], castagnoli), castagnoli, rest[headerSize:]) == binary.LittleEndian.Uint32(h[5:9]) {
+			return 0, false
+		}
+	}
+	for o := off + 1; o+headerSize <= len(data); o++ {
+		if wholeAt(data, o) {
+			return 0, false
+		}
+	}
+	return d.Offset, true
+}
+
+// wholeAt says whether a record whose checksum matches begins at byte
+// off of data.
+func wholeAt(data []byte, off int) bool {
+	h := data[off : off+headerSize]
+	n := int(binary.LittleEndian.Uint32(h[0:4]))
+	if n > len(data)-off-headerSize {
+		return false
+	}
+	payload := data[off+headerSize : off+headerSize+n]
+	return crc32.Update(crc32.Checksum(h[:5], castagnoli), castagnoli, payload) == binary.LittleEndian.Uint32(h[5:9])
+}

@@ -187,8 +187,8 @@ func TestCompactKeepsState(t *testing.T) {
 	}
 }
 
-// TestLoadReportsLost puts a good file, a torn one and a compaction's
-// leftover in one directory.
+// TestLoadReportsLost puts a good file, a torn one, one under another's
+// name and a compaction's leftover in one directory.
 func TestLoadReportsLost(t *testing.T) {
 	d, _ := OpenDir(t.TempDir())
 	a, _ := d.Create(1, "a")
@@ -211,14 +211,74 @@ func TestLoadReportsLost(t *testing.T) {
 	if loaded[0].Err != nil || loaded[0].State.Owner != "a" || !loaded[0].State.Graphs[0].Running() {
 		t.Errorf("session 1: %+v", loaded[0])
 	}
-	if loaded[1].State != nil || !errors.Is(loaded[1].Err, ErrTorn) {
-		t.Errorf("session 2: %+v, want lost, torn", loaded[1])
+	// A torn record: cut off, the session restored as it was before it.
+	if loaded[1].Err != nil || loaded[1].Cut == 0 || len(loaded[1].State.Graphs) != 0 {
+		t.Errorf("session 2: %+v, want its torn submit cut", loaded[1])
+	}
+	if now, _ := os.ReadFile(d.file(2)); int64(len(now)) != loaded[1].Cut {
+		t.Errorf("session 2's file is %d bytes, cut at %d", len(now), loaded[1].Cut)
 	}
 	if loaded[2].State != nil || loaded[2].Err == nil || !strings.Contains(loaded[2].Err.Error(), "opens session 2") {
 		t.Errorf("session 4: %+v, want lost", loaded[2])
 	}
 	if _, err := os.Stat(filepath.Join(d.Path(), "session-3.journal.tmp")); err == nil {
 		t.Error("leftover compaction file not removed")
+	}
+}
+
+// TestLoadCutsTornEverywhere cuts the file at every byte and loads it:
+// cut inside record k, it restores the state after the records before k,
+// and the file is cut back to their end; cut inside the first, the
+// session is lost. TestTruncateEverywhere checks Restore, which cuts
+// nothing.
+func TestLoadCutsTornEverywhere(t *testing.T) {
+	rs := history()
+	data, ends := writeHistory(t, rs)
+	d, _ := OpenDir(t.TempDir())
+	k := 0 // records whole before byte n
+	for n := 1; n < len(data); n++ {
+		for k < len(ends) && ends[k] <= n {
+			k++
+		}
+		os.WriteFile(d.file(7), data[:n], 0o600)
+		loaded, err := d.Load()
+		if err != nil || len(loaded) != 1 {
+			t.Fatalf("cut at byte %d: %v %+v", n, err, loaded)
+		}
+		l := loaded[0]
+		if k == 0 {
+			if l.State != nil {
+				t.Fatalf("cut at byte %d, inside the opening record: restored %+v", n, l.State)
+			}
+			continue
+		}
+		if l.Err != nil || !sameFold(l.State, want(t, rs, k)) {
+			t.Fatalf("cut at byte %d, inside record %d: %v, restored %+v", n, k, l.Err, l.State)
+		}
+		if atEnd := n == ends[k-1]; atEnd != (l.Cut == 0) {
+			t.Fatalf("cut at byte %d: Cut %d", n, l.Cut)
+		}
+		if now, _ := os.ReadFile(d.file(7)); len(now) != ends[k-1] {
+			t.Fatalf("cut at byte %d: the file is %d bytes, want %d", n, len(now), ends[k-1])
+		}
+	}
+}
+
+// TestFlipNeverTorn flips bits of every byte: none is taken for a torn
+// record (Torn), which Load would cut off and restore what is before it;
+// a flipped length in particular is not. The session is lost every time,
+// never restored, not even in part.
+func TestFlipNeverTorn(t *testing.T) {
+	data, _ := writeHistory(t, history())
+	for i := range data {
+		for _, mask := range []byte{0x01, 0x10, 0x80, 0xff} {
+			bad := append([]byte(nil), data...)
+			bad[i] ^= mask
+			_, err := Restore(bad)
+			if off, torn := Torn(bad, err); torn {
+				t.Fatalf("byte %d ^ %#x: taken for a record torn at byte %d (%v)", i, mask, off, err)
+			}
+		}
 	}
 }
 
@@ -245,8 +305,12 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Never a panic, and never a state from a damaged file.
 		_, derr := Decode(data)
-		if s, err := Restore(data); err == nil && derr != nil {
+		s, err := Restore(data)
+		if err == nil && derr != nil {
 			t.Fatalf("restored %+v from a file Decode finds damaged: %v", s, derr)
+		}
+		if off, torn := Torn(data, err); torn && (off < 0 || off > int64(len(data))) {
+			t.Fatalf("torn at byte %d of %d", off, len(data))
 		}
 	})
 }

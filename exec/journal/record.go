@@ -118,9 +118,21 @@ func (t *Tensor) key() uint64 {
 
 // Apply folds record r into the state. A record that does not fit what
 // came before (no opening record, a graph ending that was not submitted,
-// anything after the close) is an error: the file is then not a history
-// the scheduler wrote, and the session is lost rather than guessed at.
+// anything after the close) is an error, and the state is left as it
+// was: the file is then not a history the scheduler wrote, and the
+// session is lost rather than guessed at.
 func (s *State) Apply(r Record) error {
+	if err := s.Check(r); err != nil {
+		return err
+	}
+	s.fold(r)
+	return nil
+}
+
+// Check says whether record r fits the state, as Apply would, without
+// folding it: a Log checks a record before it writes it, and folds it
+// only once it is on disk.
+func (s *State) Check(r Record) error {
 	if s.Session == 0 && r.Kind != KindSession {
 		return fmt.Errorf("%v record before the session's opening record", r.Kind)
 	}
@@ -135,22 +147,15 @@ func (s *State) Apply(r Record) error {
 		if r.Session <= 0 {
 			return fmt.Errorf("opening record for session %d", r.Session)
 		}
-		s.Session, s.Owner = r.Session, r.Owner
-		s.Tensors = map[string]*Tensor{}
-		s.versions = map[uint64]*Tensor{}
 	case KindSubmit:
 		if n := len(s.Graphs); n > 0 && r.Graph <= s.Graphs[n-1].ID {
 			return fmt.Errorf("graph %d submitted after graph %d", r.Graph, s.Graphs[n-1].ID)
 		}
-		g := Graph{ID: r.Graph, Spec: r.Spec, Inputs: map[string]*Tensor{}}
 		for name, id := range r.Inputs {
-			t, ok := s.versions[id]
-			if !ok || t.Name != name {
+			if t, ok := s.versions[id]; !ok || t.Name != name {
 				return fmt.Errorf("graph %d read tensor %s (chunk %d), which no record made", r.Graph, name, id)
 			}
-			g.Inputs[name] = t
 		}
-		s.Graphs = append(s.Graphs, g)
 	case KindGraphEnd:
 		g := s.graph(r.Graph)
 		if g == nil {
@@ -162,7 +167,6 @@ func (s *State) Apply(r Record) error {
 		if r.State == "" {
 			return fmt.Errorf("graph %d ended with no state", r.Graph)
 		}
-		g.State, g.Err = r.State, r.Err
 	case KindUpload, KindKeep:
 		t := r.Tensor
 		if t == nil || t.Name == "" {
@@ -174,13 +178,38 @@ func (s *State) Apply(r Record) error {
 		if _, ok := s.versions[t.key()]; ok && t.key() != 0 {
 			return fmt.Errorf("tensor %s: chunk %d made twice", t.Name, t.key())
 		}
-		c := t.clone()
-		s.Tensors[t.Name] = c
-		s.versions[c.key()] = c
 	case KindDrop:
 		if _, ok := s.Tensors[r.Name]; !ok {
 			return fmt.Errorf("drop of tensor %s, which is not there", r.Name)
 		}
+	case KindMove, KindClose:
+	default:
+		return fmt.Errorf("unknown record %v", r.Kind)
+	}
+	return nil
+}
+
+// fold changes the state by record r, which Check accepted.
+func (s *State) fold(r Record) {
+	switch r.Kind {
+	case KindSession:
+		s.Session, s.Owner = r.Session, r.Owner
+		s.Tensors = map[string]*Tensor{}
+		s.versions = map[uint64]*Tensor{}
+	case KindSubmit:
+		g := Graph{ID: r.Graph, Spec: r.Spec, Inputs: map[string]*Tensor{}}
+		for name, id := range r.Inputs {
+			g.Inputs[name] = s.versions[id]
+		}
+		s.Graphs = append(s.Graphs, g)
+	case KindGraphEnd:
+		g := s.graph(r.Graph)
+		g.State, g.Err = r.State, r.Err
+	case KindUpload, KindKeep:
+		c := r.Tensor.clone()
+		s.Tensors[c.Name] = c
+		s.versions[c.key()] = c
+	case KindDrop:
 		delete(s.Tensors, r.Name)
 	case KindMove:
 		at := map[uint64][]string{}
@@ -196,10 +225,7 @@ func (s *State) Apply(r Record) error {
 		}
 	case KindClose:
 		s.Closed = true
-	default:
-		return fmt.Errorf("unknown record %v", r.Kind)
 	}
-	return nil
 }
 
 func (s *State) graph(id int) *Graph {

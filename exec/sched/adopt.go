@@ -56,6 +56,7 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 	}
 	s.adopted += len(ids)
 	s.copyLater() // an upload taken back wants its second copy
+	s.notify()
 	s.mu.Unlock()
 	if len(ids) == 0 {
 		return
@@ -161,6 +162,7 @@ func (s *Scheduler) handOff(w *remoteWorker, cc *wire.Conn) {
 		default:
 			s.copies[id] = loc
 		}
+		s.notify()
 		s.mu.Unlock()
 		moved++
 		nbytes += loc.NBytes
@@ -219,8 +221,10 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 	for _, loc := range s.cfg.Expect {
 		on[loc.Worker] = true
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 	for {
+		changed := s.Changed()
 		s.mu.Lock()
 		missing = 0
 		for _, loc := range s.cfg.Expect {
@@ -234,14 +238,28 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 		}
 		adopted = s.adopted
 		s.mu.Unlock()
-		if missing == 0 || heard || time.Now().After(deadline) || ctx.Err() != nil {
+		if missing == 0 || heard || ctx.Err() != nil {
 			return adopted, missing
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
+		case <-deadline.C:
+			return s.expectedNow()
+		case <-changed:
 		}
 	}
+}
+
+// expectedNow counts the chunks of Config.Expect taken back and missing.
+func (s *Scheduler) expectedNow() (adopted, missing int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, loc := range s.cfg.Expect {
+		if _, lost := s.lost[loc.ID]; lost {
+			missing++
+		}
+	}
+	return s.adopted, missing
 }
 
 // Expected returns Config.Expect: the chunks a scheduler before this one

@@ -168,6 +168,7 @@ func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
 	}
 	s.adopted += adopted
 	s.copyLater() // an upload with one copy back wants its second
+	s.notify()
 	s.mu.Unlock()
 	for w, ids := range take {
 		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})

@@ -64,11 +64,8 @@ func TestLineageAcrossGraphs(t *testing.T) {
 			w.Close()
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 1; {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduler did not see the workers go")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(connected(tc.s) > 1) }) {
+		t.Fatal("the scheduler did not see the workers go")
 	}
 	if lost := holders(t, s, tc.s, "y")[""]; lost == 0 {
 		t.Fatal("no chunk of y lost")
@@ -115,11 +112,8 @@ func TestLineageLaterGraph(t *testing.T) {
 		victim = tc.workers[1]
 	}
 	victim.Close()
-	for deadline := time.Now().Add(10 * time.Second); holders(t, s, tc.s, "y")[""] == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("no chunk of y lost")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(holders(t, s, tc.s, "y")[""] == 0) }) {
+		t.Fatal("no chunk of y lost")
 	}
 	g := mustSubmit(t, s, "z = (y * y).sum()")
 	waitDone(t, g)
@@ -304,11 +298,8 @@ func TestUploadTwoCopies(t *testing.T) {
 			w.Close()
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 2 || tc.s.Copies() < 4; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers, %d chunks with two copies, 10 s after %s left", connected(tc.s), tc.s.Copies(), victim)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(connected(tc.s) > 2 || tc.s.Copies() < 4) }) {
+		t.Fatalf("%d workers, %d chunks with two copies, 10 s after %s left", connected(tc.s), tc.s.Copies(), victim)
 	}
 	if st := mt.State(); st != engine.Stored {
 		t.Errorf("upload after a worker left: %v", st)
@@ -337,11 +328,8 @@ func TestAdoptAfterBreak(t *testing.T) {
 	tc.s.mu.Lock()
 	tc.s.workers["w1"].cc.Close()
 	tc.s.mu.Unlock()
-	for deadline := time.Now().Add(10 * time.Second); tc.s.Adopted() < len(xt.Tiled().Keys); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d chunks taken back, want %d", tc.s.Adopted(), len(xt.Tiled().Keys))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(tc.s.Adopted() < len(xt.Tiled().Keys)) }) {
+		t.Fatalf("%d chunks taken back, want %d", tc.s.Adopted(), len(xt.Tiled().Keys))
 	}
 	if st := xt.State(); st != engine.Stored {
 		t.Errorf("x after its worker came back: %v", st)
@@ -380,11 +368,8 @@ func TestHandOff(t *testing.T) {
 	}
 	leaving.HandOff()
 	leaving.Close()
-	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) > 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("w1 still connected")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(connected(tc.s) > 2) }) {
+		t.Fatal("w1 still connected")
 	}
 	for _, name := range []string{"x", "m"} {
 		tt, _ := s.Tensor(name)
@@ -471,11 +456,8 @@ func TestLineageStaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc.workers = append(tc.workers, w3)
-	for deadline := time.Now().Add(10 * time.Second); connected(tc.s) != 1 || holders(t, s, tc.s, "v")[""] == 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers connected; v on %v", connected(tc.s), holders(t, s, tc.s, "v"))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(connected(tc.s) != 1 || holders(t, s, tc.s, "v")[""] == 0) }) {
+		t.Fatalf("%d workers connected; v on %v", connected(tc.s), holders(t, s, tc.s, "v"))
 	}
 	vt, _ := s.Tensor("v")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -499,11 +481,8 @@ func TestUploadLost(t *testing.T) {
 	tc.workers[0].Close()
 	tc.workers[1].Close()
 	mt, _ := s.Tensor("m")
-	for deadline := time.Now().Add(10 * time.Second); tc.s.Where(mt.Tiled().Keys[0]) != ""; {
-		if time.Now().After(deadline) {
-			t.Fatal("the upload is still located")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitChange(tc.s, 10*time.Second, func() bool { return !(tc.s.Where(mt.Tiled().Keys[0]) != "") }) {
+		t.Fatal("the upload is still located")
 	}
 	if st := mt.State(); st != engine.Lost {
 		t.Errorf("upload with both copies gone: %v", st)

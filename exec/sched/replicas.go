@@ -64,6 +64,7 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if len(put) > 1 {
 		s.copies[id] = put[1]
 	}
+	s.notify()
 	s.mu.Unlock()
 	return nil
 }
@@ -161,6 +162,7 @@ func (s *Scheduler) loseCopies(name string) {
 			again = append(again, id)
 		}
 	}
+	s.notify()
 	s.copyInBackground(again)
 }
 
@@ -225,6 +227,7 @@ func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location)
 		s.recopied.Add(1)
 		still, promoted = true, true
 	}
+	s.notify()
 	s.mu.Unlock()
 	if !still {
 		// The chunk was freed while copied: the copy goes too.

@@ -137,6 +137,10 @@ type Scheduler struct {
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
+	// changed is closed, and replaced, when the chunk directory changes:
+	// a kept chunk lost, taken back or freed, a worker's offer heard.
+	// Waiters (Changed) wait on it rather than poll.
+	changed chan struct{}
 }
 
 type remoteWorker struct {
@@ -515,6 +519,7 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 	}
 	s.mu.Lock()
 	s.offered[w.name] = true
+	s.notify()
 	s.mu.Unlock()
 	// The reports of one frame go to their jobs together, so that a job
 	// takes them in one go.
@@ -1020,6 +1025,27 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, func()
 	return a, func() {}, nil
 }
 
+// Changed returns a channel closed at the next change of the chunk
+// directory: a kept chunk lost with its worker, taken back, claimed or
+// freed, or a worker's offer heard. Take it, check the state, then wait
+// on it: no change between the two is missed.
+func (s *Scheduler) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// notify wakes the waiters of Changed. s.mu is held.
+func (s *Scheduler) notify() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
 // Where implements Runner.
 func (s *Scheduler) Where(id uint64) string {
 	loc, _ := s.locate(id)
@@ -1042,6 +1068,7 @@ func (s *Scheduler) Free(ids []uint64) {
 		delete(s.uploads, id)
 		delete(s.lost, id)
 	}
+	s.notify()
 	s.mu.Unlock()
 	for name, ids := range byWorker {
 		if cc, _ := s.conn(name); cc != nil {

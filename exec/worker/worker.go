@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"marsfs/cluster"
+	"marsfs/exec/asuser"
 	"marsfs/exec/core"
 	"marsfs/exec/wire"
 	"marsfs/tensor"
@@ -51,7 +52,8 @@ type Config struct {
 	// host whose chunks are in shared memory and could be mapped.
 	NoMap bool
 	// Data is the worker's data directory, where the ops that read and
-	// write files (from_npy, to_npy) open them; nil for none.
+	// write files (from_npy, to_npy) open them, each as the owner its op
+	// names (package exec/asuser); nil for none.
 	Data *os.Root
 	// OrphanGrace is how long the worker keeps the chunks of a scheduler
 	// whose control connection broke, for it to come back and adopt them
@@ -77,6 +79,7 @@ const DefaultOrphanGrace = 2 * time.Minute
 type Worker struct {
 	cfg   Config
 	name  string
+	files ownerFiles // cfg.Data, opened for each op's owner
 	addr  string
 	store Store
 	ln    net.Listener
@@ -220,6 +223,11 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, name: cfg.Name, store: cfg.Store, pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), conns: make(map[net.Conn]bool),
 		controls: make(map[*wire.Conn]bool), handedOff: make(chan struct{})}
+	if cfg.Data != nil {
+		// An error (the process's groups unreadable) fails the file ops,
+		// not the worker.
+		w.files.r, w.files.err = asuser.New(cfg.Data)
+	}
 	if w.store == nil {
 		w.store = NewMemStore()
 	}
@@ -789,7 +797,7 @@ func (w *Worker) run(sl *slot, t *Task, first bool) (report wire.Msg, next, rest
 	}
 	ctx, buf := withOutBuf(ctx, w.store, t.Op)
 	if w.cfg.Data != nil {
-		ctx = kernel.WithData(ctx, w.cfg.Data)
+		ctx = kernel.WithFiles(ctx, w.files)
 	}
 	defer buf.drop() // unless stored
 	out, err := w.compute(ctx, sl, t, tm)
@@ -1048,3 +1056,21 @@ func (e kernelPanic) Is(target error) bool { return target == kernel.ErrKernel }
 
 // Slots is the number of ops the worker runs at once.
 func (w *Worker) Slots() int { return w.cfg.Slots }
+
+// ownerFiles gives the file kernels the data directory as each op's owner
+// sees it.
+type ownerFiles struct {
+	r   *asuser.Root
+	err error // why there is no r
+}
+
+func (f ownerFiles) As(o chunk.Owner) (kernel.Dir, error) {
+	if f.err != nil {
+		return nil, fmt.Errorf("the data directory: %w", f.err)
+	}
+	d, err := f.r.For(o)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}

@@ -76,7 +76,7 @@ func TestMount(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != "ctl error graphs submit tensors" {
+	if got := strings.Join(names, " "); got != "ctl error graphs history submit tensors" {
 		t.Errorf("session listing %q", got)
 	}
 

@@ -99,7 +99,10 @@ func CheckOp(op *Op) error {
 
 // FuseArgs are the arguments of a "fuse" op: a chain of ops run one after
 // the other in one kernel call. Members[0] reads the fuse op's inputs (its
-// Inputs index them); every later member reads the one before it.
+// Inputs index them); every later member reads the one before it as its
+// Inputs[0] = 0, and any further input i > 0 is the fuse op's input
+// Inputs[i]-1 (a chunk read again, fused into the reader that needs it
+// besides a mean it waited for: fuse.Reread).
 type FuseArgs struct {
 	Members []Op
 }
@@ -398,6 +401,7 @@ type NPYArgs struct {
 	Fortran    bool
 	BigEndian  bool
 	Offset     []int
+	Owner      Owner // whose rights the file is read with
 }
 
 // The ops that write a .npy file (to_npy) make no data of their own: each
@@ -419,6 +423,7 @@ type NPYWriteArgs struct {
 	DType      tensor.DType
 	FileShape  []int
 	Offset     []int // write: the chunk's place
+	Owner      Owner // whose rights the file is written with
 }
 
 // sinkPrefix starts the names of the chunk outputs of sinks: no tensor
@@ -439,6 +444,7 @@ type ZarrArgs struct {
 	Path   string
 	Array  ZarrArray
 	Offset []int
+	Owner  Owner // whose rights the store is read with
 }
 
 // The ops that write a Zarr array (to_zarr) make no data of their own,
@@ -460,4 +466,24 @@ type ZarrWriteArgs struct {
 	Array     ZarrArray
 	Index     []int   // write: the store chunk's grid index
 	Offsets   [][]int // write: each input chunk's offset in the array
+	Owner     Owner   // whose rights the store is written with
+}
+
+// An Owner is the user whose rights a file op acts with: the uid, gid and
+// supplementary groups of the session's owner, as its scheduler found
+// them in its user database. The zero Owner is no user (an identity with
+// no local account): a worker opens no file for it.
+type Owner struct {
+	Known  bool
+	UID    uint32
+	GID    uint32
+	Groups []uint32
+}
+
+// String names o in messages.
+func (o Owner) String() string {
+	if !o.Known {
+		return "no local user"
+	}
+	return fmt.Sprintf("uid %d gid %d", o.UID, o.GID)
 }

@@ -9,6 +9,8 @@ type Graph struct {
 	Ops []*Op
 	// Outputs are the graph's fetched tensors, as grids of chunk keys.
 	Outputs []tensor.TiledTensor
+	// Notes are the optimizer's choices, a line each, for the plan file.
+	Notes []string
 }
 
 // An Op is one operand: a kernel applied to the chunks of its inputs.

@@ -1,5 +1,5 @@
 // Package fuse rewrites chunk graphs so that fewer chunks are stored and
-// moved. Optimize runs four rewrites, each checked against the unfused
+// moved. Optimize runs five rewrites, each checked against the unfused
 // graph by tests:
 //
 //   - Expr groups, per output chunk, the elementwise ops and generators
@@ -9,6 +9,11 @@
 //     (rand(n) + rand(n)).sum() never stores a random chunk.
 //   - DrawMatmulBlocks lets a product draw the random blocks only products
 //     read into a scratch buffer instead of reading stored chunks.
+//   - Reread chooses, by cost, between keeping a file's chunks that a
+//     two-pass formula reads again after a reduction of them (x - m after
+//     m = x.mean(axis=0)) and reading them again: a copy of the read is
+//     then fused in front of each late reader (reread.go), and the plan
+//     notes the choice.
 //   - Maps gives a chunk that only reductions' map ops read, two or more
 //     (x.mean(axis=0) and x.var(axis=0) of a chunk read from a file), one
 //     "maps" op running them all, whose packed partials their readers

@@ -47,19 +47,30 @@ import (
 type Options struct {
 	Fuse     bool // chain fusion, as Mars: single-input chains become one "fuse" op
 	FuseExpr bool // expression fusion of elementwise ops, generators and reduction maps; random blocks drawn by their matmul ops
+	// MemoryBound is the chunk bytes the workers may keep, 0 if unknown:
+	// Reread reads a file again rather than keep more of it.
+	MemoryBound int64
 }
 
 // Optimize applies the optimizations opt selects to cg: expression fusion
-// first (with DrawMatmulBlocks), then the sharing of a chunk by the
-// reductions' maps that read it (Maps), then chain fusion of the chains
-// that remain (an expr op heads a chain like any other op). cg is not
-// modified.
+// first (with DrawMatmulBlocks), then the choice between keeping and
+// reading again a file a two-pass formula reads twice (Reread), the
+// sharing of a chunk by the reductions' maps that read it (Maps), then
+// chain fusion of the chains that remain (an expr op heads a chain like
+// any other op). cg is not modified.
 func Optimize(cg *chunk.Graph, opt Options) *chunk.Graph {
 	if opt.FuseExpr {
 		cg = DrawMatmulBlocks(Expr(cg))
 	}
 	if opt.Fuse {
+		var notes []string
+		cg, notes = Reread(cg, opt.MemoryBound)
 		cg = Chains(Maps(cg))
+		if notes != nil {
+			noted := *cg // cg may be the caller's, unmodified
+			noted.Notes = append(append([]string(nil), cg.Notes...), notes...)
+			cg = &noted
+		}
 	}
 	return cg
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"marsfs/tensor"
@@ -13,22 +14,60 @@ import (
 )
 
 // The kernels of data on disk read and write files in the data directory
-// of the process that runs them, which its worker hands them in the
-// context (WithData): a worker reads its own chunks from the file.
+// of the process that runs them, as the user their op names (the
+// session's owner, chunk.Owner): the worker hands them, in the context,
+// the Files that open the directory as a user (WithFiles), and the kernel
+// of the user decides what may be read or written. A worker reads its own
+// chunks from the file.
+
+// A Dir is a data directory as one user sees it: os.Root's operations,
+// every path relative to the directory and kept inside it, each checked
+// by the kernel against that user's rights as it is made.
+type Dir interface {
+	Open(name string) (*os.File, error)
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	Mkdir(name string, perm fs.FileMode) error
+	MkdirAll(name string, perm fs.FileMode) error
+	Remove(name string) error
+	RemoveAll(name string) error
+	Rename(oldname, newname string) error
+	WriteFile(name string, data []byte, perm fs.FileMode) error
+}
+
+// Files opens a data directory as a user: As returns the directory as o
+// sees it, or why this process may not act for o.
+type Files interface {
+	As(o chunk.Owner) (Dir, error)
+}
 
 type dataKey struct{}
 
-// WithData returns ctx with the data directory data for the kernels it
-// runs: an os.Root, so that no path leads out of it.
-func WithData(ctx context.Context, data *os.Root) context.Context {
-	return context.WithValue(ctx, dataKey{}, data)
+// WithFiles returns ctx with files, the data directory of the kernels it
+// runs, opened as each op's owner.
+func WithFiles(ctx context.Context, files Files) context.Context {
+	return context.WithValue(ctx, dataKey{}, files)
 }
 
-func dataOf(ctx context.Context) (*os.Root, error) {
-	if d, ok := ctx.Value(dataKey{}).(*os.Root); ok && d != nil {
-		return d, nil
+// WithData returns ctx with the data directory data, used with the rights
+// of the process itself whoever an op's owner is: for tests and the
+// reference executor, never for a server's users (see WithFiles).
+func WithData(ctx context.Context, data *os.Root) context.Context {
+	return WithFiles(ctx, ownRights{data})
+}
+
+type ownRights struct{ root *os.Root }
+
+func (r ownRights) As(chunk.Owner) (Dir, error) { return r.root, nil }
+
+// dataOf returns the data directory as o sees it.
+func dataOf(ctx context.Context, o chunk.Owner) (Dir, error) {
+	files, ok := ctx.Value(dataKey{}).(Files)
+	if !ok || files == nil {
+		return nil, errors.New("this worker has no data directory (--data-dir)")
 	}
-	return nil, errors.New("this worker has no data directory (--data-dir)")
+	return files.As(o)
 }
 
 // fromNPYKernel reads its chunk, a block of a .npy file, by the runs of
@@ -49,13 +88,13 @@ func fromNPYKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 			return nil, fmt.Errorf("block %v at %v of a file of %v", op.Shape, a.Offset, a.FileShape)
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	f, err := data.Open(a.Path)
 	if err != nil {
-		return nil, fmt.Errorf("from_npy: %w", err)
+		return nil, fmt.Errorf("from_npy %q: %w", a.Path, err)
 	}
 	defer f.Close()
 	r := f
@@ -141,21 +180,21 @@ func toNPYCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
 		return nil, fmt.Errorf("to_npy: %q exists (overwrite=True replaces it)", a.Path)
 	}
 	f, err := data.OpenFile(a.Temp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("to_npy: %w", err)
+		return nil, fmt.Errorf("to_npy %q: %w", a.Path, err)
 	}
 	defer f.Close()
 	size := a.DataOffset + int64(tensor.NumElements(a.FileShape)*a.DType.Size())
 	if err := f.Truncate(size); err != nil {
-		return nil, fmt.Errorf("to_npy: %w", err)
+		return nil, fmt.Errorf("to_npy %q: %w", a.Path, err)
 	}
 	return done(), nil
 }
@@ -177,13 +216,13 @@ func toNPYWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			return nil, fmt.Errorf("to_npy %s: a chunk of %v at %v for a file of %v", a.Path, x.Shape, a.Offset, a.FileShape)
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	f, err := data.OpenFile(a.Temp, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("to_npy: %w", err)
+		return nil, fmt.Errorf("to_npy %q: %w", a.Path, err)
 	}
 	defer f.Close()
 	err = eachRun(ctx, x.Shape, a.FileShape, a.Offset, func(pos, run, e int64) error {
@@ -204,13 +243,13 @@ func toNPYCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	f, err := data.OpenFile(a.Temp, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("to_npy: %w", err)
+		return nil, fmt.Errorf("to_npy %q: %w", a.Path, err)
 	}
 	hdr := codec.NPYHeader(a.DType, a.FileShape)
 	if int64(len(hdr)) != a.DataOffset {
@@ -232,7 +271,7 @@ func toNPYCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 		return nil, fmt.Errorf("to_npy: %q exists (overwrite=True replaces it)", a.Path)
 	}
 	if err := data.Rename(a.Temp, a.Path); err != nil {
-		return nil, fmt.Errorf("to_npy: %w", err)
+		return nil, fmt.Errorf("to_npy %q: %w", a.Path, err)
 	}
 	return done(), nil
 }

@@ -14,11 +14,15 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	if !ok || len(fa.Members) == 0 {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	cur := in
+	var cur []*tensor.Array
 	var out, held *tensor.Array // held: the scratch buffer cur is in, if any
 	last := len(fa.Members) - 1
 	for i := range fa.Members {
 		m := &fa.Members[i]
+		var err error
+		if cur, err = memberInputs(m, i, in, out); err != nil {
+			return nil, err
+		}
 		mctx, made := ctx, (*tensor.Array)(nil)
 		if i < last {
 			// The chunks a chain passes on live until the next member has
@@ -35,7 +39,6 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 				return made
 			})
 		}
-		var err error
 		out, err = Run(mctx, m, cur)
 		if held != nil && (err != nil || !sharesMemory(out, held)) {
 			// The member read held's chunk and made its own: held is free.
@@ -54,9 +57,33 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 		} else if made != nil {
 			scratch.put(made)
 		}
-		cur = []*tensor.Array{out}
 	}
 	return out, nil
+}
+
+// memberInputs returns the inputs of member i of a fuse op whose inputs
+// are in: the head's are the op's, as its Inputs index them; a later
+// member's first is prev, the chunk of the member before it, and its
+// others the op's inputs Inputs[j]-1.
+func memberInputs(m *chunk.Op, i int, in []*tensor.Array, prev *tensor.Array) ([]*tensor.Array, error) {
+	if i == 0 && len(m.Inputs) == len(in) {
+		return in, nil // the common head: the op's inputs in order
+	}
+	ins := make([]*tensor.Array, len(m.Inputs))
+	for j, k := range m.Inputs {
+		switch {
+		case i > 0 && j == 0:
+			ins[j] = prev
+			continue
+		case i > 0:
+			k--
+		}
+		if k < 0 || k >= len(in) {
+			return nil, fmt.Errorf("member %d (%s) reads input %d of %d", i, m.Kind, k, len(in))
+		}
+		ins[j] = in[k]
+	}
+	return ins, nil
 }
 
 // minScratchBytes is the least chunk a fused chain passes on in a scratch

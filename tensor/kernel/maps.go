@@ -37,8 +37,9 @@ func mapsKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	if len(op.Shape) != 1 || op.Shape[0] != total {
 		return nil, fmt.Errorf("a chunk of %v for partials of %d elements", op.Shape, total)
 	}
-	out := tensor.NewArray(op.DType, op.Shape)
+	out := tensor.AllocArray(ctx, op.DType, op.Shape, false) // the members' partials fill it
 	share := new(sharedSums)
+	defer share.release()
 	at := 0
 	for i := range a.Members {
 		m := &a.Members[i]
@@ -75,6 +76,16 @@ func (s *sharedSums) sum(ctx context.Context, a *tensor.Array, reduced []bool) (
 	if err != nil {
 		return nil, err
 	}
+	putF64(s.sums)
 	s.reduced, s.sums = slices.Clone(reduced), sums
 	return sums, nil
+}
+
+// release gives the sums kept back to the map kernels' buffers; s may be
+// nil.
+func (s *sharedSums) release() {
+	if s != nil && s.sums != nil {
+		putF64(s.sums)
+		s.sums = nil
+	}
 }

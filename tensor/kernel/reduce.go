@@ -81,7 +81,13 @@ func reduceMap(ctx context.Context, op *chunk.Op, in []*tensor.Array, share *sha
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := tensor.NewArray(pdt, pshape)
+	// Every map below sets every element of its partial, which a worker
+	// makes in its store (a climate chunk's mean partial is 1 MB).
+	out := tensor.AllocArray(ctx, pdt, pshape, false)
+	if share == nil {
+		share = new(sharedSums)
+		defer share.release()
+	}
 	switch args.Op {
 	case tensor.OpArgmin, tensor.OpArgmax:
 		err = argMap(ctx, out, x, reduced, args)
@@ -108,7 +114,7 @@ func reduceCombineKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) 
 			return nil, fmt.Errorf("partial %d is %v%v, want %v%v", i, a.DType, a.Shape, op.DType, op.Shape)
 		}
 	}
-	out := tensor.NewArray(op.DType, op.Shape)
+	out := tensor.AllocArray(ctx, op.DType, op.Shape, false)
 	copy(out.Data, in[0].Data)
 	switch args.Op {
 	case tensor.OpArgmin, tensor.OpArgmax:

@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -109,6 +108,12 @@ func reduceWith(ctx context.Context, m elem.Monoid, acc, a *tensor.Array, reduce
 // monoidMap makes the partial of a monoid reduction.
 func monoidMap(ctx context.Context, out, x *tensor.Array, reduced []bool, op string) error {
 	a := x
+	if op == tensor.OpSum && out.DType == tensor.Float64 && widens(x.DType) {
+		sums, err := wideSums(ctx, x, reduced)
+		copy(out.Float64s(), sums)
+		putF64(sums)
+		return err
+	}
 	switch op {
 	case tensor.OpCountNonzero:
 		a = elem.CastArray(elem.CastArray(x, tensor.Bool), tensor.Int64)
@@ -149,6 +154,9 @@ func zeroNaNT[T elem.FloatType](a *tensor.Array) *tensor.Array {
 }
 
 func sumFloat64(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64, error) {
+	if widens(a.DType) {
+		return wideSums(ctx, a, reduced)
+	}
 	ks, _ := elem.KeepShape(a.Shape, reduced)
 	acc := tensor.NewArray(tensor.Float64, ks)
 	m, _ := elem.MonoidFor(tensor.OpSum, tensor.Float64)
@@ -158,7 +166,10 @@ func sumFloat64(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64
 
 // meanMap makes (sum, count) partials; with skipNaN, NaNs count as absent.
 func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN bool, share *sharedSums) error {
-	a := elem.CastArray(x, tensor.Float64)
+	a := x
+	if !widens(x.DType) || skipNaN {
+		a = elem.CastArray(x, tensor.Float64)
+	}
 	_, extent := elem.KeepShape(a.Shape, reduced)
 	var counts []float64
 	if skipNaN {
@@ -195,7 +206,10 @@ func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN 
 // varMap makes (count, mean, M2) partials with two passes over the chunk:
 // the mean, then the sum of squared deviations from it.
 func varMap(ctx context.Context, out, x *tensor.Array, reduced []bool, share *sharedSums) error {
-	a := elem.CastArray(x, tensor.Float64)
+	a := x
+	if !widens(x.DType) {
+		a = elem.CastArray(x, tensor.Float64)
+	}
 	_, extent := elem.KeepShape(a.Shape, reduced)
 	sums, err := share.sum(ctx, a, reduced)
 	if err != nil {
@@ -203,33 +217,18 @@ func varMap(ctx context.Context, out, x *tensor.Array, reduced []bool, share *sh
 	}
 	mean := sums
 	if share != nil {
-		mean = slices.Clone(sums) // the sums stay the others'
+		mean = append(takeF64(len(sums))[:0], sums...) // the sums stay the others'
+		defer putF64(mean)
 	}
 	if extent > 0 {
 		for i := range mean {
 			mean[i] /= float64(extent)
 		}
 	}
-	m2 := make([]float64, len(mean))
-	v := a.Float64s()
-	err = newRedLayout(a.Shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
-		row := v[in : in+n]
-		if inner {
-			mu, s := mean[o], 0.0
-			for _, x := range row {
-				d := x - mu
-				s += d * d
-			}
-			m2[o] += s
-			return
-		}
-		mu, acc := mean[o:o+n], m2[o:o+n]
-		for j, x := range row {
-			d := x - mu[j]
-			acc[j] += d * d
-		}
-	})
-	if err != nil {
+	m2 := takeF64(len(mean))
+	clear(m2)
+	defer putF64(m2)
+	if err := wideM2(ctx, m2, mean, a, reduced); err != nil {
 		return err
 	}
 	p := out.Float64s()

@@ -44,9 +44,9 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 			return nil, fmt.Errorf("from_zarr %s: block %v at %v of an array of %v", a.Path, op.Shape, a.Offset, arr.Shape)
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	out := elem.NewOutputAll(ctx, op)
 	if out.Len() == 0 {
@@ -62,12 +62,20 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 			return nil, err
 		}
 		key := path.Join(a.Path, arr.Key(idx))
-		raw, err := readWhole(data, key, &bufs.raw)
+		var raw []byte
+		var err error
+		inPlace := whole && rawInPlace(arr) && aligned(a.Offset, idx, arr.Chunks)
+		if inPlace {
+			err = readRaw(data, key, out.Data)
+		} else {
+			raw, err = readWhole(data, key, &bufs.raw)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			arr.Overlap(out.Data, op.Shape, a.Offset, idx, nil)
 		case err != nil:
-			return nil, fmt.Errorf("from_zarr: %w", err)
+			return nil, fmt.Errorf("from_zarr %q: %w", a.Path, err)
+		case inPlace:
 		case whole && aligned(a.Offset, idx, arr.Chunks):
 			if err := arr.Decode(out.Data, raw, &bufs.scratch); err != nil {
 				return nil, fmt.Errorf("from_zarr %s: %w", key, err)
@@ -108,7 +116,7 @@ func aligned(off, idx, chunks []int) bool {
 
 // readWhole reads the file at name in data into *buf, grown as needed,
 // and returns its bytes.
-func readWhole(data *os.Root, name string, buf *[]byte) ([]byte, error) {
+func readWhole(data Dir, name string, buf *[]byte) ([]byte, error) {
 	f, err := data.Open(name)
 	if err != nil {
 		return nil, err
@@ -148,18 +156,18 @@ func toZarrCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
 		return nil, fmt.Errorf("to_zarr: %q exists (overwrite=True replaces it)", a.Path)
 	}
 	if err := data.RemoveAll(a.Temp); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if err := data.Mkdir(a.Temp, 0o755); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	return done(), nil
 }
@@ -191,9 +199,9 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 			}
 		}
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	var chunkData []byte
 	if len(a.Offsets) == 1 && slices.Equal(in[0].Shape, arr.Chunks) && slices.Equal(a.Offsets[0], origin) {
@@ -217,11 +225,11 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	name := path.Join(a.Temp, arr.Key(a.Index))
 	if dir := path.Dir(name); dir != a.Temp {
 		if err := data.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("to_zarr: %w", err)
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 		}
 	}
 	if err := data.WriteFile(name, enc, 0o644); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	return done(), nil
 }
@@ -235,9 +243,9 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataOf(ctx)
+	data, err := dataOf(ctx, a.Owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
 	arr := zarr.FromDesc(&a.Array)
 	meta, err := arr.Metadata()
@@ -246,10 +254,10 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	}
 	name := path.Join(a.Temp, arr.MetaName())
 	if err := writeSynced(data, name+".part", meta); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if err := data.Rename(name+".part", name); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	var old string
 	if _, err := data.Lstat(a.Path); err == nil {
@@ -259,11 +267,11 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 		}
 		old = strings.TrimSuffix(a.Temp, ".part") + ".old"
 		if err := data.Rename(a.Path, old); err != nil {
-			return nil, fmt.Errorf("to_zarr: %w", err)
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 		}
 	}
 	if err := data.Rename(a.Temp, a.Path); err != nil {
-		return nil, fmt.Errorf("to_zarr: %w", err)
+		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
 	if old != "" {
 		if err := data.RemoveAll(old); err != nil {
@@ -274,7 +282,7 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 }
 
 // writeSynced writes b to the file name in data and syncs it.
-func writeSynced(data *os.Root, name string, b []byte) error {
+func writeSynced(data Dir, name string, b []byte) error {
 	f, err := data.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err

@@ -22,15 +22,21 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	}
 	b := newBuilder(env)
 	b.data = data
-	fetch, last, err := b.statements(stmts)
+	// Outputs: the names fetch lines list (none for fetch alone); without
+	// a fetch line, the last name assigned, unless the last statement
+	// other than del writes a file, or del removed that name.
+	st, err := b.statements(stmts)
 	if err != nil {
 		return nil, err
 	}
-	if len(fetch) == 0 && last != nil {
-		fetch = []syntax.NameExpr{*last}
-	}
-	if len(fetch) == 0 && len(b.sinks) == 0 {
+	fetch, last := st.fetch, st.last
+	if last == nil && len(fetch) == 0 && len(b.sinks) == 0 && len(b.drops) == 0 {
 		return nil, syntax.Errorf(syntax.SrcPos{Line: 1, Col: 1}, "the spec assigns nothing: write name = expression")
+	}
+	if !st.fetched && last != nil && !st.writes {
+		if _, bound := b.vars[last.Name]; bound {
+			fetch = []syntax.NameExpr{*last}
+		}
 	}
 	outs, err := b.outputs(fetch, map[string]bool{})
 	if err != nil {
@@ -39,26 +45,41 @@ func parseText(src string, env Env, data fs.FS) (*Graph, error) {
 	return b.graph(outs, src), nil
 }
 
-// statements builds stmts in order, and returns the names they fetch and
-// the last name they assign.
-func (b *builder) statements(stmts []syntax.Stmt) (fetch []syntax.NameExpr, last *syntax.NameExpr, err error) {
+// built is what statements tells of the statements it built.
+type built struct {
+	fetch   []syntax.NameExpr // the names fetch lines list
+	fetched bool              // there is a fetch line
+	last    *syntax.NameExpr  // the last name assigned
+	writes  bool              // a statement after it (but del) writes a file
+}
+
+// statements builds stmts in order.
+func (b *builder) statements(stmts []syntax.Stmt) (built, error) {
+	var st built
 	for i, s := range stmts {
-		if s.Fetch {
-			fetch = append(fetch, s.Targets...)
+		switch {
+		case s.Fetch:
+			st.fetched = true
+			st.fetch = append(st.fetch, s.Targets...)
 			continue
-		}
-		if s.Expr {
-			if err := b.statement(s); err != nil {
-				return nil, nil, err
+		case s.Del:
+			if err := b.del(s.Targets); err != nil {
+				return st, err
 			}
+			continue
+		case s.Expr:
+			if err := b.statement(s); err != nil {
+				return st, err
+			}
+			st.writes = true
 			continue
 		}
 		if err := b.assign(s); err != nil {
-			return nil, nil, err
+			return st, err
 		}
-		last = &stmts[i].Targets[len(s.Targets)-1]
+		st.last, st.writes = &stmts[i].Targets[len(s.Targets)-1], false
 	}
-	return fetch, last, nil
+	return st, nil
 }
 
 // outputs are the tensors of the names fetch names, none twice: seen holds
@@ -161,10 +182,14 @@ type builder struct {
 	nodes  []*Node
 	vars   map[string]value
 	inputs map[string]*Node // OpInput nodes by session tensor name
+	// deleted holds the names del removed (the spec's or the session's);
+	// drops the session's tensors among them, in the spec's order.
+	deleted map[string]bool
+	drops   []string
 }
 
 func newBuilder(env Env) *builder {
-	return &builder{env: env, vars: map[string]value{}, inputs: map[string]*Node{}}
+	return &builder{env: env, vars: map[string]value{}, inputs: map[string]*Node{}, deleted: map[string]bool{}}
 }
 
 // add infers n and appends it to the graph.
@@ -241,7 +266,7 @@ func (b *builder) graph(outs []Output, src string) *Graph {
 			}
 		}
 	}
-	g := &Graph{Outputs: outs, Sinks: b.sinks, Source: src}
+	g := &Graph{Outputs: outs, Sinks: b.sinks, Drops: b.drops, Source: src}
 	for i, n := range b.nodes {
 		if need[i] {
 			n.ID = len(g.Nodes)
@@ -286,6 +311,27 @@ func (b *builder) assign(s syntax.Stmt) error {
 	return nil
 }
 
+// del removes names: the spec's own, which are then unbound, and the
+// session's tensors, which the graph drops when it succeeds.
+func (b *builder) del(names []syntax.NameExpr) error {
+	for _, n := range names {
+		_, own := b.vars[n.Name]
+		_, kept := b.lookupEnv(n.Name)
+		switch {
+		case b.deleted[n.Name] && !own:
+			return syntax.Errorf(n.Pos, "unknown name %s (del removed it)", n.Name)
+		case !own && !kept:
+			return syntax.Errorf(n.Pos, "unknown name %s", n.Name)
+		}
+		delete(b.vars, n.Name)
+		if kept && !slices.Contains(b.drops, n.Name) {
+			b.drops = append(b.drops, n.Name)
+		}
+		b.deleted[n.Name] = true
+	}
+	return nil
+}
+
 // constants are the names a spec can use without assigning them.
 var constants = map[string]value{
 	"inf": syntax.PyFloat(posInf), "Inf": syntax.PyFloat(posInf), "infty": syntax.PyFloat(posInf),
@@ -308,6 +354,9 @@ var constants = map[string]value{
 func (b *builder) lookup(name string, p syntax.SrcPos) (value, error) {
 	if v, ok := b.vars[name]; ok {
 		return v, nil
+	}
+	if b.deleted[name] {
+		return nil, syntax.Errorf(p, "unknown name %s (del removed it)", name)
 	}
 	if n, ok := b.inputs[name]; ok {
 		return n, nil

@@ -36,7 +36,7 @@ func registerFiles() {
 		}
 		sink := Sink{Format: "npy", Path: path, Overwrite: overwrite, Node: x}
 		if err := checkSink(c.b.data, sink); err != nil {
-			return nil, c.errorf(1, "to_npy: %v", err)
+			return nil, c.errorf(1, "to_npy: %w", err)
 		}
 		if tensor.HasUnknown(x.Shape) {
 			return nil, c.errorf(0, "to_npy: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
@@ -71,10 +71,10 @@ func registerFiles() {
 		}
 		sink := Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
 		if err := checkZarrSink(sink); err != nil {
-			return nil, c.errorf(2, "to_zarr: %v", err)
+			return nil, c.errorf(2, "to_zarr: %w", err)
 		}
 		if err := checkSink(c.b.data, sink); err != nil {
-			return nil, c.errorf(1, "to_zarr: %v", err)
+			return nil, c.errorf(1, "to_zarr: %w", err)
 		}
 		if tensor.HasUnknown(x.Shape) {
 			return nil, c.errorf(0, "to_zarr: the shape of what it writes is known only once the data are (%s)", ShapeString(x.Shape))
@@ -91,7 +91,7 @@ func registerFiles() {
 		}
 		n, err := zarrNode(c.b.data, path)
 		if err != nil {
-			return nil, c.errorf(0, "from_zarr: %v", err)
+			return nil, c.errorf(0, "from_zarr: %w", err)
 		}
 		if c.has(1) {
 			n.Chunks, err = c.chunks(1, n.Shape)
@@ -114,7 +114,7 @@ func registerFiles() {
 		}
 		n, err := npyNode(c.b.data, path)
 		if err != nil {
-			return nil, c.errorf(0, "from_npy: %v", err)
+			return nil, c.errorf(0, "from_npy: %w", err)
 		}
 		if n.Chunks, err = c.chunks(1, n.Shape); err != nil {
 			return nil, err
@@ -263,7 +263,11 @@ func checkSink(data fs.FS, sink Sink) error {
 		return err
 	}
 	if dir := pathDir(sink.Path); dir != "." {
-		if st, err := fs.Stat(data, dir); err != nil || !st.IsDir() {
+		st, err := fs.Stat(data, dir)
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%q: %w", sink.Path, unwrapPath(err))
+		}
+		if err != nil || !st.IsDir() {
 			return fmt.Errorf("%q: directory %q does not exist", sink.Path, dir)
 		}
 	}

@@ -31,6 +31,9 @@ type Graph struct {
 	Outputs []Output
 	// Sinks are the files the graph writes (to_npy), in the spec's order.
 	Sinks []Sink
+	// Drops are the session's tensors the spec deletes (del a, b): the
+	// graph drops them when it succeeds, as rm -r tensors/a does.
+	Drops []string
 	// Source is the spec's text as submitted.
 	Source string
 }

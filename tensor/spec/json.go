@@ -45,6 +45,7 @@ type jsonGraph struct {
 	Nodes   []jsonNode   `json:"nodes"`
 	Outputs []jsonOutput `json:"outputs"`
 	Sinks   []jsonSink   `json:"sinks,omitempty"`
+	Drops   []string     `json:"drops,omitempty"` // Graph.Drops
 }
 
 // jsonSink is a file the graph writes (Graph.Sinks).
@@ -261,6 +262,7 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		doc.Sinks = append(doc.Sinks, js)
 	}
+	doc.Drops = g.Drops
 	return renderJSON(doc)
 }
 
@@ -298,6 +300,14 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 			return nil, err
 		}
 		b.WriteString(",\n \"sinks\": ")
+		b.Write(line)
+	}
+	if len(doc.Drops) > 0 {
+		line, err := json.Marshal(doc.Drops)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(",\n \"drops\": ")
 		b.Write(line)
 	}
 	b.WriteString("}\n")
@@ -338,8 +348,16 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		g.Nodes = append(g.Nodes, n)
 		byID[jn.ID] = n
 	}
-	if len(doc.Outputs) == 0 && len(doc.Sinks) == 0 {
+	if len(doc.Outputs) == 0 && len(doc.Sinks) == 0 && len(doc.Drops) == 0 {
 		return nil, &syntax.Error{Msg: "json: the document has no outputs"}
+	}
+	for _, name := range doc.Drops {
+		if tt, ok := env.Lookup(name); !ok || tt == nil {
+			return nil, &syntax.Error{Msg: fmt.Sprintf("drop %q: no session tensor of that name", name)}
+		}
+		if !slices.Contains(g.Drops, name) {
+			g.Drops = append(g.Drops, name)
+		}
 	}
 	for _, js := range doc.Sinks {
 		n, ok := byID[js.Node]

@@ -23,5 +23,11 @@ func dumpGraph(g *Graph) string {
 	for _, o := range g.Outputs {
 		fmt.Fprintf(&b, "-> %s=%d\n", o.Name, o.Node.ID)
 	}
+	for _, s := range g.Sinks {
+		fmt.Fprintf(&b, "=> %s %s=%d\n", s.Format, s.Path, s.Node.ID)
+	}
+	for _, d := range g.Drops {
+		fmt.Fprintf(&b, "del %s\n", d)
+	}
 	return b.String()
 }

@@ -41,10 +41,10 @@ func (p *Prefix) Add(piece string) error {
 		return err
 	}
 	p.line += strings.Count(piece, "\n")
-	fetch, _, err := p.b.statements(stmts)
+	st, err := p.b.statements(stmts)
 	if err != nil {
 		return err
 	}
-	_, err = p.b.outputs(fetch, p.fetched)
+	_, err = p.b.outputs(st.fetch, p.fetched)
 	return err
 }

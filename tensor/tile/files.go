@@ -32,7 +32,7 @@ func tileFromNPY(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
 		args := chunk.NPYArgs{Path: a.Path, DataOffset: a.FileOffset, FileShape: slices.Clone(n.Shape),
-			Fortran: a.Fortran, BigEndian: a.BigEndian, Offset: off}
+			Fortran: a.Fortran, BigEndian: a.BigEndian, Offset: off, Owner: t.owner}
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromNPY, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
@@ -56,7 +56,7 @@ func tileFromZarr(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		for ax, i := range idx {
 			off[ax], shape[ax] = offs[ax][i], n.Chunks[ax][i]
 		}
-		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: n.Attrs.Zarr.Desc(), Offset: off}
+		args := chunk.ZarrArgs{Path: n.Attrs.Path, Array: n.Attrs.Zarr.Desc(), Offset: off, Owner: t.owner}
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindFromZarr, Shape: shape, DType: n.DType, Args: args}))
 	}
 	return out, nil
@@ -75,7 +75,7 @@ func (t *tiler) tileSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, error)
 	var token [8]byte
 	rand.Read(token[:])
 	base := chunk.NPYWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite,
-		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape)}
+		DataOffset: int64(len(codec.NPYHeader(tt.DType, tt.Shape))), DType: tt.DType, FileShape: slices.Clone(tt.Shape), Owner: t.owner}
 	done := []int{}
 	create := t.emit(&chunk.Op{Kind: chunk.KindToNPYCreate, Shape: done, DType: tensor.Bool, Args: base})
 	grid := tensor.GridShape(tt.Chunks)
@@ -119,7 +119,7 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 	}
 	var token [8]byte
 	rand.Read(token[:])
-	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc()}
+	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc(), Owner: t.owner}
 	done := []int{}
 	create := t.emit(&chunk.Op{Kind: chunk.KindToZarrCreate, Shape: done, DType: tensor.Bool, Args: base})
 	// The tensor chunks by the store chunks they overlap.

@@ -116,6 +116,9 @@ type Options struct {
 	// wrapping ErrTooManyOps: a spec asking for too many chunks costs the
 	// process no more memory than the bound, whatever it asked for.
 	MaxOps int
+	// Owner is the user whose rights the ops reading and writing files
+	// act with, put in their arguments: the session's owner.
+	Owner chunk.Owner
 }
 
 // ErrTooManyOps is wrapped by the error of a tiling that passed its
@@ -140,7 +143,7 @@ type tooManyOps struct{}
 
 // StagesWith is Stages under opt.
 func StagesWith(g *spec.Graph, env spec.Env, opt Options) (*Stage, error) {
-	st := &stager{g: g, env: env, fuse: opt.Fused, maxOps: opt.MaxOps, done: make([]bool, len(g.Nodes)), tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
+	st := &stager{g: g, env: env, fuse: opt.Fused, maxOps: opt.MaxOps, owner: opt.Owner, done: make([]bool, len(g.Nodes)), tiled: make([]*tensor.TiledTensor, len(g.Nodes))}
 	st.consumers = make([][]int, len(g.Nodes))
 	for _, n := range g.Nodes {
 		for _, in := range n.Inputs {
@@ -161,6 +164,7 @@ type stager struct {
 	fuse      bool   // fuse columns as they are tiled (StagesFused)
 	sunk      []bool // the sinks written by a stage so far
 	maxOps    int    // Options.MaxOps
+	owner     chunk.Owner
 
 	// What the last stage hands on, in the order of its outputs after the
 	// results: the nodes whose chunks later stages read, then the carry
@@ -171,7 +175,7 @@ type stager struct {
 
 func (st *stager) tile(keys [][]uint64, probes []*tensor.Array) (s *Stage, err error) {
 	g := st.g
-	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, grids: st.tiled, readers: st.consumers, nodes: g.Nodes}
+	t := &tiler{env: st.env, tiled: make([]*tensor.TiledTensor, len(g.Nodes)), maxOps: st.maxOps, owner: st.owner, grids: st.tiled, readers: st.consumers, nodes: g.Nodes}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(tooManyOps); !ok {

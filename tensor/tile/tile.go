@@ -112,6 +112,9 @@ type tiler struct {
 	// shared holds what the nodes of one multi-output function tile once
 	// for all of them (a factorization), by family and input node ID.
 	shared map[string]any
+	// owner is whose rights the ops reading and writing files act with
+	// (Options.Owner).
+	owner chunk.Owner
 	// The ops of the rules that make one op a chunk are cut from slabs.
 	slab   chunk.OpSlab
 	ints   chunk.IntSlab

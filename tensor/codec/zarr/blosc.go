@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/snappy"
-	"github.com/pierrec/lz4/v4"
 )
 
 // Blosc's frame, as c-blosc 1.x writes it (format version 2):
@@ -94,7 +93,9 @@ func BloscSize(src []byte) (int, error) {
 	return f.nbytes, err
 }
 
-// scratch buffers of a block's size, for the shuffles.
+// scratch buffers of a block's size, for the shuffles: taken from a
+// pool, so that they are already mapped and, a block at a time, stay in
+// cache.
 var blockPool sync.Pool
 
 func getBlock(n int) []byte {
@@ -135,17 +136,25 @@ func bloscDecode(dst, src []byte) error {
 	if nblocks > (f.cbytes-bloscHeader)/4 {
 		return fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
 	}
-	shuffled := f.flags&bloscShuffle != 0 && f.typesize > 1 || f.flags&bloscBitShuf != 0
-	var tmp []byte
-	if shuffled {
-		tmp = getBlock(f.blocksize)
+	// Streams decompress into tmp, unshuffled from there into dst (the
+	// bit shuffle's steps use tmp2 between them); unshuffled blocks
+	// decompress straight into dst.
+	// (No block is larger than the chunk, whatever the header says.)
+	var tmp, tmp2 []byte
+	bs := min(f.blocksize, f.nbytes)
+	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
+		tmp = getBlock(bs)
 		defer putBlock(tmp)
+	}
+	if f.flags&bloscBitShuf != 0 {
+		tmp2 = getBlock(bs)
+		defer putBlock(tmp2)
 	}
 	for b := range nblocks {
 		start := int(int32(binary.LittleEndian.Uint32(src[bloscHeader+4*b:])))
 		bsize := min(f.blocksize, f.nbytes-b*f.blocksize)
 		out := dst[b*f.blocksize : b*f.blocksize+bsize]
-		if err := bloscBlock(f, inner, out, tmp, src, start, bsize < f.blocksize); err != nil {
+		if err := bloscBlock(f, inner, out, tmp, tmp2, src, start, bsize < f.blocksize); err != nil {
 			return fmt.Errorf("blosc: block %d: %w", b, err)
 		}
 	}
@@ -154,7 +163,7 @@ func bloscDecode(dst, src []byte) error {
 
 // bloscBlock decodes one block, starting at offset start of the frame,
 // into out.
-func bloscBlock(f bloscFrame, inner int, out, tmp, src []byte, start int, leftover bool) error {
+func bloscBlock(f bloscFrame, inner int, out, tmp, tmp2, src []byte, start int, leftover bool) error {
 	bsize := len(out)
 	byteShuf := f.flags&bloscShuffle != 0 && f.typesize > 1
 	bitShuf := f.flags&bloscBitShuf != 0 && bsize >= f.typesize
@@ -167,6 +176,9 @@ func bloscBlock(f bloscFrame, inner int, out, tmp, src []byte, start int, leftov
 		splits = f.typesize
 	}
 	n := bsize / splits
+	if n*splits != bsize {
+		return fmt.Errorf("a block of %d bytes in %d streams", bsize, splits)
+	}
 	pos := start
 	for s := range splits {
 		if pos < bloscHeader || pos > len(src)-4 {
@@ -189,7 +201,7 @@ func bloscBlock(f bloscFrame, inner int, out, tmp, src []byte, start int, leftov
 	case byteShuf:
 		unshuffle(out, dec, f.typesize)
 	case bitShuf:
-		bitunshuffle(out, dec, f.typesize)
+		bitunshuffle(out, dec, tmp2, f.typesize)
 	}
 	return nil
 }
@@ -203,7 +215,7 @@ func bloscInner(inner int, dst, src []byte) error {
 	case bloscLZ:
 		n, err = blosclzDecode(dst, src)
 	case bloscLZ4:
-		n, err = lz4.UncompressBlock(src, dst)
+		n, err = lz4Decode(dst, src)
 	case bloscSnappy:
 		var l int
 		if l, err = snappy.DecodedLen(src); err == nil && l != len(dst) {
@@ -225,181 +237,4 @@ func bloscInner(inner int, dst, src []byte) error {
 		return fmt.Errorf("%d bytes decompressed for %d", n, len(dst))
 	}
 	return nil
-}
-
-// bloscEncode compresses src as a blosc frame with the inner codec cname
-// at level, byte-shuffled by typesize when shuffle is 1, bit-shuffled when
-// 2. It writes what c-blosc reads, more simply than c-blosc: blocks of
-// blockSize (the last shorter), never split into streams; a block that
-// does not compress is stored raw; a frame that does not compress is
-// stored memcpyed.
-func bloscEncode(src []byte, cname string, level, shuffle, typesize int) ([]byte, error) {
-	inner, ok := bloscNames[cname]
-	if !ok || inner == bloscSnappy || inner == bloscLZ {
-		return nil, fmt.Errorf("blosc: this writes the inner codecs lz4, zstd and zlib, not %q", cname)
-	}
-	if typesize < 1 || typesize > 255 {
-		return nil, fmt.Errorf("blosc: typesize %d", typesize)
-	}
-	const blockSize = 256 << 10
-	nbytes := len(src)
-	flags := byte(bloscDontSplit | inner<<5)
-	switch {
-	case shuffle == 1 && typesize > 1:
-		flags |= bloscShuffle
-	case shuffle == 2:
-		flags |= bloscBitShuf
-	}
-	bs := min(blockSize, max(nbytes, 1))
-	nblocks := (nbytes + bs - 1) / bs
-	out := make([]byte, bloscHeader+4*nblocks, bloscHeader+4*nblocks+nbytes+nbytes/16+64)
-	out[0], out[1], out[2], out[3] = 2, 1, flags, byte(typesize)
-	binary.LittleEndian.PutUint32(out[4:], uint32(nbytes))
-	binary.LittleEndian.PutUint32(out[8:], uint32(bs))
-	tmp := getBlock(bs)
-	defer putBlock(tmp)
-	for b := range nblocks {
-		block := src[b*bs : min(nbytes, (b+1)*bs)]
-		binary.LittleEndian.PutUint32(out[bloscHeader+4*b:], uint32(len(out)))
-		in := block
-		if flags&bloscShuffle != 0 {
-			in = tmp[:len(block)]
-			shuffleBytes(in, block, typesize)
-		} else if flags&bloscBitShuf != 0 && len(block) >= typesize {
-			in = tmp[:len(block)]
-			bitshuffle(in, block, typesize)
-		}
-		at := len(out)
-		out = append(out, 0, 0, 0, 0)
-		c, err := compressInner(inner, out, in, level)
-		if err != nil {
-			return nil, err
-		}
-		if len(c)-at-4 >= len(in) {
-			c = append(c[:at+4], in...) // stored raw
-		}
-		binary.LittleEndian.PutUint32(c[at:], uint32(len(c)-at-4))
-		out = c
-		if len(out) >= bloscHeader+nbytes {
-			break
-		}
-	}
-	if len(out) >= bloscHeader+nbytes {
-		out = append(out[:bloscHeader], src...)
-		out[2] = flags | bloscMemcpyed
-	}
-	binary.LittleEndian.PutUint32(out[12:], uint32(len(out)))
-	return out, nil
-}
-
-// compressInner appends src compressed by the inner codec to dst.
-func compressInner(inner int, dst, src []byte, level int) ([]byte, error) {
-	switch inner {
-	case bloscLZ4:
-		at := len(dst)
-		dst = append(dst, make([]byte, lz4.CompressBlockBound(len(src)))...)
-		var c lz4.Compressor
-		n, err := c.CompressBlock(src, dst[at:])
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 { // incompressible: the caller stores it raw
-			n = len(src)
-			copy(dst[at:], src)
-		}
-		return dst[:at+n], nil
-	case bloscZstd:
-		return zstdEncoder(level).EncodeAll(src, dst), nil
-	case bloscZlib:
-		return deflate(dst, src, level, false)
-	}
-	return nil, fmt.Errorf("blosc: inner codec %d", inner)
-}
-
-// shuffleBytes writes src's elements of typesize bytes byte-plane by
-// byte-plane into dst: the first bytes of every element, then the
-// second, ...; bytes past the last whole element are copied as they are.
-func shuffleBytes(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	for j := range typesize {
-		plane := dst[j*n : (j+1)*n]
-		for i := range plane {
-			plane[i] = src[i*typesize+j]
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
-}
-
-// unshuffle undoes shuffleBytes.
-func unshuffle(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	if typesize == 8 {
-		p0, p1, p2, p3 := src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n]
-		p4, p5, p6, p7 := src[4*n:5*n], src[5*n:6*n], src[6*n:7*n], src[7*n:8*n]
-		for i := range n {
-			e := dst[i*8 : i*8+8 : i*8+8]
-			e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7] = p0[i], p1[i], p2[i], p3[i], p4[i], p5[i], p6[i], p7[i]
-		}
-	} else {
-		for j := range typesize {
-			plane := src[j*n : (j+1)*n]
-			for i, b := range plane {
-				dst[i*typesize+j] = b
-			}
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
-}
-
-// bitshuffle writes the bits of src's elements plane by plane: for each
-// byte j of an element and each bit k of it (least significant first), a
-// row of n/8 bytes holding that bit of every element, element i at bit
-// i%8 of byte i/8. As c-blosc's, it shuffles only when the number of
-// elements n is a multiple of 8, and copies the block as it is otherwise;
-// bytes past the last whole element are copied as they are.
-func bitshuffle(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	if n%8 != 0 {
-		copy(dst, src)
-		return
-	}
-	row := n / 8
-	for j := range typesize {
-		for k := range 8 {
-			out := dst[(j*8+k)*row : (j*8+k+1)*row]
-			for b := range out {
-				var v byte
-				for t := range 8 {
-					v |= (src[(b*8+t)*typesize+j] >> k & 1) << t
-				}
-				out[b] = v
-			}
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
-}
-
-// bitunshuffle undoes bitshuffle.
-func bitunshuffle(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	if n%8 != 0 {
-		copy(dst, src)
-		return
-	}
-	row := n / 8
-	clear(dst[:n*typesize])
-	for j := range typesize {
-		for k := range 8 {
-			in := src[(j*8+k)*row : (j*8+k+1)*row]
-			for b, v := range in {
-				if v == 0 {
-					continue
-				}
-				for t := range 8 {
-					dst[(b*8+t)*typesize+j] |= (v >> t & 1) << k
-				}
-			}
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
 }

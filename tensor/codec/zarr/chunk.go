@@ -79,7 +79,12 @@ func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 
 // Encode returns the stored bytes of a chunk whose elements, C order and
 // little-endian, are chunk (len(chunk) == ChunkBytes()).
-func (a *Array) Encode(chunk []byte) ([]byte, error) {
+func (a *Array) Encode(chunk []byte) ([]byte, error) { return a.EncodeTo(nil, chunk) }
+
+// EncodeTo is Encode writing into dst's memory (from dst[:0], grown when
+// short): a buffer reused from chunk to chunk spares the writer the new
+// pages of each chunk's bytes.
+func (a *Array) EncodeTo(dst, chunk []byte) ([]byte, error) {
 	if len(chunk) != a.ChunkBytes() {
 		return nil, fmt.Errorf("zarr: a chunk of %d bytes, want %d", len(chunk), a.ChunkBytes())
 	}
@@ -98,12 +103,21 @@ func (a *Array) Encode(chunk []byte) ([]byte, error) {
 			swapBytes(b, a.DType.Size())
 		}
 	}
-	if len(a.Codecs) == 0 && (len(b) == 0 || &b[0] == &chunk[0]) {
-		return slices.Clone(b), nil
+	if len(a.Codecs) == 0 {
+		return append(dst[:0], b...), nil
 	}
-	for _, c := range a.Codecs {
+	for i, c := range a.Codecs {
+		if c.ID == "blosc" && c.Typesize == 0 {
+			// Format 2's blosc has no typesize: numcodecs shuffles by
+			// the array's element.
+			c.Typesize = a.DType.Size()
+		}
+		var out []byte
+		if i == len(a.Codecs)-1 {
+			out = dst[:0]
+		}
 		var err error
-		if b, err = c.encode(b); err != nil {
+		if b, err = c.appendEncode(out, b); err != nil {
 			return nil, err
 		}
 	}

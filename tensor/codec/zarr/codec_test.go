@@ -75,7 +75,7 @@ func TestShuffles(t *testing.T) {
 		binary.LittleEndian.PutUint16(e[2*i:], uint16(i)<<8|1)
 	}
 	bs := make([]byte, 16)
-	bitshuffle(bs, e, 2)
+	bitshuffle(bs, e, make([]byte, 16), 2)
 	want := []byte{0xff, 0, 0, 0, 0, 0, 0, 0, 0xaa, 0xcc, 0xf0, 0, 0, 0, 0, 0}
 	if !bytes.Equal(bs, want) {
 		t.Errorf("bitshuffle: % x, want % x", bs, want)
@@ -89,8 +89,8 @@ func TestShuffles(t *testing.T) {
 			if !bytes.Equal(b, src) {
 				t.Errorf("unshuffle(shuffle) typesize %d, %d bytes", ts, n)
 			}
-			bitshuffle(a, src, ts)
-			bitunshuffle(b, a, ts)
+			bitshuffle(a, src, make([]byte, n), ts)
+			bitunshuffle(b, a, make([]byte, n), ts)
 			if !bytes.Equal(b, src) {
 				t.Errorf("bitunshuffle(bitshuffle) typesize %d, %d bytes", ts, n)
 			}
@@ -155,7 +155,7 @@ func TestCorrupt(t *testing.T) {
 			t.Errorf("%+v: decoded into a chunk of the wrong size", c)
 		}
 	}
-	frame, _ := bloscEncode(src, "lz4", 5, 1, 8)
+	frame, _ := bloscEncode(nil, src, "lz4", 5, 1, 8)
 	for _, tc := range []struct {
 		at   int
 		val  uint32

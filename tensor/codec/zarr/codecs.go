@@ -12,7 +12,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // A Codec is one bytes-to-bytes step of a chunk's pipeline: a compressor
@@ -49,7 +48,7 @@ func (c Codec) decodeInto(dst, src []byte) error {
 		if size := int(int32(binary.LittleEndian.Uint32(src))); size != len(dst) {
 			return fmt.Errorf("lz4: the size prefix says %d bytes, the chunk is %d", size, len(dst))
 		}
-		n, err = lz4.UncompressBlock(src[4:], dst)
+		n, err = lz4Decode(dst, src[4:])
 	case "blosc":
 		return bloscDecode(dst, src)
 	default:
@@ -140,48 +139,35 @@ func (c Codec) sized(src []byte, n, limit int) ([]byte, error) {
 }
 
 // encode applies c to src.
-func (c Codec) encode(src []byte) ([]byte, error) {
+func (c Codec) encode(src []byte) ([]byte, error) { return c.appendEncode(nil, src) }
+
+// appendEncode appends src, c applied to it, to dst: a dst reused from
+// chunk to chunk spares the pages of a new one (fresh pages cost more
+// to touch than lz4 takes to fill them).
+func (c Codec) appendEncode(dst, src []byte) ([]byte, error) {
 	switch c.ID {
 	case "zlib":
-		return deflate(nil, src, c.Level, false)
+		return deflate(dst, src, c.Level, false)
 	case "gzip":
-		return deflate(nil, src, c.Level, true)
+		return deflate(dst, src, c.Level, true)
 	case "zstd":
-		return zstdEncoder(c.Level).EncodeAll(src, make([]byte, 0, len(src)/2+64)), nil
+		return zstdEncoder(c.Level).EncodeAll(src, grow(dst, len(src)/2+64)), nil
 	case "lz4":
-		out := make([]byte, 4+lz4.CompressBlockBound(len(src)))
-		binary.LittleEndian.PutUint32(out, uint32(len(src)))
-		var lc lz4.Compressor
-		n, err := lc.CompressBlock(src, out[4:])
-		if err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
-		}
-		if n == 0 { // incompressible: one sequence of literals
-			return lz4Literals(out[:4], src), nil
-		}
-		return out[:4+n], nil
+		// numcodecs' framing: the size, then one block, compressed as
+		// liblz4's default (acceleration 1) does.
+		dst = binary.LittleEndian.AppendUint32(grow(dst, 4+lz4Bound(len(src))), uint32(len(src)))
+		t := lz4Tables.Get().(*lz4Table)
+		defer lz4Tables.Put(t)
+		return lz4Compress(dst, src, 1, t), nil
 	case "blosc":
-		return bloscEncode(src, c.Cname, c.Level, c.Shuffle, c.Typesize)
+		return bloscEncode(dst, src, c.Cname, c.Level, c.Shuffle, c.Typesize)
 	case "crc32c":
-		return binary.LittleEndian.AppendUint32(append([]byte(nil), src...), crc32.Checksum(src, castagnoli)), nil
+		return binary.LittleEndian.AppendUint32(append(dst, src...), crc32.Checksum(src, castagnoli)), nil
 	}
 	return nil, fmt.Errorf("unknown codec %q", c.ID)
 }
 
-// lz4Literals appends src as an LZ4 block of literals only.
-func lz4Literals(dst, src []byte) []byte {
-	n := len(src)
-	if n < 15 {
-		dst = append(dst, byte(n<<4))
-	} else {
-		dst = append(dst, 15<<4)
-		for n -= 15; n >= 255; n -= 255 {
-			dst = append(dst, 255)
-		}
-		dst = append(dst, byte(n))
-	}
-	return append(dst, src...)
-}
+var lz4Tables = sync.Pool{New: func() any { return new(lz4Table) }}
 
 // The zstd decoder and encoders are shared by a process's kernels, and
 // they keep what they grew: a decoder's history of a single-segment frame
@@ -230,23 +216,18 @@ func unzstd(dst, src []byte) (int, error) {
 		b, err := Codec{ID: "zstd"}.decode(src, len(dst))
 		return copy(dst, b), err
 	}
-	// The decoder writes up to 16 bytes past the end: into a buffer
-	// without that room it would allocate a new one a chunk (fresh pages,
-	// slow to touch), so it decodes into a reused one, copied out.
-	target := dst
-	if cap(dst)-len(dst) < zstdSlack {
-		b := getBlock(len(dst) + zstdSlack)
-		defer putBlock(b)
-		target = b[:len(dst)]
-	}
-	out, err := zstdDecoder().DecodeAll(src, target[:0])
+	// Straight into dst. The decoder uses room past len(dst) when cap
+	// gives it (up to zstdSlack bytes, copies of 16 at a time), and
+	// takes a careful path at the end when not; were it ever to grow a
+	// buffer of its own instead, what it wrote is copied.
+	out, err := zstdDecoder().DecodeAll(src, dst[:0])
 	if err != nil {
 		return 0, err
 	}
 	if len(out) != len(dst) {
 		return len(out), nil
 	}
-	if len(dst) > 0 && &target[0] != &dst[0] {
+	if len(dst) > 0 && &out[0] != &dst[0] {
 		copy(dst, out)
 	}
 	return len(out), nil
@@ -268,7 +249,7 @@ func zstdEncoder(level int) *zstd.Encoder {
 	if l <= 0 {
 		l = 3
 	}
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)))
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)), zstd.WithAllLitEntropyCompression(true))
 	zstdEncs[level] = e
 	return e
 }

@@ -3,6 +3,8 @@ package zarr
 import (
 	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // freshPages maps n bytes of new anonymous memory, none of it touched,
@@ -13,4 +15,12 @@ func freshPages(b *testing.B, n int) ([]byte, func()) {
 		b.Fatal(err)
 	}
 	return m, func() { syscall.Munmap(m) }
+}
+
+// threadCPU is the CPU time of the calling thread (user and system: page
+// faults count), as Python's time.thread_time.
+func threadCPU() time.Duration {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3 /* CLOCK_THREAD_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
 }

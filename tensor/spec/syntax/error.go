@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -11,7 +12,12 @@ import (
 type Error struct {
 	Line, Col int
 	Msg       string
+	Err       error // the cause Msg was made from, if any (Unwrap)
 }
+
+// Unwrap returns the cause of the error: a refusal by the filesystem
+// (fs.ErrPermission) stays one through the parser.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error returns "LINE:COL: message", or the message alone when there is no
 // position.
@@ -28,8 +34,10 @@ type SrcPos struct {
 }
 
 // Errorf returns an *Error at p.
+// A %w verb wraps its argument as fmt.Errorf does.
 func Errorf(p SrcPos, format string, args ...any) *Error {
-	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &Error{Line: p.Line, Col: p.Col, Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
 // ErrAt turns err into an *Error at p, keeping the position of an err that
@@ -38,5 +46,5 @@ func ErrAt(p SrcPos, err error) *Error {
 	if se, ok := err.(*Error); ok {
 		return se
 	}
-	return &Error{Line: p.Line, Col: p.Col, Msg: err.Error()}
+	return &Error{Line: p.Line, Col: p.Col, Msg: err.Error(), Err: err}
 }

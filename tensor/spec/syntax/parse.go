@@ -9,7 +9,7 @@ import (
 // evaluates them into graph nodes. The grammar, in Python's terms:
 //
 //	spec      = { stmt (NEWLINE | ";") }
-//	stmt      = NAME { "," NAME } "=" exprlist | NAME augop expr | "fetch" NAME { "," NAME }
+//	stmt      = NAME { "," NAME } "=" exprlist | NAME augop expr | "fetch" [ NAME { "," NAME } ] | "del" NAME { "," NAME }
 //	exprlist  = expr { "," expr } [","]
 //	expr      = bitor [ compare bitor ]
 //	unary     = ("-" | "+" | "~") unary | power
@@ -101,10 +101,12 @@ func (e *IndexExpr) At() SrcPos  { return e.Pos }
 func (e *SliceExpr) At() SrcPos  { return e.Pos }
 
 // A Stmt is one statement: an assignment (targets = value, or
-// target op= value) or a fetch of names.
+// target op= value), a fetch of names (none for a bare fetch), or a del
+// of names.
 type Stmt struct {
 	Pos     SrcPos
 	Fetch   bool
+	Del     bool
 	Targets []NameExpr
 	AugOp   string // "+" for +=, ...
 	AugPos  SrcPos // the augmented assignment's operator
@@ -201,9 +203,22 @@ var augOps = map[string]string{
 func (p *parser) stmt() (Stmt, error) {
 	first := p.peek()
 	if first.kind == tokName && first.text == "fetch" {
-		if nt := p.toks[p.i+1]; nt.kind == tokName {
+		switch nt := p.toks[p.i+1]; nt.kind {
+		case tokName:
 			p.i++
 			return p.fetch(first.pos)
+		case tokNewline, tokEOF:
+			// fetch alone: the spec keeps nothing new.
+			p.i++
+			return Stmt{Pos: first.pos, Fetch: true}, p.endOfStmt()
+		}
+	}
+	if first.kind == tokName && first.text == "del" {
+		if nt := p.toks[p.i+1]; nt.kind == tokName && !Keywords[nt.text] {
+			p.i++
+			s, err := p.fetch(first.pos) // the same list of names
+			s.Fetch, s.Del = false, true
+			return s, err
 		}
 	}
 	// Targets: NAME (, NAME)* followed by '=' or an augmented assignment.

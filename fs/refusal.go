@@ -1,0 +1,30 @@
+package fs
+
+import (
+	"errors"
+	iofs "io/fs"
+	"syscall"
+
+	"github.com/hugelgupf/p9/linux"
+
+	"marsfs/exec/engine"
+)
+
+// refusal is the errno a refused write answers with: for a write the
+// session could not make durable (an *engine.WriteError), the system's
+// errno it wraps (ENOSPC, EIO); for a file a spec names that its
+// session's owner may not open, EACCES; else def.
+func refusal(err error, def linux.Errno) linux.Errno {
+	var we *engine.WriteError
+	if !errors.As(err, &we) {
+		if errors.Is(err, iofs.ErrPermission) {
+			return linux.EACCES
+		}
+		return def
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return linux.Errno(en)
+	}
+	return linux.EIO
+}
