@@ -66,8 +66,9 @@ func scaled(x, s float64) int {
 }
 
 // workloads are every workload, in the order bench runs and lists them:
-// the W series, the data workloads, the masks' and the shuffles'.
-var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads)
+// the W series, the data workloads, the masks', the shuffles' and the
+// climate workloads.
+var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads, climateWorkloads)
 
 // seriesWorkloads are the W series but its data workloads.
 var seriesWorkloads = []workload{

@@ -18,14 +18,17 @@ import (
 // shuffle: the bare ids), with zstd (-ZSTD) and with none (-RAW, which
 // leaves the engines' own costs with no decoder in front). They run only
 // when named (--only CLIM-MEAN,VAR2-LZ4, or --only 'CLIM-*').
-func init() {
+// They are made by a function, a workload for each step and codec.
+var climateWorkloads = func() []workload {
+	var ws []workload
 	for _, codec := range []string{"lz4", "zstd", "raw"} {
 		for _, st := range climateSteps {
-			workloads = append(workloads, climateWorkload(st, codec))
+			ws = append(ws, climateWorkload(st, codec))
 		}
-		workloads = append(workloads, var2Workload(codec))
+		ws = append(ws, var2Workload(codec))
 	}
-}
+	return ws
+}()
 
 // A climateStep is one step of the analysis: spec gives its marsfs
 // statements after x = from_zarr(...), the names fetched last; the
