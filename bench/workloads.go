@@ -68,7 +68,7 @@ func scaled(x, s float64) int {
 // workloads are every workload, in the order bench runs and lists them:
 // the W series, the data workloads, the masks', the shuffles' and the
 // climate workloads.
-var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads, climateWorkloads)
+var workloads = slices.Concat(seriesWorkloads, dataWorkloads, maskWorkloads, shuffleWorkloads, climateWorkloads, kmeansWorkloads)
 
 // seriesWorkloads are the W series but its data workloads.
 var seriesWorkloads = []workload{

@@ -24,23 +24,21 @@ import (
 // the peak memory). NumPy makes the data once into the data directory
 // (bench/kmeans.py), and with it the centres its own iterations end at,
 // which every engine's centres are checked against.
-func init() {
-	workloads = append(workloads, workload{
-		id:   "KMEANS",
-		text: "k-means, Lloyd's: 10,000,000 x 8 float32 points from a .npy (from_npy, kept), k = 5, 10 iterations of one spec each (the time is an iteration's)",
-		params: func(s float64) map[string]int {
-			// Dask's chunks: the size from_npy chooses by default
-			// (4 Mi elements).
-			return map[string]int{"n": scaled(1e7, s), "d": 8, "k": 5, "iters": 10, "chunk": 4 << 20 / 8}
-		},
-		spec:       func(p map[string]int) string { return kmeansIteration(p["k"]) },
-		check:      kmeansCheck,
-		numpyBytes: func(p map[string]int) int64 { return int64(p["n"]) * int64(4*p["d"]+3*4*p["k"]+8) },
-		goal:       goal{numpy: 2, describe: "an iteration ≥2× NumPy's"},
-		prepare:    kmeansData,
-		marsfs:     runKmeansMarsfs,
-	})
-}
+var kmeansWorkloads = []workload{{
+	id:   "KMEANS",
+	text: "k-means, Lloyd's: 10,000,000 x 8 float32 points from a .npy (from_npy, kept), k = 5, 10 iterations of one spec each (the time is an iteration's)",
+	params: func(s float64) map[string]int {
+		// Dask's chunks: the size from_npy chooses by default
+		// (4 Mi elements).
+		return map[string]int{"n": scaled(1e7, s), "d": 8, "k": 5, "iters": 10, "chunk": 4 << 20 / 8}
+	},
+	spec:       func(p map[string]int) string { return kmeansIteration(p["k"]) },
+	check:      kmeansCheck,
+	numpyBytes: func(p map[string]int) int64 { return int64(p["n"]) * int64(4*p["d"]+3*4*p["k"]+8) },
+	goal:       goal{numpy: 2, describe: "an iteration ≥2× NumPy's"},
+	prepare:    kmeansData,
+	marsfs:     runKmeansMarsfs,
+}}
 
 // kmeansIteration is one iteration's spec, the user's formula.
 func kmeansIteration(k int) string {
