@@ -352,6 +352,16 @@ func TestUploadSurvivesWorkerKill(t *testing.T) {
 	waitFor(t, c, "/cluster/workers/worker-1.2/status", 20*time.Second, func(s string) bool {
 		return strings.Contains(s, "\nchunks "+nchunks+"\n")
 	})
+	// The worker holds the copies before the scheduler records them:
+	// worker-2 goes once the scheduler counts a copy made again.
+	waitFor(t, c, "/cluster/metrics", 20*time.Second, func(s string) bool {
+		for _, l := range strings.Split(s, "\n") {
+			if v, ok := strings.CutPrefix(l, "marsfs_scheduler_upload_copies_made_total "); ok {
+				return v != "0"
+			}
+		}
+		return false
+	})
 	t.Logf("worker-1.2 holds copies of all %s chunks %v after worker-1 was killed", nchunks, time.Since(began).Round(time.Millisecond))
 	killWorker(t, p, "worker-2", syscall.SIGKILL)
 	got, err = c.ReadFile(sess + "/tensors/m/data")
