@@ -16,8 +16,11 @@ func TestPhasesWhileRunning(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dial(t, ts.sock)
 	s := clone(t, c)
-	// One 2000x2000 product, its operands drawn by the product itself.
-	submit(t, c, s, "a = rand(2000, 2000, chunks=2000, seed=1)\nb = rand(2000, 2000, chunks=2000, seed=2)\nc = a @ b\n")
+	// One 4000x4000 product, its operands drawn by the product itself: 128
+	// GFLOP, over a second even at 80 GFLOP/s (a 2000x2000 one took 0.2 s
+	// on a fast CI machine, too short for the watcher's 100 ms tick to be
+	// seen between two reads).
+	submit(t, c, s, "a = rand(4000, 4000, chunks=4000, seed=1)\nb = rand(4000, 4000, chunks=4000, seed=2)\nc = a @ b\n")
 	running := regexp.MustCompile(`(?m)^(\d+) .+ RUNNING \S+ 1 [0-9.]+ computing queued=[0-9.]+ allocating=[0-9.]+ loading=[0-9.]+ computing=([0-9.]+)$`)
 	deadline := time.Now().Add(20 * time.Second)
 	var ops string
