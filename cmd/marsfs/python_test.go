@@ -38,5 +38,21 @@ func TestPythonModule(t *testing.T) {
 		}
 		t.Logf("python tests over the %s: %s", kind, strings.TrimSpace(string(out[strings.LastIndex(string(out), "Ran "):])))
 	}
+	// The README's example, verbatim: its last line raises SpecError.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, _ := strings.Cut(string(readme), "## From Python")
+	_, example, _ = strings.Cut(example, "```python\n")
+	example, _, _ = strings.Cut(example, "```")
+	cmd := osexec.Command("/usr/bin/python3", "-c", example)
+	cmd.Env = append(os.Environ(), "MARSFS_ADDR="+p.unx, "PYTHONPATH=../../python")
+	out, _ := cmd.CombinedOutput()
+	for _, want := range []string{"499999.5 288675.13", "['m', 's', 'x']", "marsfs.SpecError: 1:5: unknown function frobnicate"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("README's Python example: no %q in\n%s", want, out)
+		}
+	}
 	p.stop(t)
 }

@@ -18,7 +18,7 @@ given its directory. NumPy is its only dependency.
 
 Where the server is: ``addr=``, else ``$MARSFS_ADDR``, else the socket
 ``marsfs up`` makes by default (``$XDG_RUNTIME_DIR/marsfs.sock``, or
-``/tmp/marsfs-UID.sock``). An address is a unix socket path (``/path`` or
+``/tmp/marsfs-UID.sock``) when it exists, else ``127.0.0.1:5640``. An address is a unix socket path (``/path`` or
 ``unix:path``), a loopback ``host:port``, or the directory of a mounted tree.
 
 A spec the server refuses raises ``SpecError`` with the session's ``error``
@@ -60,12 +60,16 @@ class GraphError(MarsfsError):
 
 def default_addr():
     """The server's address when none is given: $MARSFS_ADDR, else the
-    socket marsfs up listens on by default."""
+    socket marsfs up listens on by default, else its TCP address."""
     if os.environ.get("MARSFS_ADDR"):
         return os.environ["MARSFS_ADDR"]
     if os.environ.get("XDG_RUNTIME_DIR"):
-        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "marsfs.sock")
-    return "/tmp/marsfs-%d.sock" % os.getuid()
+        sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "marsfs.sock")
+    else:
+        sock = "/tmp/marsfs-%d.sock" % os.getuid()
+    # The socket when there is one (the kernel names its clients to the
+    # server), else the TCP address the client verbs default to.
+    return sock if os.path.exists(sock) else "127.0.0.1:5640"
 
 
 class _Mounted:
