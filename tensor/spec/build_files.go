@@ -1,10 +1,14 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"marsfs/tensor"
@@ -43,7 +47,7 @@ func registerFiles() {
 		}
 		return sinkValue{sink}, nil
 	})
-	register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+	register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite", "dims", "attrs"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -70,8 +74,31 @@ func registerFiles() {
 			return nil, err
 		}
 		sink := Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
+		if c.has(5) {
+			if sink.Dims, err = c.names(5); err != nil {
+				return nil, err
+			}
+		}
+		if c.has(6) {
+			d, ok := c.args[6].v.(dictValue)
+			if !ok {
+				return nil, c.errorf(6, "to_zarr(): attrs must be a dict, not %s", typeName(c.args[6].v))
+			}
+			raw, err := d.json()
+			if err != nil {
+				return nil, err
+			}
+			sink.Attrs = string(raw)
+		}
 		if err := checkZarrSink(sink); err != nil {
-			return nil, c.errorf(2, "to_zarr: %w", err)
+			at := 2
+			switch {
+			case c.has(5) && strings.Contains(err.Error(), "dims="):
+				at = 5
+			case c.has(6) && strings.HasPrefix(err.Error(), "attrs"):
+				at = 6
+			}
+			return nil, c.errorf(at, "to_zarr: %w", err)
 		}
 		if err := checkSink(c.b.data, sink); err != nil {
 			return nil, c.errorf(1, "to_zarr: %w", err)
@@ -171,7 +198,39 @@ func checkZarrSink(s Sink) error {
 	if s.ZarrFormat != 2 && s.ZarrFormat != 3 {
 		return fmt.Errorf("zarr_format=%d: give 2 or 3", s.ZarrFormat)
 	}
+	if (s.Dims != nil || s.Attrs != "") && s.ZarrFormat != 2 {
+		return errors.New("dims= and attrs= are written as xarray reads them, in zarr_format=2")
+	}
+	if s.Dims != nil {
+		if s.Node != nil && len(s.Dims) != len(s.Node.Shape) {
+			return fmt.Errorf("dims=%s names %d dimensions of an array of %d", dimsString(s.Dims), len(s.Dims), len(s.Node.Shape))
+		}
+		for i, d := range s.Dims {
+			if d == "" || slices.Contains(s.Dims[:i], d) {
+				return fmt.Errorf("dims=%s: each dimension needs a name of its own", dimsString(s.Dims))
+			}
+		}
+	}
+	if s.Attrs != "" {
+		if _, err := zarr.AttrsMeta(nil, []byte(s.Attrs)); err != nil {
+			return err
+		}
+		if t := strings.TrimSpace(s.Attrs); !strings.HasPrefix(t, "{") {
+			return errors.New("attrs: give a dict")
+		}
+	}
 	return nil
+}
+
+func dimsString(dims []string) string {
+	q := make([]string, len(dims))
+	for i, d := range dims {
+		q[i] = strconv.Quote(d)
+	}
+	if len(q) == 1 {
+		return "(" + q[0] + ",)"
+	}
+	return "(" + strings.Join(q, ", ") + ")"
 }
 
 // zarrNode reads the metadata of the Zarr array at path (its directory)
@@ -262,7 +321,13 @@ func checkSink(data fs.FS, sink Sink) error {
 	if err := CheckDataPath(sink.Path); err != nil {
 		return err
 	}
-	if dir := pathDir(sink.Path); dir != "." {
+	dir := pathDir(sink.Path)
+	if root, ok := zarr.GroupRoot(sink.Path); ok && sink.Format == "zarr" && sink.ZarrFormat == 2 {
+		// The groups on the path are made by the write: the directory
+		// the outermost one is in must exist.
+		dir = pathDir(root)
+	}
+	if dir != "." {
 		st, err := fs.Stat(data, dir)
 		if errors.Is(err, fs.ErrPermission) {
 			return fmt.Errorf("%q: %w", sink.Path, unwrapPath(err))
@@ -283,4 +348,85 @@ func pathDir(p string) string {
 		return "."
 	}
 	return p[:i]
+}
+
+// names reads argument i as a tuple or list of strings (one string alone
+// is a tuple of one): dimension names.
+func (c *call) names(i int) ([]string, error) {
+	switch v := c.args[i].v.(type) {
+	case string:
+		return []string{v}, nil
+	case seqValue:
+		out := make([]string, len(v.elts))
+		for j, e := range v.elts {
+			s, ok := e.(string)
+			if !ok {
+				return nil, syntax.Errorf(v.pos[j], "%s(): %s holds strings, not %s", c.name, c.f.params[i], typeName(e))
+			}
+			out[j] = s
+		}
+		return out, nil
+	}
+	return nil, c.errorf(i, "%s(): %s must be a tuple of strings, not %s", c.name, c.f.params[i], typeName(c.args[i].v))
+}
+
+// json renders a dict display as a JSON object. Its values are numbers
+// (finite: JSON has no NaN), strings, booleans, None, and tuples, lists
+// and dicts of them.
+func (d dictValue) json() ([]byte, error) {
+	var b strings.Builder
+	var put func(v value, p syntax.SrcPos) error
+	put = func(v value, p syntax.SrcPos) error {
+		switch v := v.(type) {
+		case string:
+			q, _ := json.Marshal(v)
+			b.Write(q)
+		case noneValue:
+			b.WriteString("null")
+		case syntax.PyNum:
+			switch {
+			case v.Dt == tensor.Bool:
+				b.WriteString(strconv.FormatBool(v.I != 0))
+			case v.IsFloat():
+				if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
+					return syntax.Errorf(p, "attrs: %v cannot be written in JSON", v.F)
+				}
+				b.WriteString(strconv.FormatFloat(v.F, 'g', -1, 64))
+			default:
+				b.WriteString(strconv.FormatInt(v.I, 10))
+			}
+		case seqValue:
+			b.WriteByte('[')
+			for j, e := range v.elts {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				if err := put(e, v.pos[j]); err != nil {
+					return err
+				}
+			}
+			b.WriteByte(']')
+		case dictValue:
+			b.WriteByte('{')
+			for j, k := range v.keys {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				q, _ := json.Marshal(k)
+				b.Write(q)
+				b.WriteByte(':')
+				if err := put(v.vals[j], v.vpos[j]); err != nil {
+					return err
+				}
+			}
+			b.WriteByte('}')
+		default:
+			return syntax.Errorf(p, "attrs: a %s cannot be an attribute (numbers, strings, booleans, None, and lists and dicts of them can)", typeName(v))
+		}
+		return nil
+	}
+	if err := put(d, d.pos); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
 }

@@ -51,6 +51,11 @@ type Sink struct {
 	// none) and the Zarr format (2 or 3).
 	Compressor string
 	ZarrFormat int
+	// Format "zarr": the names of the array's dimensions (xarray's
+	// _ARRAY_DIMENSIONS; nil for none) and its attributes, a JSON object
+	// ("" for none).
+	Dims  []string
+	Attrs string
 }
 
 // Output names one fetched tensor of a graph.

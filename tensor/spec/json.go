@@ -57,6 +57,9 @@ type jsonSink struct {
 	// zarr: the compressor ("none" for None) and the format.
 	Compressor string `json:"compressor,omitempty"`
 	ZarrFormat int    `json:"zarr_format,omitempty"`
+	// zarr: the dimensions' names and the attributes (an object).
+	Dims  []string        `json:"dims,omitempty"`
+	Attrs json.RawMessage `json:"attrs,omitempty"`
 }
 
 type jsonNode struct {
@@ -255,9 +258,12 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		js := jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite}
 		if s.Format == "zarr" {
-			js.Compressor, js.ZarrFormat = s.Compressor, s.ZarrFormat
+			js.Compressor, js.ZarrFormat, js.Dims = s.Compressor, s.ZarrFormat, s.Dims
 			if js.Compressor == "" {
 				js.Compressor = "none"
+			}
+			if s.Attrs != "" {
+				js.Attrs = json.RawMessage(s.Attrs)
 			}
 		}
 		doc.Sinks = append(doc.Sinks, js)
@@ -368,7 +374,7 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		switch js.Format {
 		case "npy":
 		case "zarr":
-			sink.Compressor, sink.ZarrFormat = js.Compressor, js.ZarrFormat
+			sink.Compressor, sink.ZarrFormat, sink.Dims, sink.Attrs = js.Compressor, js.ZarrFormat, js.Dims, string(js.Attrs)
 			if sink.Compressor == "none" {
 				sink.Compressor = ""
 			}
