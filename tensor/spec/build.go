@@ -180,6 +180,8 @@ func typeName(v value) string {
 		return "slice"
 	case dictValue:
 		return "dict"
+	case groupbyValue:
+		return "groupby"
 	}
 	return fmt.Sprintf("%T", v)
 }

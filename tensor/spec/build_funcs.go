@@ -22,6 +22,7 @@ func init() {
 	registerCreation()
 	registerElementwise()
 	registerFiles()
+	registerGroupBy()
 	registerLinalg()
 	registerMath()
 	registerReductions()

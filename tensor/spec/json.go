@@ -102,6 +102,8 @@ type jsonAttrs struct {
 	Q         []float64 `json:"q,omitempty"`
 	SkipNaN   bool      `json:"skip_nan,omitempty"`
 	Data      []byte    `json:"data,omitempty"`
+	Groups    int       `json:"groups,omitempty"`
+	Func      string    `json:"func,omitempty"`
 
 	Pending []jsonPending `json:"pending,omitempty"`
 }
@@ -178,6 +180,7 @@ var opAttrs = map[string][]string{
 	tensor.OpSlice:     {"slices", "pending"},
 	tensor.OpHistogram: {"bins", "range"}, tensor.OpHistEdges: {"bins", "range"}, tensor.OpBincount: {"minlength"},
 	tensor.OpPercentile: {"q", "skip_nan"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"}, tensor.OpNonEmpty: {"name"},
+	tensor.OpGroupBy: {"axes", "groups", "func", "ddof"},
 }
 
 // attrsOf returns the attributes op uses: a reduction's axes and keepdims
@@ -216,7 +219,7 @@ func (g *Graph) JSON() ([]byte, error) {
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
 			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name, Path: a.Path,
-			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data}
+			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data, Groups: a.Groups, Func: a.Func}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
 		}
@@ -689,7 +692,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
 		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name, Path: ja.Path,
-		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data}
+		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data, Groups: ja.Groups, Func: ja.Func}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, tensor.Slice{Start: s[0], Step: s[1], Len: s[2]})
 	}
