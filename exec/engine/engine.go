@@ -146,9 +146,6 @@ func (e *Engine) SetSpace(space ident.Space) {
 	e.nextID.Store(space.Start(rand.Uint64))
 }
 
-// Runner returns the runner the engine executes on.
-func (e *Engine) Runner() Runner { return e.runner }
-
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
 	return e.NewSessionAt(owner, e.NextSession())
