@@ -176,6 +176,7 @@ func typeName(v value) string {
 }
 
 type builder struct {
+	lib    *library // the functions and methods calls name
 	env    Env
 	data   fs.FS  // the data directory, nil for none
 	sinks  []Sink // the files the spec writes
@@ -189,7 +190,7 @@ type builder struct {
 }
 
 func newBuilder(env Env) *builder {
-	return &builder{env: env, vars: map[string]value{}, inputs: map[string]*Node{}, deleted: map[string]bool{}}
+	return &builder{lib: lib, env: env, vars: map[string]value{}, inputs: map[string]*Node{}, deleted: map[string]bool{}}
 }
 
 // add infers n and appends it to the graph.
@@ -374,7 +375,7 @@ func (b *builder) lookup(name string, p syntax.SrcPos) (value, error) {
 	if v, ok := constants[name]; ok {
 		return v, nil
 	}
-	if _, ok := functions[name]; ok {
+	if _, ok := b.lib.functions[name]; ok {
 		return nil, syntax.Errorf(p, "%s is a function: call it, %s(...)", name, name)
 	}
 	return nil, syntax.Errorf(p, "unknown name %s", name)

@@ -11,9 +11,9 @@ import (
 // float64), cast to dtype= when given; it becomes one OpArray node, cut
 // into chunks like an upload.
 
-func registerArrays() {
+func registerArrays(l *library) {
 	for _, name := range []string{"array", "asarray", "asanyarray"} {
-		register(name, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like", "chunks"}, arrayFn)
+		l.register(name, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like", "chunks"}, arrayFn)
 	}
 }
 

@@ -105,7 +105,7 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 			return nil, syntax.Errorf(fn.Pos, "'%s' object is not callable", typeName(v))
 		}
 		name = fn.Name
-		f = functions[name]
+		f = b.lib.functions[name]
 		if f == nil && notYet[name] {
 			return nil, syntax.Errorf(fn.Pos, "%s is not supported yet", name)
 		}
@@ -113,18 +113,18 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 			if _, ok := b.lookupEnv(fn.Name); ok {
 				return nil, syntax.Errorf(fn.Pos, "%s is a tensor, not a function", fn.Name)
 			}
-			return nil, syntax.Errorf(fn.Pos, "unknown function %s%s", fn.Name, didYouMean(fn.Name, functions))
+			return nil, syntax.Errorf(fn.Pos, "unknown function %s%s", fn.Name, didYouMean(fn.Name, b.lib.functions))
 		}
 	case *syntax.AttrExpr:
 		if mod, ok := b.moduleName(fn); ok {
 			name = mod
 			pos = rootPos(fn)
-			f = functions[name]
+			f = b.lib.functions[name]
 			if f == nil && notYet[name] {
 				return nil, syntax.Errorf(rootPos(fn), "%s is not supported yet", name)
 			}
 			if f == nil {
-				return nil, syntax.Errorf(rootPos(fn), "unknown function %s%s", dotted(fn), didYouMean(name, functions))
+				return nil, syntax.Errorf(rootPos(fn), "unknown function %s%s", dotted(fn), didYouMean(name, b.lib.functions))
 			}
 			break
 		}
@@ -137,7 +137,7 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 			return nil, syntax.Errorf(fn.Pos, "'%s' object has no method %s", typeName(x), fn.Name)
 		}
 		name = fn.Name
-		f = methods[name]
+		f = b.lib.methods[name]
 		if f == nil && notYet[name] {
 			return nil, syntax.Errorf(fn.Pos, "%s is not supported yet", name)
 		}

@@ -17,10 +17,10 @@ import (
 // matrix that is not square is refused, as is linalg.qr's mode='complete'
 // of a tall one.
 
-func registerCatalogue() {
-	register("linalg.qr", []string{"a", "mode"}, buildQR)
-	register("linalg.svd", []string{"a", "full_matrices", "compute_uv", "hermitian"}, buildSVD)
-	register("linalg.solve", []string{"a", "b"}, func(c *call) (value, error) {
+func registerCatalogue(l *library) {
+	l.register("linalg.qr", []string{"a", "mode"}, buildQR)
+	l.register("linalg.svd", []string{"a", "full_matrices", "compute_uv", "hermitian"}, buildSVD)
+	l.register("linalg.solve", []string{"a", "b"}, func(c *call) (value, error) {
 		a, b, err := c.pair()
 		if err != nil {
 			return nil, err
@@ -28,7 +28,7 @@ func registerCatalogue() {
 		return c.b.node(c.pos, tensor.OpSolve, Attrs{}, a, b)
 	})
 	for name, op := range map[string]string{"linalg.inv": tensor.OpInv, "linalg.cholesky": tensor.OpCholesky} {
-		register(name, []string{"a"}, func(c *call) (value, error) {
+		l.register(name, []string{"a"}, func(c *call) (value, error) {
 			a, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -38,19 +38,19 @@ func registerCatalogue() {
 	}
 	for name, op := range map[string]string{"sort": tensor.OpSort, "argsort": tensor.OpArgsort} {
 		fn := func(c *call) (value, error) { return buildSort(c, op) }
-		register(name, []string{"a", "axis", "kind", "order"}, fn)
+		l.register(name, []string{"a", "axis", "kind", "order"}, fn)
 		if op == tensor.OpArgsort {
-			registerMethod(name, []string{"a", "axis", "kind", "order"}, fn)
+			l.registerMethod(name, []string{"a", "axis", "kind", "order"}, fn)
 		}
 	}
-	registerMethod("sort", []string{"a", "axis", "kind", "order"}, func(c *call) (value, error) {
+	l.registerMethod("sort", []string{"a", "axis", "kind", "order"}, func(c *call) (value, error) {
 		return nil, syntax.Errorf(c.pos, "a.sort() sorts in place and returns None: write sort(a)")
 	})
-	register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, buildUnique)
-	register("histogram", []string{"a", "bins", "range", "density", "weights"}, buildHistogram)
-	register("bincount", []string{"x", "weights", "minlength"}, buildBincount)
-	register("percentile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
-	register("median", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, buildPercentile)
+	l.register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, buildUnique)
+	l.register("histogram", []string{"a", "bins", "range", "density", "weights"}, buildHistogram)
+	l.register("bincount", []string{"x", "weights", "minlength"}, buildBincount)
+	l.register("percentile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
+	l.register("median", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, buildPercentile)
 }
 
 // tuple makes the value of a function with several results.

@@ -11,9 +11,9 @@ import (
 // The creation functions of the spec language. Each takes chunks= (see
 // chunksOf); the random generators take seed=.
 
-func registerCreation() {
+func registerCreation(l *library) {
 	for name, fill := range map[string]float64{"zeros": 0, "ones": 1, "empty": 0} {
-		register(name, []string{"shape", "dtype", "chunks"}, func(c *call) (value, error) {
+		l.register(name, []string{"shape", "dtype", "chunks"}, func(c *call) (value, error) {
 			shape, err := c.shape(0)
 			if err != nil {
 				return nil, err
@@ -24,7 +24,7 @@ func registerCreation() {
 			}
 			return c.full(shape, dt, syntax.PyFloat(fill), 2)
 		})
-		register(name+"_like", []string{"a", "dtype", "chunks"}, func(c *call) (value, error) {
+		l.register(name+"_like", []string{"a", "dtype", "chunks"}, func(c *call) (value, error) {
 			a, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -36,23 +36,23 @@ func registerCreation() {
 			return c.full(a.Shape, dt, syntax.PyFloat(fill), 2)
 		})
 	}
-	register("full", []string{"shape", "fill_value", "dtype", "chunks"}, func(c *call) (value, error) {
+	l.register("full", []string{"shape", "fill_value", "dtype", "chunks"}, func(c *call) (value, error) {
 		shape, err := c.shape(0)
 		if err != nil {
 			return nil, err
 		}
 		return c.fullValue(shape, 1, 2, 3, 0)
 	})
-	register("full_like", []string{"a", "fill_value", "dtype", "chunks"}, func(c *call) (value, error) {
+	l.register("full_like", []string{"a", "fill_value", "dtype", "chunks"}, func(c *call) (value, error) {
 		a, err := c.tensor(0)
 		if err != nil {
 			return nil, err
 		}
 		return c.fullValue(a.Shape, 1, 2, 3, a.DType)
 	})
-	register("arange", []string{"start", "stop", "step", "dtype", "chunks"}, arange)
-	register("linspace", []string{"start", "stop", "num", "endpoint", "dtype", "chunks"}, linspace)
-	register("eye", []string{"N", "M", "k", "dtype", "chunks"}, eye)
+	l.register("arange", []string{"start", "stop", "step", "dtype", "chunks"}, arange)
+	l.register("linspace", []string{"start", "stop", "num", "endpoint", "dtype", "chunks"}, linspace)
+	l.register("eye", []string{"N", "M", "k", "dtype", "chunks"}, eye)
 
 	randOf := func(op string) func(c *call) (value, error) {
 		return func(c *call) (value, error) {
@@ -71,10 +71,10 @@ func registerCreation() {
 		}
 	}
 	for _, name := range []string{"rand", "random.rand"} {
-		register(name, []string{"*size", "chunks", "seed"}, randOf(tensor.OpRand))
+		l.register(name, []string{"*size", "chunks", "seed"}, randOf(tensor.OpRand))
 	}
 	for _, name := range []string{"randn", "random.randn"} {
-		register(name, []string{"*size", "chunks", "seed"}, randOf(tensor.OpRandn))
+		l.register(name, []string{"*size", "chunks", "seed"}, randOf(tensor.OpRandn))
 	}
 	sized := func(op string) func(c *call) (value, error) {
 		return func(c *call) (value, error) {
@@ -86,19 +86,19 @@ func registerCreation() {
 		}
 	}
 	for _, name := range []string{"random.random", "random.random_sample", "random_sample"} {
-		register(name, []string{"size", "chunks", "seed"}, sized(tensor.OpRand))
+		l.register(name, []string{"size", "chunks", "seed"}, sized(tensor.OpRand))
 	}
-	register("random.standard_normal", []string{"size", "chunks", "seed"}, sized(tensor.OpRandn))
+	l.register("random.standard_normal", []string{"size", "chunks", "seed"}, sized(tensor.OpRandn))
 	for _, name := range []string{"randint", "random.randint"} {
-		register(name, []string{"low", "high", "size", "dtype", "chunks", "seed"}, randint)
+		l.register(name, []string{"low", "high", "size", "dtype", "chunks", "seed"}, randint)
 	}
 	for _, name := range []string{"uniform", "random.uniform"} {
-		register(name, []string{"low", "high", "size", "chunks", "seed"}, func(c *call) (value, error) {
+		l.register(name, []string{"low", "high", "size", "chunks", "seed"}, func(c *call) (value, error) {
 			return twoParam(c, tensor.OpUniform, 0, 1)
 		})
 	}
 	for _, name := range []string{"normal", "random.normal"} {
-		register(name, []string{"loc", "scale", "size", "chunks", "seed"}, func(c *call) (value, error) {
+		l.register(name, []string{"loc", "scale", "size", "chunks", "seed"}, func(c *call) (value, error) {
 			return twoParam(c, tensor.OpNormal, 0, 1)
 		})
 	}

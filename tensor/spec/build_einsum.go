@@ -26,8 +26,8 @@ import (
 // accumulates in it. Repeated letters in one operand of several, and
 // ellipses whose axes broadcast (a length 1 against another), are refused.
 
-func registerEinsum() {
-	register("einsum", []string{"subscripts", "*operands", "out", "dtype", "order", "casting", "optimize"}, einsum)
+func registerEinsum(l *library) {
+	l.register("einsum", []string{"subscripts", "*operands", "out", "dtype", "order", "casting", "optimize"}, einsum)
 }
 
 // A term is an operand and its letters, one an axis.

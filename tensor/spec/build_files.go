@@ -17,8 +17,8 @@ import (
 // (Parse's data), whose header is read when the spec is parsed; the workers
 // read the chunks' bytes from the file themselves (see tile and kernel).
 
-func registerFiles() {
-	register("to_npy", []string{"x", "path", "overwrite"}, func(c *call) (value, error) {
+func registerFiles(l *library) {
+	l.register("to_npy", []string{"x", "path", "overwrite"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -43,7 +43,7 @@ func registerFiles() {
 		}
 		return sinkValue{sink}, nil
 	})
-	register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+	l.register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -81,7 +81,7 @@ func registerFiles() {
 		}
 		return sinkValue{sink}, nil
 	})
-	register("from_zarr", []string{"path", "chunks"}, func(c *call) (value, error) {
+	l.register("from_zarr", []string{"path", "chunks"}, func(c *call) (value, error) {
 		if !c.has(0) {
 			return nil, c.missing(0)
 		}
@@ -104,7 +104,7 @@ func registerFiles() {
 		}
 		return c.b.addAt(c.pos, n)
 	})
-	register("from_npy", []string{"path", "chunks"}, func(c *call) (value, error) {
+	l.register("from_npy", []string{"path", "chunks"}, func(c *call) (value, error) {
 		if !c.has(0) {
 			return nil, c.missing(0)
 		}

@@ -5,35 +5,40 @@ import (
 	"marsfs/tensor/spec/syntax"
 )
 
-// functions holds the spec language's functions by name (without np.);
-// methods holds the methods of tensors.
-var (
-	functions = map[string]*builtin{}
-	methods   = map[string]*builtin{}
-)
-
-// The tables are filled at initialization, each family of functions by its
-// file's register function. They cannot be map literals: a builtin's
-// function evaluates its arguments through the builder, which looks
-// functions up in these tables, and Go refuses a variable whose initializer
-// refers to itself.
-func init() {
-	registerCatalogue()
-	registerCreation()
-	registerElementwise()
-	registerFiles()
-	registerLinalg()
-	registerMath()
-	registerReductions()
-	registerShape()
+// A library is the spec language's functions by name (without np.) and
+// the methods of tensors.
+type library struct {
+	functions map[string]*builtin
+	methods   map[string]*builtin
 }
 
-func register(name string, params []string, fn func(c *call) (value, error)) {
-	functions[name] = &builtin{params: params, fn: fn}
+// lib is the library, built once as the package is initialized, each
+// family of functions by its file's register function (they loop over
+// their tables of ops). A builder reaches it through its own field, never
+// through lib: the builtins evaluate their arguments through the builder,
+// and the builder's looking lib up would make lib's initializer refer to
+// itself, which Go refuses.
+var lib = newLibrary()
+
+func newLibrary() *library {
+	l := &library{functions: map[string]*builtin{}, methods: map[string]*builtin{}}
+	registerCatalogue(l)
+	registerCreation(l)
+	registerElementwise(l)
+	registerFiles(l)
+	registerLinalg(l)
+	registerMath(l)
+	registerReductions(l)
+	registerShape(l)
+	return l
 }
 
-func registerMethod(name string, params []string, fn func(c *call) (value, error)) {
-	methods[name] = &builtin{params: params, fn: fn}
+func (l *library) register(name string, params []string, fn func(c *call) (value, error)) {
+	l.functions[name] = &builtin{params: params, fn: fn}
+}
+
+func (l *library) registerMethod(name string, params []string, fn func(c *call) (value, error)) {
+	l.methods[name] = &builtin{params: params, fn: fn}
 }
 
 // unaryFuncs maps elementwise functions of one tensor to their ops.
@@ -54,9 +59,9 @@ var binaryFuncs = map[string]string{
 	"bitwise_and": tensor.OpBitAnd, "bitwise_or": tensor.OpBitOr,
 }
 
-func registerElementwise() {
+func registerElementwise(l *library) {
 	for name, op := range unaryFuncs {
-		register(name, []string{"x"}, func(c *call) (value, error) {
+		l.register(name, []string{"x"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -64,8 +69,8 @@ func registerElementwise() {
 			return c.b.node(c.pos, op, Attrs{}, x)
 		})
 	}
-	register("positive", []string{"x"}, func(c *call) (value, error) { return c.tensor(0) })
-	register("square", []string{"x"}, func(c *call) (value, error) {
+	l.register("positive", []string{"x"}, func(c *call) (value, error) { return c.tensor(0) })
+	l.register("square", []string{"x"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -73,7 +78,7 @@ func registerElementwise() {
 		return c.b.node(c.pos, tensor.OpMultiply, Attrs{}, x, x)
 	})
 	for name, op := range binaryFuncs {
-		register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
+		l.register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -97,10 +102,10 @@ func registerElementwise() {
 		return c.b.node(c.pos, tensor.OpRound, Attrs{Decimals: d}, x)
 	}
 	for _, name := range []string{"round", "around", "round_"} {
-		register(name, []string{"a", "decimals"}, roundFn)
+		l.register(name, []string{"a", "decimals"}, roundFn)
 	}
-	registerMethod("round", []string{"a", "decimals"}, roundFn)
-	register("where", []string{"condition", "x", "y"}, func(c *call) (value, error) {
+	l.registerMethod("round", []string{"a", "decimals"}, roundFn)
+	l.register("where", []string{"condition", "x", "y"}, func(c *call) (value, error) {
 		if !c.args[1].set && !c.args[2].set {
 			x, err := c.tensor(0) // where(condition) is nonzero(condition)
 			if err != nil {
@@ -140,9 +145,9 @@ func registerElementwise() {
 		}
 		return x, nil
 	}
-	register("clip", []string{"a", "a_min", "a_max"}, clipFn)
-	registerMethod("clip", []string{"a", "min", "max"}, clipFn)
-	registerMethod("astype", []string{"a", "dtype"}, func(c *call) (value, error) {
+	l.register("clip", []string{"a", "a_min", "a_max"}, clipFn)
+	l.registerMethod("clip", []string{"a", "min", "max"}, clipFn)
+	l.registerMethod("astype", []string{"a", "dtype"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -165,7 +170,7 @@ func (b *builder) attr(e *syntax.AttrExpr) (value, error) {
 		if v, ok := constants[name]; ok {
 			return v, nil
 		}
-		if _, ok := functions[name]; ok {
+		if _, ok := b.lib.functions[name]; ok {
 			return nil, syntax.Errorf(rootPos(e), "%s is a function: call it, %s(...)", dotted(e), dotted(e))
 		}
 		return nil, syntax.Errorf(rootPos(e), "unknown name %s", dotted(e))
@@ -205,7 +210,7 @@ func (b *builder) attr(e *syntax.AttrExpr) (value, error) {
 	case "dtype":
 		return dtypeValue(t.DType), nil
 	}
-	if _, ok := methods[e.Name]; ok {
+	if _, ok := b.lib.methods[e.Name]; ok {
 		return nil, syntax.Errorf(e.Pos, "%s is a method: call it, .%s(...)", e.Name, e.Name)
 	}
 	return nil, syntax.Errorf(e.Pos, "tensors have no attribute %s", e.Name)

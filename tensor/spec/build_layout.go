@@ -14,24 +14,24 @@ import (
 // made of aranges, which fuses with its input. Only diagonal is an op of
 // its own (OpDiagonal): one op a diagonal block, reading that block alone.
 
-func registerLayout() {
-	register("flip", []string{"m", "axis"}, flip)
-	register("fliplr", []string{"m"}, func(c *call) (value, error) { return flipAxes(c, []int{1}, 2) })
-	register("flipud", []string{"m"}, func(c *call) (value, error) { return flipAxes(c, []int{0}, 1) })
-	register("roll", []string{"a", "shift", "axis"}, roll)
-	register("vstack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "vstack") })
-	register("hstack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "hstack") })
-	register("column_stack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "column_stack") })
-	register("triu", []string{"m", "k"}, triangle)
-	register("tril", []string{"m", "k"}, triangle)
-	register("diag", []string{"v", "k"}, diag)
-	register("diagonal", []string{"a", "offset", "axis1", "axis2"}, diagonalFn)
-	registerMethod("diagonal", []string{"a", "offset", "axis1", "axis2"}, diagonalFn)
-	register("trace", []string{"a", "offset", "axis1", "axis2", "dtype", "out"}, trace)
-	registerMethod("trace", []string{"a", "offset", "axis1", "axis2", "dtype", "out"}, trace)
-	register("repeat", []string{"a", "repeats", "axis"}, repeat)
-	registerMethod("repeat", []string{"a", "repeats", "axis"}, repeat)
-	register("tile", []string{"A", "reps"}, tileFn)
+func registerLayout(l *library) {
+	l.register("flip", []string{"m", "axis"}, flip)
+	l.register("fliplr", []string{"m"}, func(c *call) (value, error) { return flipAxes(c, []int{1}, 2) })
+	l.register("flipud", []string{"m"}, func(c *call) (value, error) { return flipAxes(c, []int{0}, 1) })
+	l.register("roll", []string{"a", "shift", "axis"}, roll)
+	l.register("vstack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "vstack") })
+	l.register("hstack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "hstack") })
+	l.register("column_stack", []string{"tup"}, func(c *call) (value, error) { return stackLike(c, "column_stack") })
+	l.register("triu", []string{"m", "k"}, triangle)
+	l.register("tril", []string{"m", "k"}, triangle)
+	l.register("diag", []string{"v", "k"}, diag)
+	l.register("diagonal", []string{"a", "offset", "axis1", "axis2"}, diagonalFn)
+	l.registerMethod("diagonal", []string{"a", "offset", "axis1", "axis2"}, diagonalFn)
+	l.register("trace", []string{"a", "offset", "axis1", "axis2", "dtype", "out"}, trace)
+	l.registerMethod("trace", []string{"a", "offset", "axis1", "axis2", "dtype", "out"}, trace)
+	l.register("repeat", []string{"a", "repeats", "axis"}, repeat)
+	l.registerMethod("repeat", []string{"a", "repeats", "axis"}, repeat)
+	l.register("tile", []string{"A", "reps"}, tileFn)
 }
 
 // flip reverses the order of elements along the axes (all for None): a

@@ -10,8 +10,8 @@ import (
 // Linear algebra lowers onto OpMatmul (2-D by 2-D) with reshapes and
 // transposes around it, and linalg.norm onto elementwise ops and reductions.
 
-func registerLinalg() {
-	register("matmul", []string{"x1", "x2"}, func(c *call) (value, error) {
+func registerLinalg(l *library) {
+	l.register("matmul", []string{"x1", "x2"}, func(c *call) (value, error) {
 		x, y, err := c.pair()
 		if err != nil {
 			return nil, err
@@ -25,9 +25,9 @@ func registerLinalg() {
 		}
 		return c.b.dot(c.pos, x, y)
 	}
-	register("dot", []string{"a", "b"}, dot)
-	registerMethod("dot", []string{"a", "b"}, dot)
-	register("outer", []string{"a", "b"}, func(c *call) (value, error) {
+	l.register("dot", []string{"a", "b"}, dot)
+	l.registerMethod("dot", []string{"a", "b"}, dot)
+	l.register("outer", []string{"a", "b"}, func(c *call) (value, error) {
 		x, y, err := c.pair()
 		if err != nil {
 			return nil, err
@@ -40,7 +40,7 @@ func registerLinalg() {
 		}
 		return c.b.node(c.pos, tensor.OpMultiply, Attrs{}, x, y)
 	})
-	register("tensordot", []string{"a", "b", "axes"}, func(c *call) (value, error) {
+	l.register("tensordot", []string{"a", "b", "axes"}, func(c *call) (value, error) {
 		x, y, err := c.pair()
 		if err != nil {
 			return nil, err
@@ -66,7 +66,7 @@ func registerLinalg() {
 		}
 		return c.b.tensordot(c.at(2), x, y, ax, ay)
 	})
-	register("linalg.norm", []string{"x", "ord", "axis", "keepdims"}, norm)
+	l.register("linalg.norm", []string{"x", "ord", "axis", "keepdims"}, norm)
 }
 
 // pair returns the first two arguments as tensors.

@@ -11,11 +11,11 @@ import (
 // another (OpSearchsorted, OpIsin), both cast to their result type first,
 // as NumPy compares them.
 
-func registerLookups() {
-	register("searchsorted", []string{"a", "v", "side", "sorter"}, searchsorted)
-	registerMethod("searchsorted", []string{"a", "v", "side", "sorter"}, searchsorted)
-	register("digitize", []string{"x", "bins", "right"}, digitize)
-	register("isin", []string{"element", "test_elements", "assume_unique", "invert"}, isin)
+func registerLookups(l *library) {
+	l.register("searchsorted", []string{"a", "v", "side", "sorter"}, searchsorted)
+	l.registerMethod("searchsorted", []string{"a", "v", "side", "sorter"}, searchsorted)
+	l.register("digitize", []string{"x", "bins", "right"}, digitize)
+	l.register("isin", []string{"element", "test_elements", "assume_unique", "invert"}, isin)
 }
 
 // common casts x and y to their result type.

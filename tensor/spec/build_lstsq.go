@@ -9,10 +9,10 @@ import (
 
 // linalg.eigh and linalg.lstsq.
 
-func registerEighLstsq() {
-	register("linalg.eigh", []string{"a", "UPLO"}, eigh)
-	register("linalg.eigvalsh", []string{"a", "UPLO"}, eigh)
-	register("linalg.lstsq", []string{"a", "b", "rcond"}, lstsq)
+func registerEighLstsq(l *library) {
+	l.register("linalg.eigh", []string{"a", "UPLO"}, eigh)
+	l.register("linalg.eigvalsh", []string{"a", "UPLO"}, eigh)
+	l.register("linalg.lstsq", []string{"a", "b", "rcond"}, lstsq)
 }
 
 // eigh is w, v = linalg.eigh(a): OpEighW and OpEighV, which share one

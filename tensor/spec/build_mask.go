@@ -15,22 +15,22 @@ import (
 // mask's shape) or of the raveled array, and nanmedian and nanpercentile
 // of the flattened array are percentiles of the numbers a mask keeps.
 
-func registerMasks() {
-	register("nonzero", []string{"a"}, func(c *call) (value, error) {
+func registerMasks(l *library) {
+	l.register("nonzero", []string{"a"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
 		}
 		return c.b.nonzero(c.pos, x)
 	})
-	registerMethod("nonzero", []string{"a"}, func(c *call) (value, error) {
+	l.registerMethod("nonzero", []string{"a"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
 		}
 		return c.b.nonzero(c.pos, x)
 	})
-	register("flatnonzero", []string{"a"}, func(c *call) (value, error) {
+	l.register("flatnonzero", []string{"a"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -45,13 +45,13 @@ func registerMasks() {
 		}
 		return v.elts[0], nil
 	})
-	register("argwhere", []string{"a"}, argwhere)
-	register("compress", []string{"condition", "a", "axis", "out"}, compress)
-	register("extract", []string{"condition", "arr"}, extract)
+	l.register("argwhere", []string{"a"}, argwhere)
+	l.register("compress", []string{"condition", "a", "axis", "out"}, compress)
+	l.register("extract", []string{"condition", "arr"}, extract)
 	for _, name := range []string{"nanpercentile", "nanquantile"} {
-		register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, nanPercentile)
+		l.register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, nanPercentile)
 	}
-	register("nanmedian", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, nanPercentile)
+	l.register("nanmedian", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, nanPercentile)
 }
 
 // maskIndex builds x[m] for the bool tensor m, the index's item at

@@ -26,9 +26,9 @@ var (
 	}
 )
 
-func registerMath() {
+func registerMath(l *library) {
 	for name, op := range mathUnary {
-		register(name, []string{"x"}, func(c *call) (value, error) {
+		l.register(name, []string{"x"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -37,7 +37,7 @@ func registerMath() {
 		})
 	}
 	for name, op := range mathBinary {
-		register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
+		l.register(name, []string{"x1", "x2"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -49,23 +49,23 @@ func registerMath() {
 			return c.b.node(c.pos, op, Attrs{}, x, y)
 		})
 	}
-	register("nan_to_num", []string{"x", "copy", "nan", "posinf", "neginf"}, nanToNum)
-	register("isclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, isclose)
-	register("allclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, func(c *call) (value, error) {
+	l.register("nan_to_num", []string{"x", "copy", "nan", "posinf", "neginf"}, nanToNum)
+	l.register("isclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, isclose)
+	l.register("allclose", []string{"a", "b", "rtol", "atol", "equal_nan"}, func(c *call) (value, error) {
 		v, err := isclose(c)
 		if err != nil {
 			return nil, err
 		}
 		return c.b.node(c.pos, tensor.OpAll, Attrs{}, v.(*Node))
 	})
-	registerStats()
-	registerLayout()
-	registerMasks()
-	registerEinsum()
-	registerEighLstsq()
-	registerTake()
-	registerLookups()
-	registerArrays()
+	registerStats(l)
+	registerLayout(l)
+	registerMasks(l)
+	registerEinsum(l)
+	registerEighLstsq(l)
+	registerTake(l)
+	registerLookups(l)
+	registerArrays(l)
 }
 
 // constant makes a 0-d array of dtype dt holding v. Unlike a Python scalar

@@ -28,21 +28,21 @@ func reduceParams(op string) []string {
 	return []string{"a", "axis", "out", "keepdims"}
 }
 
-func registerReductions() {
+func registerReductions(l *library) {
 	methodNames := map[string]bool{"sum": true, "prod": true, "mean": true, "var": true, "std": true,
 		"min": true, "max": true, "argmin": true, "argmax": true, "any": true, "all": true}
 	for name, op := range reduceFuncs {
 		params := reduceParams(op)
 		fn := func(c *call) (value, error) { return reduce(c, op) }
-		register(name, params, fn)
+		l.register(name, params, fn)
 		if methodNames[name] {
-			registerMethod(name, params, fn)
+			l.registerMethod(name, params, fn)
 		}
 	}
 	for name, op := range map[string]string{"cumsum": tensor.OpCumsum, "cumprod": tensor.OpCumprod} {
 		fn := func(c *call) (value, error) { return scan(c, op) }
-		register(name, []string{"a", "axis", "dtype", "out"}, fn)
-		registerMethod(name, []string{"a", "axis", "dtype", "out"}, fn)
+		l.register(name, []string{"a", "axis", "dtype", "out"}, fn)
+		l.registerMethod(name, []string{"a", "axis", "dtype", "out"}, fn)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // lower onto OpReshape, swapaxes and .T onto OpTranspose, stack onto
 // reshapes and OpConcat.
 
-func registerShape() {
-	register("reshape", []string{"a", "newshape"}, func(c *call) (value, error) {
+func registerShape(l *library) {
+	l.register("reshape", []string{"a", "newshape"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -22,7 +22,7 @@ func registerShape() {
 		}
 		return reshapeTo(c, x, c.args[1].v, c.args[1].pos)
 	})
-	registerMethod("reshape", []string{"a", "*shape"}, func(c *call) (value, error) {
+	l.registerMethod("reshape", []string{"a", "*shape"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -43,11 +43,11 @@ func registerShape() {
 		}
 		return c.b.reshape(c.pos, x, []int{flatLen(x.Shape)})
 	}
-	register("ravel", []string{"a"}, ravel)
-	registerMethod("ravel", []string{"a"}, ravel)
-	registerMethod("flatten", []string{"a"}, ravel)
+	l.register("ravel", []string{"a"}, ravel)
+	l.registerMethod("ravel", []string{"a"}, ravel)
+	l.registerMethod("flatten", []string{"a"}, ravel)
 
-	register("transpose", []string{"a", "axes"}, func(c *call) (value, error) {
+	l.register("transpose", []string{"a", "axes"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func registerShape() {
 		}
 		return transposeTo(c, x, c.args[1].v, c.args[1].pos)
 	})
-	registerMethod("transpose", []string{"a", "*axes"}, func(c *call) (value, error) {
+	l.registerMethod("transpose", []string{"a", "*axes"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -99,8 +99,8 @@ func registerShape() {
 		perm[ax[0]], perm[ax[1]] = perm[ax[1]], perm[ax[0]]
 		return c.b.transpose(c.pos, x, perm)
 	}
-	register("swapaxes", []string{"a", "axis1", "axis2"}, swap)
-	registerMethod("swapaxes", []string{"a", "axis1", "axis2"}, swap)
+	l.register("swapaxes", []string{"a", "axis1", "axis2"}, swap)
+	l.registerMethod("swapaxes", []string{"a", "axis1", "axis2"}, swap)
 
 	squeeze := func(c *call) (value, error) {
 		x, err := c.tensor(0)
@@ -131,10 +131,10 @@ func registerShape() {
 		}
 		return c.b.reshape(c.pos, x, cloneInts(shape))
 	}
-	register("squeeze", []string{"a", "axis"}, squeeze)
-	registerMethod("squeeze", []string{"a", "axis"}, squeeze)
+	l.register("squeeze", []string{"a", "axis"}, squeeze)
+	l.registerMethod("squeeze", []string{"a", "axis"}, squeeze)
 
-	register("expand_dims", []string{"a", "axis"}, func(c *call) (value, error) {
+	l.register("expand_dims", []string{"a", "axis"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -153,7 +153,7 @@ func registerShape() {
 		return c.b.reshape(c.pos, x, expandShape(x.Shape, axes))
 	})
 
-	register("concatenate", []string{"arrays", "axis"}, func(c *call) (value, error) {
+	l.register("concatenate", []string{"arrays", "axis"}, func(c *call) (value, error) {
 		xs, err := c.tensors(0)
 		if err != nil {
 			return nil, err
@@ -182,7 +182,7 @@ func registerShape() {
 		}
 		return c.b.node(c.pos, tensor.OpConcat, Attrs{Axes: []int{ax}}, xs...)
 	})
-	register("stack", []string{"arrays", "axis"}, func(c *call) (value, error) {
+	l.register("stack", []string{"arrays", "axis"}, func(c *call) (value, error) {
 		xs, err := c.tensors(0)
 		if err != nil {
 			return nil, err
@@ -226,8 +226,8 @@ func registerShape() {
 		}
 		return c.b.addAt(c.pos, &Node{Op: tensor.OpRechunk, Inputs: []*Node{x}, Chunks: chunks})
 	}
-	register("rechunk", []string{"a", "chunks"}, rechunk)
-	registerMethod("rechunk", []string{"a", "chunks"}, rechunk)
+	l.register("rechunk", []string{"a", "chunks"}, rechunk)
+	l.registerMethod("rechunk", []string{"a", "chunks"}, rechunk)
 }
 
 // expandShape inserts axes of length one at the given sorted axes of the

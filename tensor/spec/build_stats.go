@@ -13,22 +13,22 @@ import (
 // and nanfunctions.py), so the dtypes and roundings agree, and tiles as
 // those do (reduction trees, blocked products).
 
-func registerStats() {
-	register("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
-	registerMethod("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
-	register("average", []string{"a", "axis", "weights", "returned", "keepdims"}, average)
-	register("cov", []string{"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}, func(c *call) (value, error) {
+func registerStats(l *library) {
+	l.register("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
+	l.registerMethod("ptp", []string{"a", "axis", "out", "keepdims"}, ptp)
+	l.register("average", []string{"a", "axis", "weights", "returned", "keepdims"}, average)
+	l.register("cov", []string{"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}, func(c *call) (value, error) {
 		return cov(c)
 	})
-	register("corrcoef", []string{"x", "y", "rowvar", "bias", "ddof", "dtype"}, corrcoef)
+	l.register("corrcoef", []string{"x", "y", "rowvar", "bias", "ddof", "dtype"}, corrcoef)
 	for _, name := range []string{"nanvar", "nanstd"} {
-		register(name, []string{"a", "axis", "dtype", "out", "ddof", "keepdims"}, nanvar)
+		l.register(name, []string{"a", "axis", "dtype", "out", "ddof", "keepdims"}, nanvar)
 	}
 	// percentile (registered by registerCatalogue, before this) and
 	// quantile refuse an empty array as NumPy does; nanpercentile, whose
 	// mask may leave nothing, gives NaN there (tilePercentile).
 	for _, name := range []string{"percentile", "quantile"} {
-		register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, func(c *call) (value, error) {
+		l.register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, func(c *call) (value, error) {
 			x, err := c.tensor(0)
 			if err != nil {
 				return nil, err
@@ -39,7 +39,7 @@ func registerStats() {
 			return buildPercentile(c)
 		})
 	}
-	register("diff", []string{"a", "n", "axis", "prepend", "append"}, diff)
+	l.register("diff", []string{"a", "n", "axis", "prepend", "append"}, diff)
 }
 
 // axesArg returns the axes of argument i (nil for all) for x.

@@ -16,9 +16,9 @@ import (
 // unique's values), or are wrapped or clipped first (modes 'wrap',
 // 'clip', which need the length in the spec).
 
-func registerTake() {
-	register("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
-	registerMethod("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
+func registerTake(l *library) {
+	l.register("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
+	l.registerMethod("take", []string{"a", "indices", "axis", "out", "mode"}, takeFn)
 }
 
 // intIndex builds x[i] for the integer tensor i, the index's item after
