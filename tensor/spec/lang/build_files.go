@@ -1,0 +1,142 @@
+package lang
+
+import (
+	"marsfs/tensor/spec"
+
+	"marsfs/tensor"
+	"marsfs/tensor/spec/syntax"
+)
+
+// Data on disk: from_npy names a .npy file in the server's data directory
+// (Parse's data), whose header is read when the spec is parsed; the workers
+// read the chunks' bytes from the file themselves (see tile and kernel).
+
+func registerFiles(l *library) {
+	l.register("to_npy", []string{"x", "path", "overwrite"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		path, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		overwrite, err := c.bool(2, false)
+		if err != nil {
+			return nil, err
+		}
+		sink := spec.Sink{Format: "npy", Path: path, Overwrite: overwrite, Node: x}
+		if err := spec.CheckSink(c.b.data, sink); err != nil {
+			return nil, c.errorf(1, "to_npy: %w", err)
+		}
+		if tensor.HasUnknown(x.Shape) {
+			return nil, c.errorf(0, "to_npy: the shape of what it writes is known only once the data are (%s)", spec.ShapeString(x.Shape))
+		}
+		return sinkValue{sink}, nil
+	})
+	l.register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if !c.has(1) {
+			return nil, c.missing(1)
+		}
+		path, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		comp := "zstd"
+		if c.args[2].set {
+			if comp, err = c.str(2); err != nil { // None: ""
+				return nil, err
+			}
+		}
+		format, err := c.int(3, 2)
+		if err != nil {
+			return nil, err
+		}
+		overwrite, err := c.bool(4, false)
+		if err != nil {
+			return nil, err
+		}
+		sink := spec.Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
+		if err := spec.CheckZarrSink(sink); err != nil {
+			return nil, c.errorf(2, "to_zarr: %w", err)
+		}
+		if err := spec.CheckSink(c.b.data, sink); err != nil {
+			return nil, c.errorf(1, "to_zarr: %w", err)
+		}
+		if tensor.HasUnknown(x.Shape) {
+			return nil, c.errorf(0, "to_zarr: the shape of what it writes is known only once the data are (%s)", spec.ShapeString(x.Shape))
+		}
+		return sinkValue{sink}, nil
+	})
+	l.register("from_zarr", []string{"path", "chunks"}, func(c *call) (value, error) {
+		if !c.has(0) {
+			return nil, c.missing(0)
+		}
+		path, err := c.str(0)
+		if err != nil {
+			return nil, err
+		}
+		n, err := spec.ZarrNode(c.b.data, path)
+		if err != nil {
+			return nil, c.errorf(0, "from_zarr: %w", err)
+		}
+		if c.has(1) {
+			n.Chunks, err = c.chunks(1, n.Shape)
+		} else {
+			n.Chunks = spec.StoreChunks(n.Attrs.Zarr)
+			err = checkCount(n.Chunks, n.Shape, c.pos)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.b.AddAt(c.pos, n)
+	})
+	l.register("from_npy", []string{"path", "chunks"}, func(c *call) (value, error) {
+		if !c.has(0) {
+			return nil, c.missing(0)
+		}
+		path, err := c.str(0)
+		if err != nil {
+			return nil, err
+		}
+		n, err := spec.NPYNode(c.b.data, path)
+		if err != nil {
+			return nil, c.errorf(0, "from_npy: %w", err)
+		}
+		if n.Chunks, err = c.chunks(1, n.Shape); err != nil {
+			return nil, err
+		}
+		return c.b.AddAt(c.pos, n)
+	})
+}
+
+// sinkValue is what a statement function (to_npy) evaluates to: a file
+// the graph writes. It is a statement of its own, never a value to assign.
+type sinkValue struct{ sink spec.Sink }
+
+// statement evaluates an expression statement, which must be a statement
+// function's call.
+func (b *builder) statement(s syntax.Stmt) error {
+	v, err := b.eval(s.Value)
+	if err != nil {
+		return err
+	}
+	sv, ok := v.(sinkValue)
+	if !ok {
+		return syntax.Errorf(s.Pos, "expression is not assigned to a name (write name = expression)")
+	}
+	for _, o := range b.sinks {
+		if o.Path == sv.sink.Path {
+			return syntax.Errorf(s.Pos, "%q is written twice", o.Path)
+		}
+	}
+	b.sinks = append(b.sinks, sv.sink)
+	return nil
+}
