@@ -85,7 +85,7 @@ func infer(n *Node) error {
 		if err := checkAxis(n.Attrs.Axes[0], len(x.Shape)); err != nil {
 			return err
 		}
-		n.Shape, n.DType = slices.Clone(x.Shape), reduceType(n.Op, x.DType)
+		n.Shape, n.DType = slices.Clone(x.Shape), ReduceType(n.Op, x.DType)
 	default:
 		return inferShapeOp(n)
 	}
@@ -313,7 +313,7 @@ func checkShape(shape []int) error {
 		if d < 0 {
 			return fmt.Errorf("negative dimensions are not allowed")
 		}
-		if d > 0 && total > maxInt/d {
+		if d > 0 && total > MaxInt/d {
 			return fmt.Errorf("shape %s is too large", ShapeString(shape))
 		}
 		total *= d
@@ -374,7 +374,7 @@ func inferReduce(n *Node) error {
 	if axes == nil && nd == 0 && (n.Op == tensor.OpArgmin || n.Op == tensor.OpArgmax) {
 		shape = []int{}
 	}
-	n.Shape, n.DType = shape, reduceType(n.Op, x.DType)
+	n.Shape, n.DType = shape, ReduceType(n.Op, x.DType)
 	return nil
 }
 

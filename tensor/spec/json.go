@@ -202,7 +202,7 @@ func (g *Graph) JSON() ([]byte, error) {
 	for i, n := range g.Nodes {
 		index[n] = i
 		jn := jsonNode{ID: i, Op: n.Op, DType: n.DType.String(), Weak: n.Weak}
-		shape := cloneInts(n.Shape)
+		shape := CloneInts(n.Shape)
 		jn.Shape = &shape
 		for _, in := range n.Inputs {
 			j, ok := index[in]
@@ -212,7 +212,7 @@ func (g *Graph) JSON() ([]byte, error) {
 			jn.Inputs = append(jn.Inputs, j)
 		}
 		if n.Chunks != nil {
-			c := cloneChunks(n.Chunks)
+			c := CloneChunks(n.Chunks)
 			jn.Chunks = &c
 		}
 		a := n.Attrs
@@ -326,9 +326,11 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 // ParseJSON parses the JSON form of a spec (a document starting with '{').
 // Every error it returns is a *syntax.Error; errors about a node name it
 // ("node 3: ..."), syntax errors carry the line and column.
-func ParseJSON(src []byte, env Env) (*Graph, error) { return parseJSON(src, env, nil) }
+func ParseJSON(src []byte, env Env) (*Graph, error) { return ParseJSONData(src, env, nil) }
 
-func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
+// ParseJSONData is ParseJSON for a server with a data directory: data
+// opens the files a graph's nodes read (nil: none may).
+func ParseJSONData(src []byte, env Env, data fs.FS) (*Graph, error) {
 	var doc jsonGraph
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
@@ -381,13 +383,13 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 			if sink.Compressor == "none" {
 				sink.Compressor = ""
 			}
-			if err := checkZarrSink(sink); err != nil {
+			if err := CheckZarrSink(sink); err != nil {
 				return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 			}
 		default:
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: unknown format %q", js.Path, js.Format)}
 		}
-		if err := checkSink(data, sink); err != nil {
+		if err := CheckSink(data, sink); err != nil {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 		}
 		g.Sinks = append(g.Sinks, sink)
@@ -537,13 +539,13 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 	}
 	var shape []int
 	if jn.Shape != nil {
-		shape = cloneInts(*jn.Shape)
+		shape = CloneInts(*jn.Shape)
 	}
 	if givenShape(jn.Op) {
 		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
 			return nil, fmt.Errorf("%s needs a shape", jn.Op)
 		}
-		n.Shape = cloneInts(shape)
+		n.Shape = CloneInts(shape)
 	}
 	if givenDType(jn.Op) {
 		if jn.DType == "" && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
@@ -555,7 +557,7 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		if !givenChunks(jn.Op) {
 			return nil, fmt.Errorf("%s does not take chunks", jn.Op)
 		}
-		n.Chunks = cloneChunks(*jn.Chunks)
+		n.Chunks = CloneChunks(*jn.Chunks)
 	}
 	switch {
 	case jn.Op == tensor.OpInput:
@@ -568,9 +570,9 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		var f *Node
 		var err error
 		if jn.Op == tensor.OpFromNPY {
-			f, err = npyNode(data, n.Attrs.Path)
+			f, err = NPYNode(data, n.Attrs.Path)
 		} else {
-			f, err = zarrNode(data, n.Attrs.Path)
+			f, err = ZarrNode(data, n.Attrs.Path)
 		}
 		if err != nil {
 			return nil, err
@@ -580,7 +582,7 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		}
 		n.Shape, n.DType, n.Attrs = f.Shape, f.DType, f.Attrs
 		if n.Chunks == nil && jn.Op == tensor.OpFromZarr {
-			n.Chunks = storeChunks(f.Attrs.Zarr)
+			n.Chunks = StoreChunks(f.Attrs.Zarr)
 		} else if n.Chunks == nil {
 			if n.Chunks, err = defaultChunks(n.Shape); err != nil {
 				return nil, err
@@ -634,7 +636,7 @@ func jsonInput(n *Node, jn jsonNode, env Env) error {
 	if jn.Chunks != nil && !equalChunks(*jn.Chunks, tt.Chunks) {
 		return fmt.Errorf("input %s has chunks %v, not %v", n.Attrs.Name, tt.Chunks, *jn.Chunks)
 	}
-	n.Shape, n.DType, n.Chunks = cloneInts(tt.Shape), tt.DType, cloneChunks(tt.Chunks)
+	n.Shape, n.DType, n.Chunks = CloneInts(tt.Shape), tt.DType, CloneChunks(tt.Chunks)
 	return nil
 }
 

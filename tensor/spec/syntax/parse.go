@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The parser turns tokens into statements of expression trees; build.go
+// The parser turns tokens into statements of expression trees; lang's build.go
 // evaluates them into graph nodes. The grammar, in Python's terms:
 //
 //	spec      = { stmt (NEWLINE | ";") }
