@@ -27,7 +27,7 @@ func infer(n *Node) error {
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	switch {
-	case catalogueOps[n.Op] > 0:
+	case catalogueOps[n.Op] != 0:
 		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
