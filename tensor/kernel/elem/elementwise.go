@@ -1,6 +1,7 @@
 package elem
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -360,7 +361,7 @@ func intT[T intType](kind string, decimals int) RowFn {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				if b[i] < 0 {
-					return fmt.Errorf("integers to negative intType powers are not allowed")
+					return errNegativePower
 				}
 				d[i] = powInt(a[i], b[i])
 			}
@@ -452,6 +453,10 @@ func modInt[T intType](a, b T) T {
 	}
 	return r
 }
+
+// errNegativePower is NumPy's refusal of an integer raised to a negative
+// integer power.
+var errNegativePower = errors.New("Integers to negative integer powers are not allowed.")
 
 // powInt raises a to e >= 0 by squaring, wrapping on overflow as NumPy does.
 func powInt[T intType](a, e T) T {

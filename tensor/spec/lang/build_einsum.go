@@ -79,12 +79,28 @@ func einsum(c *call) (value, error) {
 				return nil, syntax.Errorf(p, "invalid subscript '%c' in einstein sum subscripts string, subscripts must be letters", r)
 			}
 			count[r]++
-			if d, ok := size[r]; ok && d != x.Shape[ax] {
+			// A letter of length 1 broadcasts against the others', as
+			// NumPy's einsum does.
+			d, ok := size[r]
+			switch {
+			case !ok || d == 1:
+				size[r] = x.Shape[ax]
+			case x.Shape[ax] != d && x.Shape[ax] != 1:
 				return nil, syntax.Errorf(p, "operands could not be broadcast together with remapped shapes [original->remapped]: size of '%c' is %d and %d", r, d, x.Shape[ax])
 			}
-			size[r] = x.Shape[ax]
 		}
 		terms[i] = spec.Term{X: x, Subs: s}
+	}
+	for i, t := range terms {
+		shape := make([]int, len(t.Subs))
+		for ax, r := range t.Subs {
+			shape[ax] = size[r]
+		}
+		if !slices.Equal(shape, t.X.Shape) {
+			if terms[i].X, err = c.b.BroadcastTo(p, t.X, shape); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if !explicit {
 		// The ellipsis' axes, then the letters seen once, in
