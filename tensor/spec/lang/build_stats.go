@@ -168,7 +168,9 @@ func average(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if avg, err = b.Node(p, tensor.OpDivide, spec.Attrs{}, num, scl); err != nil {
+	// NumPy refuses weights summing to zero, where a division would give
+	// inf or nan.
+	if avg, err = b.Node(p, tensor.OpNormalize, spec.Attrs{}, num, scl); err != nil {
 		return nil, err
 	}
 	if returned {
