@@ -3,7 +3,9 @@ package fs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,16 +23,26 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 	dir := join(parent, "tensors")
 	n := dirNode(parent, "tensors", func(c *conn) ([]*node, error) {
 		var ents []*node
-		for _, name := range sess.Tensors() {
+		names := sess.Tensors()
+		for _, name := range names {
 			if t, ok := sess.Tensor(name); ok {
 				ents = append(ents, s.tensorDir(dir, t))
 			}
 		}
+		for name, g := range sess.Pending() {
+			if !slices.Contains(names, name) {
+				ents = append(ents, pendingTensorDir(dir, name, g))
+			}
+		}
+		slices.SortFunc(ents, func(a, b *node) int { return strings.Compare(a.name, b.name) })
 		return ents, nil
 	})
 	n.lookup = func(c *conn, name string) (*node, error) {
 		if t, ok := sess.Tensor(name); ok {
 			return s.tensorDir(dir, t), nil
+		}
+		if g, ok := sess.Pending()[name]; ok {
+			return pendingTensorDir(dir, name, g), nil
 		}
 		// NAME.npy, while NAME is uploaded and once it is, is the file
 		// it is uploaded through: cp -p and shutil.copy2 set its times
@@ -63,6 +75,18 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 		return nil
 	}
 	return n
+}
+
+// pendingTensorDir is tensors/NAME for an output of graph g, which has not
+// ended: its meta says so, and it is the tensor once g succeeds (or gone,
+// if g fails), so that a script may look for NAME right after its submit.
+func pendingTensorDir(parent, name string, g *engine.Graph) *node {
+	dir := join(parent, name)
+	return dirNode(parent, name, func(c *conn) ([]*node, error) {
+		return []*node{textFile(dir, "meta", func() (string, error) {
+			return fmt.Sprintf("pending graph %d\n", g.ID()), nil
+		})}, nil
+	})
 }
 
 // uploadFile is tensors/NAME.npy for a tensor NAME already made: opened

@@ -1072,6 +1072,25 @@ func (s *Session) Tensors() []string {
 	return names
 }
 
+// Pending returns, by name, the outputs of the session's graphs that have
+// not ended, each with the last graph to make it: a tensor's name is there
+// from the submit, before the graph that keeps it has run.
+func (s *Session) Pending() map[string]*Graph {
+	s.mu.Lock()
+	graphs := append([]*Graph(nil), s.graphs...)
+	s.mu.Unlock()
+	out := map[string]*Graph{}
+	for _, g := range graphs {
+		if g.spec == nil || g.Status().State.Ended() {
+			continue
+		}
+		for _, o := range g.spec.Outputs {
+			out[o.Name] = g
+		}
+	}
+	return out
+}
+
 // Tensor returns the session tensor called name.
 func (s *Session) Tensor(name string) (*Tensor, bool) {
 	s.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 
 	"marsfs/tensor"
@@ -60,7 +62,39 @@ func CheckZarrSink(s Sink) error {
 	if s.ZarrFormat != 2 && s.ZarrFormat != 3 {
 		return fmt.Errorf("zarr_format=%d: give 2 or 3", s.ZarrFormat)
 	}
+	if (s.Dims != nil || s.Attrs != "") && s.ZarrFormat != 2 {
+		return errors.New("dims= and attrs= are written as xarray reads them, in zarr_format=2")
+	}
+	if s.Dims != nil {
+		if s.Node != nil && len(s.Dims) != len(s.Node.Shape) {
+			return fmt.Errorf("dims=%s names %d dimensions of an array of %d", dimsString(s.Dims), len(s.Dims), len(s.Node.Shape))
+		}
+		for i, d := range s.Dims {
+			if d == "" || slices.Contains(s.Dims[:i], d) {
+				return fmt.Errorf("dims=%s: each dimension needs a name of its own", dimsString(s.Dims))
+			}
+		}
+	}
+	if s.Attrs != "" {
+		if _, err := zarr.AttrsMeta(nil, []byte(s.Attrs)); err != nil {
+			return err
+		}
+		if t := strings.TrimSpace(s.Attrs); !strings.HasPrefix(t, "{") {
+			return errors.New("attrs: give a dict")
+		}
+	}
 	return nil
+}
+
+func dimsString(dims []string) string {
+	q := make([]string, len(dims))
+	for i, d := range dims {
+		q[i] = strconv.Quote(d)
+	}
+	if len(q) == 1 {
+		return "(" + q[0] + ",)"
+	}
+	return "(" + strings.Join(q, ", ") + ")"
 }
 
 // ZarrNode reads the metadata of the Zarr array at path (its directory)
@@ -127,7 +161,13 @@ func CheckSink(data fs.FS, sink Sink) error {
 	if err := CheckDataPath(sink.Path); err != nil {
 		return err
 	}
-	if dir := pathDir(sink.Path); dir != "." {
+	dir := pathDir(sink.Path)
+	if root, ok := zarr.GroupRoot(sink.Path); ok && sink.Format == "zarr" && sink.ZarrFormat == 2 {
+		// The groups on the path are made by the write: the directory
+		// the outermost one is in must exist.
+		dir = pathDir(root)
+	}
+	if dir != "." {
 		st, err := fs.Stat(data, dir)
 		if errors.Is(err, fs.ErrPermission) {
 			return fmt.Errorf("%q: %w", sink.Path, unwrapPath(err))

@@ -53,6 +53,11 @@ type Sink struct {
 	// none) and the Zarr format (2 or 3).
 	Compressor string
 	ZarrFormat int
+	// Format "zarr": the names of the array's dimensions (xarray's
+	// _ARRAY_DIMENSIONS; nil for none) and its attributes, a JSON object
+	// ("" for none).
+	Dims  []string
+	Attrs string
 }
 
 // Output names one fetched tensor of a graph.
@@ -119,6 +124,8 @@ type Attrs struct {
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
 	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
 	Data      []byte    // OpArray: the literal's little-endian C-order bytes
+	Groups    int       // OpGroupBy: the number of groups (labels 0 .. Groups-1)
+	Func      string    // OpGroupBy: the reduction (sum, mean, count, min, max, var, std, prod)
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it

@@ -27,7 +27,7 @@ func infer(n *Node) error {
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	switch {
-	case catalogueOps[n.Op] > 0:
+	case catalogueOps[n.Op] != 0:
 		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
@@ -39,6 +39,8 @@ func infer(n *Node) error {
 		return inferEigh(n)
 	case n.Op == tensor.OpTake:
 		return inferTake(n)
+	case n.Op == tensor.OpGroupBy:
+		return inferGroupBy(n)
 	case n.Op == tensor.OpSearchsorted || n.Op == tensor.OpIsin:
 		return inferLookup(n)
 	case n.Op == tensor.OpNonEmpty:
@@ -125,6 +127,7 @@ var opArity = map[string]int{
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
 	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2, tensor.OpNonEmpty: 2,
+	tensor.OpGroupBy: 2,
 }
 
 func checkArity(n *Node, k int) error {

@@ -14,7 +14,7 @@ var catalogueOps = map[string]int{
 	tensor.OpQRQ: 1, tensor.OpQRR: 1, tensor.OpSVDU: 1, tensor.OpSVDS: 1, tensor.OpSVDVT: 1,
 	tensor.OpSolve: 2, tensor.OpInv: 1, tensor.OpCholesky: 1,
 	tensor.OpSort: 1, tensor.OpArgsort: 1,
-	tensor.OpHistogram: 1, tensor.OpHistEdges: 1, tensor.OpBincount: 1, tensor.OpPercentile: 1, tensor.OpMedian: 1,
+	tensor.OpHistogram: 1, tensor.OpHistEdges: 1, tensor.OpBincount: -1, tensor.OpPercentile: 1, tensor.OpMedian: 1,
 	tensor.OpUnique: 1, tensor.OpUniqueCounts: 1,
 }
 
@@ -123,6 +123,17 @@ func inferCatalogue(n *Node) error {
 		}
 		// max(minlength, max(x)+1): known once a stage has run.
 		n.Shape, n.DType = []int{tensor.Unknown}, tensor.Int64
+		switch len(n.Inputs) {
+		case 1:
+		case 2: // weights: the sums of each value's, float64 as NumPy's
+			w := n.Inputs[1]
+			if len(w.Shape) != 1 || tensor.HasUnknown(w.Shape) || tensor.HasUnknown(x.Shape) || w.Shape[0] != x.Shape[0] {
+				return fmt.Errorf("The weights and list don't have the same length.")
+			}
+			n.DType = tensor.Float64
+		default:
+			return fmt.Errorf("bincount takes x and its weights, not %d inputs", len(n.Inputs))
+		}
 	case tensor.OpUnique, tensor.OpUniqueCounts:
 		if nd != 1 {
 			return fmt.Errorf("%s takes the flattened array, not one of shape %s", n.Op, ShapeString(x.Shape))

@@ -57,6 +57,9 @@ type jsonSink struct {
 	// zarr: the compressor ("none" for None) and the format.
 	Compressor string `json:"compressor,omitempty"`
 	ZarrFormat int    `json:"zarr_format,omitempty"`
+	// zarr: the dimensions' names and the attributes (an object).
+	Dims  []string        `json:"dims,omitempty"`
+	Attrs json.RawMessage `json:"attrs,omitempty"`
 }
 
 type jsonNode struct {
@@ -99,6 +102,8 @@ type jsonAttrs struct {
 	Q         []float64 `json:"q,omitempty"`
 	SkipNaN   bool      `json:"skip_nan,omitempty"`
 	Data      []byte    `json:"data,omitempty"`
+	Groups    int       `json:"groups,omitempty"`
+	Func      string    `json:"func,omitempty"`
 
 	Pending []jsonPending `json:"pending,omitempty"`
 }
@@ -175,6 +180,7 @@ var opAttrs = map[string][]string{
 	tensor.OpSlice:     {"slices", "pending"},
 	tensor.OpHistogram: {"bins", "range"}, tensor.OpHistEdges: {"bins", "range"}, tensor.OpBincount: {"minlength"},
 	tensor.OpPercentile: {"q", "skip_nan"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"}, tensor.OpNonEmpty: {"name"},
+	tensor.OpGroupBy: {"axes", "groups", "func", "ddof"},
 }
 
 // attrsOf returns the attributes op uses: a reduction's axes and keepdims
@@ -213,7 +219,7 @@ func (g *Graph) JSON() ([]byte, error) {
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
 			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name, Path: a.Path,
-			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data}
+			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data, Groups: a.Groups, Func: a.Func}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
 		}
@@ -255,9 +261,12 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		js := jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite}
 		if s.Format == "zarr" {
-			js.Compressor, js.ZarrFormat = s.Compressor, s.ZarrFormat
+			js.Compressor, js.ZarrFormat, js.Dims = s.Compressor, s.ZarrFormat, s.Dims
 			if js.Compressor == "" {
 				js.Compressor = "none"
+			}
+			if s.Attrs != "" {
+				js.Attrs = json.RawMessage(s.Attrs)
 			}
 		}
 		doc.Sinks = append(doc.Sinks, js)
@@ -370,7 +379,7 @@ func ParseJSONData(src []byte, env Env, data fs.FS) (*Graph, error) {
 		switch js.Format {
 		case "npy":
 		case "zarr":
-			sink.Compressor, sink.ZarrFormat = js.Compressor, js.ZarrFormat
+			sink.Compressor, sink.ZarrFormat, sink.Dims, sink.Attrs = js.Compressor, js.ZarrFormat, js.Dims, string(js.Attrs)
 			if sink.Compressor == "none" {
 				sink.Compressor = ""
 			}
@@ -685,7 +694,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
 		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name, Path: ja.Path,
-		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data}
+		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data, Groups: ja.Groups, Func: ja.Func}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, tensor.Slice{Start: s[0], Step: s[1], Len: s[2]})
 	}

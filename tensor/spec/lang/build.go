@@ -136,6 +136,13 @@ type (
 	sliceValue struct {
 		lo, hi, step value
 	}
+	// dictValue is a dict display: the attributes to_zarr writes.
+	dictValue struct {
+		pos  syntax.SrcPos
+		keys []string
+		vals []value
+		vpos []syntax.SrcPos
+	}
 )
 
 // typeName names a value's type in messages, in Python's words.
@@ -160,6 +167,10 @@ func typeName(v value) string {
 		return "tuple"
 	case sliceValue:
 		return "slice"
+	case dictValue:
+		return "dict"
+	case groupbyValue:
+		return "groupby"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -316,6 +327,24 @@ func (b *builder) eval(e syntax.Expr) (value, error) {
 			s.pos = append(s.pos, x.At())
 		}
 		return s, nil
+	case *syntax.DictExpr:
+		d := dictValue{pos: e.At()}
+		for i, k := range e.Keys {
+			kv, err := b.eval(k)
+			if err != nil {
+				return nil, err
+			}
+			ks, ok := kv.(string)
+			if !ok {
+				return nil, syntax.Errorf(k.At(), "a dict's keys are strings, not %s", typeName(kv))
+			}
+			v, err := b.eval(e.Vals[i])
+			if err != nil {
+				return nil, err
+			}
+			d.keys, d.vals, d.vpos = append(d.keys, ks), append(d.vals, v), append(d.vpos, e.Vals[i].At())
+		}
+		return d, nil
 	case *syntax.UnaryExpr:
 		x, err := b.eval(e.X)
 		if err != nil {

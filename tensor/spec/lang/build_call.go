@@ -148,6 +148,14 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if g, ok := x.(groupbyValue); ok {
+			name = fn.Name
+			if f, err = groupbyMethod(fn.Pos, name); err != nil {
+				return nil, err
+			}
+			self = &arg{v: g, pos: fn.X.At(), set: true}
+			break
+		}
 		t, ok := x.(*spec.Node)
 		if !ok {
 			return nil, syntax.Errorf(fn.Pos, "'%s' object has no method %s", typeName(x), fn.Name)

@@ -244,15 +244,19 @@ func buildBincount(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.unsupported(1, ""); err != nil {
-		return nil, err
-	}
 	m, err := c.int(2, 0)
 	if err != nil {
 		return nil, err
 	}
 	if m < 0 {
 		return nil, c.errorf(2, "'minlength' must not be negative")
+	}
+	if c.has(1) {
+		w, err := c.tensor(1) // weights: each value's sum of them, float64
+		if err != nil {
+			return nil, err
+		}
+		return c.b.Node(c.pos, tensor.OpBincount, spec.Attrs{Minlength: m}, x, w)
 	}
 	return c.b.Node(c.pos, tensor.OpBincount, spec.Attrs{Minlength: m}, x)
 }

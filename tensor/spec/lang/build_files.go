@@ -1,6 +1,11 @@
 package lang
 
 import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
 	"marsfs/tensor/spec"
 
 	"marsfs/tensor"
@@ -37,7 +42,7 @@ func registerFiles(l *library) {
 		}
 		return sinkValue{sink}, nil
 	})
-	l.register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite"}, func(c *call) (value, error) {
+	l.register("to_zarr", []string{"x", "path", "compressor", "zarr_format", "overwrite", "dims", "attrs"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -64,8 +69,31 @@ func registerFiles(l *library) {
 			return nil, err
 		}
 		sink := spec.Sink{Format: "zarr", Path: path, Overwrite: overwrite, Node: x, Compressor: comp, ZarrFormat: format}
+		if c.has(5) {
+			if sink.Dims, err = c.names(5); err != nil {
+				return nil, err
+			}
+		}
+		if c.has(6) {
+			d, ok := c.args[6].v.(dictValue)
+			if !ok {
+				return nil, c.errorf(6, "to_zarr(): attrs must be a dict, not %s", typeName(c.args[6].v))
+			}
+			raw, err := d.json()
+			if err != nil {
+				return nil, err
+			}
+			sink.Attrs = string(raw)
+		}
 		if err := spec.CheckZarrSink(sink); err != nil {
-			return nil, c.errorf(2, "to_zarr: %w", err)
+			at := 2
+			switch {
+			case c.has(5) && strings.Contains(err.Error(), "dims="):
+				at = 5
+			case c.has(6) && strings.HasPrefix(err.Error(), "attrs"):
+				at = 6
+			}
+			return nil, c.errorf(at, "to_zarr: %w", err)
 		}
 		if err := spec.CheckSink(c.b.data, sink); err != nil {
 			return nil, c.errorf(1, "to_zarr: %w", err)
@@ -139,4 +167,85 @@ func (b *builder) statement(s syntax.Stmt) error {
 	}
 	b.sinks = append(b.sinks, sv.sink)
 	return nil
+}
+
+// names reads argument i as a tuple or list of strings (one string alone
+// is a tuple of one): dimension names.
+func (c *call) names(i int) ([]string, error) {
+	switch v := c.args[i].v.(type) {
+	case string:
+		return []string{v}, nil
+	case seqValue:
+		out := make([]string, len(v.elts))
+		for j, e := range v.elts {
+			s, ok := e.(string)
+			if !ok {
+				return nil, syntax.Errorf(v.pos[j], "%s(): %s holds strings, not %s", c.name, c.f.params[i], typeName(e))
+			}
+			out[j] = s
+		}
+		return out, nil
+	}
+	return nil, c.errorf(i, "%s(): %s must be a tuple of strings, not %s", c.name, c.f.params[i], typeName(c.args[i].v))
+}
+
+// json renders a dict display as a JSON object. Its values are numbers
+// (finite: JSON has no NaN), strings, booleans, None, and tuples, lists
+// and dicts of them.
+func (d dictValue) json() ([]byte, error) {
+	var b strings.Builder
+	var put func(v value, p syntax.SrcPos) error
+	put = func(v value, p syntax.SrcPos) error {
+		switch v := v.(type) {
+		case string:
+			q, _ := json.Marshal(v)
+			b.Write(q)
+		case noneValue:
+			b.WriteString("null")
+		case syntax.PyNum:
+			switch {
+			case v.Dt == tensor.Bool:
+				b.WriteString(strconv.FormatBool(v.I != 0))
+			case v.IsFloat():
+				if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
+					return syntax.Errorf(p, "attrs: %v cannot be written in JSON", v.F)
+				}
+				b.WriteString(strconv.FormatFloat(v.F, 'g', -1, 64))
+			default:
+				b.WriteString(strconv.FormatInt(v.I, 10))
+			}
+		case seqValue:
+			b.WriteByte('[')
+			for j, e := range v.elts {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				if err := put(e, v.pos[j]); err != nil {
+					return err
+				}
+			}
+			b.WriteByte(']')
+		case dictValue:
+			b.WriteByte('{')
+			for j, k := range v.keys {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				q, _ := json.Marshal(k)
+				b.Write(q)
+				b.WriteByte(':')
+				if err := put(v.vals[j], v.vpos[j]); err != nil {
+					return err
+				}
+			}
+			b.WriteByte('}')
+		default:
+			return syntax.Errorf(p, "attrs: a %s cannot be an attribute (numbers, strings, booleans, None, and lists and dicts of them can)", typeName(v))
+		}
+		return nil
+	}
+	if err := put(d, d.pos); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
 }

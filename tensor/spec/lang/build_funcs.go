@@ -27,6 +27,7 @@ func newLibrary() *library {
 	registerCreation(l)
 	registerElementwise(l)
 	registerFiles(l)
+	registerGroupBy(l)
 	registerLinalg(l)
 	registerMath(l)
 	registerReductions(l)
