@@ -126,7 +126,7 @@ func average(c *call) (value, error) {
 	if !x.DType.IsFloat() {
 		dt = tensor.Promote(dt, tensor.Float64)
 	}
-	if !equalInts(x.Shape, w.Shape) {
+	if !slices.Equal(x.Shape, w.Shape) {
 		switch {
 		case axes == nil:
 			return nil, c.errorf(2, "Axis must be specified when shapes of a and weights differ.")
@@ -177,18 +177,6 @@ func average(c *call) (value, error) {
 		return c.tuple(avg, scl), nil
 	}
 	return avg, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // cov is NumPy's: variables in rows (columns with rowvar=False), centered
