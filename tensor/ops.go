@@ -7,7 +7,7 @@ var (
 	ElemBinaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr,
-		OpArctan2, OpHypot, OpFmax, OpFmin}
+		OpArctan2, OpHypot, OpFmax, OpFmin, OpNormalize}
 )
 
 // ElemKinds are the elementwise ops, whose chunk ops have the node's op as

@@ -257,6 +257,15 @@ func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 type ScanArgs struct {
 	Op   string // OpCumsum or OpCumprod
 	Axis int
+	// Seeded makes an offset op scan its input 0, the chunk itself, from
+	// the carry (input 1), rather than add the carry to a local scan: a
+	// float16 scan, which NumPy rounds to float16 after every addition, is
+	// so the same whatever the chunks.
+	Seeded bool
+	// Half rounds every partial result to float16, as NumPy's float16
+	// loops do; the kernels set it on the float32 op they run a float16
+	// one as (kernel/widen.go).
+	Half bool
 }
 
 // Tile rules and kernels for transpose, slicing and concatenation. Reshape

@@ -128,3 +128,50 @@ func (b *Builder) EinsumPair(p syntax.SrcPos, x, y Term, need string) (Term, err
 	}
 	return b.EinsumSum(p, Term{prod, all}, need)
 }
+
+// ExpandEllipses replaces each "..." of subs (and of out, or, when the
+// output is implicit, returns the letters to put first) by letters the
+// spec does not use, one an axis the operand has beyond its letters,
+// aligned from the right.
+func ExpandEllipses(p syntax.SrcPos, subscripts string, subs []string, out *string, explicit bool, xs []*Node) (string, error) {
+	if !strings.Contains(subscripts, ".") {
+		return "", nil
+	}
+	var free []rune
+	for _, r := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" {
+		if !strings.ContainsRune(subscripts, r) {
+			free = append(free, r)
+		}
+	}
+	extra := make([]int, len(subs))
+	most := 0
+	for i, s := range subs {
+		if strings.Count(s, ".") == 0 {
+			continue
+		}
+		if strings.Count(s, "...") != 1 || strings.Count(s, ".") != 3 {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
+		}
+		extra[i] = len(xs[i].Shape) - (len(s) - 3)
+		if extra[i] < 0 {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains too many subscripts for operand %d", i)
+		}
+		most = max(most, extra[i])
+	}
+	if most > len(free) {
+		return "", syntax.Errorf(p, "einsum(): too many axes for the letters left")
+	}
+	ell := string(free[:most])
+	for i, s := range subs {
+		if strings.Contains(s, "...") {
+			subs[i] = strings.Replace(s, "...", string(free[most-extra[i]:most]), 1)
+		}
+	}
+	if explicit {
+		if strings.Count(*out, ".") != 0 && (strings.Count(*out, "...") != 1 || strings.Count(*out, ".") != 3) {
+			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
+		}
+		*out = strings.Replace(*out, "...", ell, 1)
+	}
+	return ell, nil
+}

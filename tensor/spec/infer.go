@@ -117,7 +117,7 @@ var opArity = map[string]int{
 	tensor.OpAdd: 2, tensor.OpSubtract: 2, tensor.OpMultiply: 2, tensor.OpDivide: 2, tensor.OpFloorDiv: 2, tensor.OpMod: 2,
 	tensor.OpPower: 2, tensor.OpMaximum: 2, tensor.OpMinimum: 2, tensor.OpEqual: 2, tensor.OpNotEqual: 2, tensor.OpLess: 2,
 	tensor.OpLessEq: 2, tensor.OpGreater: 2, tensor.OpGreaterEq: 2, tensor.OpLogicalAnd: 2, tensor.OpLogicalOr: 2,
-	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2,
+	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2, tensor.OpNormalize: 2,
 
 	tensor.OpWhere: 3,
 

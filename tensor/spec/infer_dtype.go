@@ -232,7 +232,7 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 			return 0, fmt.Errorf("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
 		}
 		return r, nil
-	case tensor.OpDivide:
+	case tensor.OpDivide, tensor.OpNormalize:
 		if !r.IsFloat() {
 			return tensor.Float64, nil
 		}

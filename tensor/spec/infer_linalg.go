@@ -146,9 +146,10 @@ func inferCatalogue(n *Node) error {
 		if nd != 1 && nd != 2 {
 			return fmt.Errorf("%s of a %d-D array along its last axis is not supported yet (1-D and 2-D are)", n.Op, nd)
 		}
-		if x.Shape[nd-1] == 0 {
-			return fmt.Errorf("%s of an empty array", n.Op)
-		}
+		// Of an empty array NumPy's median is nan (with a warning), and so
+		// are nanmedian's and nanpercentile's of only NaNs, whose masks
+		// leave nothing: the tile rule fills nan. A percentile of an array
+		// known empty is refused as the spec is read (lang), as NumPy does.
 		var rows []int
 		if nd == 2 {
 			rows = []int{x.Shape[0]}

@@ -401,8 +401,8 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
 // invariant instructions fill a register once, as far as any block goes.
-// Its error is an element's the data make wrong (an integer to a negative
-// power), which NumPy raises.
+// Its error is an elementwise loop's, on values its op refuses (an integer
+// raised to a negative integer power).
 func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 	ins := st.in
 	n := hi - lo
@@ -465,12 +465,8 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 		} else {
 			dst = m.reg(ins.Dst, ins.DType, n)
 		}
-		// prepare checked the operands' types; what an element can
-		// still make wrong (an integer to a negative power) fails the
-		// op, as it fails the unfused kernel: it was ignored, and the
-		// fused power gave zeros where NumPy raises.
 		if err := st.f(dst, st.srcs); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", ins.Kind, err)
 		}
 	case chunk.ExprReduce:
 		var orig []byte

@@ -1,8 +1,10 @@
 package lang
 
 import (
+	"maps"
 	"marsfs/tensor/spec"
 	"math"
+	"slices"
 	"strings"
 
 	"marsfs/tensor"
@@ -32,8 +34,23 @@ type arg struct {
 	set bool
 }
 
-// notYet lists functions of docs/marsfs.4.md that this release does not implement.
-var notYet = map[string]bool{}
+// notYet lists NumPy functions this release does not implement (the
+// "Not yet" of docs/marsfs.4.md, OPERATIONS), so that a spec calling one
+// is told so by name rather than that the function is unknown.
+var notYet = map[string]bool{
+	"histogram_bin_edges": true, "dstack": true, "block": true, "insert": true, "delete": true,
+	"nancumsum": true, "nancumprod": true, "partition": true, "argpartition": true, "topk": true,
+	"nanargmin": true, "nanargmax": true, "meshgrid": true, "indices": true, "logaddexp": true,
+	"logaddexp2": true, "expm1": true, "sinh": true, "cosh": true, "arcsinh": true, "arccosh": true,
+	"arctanh": true, "deg2rad": true, "rad2deg": true, "degrees": true, "radians": true,
+	"signbit": true, "copysign": true, "ldexp": true, "fmod": true, "modf": true, "frexp": true,
+	"logical_xor": true, "bitwise_xor": true, "broadcast_to": true, "moveaxis": true,
+	"rollaxis": true, "atleast_1d": true, "atleast_2d": true, "atleast_3d": true, "split": true,
+	"array_split": true, "hsplit": true, "vsplit": true, "unravel_index": true,
+	"ravel_multi_index": true, "inner": true, "vdot": true, "nanprod": true, "array_equal": true,
+	"kron": true, "cross": true, "trapz": true, "convolve": true, "sinc": true, "heaviside": true,
+	"float_power": true, "reciprocal": true,
+}
 
 // modules are the prefixes a function name may carry; np. and numpy. are
 // dropped, random. and linalg. are part of the name.
@@ -114,7 +131,7 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 			if _, ok := b.lookupEnv(fn.Name); ok {
 				return nil, syntax.Errorf(fn.Pos, "%s is a tensor, not a function", fn.Name)
 			}
-			return nil, syntax.Errorf(fn.Pos, "unknown function %s%s", fn.Name, didYouMean(fn.Name, b.lib.functions))
+			return nil, syntax.Errorf(fn.Pos, "unknown function %s%s", fn.Name, syntax.DidYouMean(fn.Name, maps.Keys(b.lib.functions)))
 		}
 	case *syntax.AttrExpr:
 		if mod, ok := b.moduleName(fn); ok {
@@ -125,7 +142,7 @@ func (b *builder) call(e *syntax.CallExpr) (value, error) {
 				return nil, syntax.Errorf(rootPos(fn), "%s is not supported yet", name)
 			}
 			if f == nil {
-				return nil, syntax.Errorf(rootPos(fn), "unknown function %s%s", dotted(fn), didYouMean(name, b.lib.functions))
+				return nil, syntax.Errorf(rootPos(fn), "unknown function %s%s", dotted(fn), syntax.DidYouMean(name, maps.Keys(b.lib.functions)))
 			}
 			break
 		}
@@ -425,16 +442,8 @@ func normAxes(raw []int, ndim int, p syntax.SrcPos) ([]int, error) {
 		}
 		out = append(out, a)
 	}
-	sortInts(out)
+	slices.Sort(out)
 	return out, nil
-}
-
-func sortInts(s []int) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // seed returns the seed= argument i. Without one a generator gets a fresh
@@ -460,54 +469,4 @@ func (c *call) chunks(i int, shape []int) ([][]int, error) {
 		return spec.DefaultChunksAt(shape, c.pos)
 	}
 	return chunksOf(c.args[i].v, c.args[i].pos, shape)
-}
-
-// didYouMean names the entry of table nearest to name, as " (did you mean
-// NAME?)", when one is a typo away: one edit for a name of up to four
-// letters, two for a longer one. It says nothing otherwise.
-func didYouMean(name string, table map[string]*builtin) string {
-	limit := 1
-	if len(name) > 4 {
-		limit = 2
-	}
-	best, bestD := "", limit+1
-	for cand := range table {
-		if d := editDistance(name, cand, bestD+1); d < bestD || d == bestD && cand < best {
-			best, bestD = cand, d
-		}
-	}
-	if best == "" || bestD > limit {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the Levenshtein distance between a and b, or bound when
-// it is at least bound.
-func editDistance(a, b string, bound int) int {
-	if d := len(a) - len(b); d >= bound || -d >= bound {
-		return bound
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		low := cur[0]
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-			low = min(low, cur[j])
-		}
-		if low >= bound {
-			return bound
-		}
-		prev, cur = cur, prev
-	}
-	return min(prev[len(b)], bound)
 }

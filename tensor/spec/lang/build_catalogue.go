@@ -333,6 +333,9 @@ func buildPercentile(c *call) (value, error) {
 	if attrs.SkipNaN && !x.DType.IsFloat() {
 		attrs.SkipNaN = false // integers have no NaN
 	}
+	if last := x.Shape[len(x.Shape)-1]; !median && last == 0 && !attrs.SkipNaN {
+		return nil, c.errorf(0, "%s() of an empty array: cannot do a non-empty take from an empty axes.", c.name)
+	}
 	op := tensor.OpPercentile
 	if median {
 		op = tensor.OpMedian

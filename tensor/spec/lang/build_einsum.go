@@ -59,7 +59,7 @@ func einsum(c *call) (value, error) {
 			return nil, err
 		}
 	}
-	ell, err := expandEllipses(p, subscripts, subs, &out, explicit, xs)
+	ell, err := spec.ExpandEllipses(p, subscripts, subs, &out, explicit, xs)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +79,28 @@ func einsum(c *call) (value, error) {
 				return nil, syntax.Errorf(p, "invalid subscript '%c' in einstein sum subscripts string, subscripts must be letters", r)
 			}
 			count[r]++
-			if d, ok := size[r]; ok && d != x.Shape[ax] {
+			// A letter of length 1 broadcasts against the others', as
+			// NumPy's einsum does.
+			d, ok := size[r]
+			switch {
+			case !ok || d == 1:
+				size[r] = x.Shape[ax]
+			case x.Shape[ax] != d && x.Shape[ax] != 1:
 				return nil, syntax.Errorf(p, "operands could not be broadcast together with remapped shapes [original->remapped]: size of '%c' is %d and %d", r, d, x.Shape[ax])
 			}
-			size[r] = x.Shape[ax]
 		}
 		terms[i] = spec.Term{X: x, Subs: s}
+	}
+	for i, t := range terms {
+		shape := make([]int, len(t.Subs))
+		for ax, r := range t.Subs {
+			shape[ax] = size[r]
+		}
+		if !slices.Equal(shape, t.X.Shape) {
+			if terms[i].X, err = c.b.BroadcastTo(p, t.X, shape); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if !explicit {
 		// The ellipsis' axes, then the letters seen once, in
@@ -154,51 +170,4 @@ func einsum(c *call) (value, error) {
 		return nil, err
 	}
 	return b.Astype(p, r, dt)
-}
-
-// expandEllipses replaces each "..." of subs (and of out, or, when the
-// output is implicit, returns the letters to put first) by letters the
-// spec does not use, one an axis the operand has beyond its letters,
-// aligned from the right.
-func expandEllipses(p syntax.SrcPos, subscripts string, subs []string, out *string, explicit bool, xs []*spec.Node) (string, error) {
-	if !strings.Contains(subscripts, ".") {
-		return "", nil
-	}
-	var free []rune
-	for _, r := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" {
-		if !strings.ContainsRune(subscripts, r) {
-			free = append(free, r)
-		}
-	}
-	extra := make([]int, len(subs))
-	most := 0
-	for i, s := range subs {
-		if strings.Count(s, ".") == 0 {
-			continue
-		}
-		if strings.Count(s, "...") != 1 || strings.Count(s, ".") != 3 {
-			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
-		}
-		extra[i] = len(xs[i].Shape) - (len(s) - 3)
-		if extra[i] < 0 {
-			return "", syntax.Errorf(p, "einstein sum subscripts string contains too many subscripts for operand %d", i)
-		}
-		most = max(most, extra[i])
-	}
-	if most > len(free) {
-		return "", syntax.Errorf(p, "einsum(): too many axes for the letters left")
-	}
-	ell := string(free[:most])
-	for i, s := range subs {
-		if strings.Contains(s, "...") {
-			subs[i] = strings.Replace(s, "...", string(free[most-extra[i]:most]), 1)
-		}
-	}
-	if explicit {
-		if strings.Count(*out, ".") != 0 && (strings.Count(*out, "...") != 1 || strings.Count(*out, ".") != 3) {
-			return "", syntax.Errorf(p, "einstein sum subscripts string contains a '.' that is not part of an ellipsis ('...')")
-		}
-		*out = strings.Replace(*out, "...", ell, 1)
-	}
-	return ell, nil
 }

@@ -3,6 +3,7 @@ package lang
 import (
 	"marsfs/tensor/spec"
 	"math"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
@@ -298,6 +299,6 @@ func sortedAxes(axes []int, nd int) []int {
 		return nil
 	}
 	s := spec.CloneInts(axes)
-	sortInts(s)
+	slices.Sort(s)
 	return s
 }

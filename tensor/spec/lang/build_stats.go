@@ -126,7 +126,7 @@ func average(c *call) (value, error) {
 	if !x.DType.IsFloat() {
 		dt = tensor.Promote(dt, tensor.Float64)
 	}
-	if !equalInts(x.Shape, w.Shape) {
+	if !slices.Equal(x.Shape, w.Shape) {
 		switch {
 		case axes == nil:
 			return nil, c.errorf(2, "Axis must be specified when shapes of a and weights differ.")
@@ -168,25 +168,15 @@ func average(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if avg, err = b.Node(p, tensor.OpDivide, spec.Attrs{}, num, scl); err != nil {
+	// NumPy refuses weights summing to zero, where a division would give
+	// inf or nan.
+	if avg, err = b.Node(p, tensor.OpNormalize, spec.Attrs{}, num, scl); err != nil {
 		return nil, err
 	}
 	if returned {
 		return c.tuple(avg, scl), nil
 	}
 	return avg, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // cov is NumPy's: variables in rows (columns with rowvar=False), centered

@@ -16,7 +16,7 @@ import (
 var specErrors = []struct{ src, want string }{
 	{"x = frobnicate(3)", "1:5: unknown function frobnicate"},
 	{"x = 1\ny = np.frobnicate(x)", "2:5: unknown function np.frobnicate"},
-	{"x = cosh(ones(3))", "1:5: unknown function cosh (did you mean cos?)"},
+	{"x = coss(ones(3))", "1:5: unknown function coss (did you mean cos?)"},
 	{"x = arnage(3)", "1:5: unknown function arnage (did you mean arange?)"},
 	{"x = frobnicate(3)", "1:5: unknown function frobnicate"},
 	{"x = foo + 1", "1:5: unknown name foo"},
@@ -79,6 +79,9 @@ var specErrors = []struct{ src, want string }{
 	{"x = ones((3,4)).squeeze(0)", "1:25: cannot select an axis to squeeze out which has size not equal to one"},
 	{"x = ones(3) @ 2", "1:13: matmul: Input operand 1 does not have enough dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)"},
 	{"x = ones((2,2,2)) @ ones((2,2))", "1:19: matmul of arrays with more than 2 dimensions is not supported yet"},
+	{"x = dstack((ones(2), ones(2)))", "1:5: dstack is not supported yet"},
+	{"x = np.logaddexp(ones(2), ones(2))", "1:5: logaddexp is not supported yet"},
+	{"x = ones(4)\ny = x.partition(2)", "2:7: partition is not supported yet"},
 	{"x = linalg.norm(ones((2,3,3)), 2, axis=(1, 2))", "1:32: linalg.norm of a stack of matrices with ord=2 is not supported yet"},
 	{"x = linalg.norm(ones(3), 'fro')", "1:26: Invalid norm order 'fro' for vectors"},
 	{"x = linalg.norm(ones((3,3)), 3)", "1:30: Invalid norm order for matrices."},
