@@ -36,6 +36,9 @@ func reduceArgs(op *chunk.Op, in []*tensor.Array, nin int) (chunk.ReduceArgs, er
 }
 
 func reduceMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	if len(in) > 1 {
+		return meanMapMulti(ctx, op, in)
+	}
 	return reduceMap(ctx, op, in, nil)
 }
 
