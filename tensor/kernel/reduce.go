@@ -36,7 +36,7 @@ func reduceArgs(op *chunk.Op, in []*tensor.Array, nin int) (chunk.ReduceArgs, er
 }
 
 func reduceMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
-	if len(in) > 1 {
+	if a, ok := op.Args.(chunk.ReduceArgs); len(in) > 1 || ok && a.Gather != nil {
 		return meanMapMulti(ctx, op, in)
 	}
 	return reduceMap(ctx, op, in, nil)

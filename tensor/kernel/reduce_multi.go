@@ -27,6 +27,9 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 	if err != nil {
 		return nil, err
 	}
+	if args.Gather != nil {
+		return meanMapGather(ctx, op, args, in)
+	}
 	if args.Op != tensor.OpMean || !widens(args.In) {
 		return nil, fmt.Errorf("a %s map of %v reads one chunk, not %d", args.Op, args.In, len(in))
 	}
@@ -102,6 +105,59 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 	for i, s := range acc {
 		p[2*i] = s
 		p[2*i+1] = float64(extent)
+	}
+	return out, nil
+}
+
+// meanMapGather makes the partial of a mean's map of the blocks
+// args.Gather cuts out of in, each one value deep along the reduced axes:
+// a block's element j adds into sum j, read where it lies (a reshape's
+// runs) rather than from a copy of the block. Blocks add in order, as
+// meanMapMulti's do.
+func meanMapGather(ctx context.Context, op *chunk.Op, args chunk.ReduceArgs, in []*tensor.Array) (*tensor.Array, error) {
+	if args.Op != tensor.OpMean || !widens(args.In) || op.DType != tensor.Float64 || len(op.Shape) == 0 || op.Shape[len(op.Shape)-1] != 2 {
+		return nil, fmt.Errorf("a gathered %s map of %v making %v%v", args.Op, args.In, op.DType, op.Shape)
+	}
+	for i, x := range in {
+		if x.DType != args.In {
+			return nil, fmt.Errorf("input %d is %v, want %v", i, x.DType, args.In)
+		}
+	}
+	nout := tensor.NumElements(op.Shape) / 2
+	acc := takeF64(nout)
+	defer putF64(acc)
+	clear(acc)
+	for b, g := range args.Gather {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, r := range g.Runs {
+			if r.In < 0 || r.In >= len(in) {
+				return nil, fmt.Errorf("block %d reads input %d of %d", b, r.In, len(in))
+			}
+			if r.Count <= 0 || r.Len <= 0 {
+				continue
+			}
+			src := in[r.In]
+			if !runFits(r.Src, r.SrcStride, r.Count, r.Len, src.Len()) || !runFits(r.Dst, r.DstStride, r.Count, r.Len, nout) {
+				return nil, fmt.Errorf("block %d: run %+v out of bounds of input %v or %d sums", b, r, src.Shape, nout)
+			}
+			for i := range r.Count {
+				s, d := r.Src+i*r.SrcStride, r.Dst+i*r.DstStride
+				if src.DType == tensor.Float32 {
+					elem.AddWideRows(acc[d:d+r.Len], [][]float32{src.Float32s()[s : s+r.Len]})
+				} else {
+					elem.AddLoop(acc[d:d+r.Len], acc[d:d+r.Len], src.Float64s()[s:s+r.Len])
+				}
+			}
+		}
+	}
+	out := tensor.AllocArray(ctx, tensor.Float64, op.Shape, false)
+	p := out.Float64s()
+	extent := float64(len(args.Gather))
+	for i, s := range acc {
+		p[2*i] = s
+		p[2*i+1] = extent
 	}
 	return out, nil
 }

@@ -59,6 +59,33 @@ func meanMapGroup(t *tiler, n *spec.Node, in *tensor.TiledTensor, reduced []bool
 	return MeanMapGroup
 }
 
+// gatherBlocks returns the inputs and args of a mean's map of the
+// reshape blocks made by the ops blocks: the reshapes' inputs, each once,
+// and their runs over them (ReduceArgs.Gather).
+func gatherBlocks(t *tiler, blocks []int, args chunk.ReduceArgs) ([]int, chunk.ReduceArgs) {
+	var ins []int
+	slot := map[int]int{}
+	args.Gather = make([]chunk.ReshapeArgs, len(blocks))
+	for b, key := range blocks {
+		op := t.opAt(uint64(key))
+		ra := op.Args.(chunk.ReshapeArgs)
+		runs := make([]chunk.ReshapeRun, len(ra.Runs))
+		for i, r := range ra.Runs {
+			src := op.Inputs[r.In]
+			j, ok := slot[src]
+			if !ok {
+				j = len(ins)
+				slot[src] = j
+				ins = append(ins, src)
+			}
+			r.In = j
+			runs[i] = r
+		}
+		args.Gather[b] = chunk.ReshapeArgs{Runs: runs}
+	}
+	return ins, args
+}
+
 func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	in := t.input(n, 0)
 	nd := len(in.Shape)
@@ -118,9 +145,12 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	out.Keys = make([]uint64, 0, nkeep)
 	var parts, next, gins []int
 	cf := t.columns[n.ID] // the fuser of the columns of n's input, if any
-	group := 1
+	group, gather := 1, false
 	if cf == nil && nred > 1 {
 		group = meanMapGroup(t, n, in, reduced)
+		// The reshape's blocks, read by nothing else, are not made:
+		// each map reads their runs where they lie.
+		gather = group > 1 && len(t.readers[n.Inputs[0].ID]) == 1
 	}
 	for k := 0; k < nkeep; k++ {
 		tensor.UnravelInto(idx, k, keepGrid)
@@ -162,7 +192,11 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 				}
 				gins = append(gins, int(in.Keys[tensor.Ravel(full, inGrid)]))
 				if r%group == group-1 || r == nred-1 {
-					parts[len(parts)-1] = int(t.emitOp(chunk.Op{Kind: mapKind, Inputs: t.ints.Clone(gins), Shape: pshape, DType: pdt, Args: args}))
+					ins, gargs := t.ints.Clone(gins), args
+					if gather {
+						ins, gargs = gatherBlocks(t, gins, mapArgs)
+					}
+					parts[len(parts)-1] = int(t.emitOp(chunk.Op{Kind: mapKind, Inputs: ins, Shape: pshape, DType: pdt, Args: gargs}))
 				}
 				continue
 			}
