@@ -19,6 +19,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -145,9 +146,6 @@ func (e *Engine) SetSpace(space ident.Space) {
 	e.nextSess = space.FirstSession()
 	e.nextID.Store(space.Start(rand.Uint64))
 }
-
-// Runner returns the runner the engine executes on.
-func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
@@ -310,7 +308,7 @@ func (s *Session) Env() spec.Env {
 // learns of it before the whole is written.
 func (s *Session) Parse(src string) (*spec.Graph, error) {
 	data, _ := s.files()
-	return spec.ParseData(src, s.Env(), data)
+	return lang.ParseData(src, s.Env(), data)
 }
 
 // files returns the data directory as the session's owner sees it, and
@@ -340,11 +338,11 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 
 // Prefix starts the check of a spec written a piece at a time, against the
 // session's tensors now and its data directory as its owner sees it
-// (spec.Prefix): each piece is built once, and Submit builds the whole
+// (lang.Prefix): each piece is built once, and Submit builds the whole
 // text again.
-func (s *Session) Prefix() *spec.Prefix {
+func (s *Session) Prefix() *lang.Prefix {
 	data, _ := s.files()
-	return spec.NewPrefix(s.Env(), data)
+	return lang.NewPrefix(s.Env(), data)
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -445,7 +443,7 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	data, owner := s.files()
-	tg, err := spec.ParseData(src, env, data)
+	tg, err := lang.ParseData(src, env, data)
 	if err != nil {
 		return nil, err
 	}
@@ -1072,6 +1070,25 @@ func (s *Session) Tensors() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Pending returns, by name, the outputs of the session's graphs that have
+// not ended, each with the last graph to make it: a tensor's name is there
+// from the submit, before the graph that keeps it has run.
+func (s *Session) Pending() map[string]*Graph {
+	s.mu.Lock()
+	graphs := append([]*Graph(nil), s.graphs...)
+	s.mu.Unlock()
+	out := map[string]*Graph{}
+	for _, g := range graphs {
+		if g.spec == nil || g.Status().State.Ended() {
+			continue
+		}
+		for _, o := range g.spec.Outputs {
+			out[o.Name] = g
+		}
+	}
+	return out
 }
 
 // Tensor returns the session tensor called name.

@@ -10,7 +10,7 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // A float mean whose blocks along the reduced axes are one value deep
@@ -68,7 +68,7 @@ func TestMeanMapGroup(t *testing.T) {
 		for _, opt := range []fuse.Options{{}, {Fuse: true, FuseExpr: true}} {
 			name := fmt.Sprintf("case %d %v fused %v", i, c.dt, opt.Fuse)
 			grouped, gathered, reshapes := false, false, 0
-			g, err := spec.Parse(c.expr, env.tensors)
+			g, err := lang.Parse(c.expr, env.tensors)
 			if err != nil {
 				t.Fatal(err)
 			}

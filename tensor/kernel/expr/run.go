@@ -368,7 +368,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 	B := m.args.Block
 	for i := range m.steps {
 		if st := &m.steps[i]; st.invariant {
-			m.exec(st, out, 0, min(B, m.n)) // no block is longer
+			if err := m.exec(st, out, 0, min(B, m.n)); err != nil { // no block is longer
+				return err
+			}
 		}
 	}
 	// Each reduction's partial is its own part of out.
@@ -392,7 +394,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 		m.lay.cut(lo, hi)
 		for i := range m.steps {
 			if st := &m.steps[i]; !st.invariant {
-				m.exec(st, out, lo, hi)
+				if err := m.exec(st, out, lo, hi); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -404,7 +408,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
 // invariant instructions fill a register once, as far as any block goes.
-func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
+// Its error is an element's the data make wrong (an integer to a negative
+// power), which NumPy raises.
+func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 	ins := st.in
 	n := hi - lo
 	switch ins.Op {
@@ -466,9 +472,13 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		} else {
 			dst = m.reg(ins.Dst, ins.DType, n)
 		}
-		// elemFunc's loops return no error for well-typed operands,
-		// which prepare checked.
-		_ = st.f(dst, st.srcs)
+		// prepare checked the operands' types; what an element can
+		// still make wrong (an integer to a negative power) fails the
+		// op, as it fails the unfused kernel: it was ignored, and the
+		// fused power gave zeros where NumPy raises.
+		if err := st.f(dst, st.srcs); err != nil {
+			return err
+		}
 	case chunk.ExprReduce:
 		var orig []byte
 		if len(ins.Src) > 1 {
@@ -476,6 +486,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		}
 		st.red.add(m.lay, m.views[ins.Src[0]], orig)
 	}
+	return nil
 }
 
 func zeroNaNInto[T elem.FloatType](dst, src []T) {
