@@ -212,6 +212,12 @@ type ReduceArgs struct {
 	Ddof     int
 	Offset   []int // map: the chunk's offset in the input
 	Global   []int // map: the input's shape
+	// Gather, for a mean's map of several blocks that are a reshape's
+	// (tile.MeanMapGroup), gives each block as the runs of the reshape op
+	// that would have made it, over the map's own inputs (the reshape's
+	// inputs): the map reads them in place instead of a copy of each
+	// block. Nil for a map of its inputs as they are.
+	Gather []ReshapeArgs
 }
 
 // PartialSpec is the dtype of op's partials and the length of their extra

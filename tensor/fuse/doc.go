@@ -19,11 +19,12 @@
 //     m = x.mean(axis=0)) and reading them again: a copy of the read is
 //     then fused in front of each late reader (reread.go), and the plan
 //     notes the choice.
-//   - Maps gives a chunk that only reductions' map ops read, two or more
+//   - Maps gives a chunk that reductions' map ops read, two or more
 //     (x.mean(axis=0) and x.var(axis=0) of a chunk read from a file), one
 //     "maps" op running them all, whose packed partials their readers
-//     read by range (maps.go): the chunk has one reader left, and its
-//     maker chains into it.
+//     read by range (maps.go): a chunk only maps read has one reader
+//     left, and its maker chains into it; one that others read too keeps
+//     them, and is read once for all its maps.
 //   - Chains merges, as Mars does, an op whose single input nothing else
 //     reads into that input's op.
 //

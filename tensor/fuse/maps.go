@@ -7,8 +7,8 @@ import (
 	"marsfs/tensor/chunk"
 )
 
-// Maps gives every chunk that only map ops of reductions read, two or
-// more (x.mean(axis=0) and x.var(axis=0) over a chunk of x), one "maps"
+// Maps gives every chunk that map ops of reductions read, two or more
+// (x.mean(axis=0) and x.var(axis=0) over a chunk of x), one "maps"
 // op (chunk.MapsArgs) in their place: it runs them all over the chunk and
 // packs their partials into one 1-D chunk, and each reader of a partial
 // reads its run of that chunk (a chunk.Range) in place of the map's
@@ -20,8 +20,14 @@ import (
 // chunk it computes (sibling roots); Maps is for the chunks it does not,
 // and runs after it.
 //
-// A group is taken only when every reader of the chunk is a map op that
-// reads it whole, is no output, makes a partial of the others' dtype,
+// A chunk that other ops read too (the climate analysis' x, read by its
+// time mean's and std's maps, by the global mean's expression and by the
+// seasonal cycle) keeps them, and its maps become one reader among
+// them: the chunk is stored, as it was, but read once for all its maps,
+// which share their sums (the mean's is the std's first pass).
+//
+// A group is taken only when two or more readers of the chunk are map
+// ops that read it whole, are no output, make partials of one dtype,
 // and whose own readers read their inputs whole. The maps op takes the
 // key of the group's first member; keys are renumbered; cg is not
 // modified, and the ops that keep their key and inputs are shared.
@@ -63,7 +69,10 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 			if uses[in] < 2 || bad[in] {
 				continue
 			}
-			if !plain[op.Key] || isMapsMember(cg.Ops[in]) || (groups[in] != nil && cg.Ops[groups[in][0]].DType != op.DType) {
+			if !plain[op.Key] {
+				continue // another reader: the chunk keeps it
+			}
+			if isMapsMember(cg.Ops[in]) || (groups[in] != nil && cg.Ops[groups[in][0]].DType != op.DType) {
 				bad[in] = true
 				delete(groups, in)
 				continue
@@ -75,7 +84,7 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 		}
 	}
 	for x, g := range groups {
-		if len(g) != int(uses[x]) || len(g) < 2 {
+		if len(g) < 2 {
 			delete(groups, x)
 		}
 	}

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"sync"
 
 	"marsfs/tensor"
 	"marsfs/tensor/kernel/elem"
@@ -34,14 +33,57 @@ func wideSums(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64, 
 }
 
 func wideSumsT[T float32 | float64](ctx context.Context, acc []float64, v []T, shape []int, reduced []bool) error {
-	return newRedLayout(shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
+	var g wideGroup
+	f32, _ := any(v).([]float32)
+	err := newRedLayout(shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
 		row := v[in : in+n]
-		if inner {
+		switch {
+		case inner:
 			acc[o] += pairwiseWide(row)
-			return
+		case f32 != nil:
+			if !g.add(o, n, f32[in:in+n]) {
+				elem.AddWideRows(acc[g.o:g.o+g.n], g.rows[:g.k])
+				g.start(o, n, f32[in:in+n])
+			}
+		default:
+			addWide(acc[o:o+n], row)
 		}
-		addWide(acc[o:o+n], row)
 	})
+	if g.k > 0 {
+		elem.AddWideRows(acc[g.o:g.o+g.n], g.rows[:g.k])
+	}
+	return err
+}
+
+// A wideGroup gathers the float32 rows that reduce into the same
+// accumulators one after another (a chunk's rows along its leading axes,
+// in order), for elem.AddWideRows and elem.AddSqDevWideRows to add them
+// all at once: the same additions, with the accumulators loaded and
+// stored once a group rather than once a row.
+type wideGroup struct {
+	o, n, k int
+	rows    [elem.MaxWideRows][]float32
+}
+
+// add adds row to the group, or reports false when it is full or the row
+// reduces into other accumulators (the caller flushes it and starts
+// again).
+func (g *wideGroup) add(o, n int, row []float32) bool {
+	if g.k == 0 {
+		g.start(o, n, row)
+		return true
+	}
+	if g.k == len(g.rows) || o != g.o || n != g.n {
+		return false
+	}
+	g.rows[g.k] = row
+	g.k++
+	return true
+}
+
+func (g *wideGroup) start(o, n int, row []float32) {
+	g.o, g.n, g.k = o, n, 1
+	g.rows[0] = row
 }
 
 // addWide adds row, widened, into acc element by element.
@@ -112,8 +154,17 @@ func wideM2(ctx context.Context, m2, mean []float64, a *tensor.Array, reduced []
 }
 
 func wideM2T[T float32 | float64](ctx context.Context, m2, mean []float64, v []T, shape []int, reduced []bool) error {
-	return newRedLayout(shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
+	var g wideGroup
+	f32, _ := any(v).([]float32)
+	err := newRedLayout(shape, reduced, true).rows(ctx, func(in, o, n int, inner bool) {
 		row := v[in : in+n]
+		if !inner && f32 != nil {
+			if !g.add(o, n, f32[in:in+n]) {
+				elem.AddSqDevWideRows(m2[g.o:g.o+g.n], mean[g.o:g.o+g.n], g.rows[:g.k])
+				g.start(o, n, f32[in:in+n])
+			}
+			return
+		}
 		if inner {
 			mu, s := mean[o], 0.0
 			for _, x := range row {
@@ -141,22 +192,25 @@ func wideM2T[T float32 | float64](ctx context.Context, m2, mean []float64, v []T
 			acc[j] += d * d
 		}
 	})
+	if g.k > 0 {
+		elem.AddSqDevWideRows(m2[g.o:g.o+g.n], mean[g.o:g.o+g.n], g.rows[:g.k])
+	}
+	return err
 }
 
 // widens reports whether the float sums read dt in place.
 func widens(dt tensor.DType) bool { return dt == tensor.Float32 || dt == tensor.Float64 }
 
-// f64Bufs keeps the float64 sums, means and M2s of the map kernels (half
+// f64Kept keeps the float64 sums, means and M2s of the map kernels (half
 // a megabyte each for a climate chunk's time mean) from chunk to chunk:
-// made afresh, each was pages to fault in and clear for every chunk.
-var f64Bufs sync.Pool // of *[]float64
+// made afresh, each was pages to fault in and clear for every chunk. A
+// var map holds two at once in each of a worker's slots.
+var f64Kept = &keptList[[]float64]{max: 8}
 
 // takeF64 returns a buffer of n float64s whose contents are undefined.
 func takeF64(n int) []float64 {
-	if p, ok := f64Bufs.Get().(*[]float64); ok {
-		if cap(*p) >= n {
-			return (*p)[:n]
-		}
+	if b, ok := f64Kept.get(); ok && cap(b) >= n {
+		return b[:n]
 	}
 	return make([]float64, n)
 }
@@ -164,6 +218,6 @@ func takeF64(n int) []float64 {
 // putF64 gives b back for takeF64; the caller keeps no reference to it.
 func putF64(b []float64) {
 	if cap(b) >= 1024 {
-		f64Bufs.Put(&b)
+		f64Kept.put(b)
 	}
 }

@@ -23,9 +23,55 @@ const scratchSlack = 64
 // process that goes quiet gives their memory back.
 func ReleaseScratch() {
 	scratch.mu.Lock()
-	defer scratch.mu.Unlock()
 	clear(scratch.Free)
 	scratch.Free, scratch.Bytes = scratch.Free[:0], 0
+	scratch.mu.Unlock()
+	zarrKept.release()
+	f64Kept.release()
+}
+
+// A keptList holds up to max values of T (a kernel's reused buffers)
+// from one op to the next. Unlike a sync.Pool, a collection does not
+// empty it: the buffers of a store chunk's read are megabytes, and made
+// again after every collection they were fresh pages each time, which
+// cost more to touch than the decoder takes to fill them (and their
+// allocation brought the next collection sooner). ReleaseScratch empties
+// it when the process goes quiet.
+type keptList[T any] struct {
+	mu   sync.Mutex
+	free []T
+	max  int
+}
+
+// get returns a kept value, or ok false when there is none.
+func (k *keptList[T]) get() (v T, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := len(k.free)
+	if n == 0 {
+		return v, false
+	}
+	v = k.free[n-1]
+	var zero T
+	k.free[n-1] = zero // the list no longer holds it
+	k.free = k.free[:n-1]
+	return v, true
+}
+
+// put keeps v, unless max values are kept already.
+func (k *keptList[T]) put(v T) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.free) < k.max {
+		k.free = append(k.free, v)
+	}
+}
+
+func (k *keptList[T]) release() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	clear(k.free)
+	k.free = k.free[:0]
 }
 
 // A scratchPool holds freed buffers up to limit bytes.

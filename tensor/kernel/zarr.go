@@ -10,7 +10,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"marsfs/tensor"
@@ -19,16 +18,21 @@ import (
 	"marsfs/tensor/kernel/elem"
 )
 
-// zarrBufs are the buffers one read of a store chunk needs: its file's
-// bytes, its decoded elements, and room to reorder them. They are reused
-// from chunk to chunk (fresh pages cost more to touch than to decode).
 // zarrBufs are a kernel's reused buffers: a store chunk's file (raw), a
 // decoded or assembled chunk, the codecs' scratch, and an encoded chunk
 // (enc), which a new buffer a chunk would cost more in page faults than
-// the codec takes to fill it.
+// the codec takes to fill it. zarrKept keeps them from op to op, enough
+// sets for a worker's slots with some to spare.
 type zarrBufs struct{ raw, chunk, scratch, enc []byte }
 
-var zarrPool = sync.Pool{New: func() any { return new(zarrBufs) }}
+var zarrKept = &keptList[*zarrBufs]{max: 4}
+
+func getZarrBufs() *zarrBufs {
+	if b, ok := zarrKept.get(); ok {
+		return b
+	}
+	return new(zarrBufs)
+}
 
 // fromZarrKernel assembles its chunk, a block of a Zarr array, from the
 // store chunks that overlap it: each read whole from its file, decoded,
@@ -57,8 +61,8 @@ func fromZarrKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	if out.Len() == 0 {
 		return out, nil
 	}
-	bufs := zarrPool.Get().(*zarrBufs)
-	defer zarrPool.Put(bufs)
+	bufs := getZarrBufs()
+	defer zarrKept.put(bufs)
 	lo, hi := arr.Overlapping(op.Shape, a.Offset)
 	whole := slices.Equal(op.Shape, arr.Chunks) // a block that may be one store chunk
 	idx := slices.Clone(lo)
@@ -213,8 +217,8 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", op.Kind, a.Path, err)
 	}
-	bufs := zarrPool.Get().(*zarrBufs)
-	defer zarrPool.Put(bufs)
+	bufs := getZarrBufs()
+	defer zarrKept.put(bufs)
 	var chunkData []byte
 	if len(a.Offsets) == 1 && slices.Equal(in[0].Shape, arr.Chunks) && slices.Equal(a.Offsets[0], origin) {
 		chunkData = in[0].Data

@@ -153,10 +153,11 @@ func TestFuseMapsFromZarr(t *testing.T) {
 	}
 }
 
-// TestFuseMapsKept: a chunk some other op reads too, whose maps make
-// partials of different dtypes, or of a narrow dtype, keeps its maps apart; the maps of a
-// session tensor's chunk (stored, so no chain) share one op; results do
-// not change.
+// TestFuseMapsKept: a chunk whose maps make partials of different
+// dtypes, or of a narrow dtype, keeps its maps apart; the maps of a
+// session tensor's chunk (stored, so no chain) share one op, and so do
+// those of a chunk some other op reads too, which keeps that reader;
+// results do not change.
 func TestFuseMapsKept(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -165,7 +166,7 @@ func TestFuseMapsKept(t *testing.T) {
 		maps  int  // maps ops expected
 	}{
 		{"float", tensor.Float64, false, 4},
-		{"read", tensor.Float64, true, 0},
+		{"read", tensor.Float64, true, 4},
 		{"int", tensor.Int64, false, 0},       // sum's partial is int64, mean's float64
 		{"float16", tensor.Float16, false, 0}, // maps of a narrow dtype run widened, alone
 	} {

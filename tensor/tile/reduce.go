@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -27,6 +28,63 @@ import (
 // shallow (log4 of the number of chunks) while each combine op holds only a
 // few partials in memory and can start as soon as four of them exist.
 const ReduceCombine = 4
+
+// MeanMapGroup is the most blocks along the reduced axes one mean's map
+// op reads when the blocks are a reshape's whose reduced extent is 1 (the
+// years of x.reshape(3, T/3, lat, lon).mean(axis=0), each a block of its
+// own): a float mean's partial keeps (sum, count) in float64, 16 bytes a
+// value, four times such a float32 block, and a partial each was stored,
+// moved and combined. Grouped, up to eight (the rows the kernel adds at
+// once), one map op makes one partial of them all, where the final that
+// follows it runs. Blocks made by other ops are left alone: expression
+// fusion ends elementwise ops in a map of one block, and Maps shares one
+// block among the maps that read it.
+const MeanMapGroup = 8
+
+// meanMapGroup returns how many blocks along the reduced axes a map op of
+// n's reduction reads: MeanMapGroup for a float mean of a reshape's
+// blocks one value deep along the reduced axes, else 1.
+func meanMapGroup(t *tiler, n *spec.Node, in *tensor.TiledTensor, reduced []bool) int {
+	if n.Op != tensor.OpMean || (in.DType != tensor.Float32 && in.DType != tensor.Float64) || len(in.Keys) == 0 {
+		return 1
+	}
+	for ax, r := range reduced {
+		if r && slices.Max(in.Chunks[ax]) != 1 {
+			return 1
+		}
+	}
+	if in.Keys[0] >= uint64(t.nops) || t.opAt(in.Keys[0]).Kind != chunk.KindReshape {
+		return 1
+	}
+	return MeanMapGroup
+}
+
+// gatherBlocks returns the inputs and args of a mean's map of the
+// reshape blocks made by the ops blocks: the reshapes' inputs, each once,
+// and their runs over them (ReduceArgs.Gather).
+func gatherBlocks(t *tiler, blocks []int, args chunk.ReduceArgs) ([]int, chunk.ReduceArgs) {
+	var ins []int
+	slot := map[int]int{}
+	args.Gather = make([]chunk.ReshapeArgs, len(blocks))
+	for b, key := range blocks {
+		op := t.opAt(uint64(key))
+		ra := op.Args.(chunk.ReshapeArgs)
+		runs := make([]chunk.ReshapeRun, len(ra.Runs))
+		for i, r := range ra.Runs {
+			src := op.Inputs[r.In]
+			j, ok := slot[src]
+			if !ok {
+				j = len(ins)
+				slot[src] = j
+				ins = append(ins, src)
+			}
+			r.In = j
+			runs[i] = r
+		}
+		args.Gather[b] = chunk.ReshapeArgs{Runs: runs}
+	}
+	return ins, args
+}
 
 func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	in := t.input(n, 0)
@@ -85,8 +143,15 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	idx, ridx, full := make([]int, nd), make([]int, nd), make([]int, nd)
 	nkeep, nred := tensor.NumElements(keepGrid), tensor.NumElements(redGrid)
 	out.Keys = make([]uint64, 0, nkeep)
-	var parts, next []int
+	var parts, next, gins []int
 	cf := t.columns[n.ID] // the fuser of the columns of n's input, if any
+	group, gather := 1, false
+	if cf == nil && nred > 1 {
+		group = meanMapGroup(t, n, in, reduced)
+		// The reshape's blocks, read by nothing else, are not made:
+		// each map reads their runs where they lie.
+		gather = group > 1 && len(t.readers[n.Inputs[0].ID]) == 1
+	}
 	for k := 0; k < nkeep; k++ {
 		tensor.UnravelInto(idx, k, keepGrid)
 		pshape := tensor.ChunkShape(keepChunks, keepGrid, k)
@@ -117,6 +182,22 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 					return nil, err
 				}
 				parts = append(parts, int(key))
+				continue
+			}
+			if group > 1 {
+				// Blocks r..r+group-1 feed one map op (see MeanMapGroup).
+				if r%group == 0 {
+					parts = append(parts, -1)
+					gins = gins[:0]
+				}
+				gins = append(gins, int(in.Keys[tensor.Ravel(full, inGrid)]))
+				if r%group == group-1 || r == nred-1 {
+					ins, gargs := t.ints.Clone(gins), args
+					if gather {
+						ins, gargs = gatherBlocks(t, gins, mapArgs)
+					}
+					parts[len(parts)-1] = int(t.emitOp(chunk.Op{Kind: mapKind, Inputs: ins, Shape: pshape, DType: pdt, Args: gargs}))
+				}
 				continue
 			}
 			ins := t.ints.Take(1)

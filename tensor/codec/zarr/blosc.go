@@ -93,19 +93,41 @@ func BloscSize(src []byte) (int, error) {
 	return f.nbytes, err
 }
 
-// scratch buffers of a block's size, for the shuffles: taken from a
-// pool, so that they are already mapped and, a block at a time, stay in
-// cache.
-var blockPool sync.Pool
+// blocks are scratch buffers of a block's size, for the shuffles, kept
+// from frame to frame so that they are already mapped and, a block at a
+// time, stay in cache. A sync.Pool would drop them at every collection,
+// and a worker collects every few chunks: each frame then faulted in a
+// fresh block. Release empties the list.
+var blocks struct {
+	sync.Mutex
+	free [][]byte
+}
+
+// maxBlocks is the most blocks kept: two a decoding (the bit shuffle's
+// steps), for a few decodings at once.
+const maxBlocks = 8
 
 func getBlock(n int) []byte {
-	if b, ok := blockPool.Get().(*[]byte); ok && cap(*b) >= n {
-		return (*b)[:n]
+	blocks.Lock()
+	defer blocks.Unlock()
+	for i := len(blocks.free) - 1; i >= 0; i-- {
+		if b := blocks.free[i]; cap(b) >= n {
+			last := len(blocks.free) - 1
+			blocks.free[i], blocks.free[last] = blocks.free[last], nil
+			blocks.free = blocks.free[:last]
+			return b[:n]
+		}
 	}
 	return make([]byte, n)
 }
 
-func putBlock(b []byte) { blockPool.Put(&b) }
+func putBlock(b []byte) {
+	blocks.Lock()
+	defer blocks.Unlock()
+	if len(blocks.free) < maxBlocks {
+		blocks.free = append(blocks.free, b)
+	}
+}
 
 // bloscDecode decompresses the blosc frame src into dst, whose length
 // must be the frame's uncompressed size.

@@ -190,14 +190,19 @@ func zstdDecoder() *zstd.Decoder {
 }
 
 // Release lets the collector take the shared zstd decoder and encoders
-// and the buffers they grew; the next use makes new ones. A kernel still
-// using one keeps it until it is done: they are dropped, not closed (used
-// only through DecodeAll and EncodeAll, they run no goroutines).
+// and the buffers they grew, and the blosc blocks kept; the next use
+// makes new ones. A kernel still using one keeps it until it is done:
+// they are dropped, not closed (used only through DecodeAll and
+// EncodeAll, they run no goroutines).
 func Release() {
 	zstdMu.Lock()
-	defer zstdMu.Unlock()
 	zstdDec = nil
 	zstdEncs = map[int]*zstd.Encoder{}
+	zstdMu.Unlock()
+	blocks.Lock()
+	clear(blocks.free)
+	blocks.free = blocks.free[:0]
+	blocks.Unlock()
 }
 
 // unzstd decodes the zstd frames of src into dst, refusing a frame that

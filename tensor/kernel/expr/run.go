@@ -308,6 +308,13 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 		if v := vecRow(ins.Kind, ins.Elem.Compute, ins.DType); v != nil && len(ins.Src) == 2 {
 			st.f = v
 		}
+		if ins.Kind == tensor.OpPower && len(ins.Src) == 2 && ins.DType == ins.Elem.Compute {
+			if v, ok := constOf(args.Code[:i], ins.Src[1]); ok && v == 2 {
+				if sq := squareRow(ins.DType); sq != nil {
+					st.f = sq
+				}
+			}
+		}
 		st.srcs = make([][]byte, len(ins.Src))
 	case chunk.ExprReduce:
 		red, err := newExprReducer(op.DType, ins, srcDT, args.Shape)
