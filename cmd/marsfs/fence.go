@@ -98,7 +98,7 @@ type fence struct {
 	until   time.Time            // the lease
 	epochs  map[int]uint64       // sessions held here above epoch 0
 	moved   map[int]*engine.MovedError
-	changed chan struct{} // closed and replaced when the lease or moved change
+	changed chan struct{}        // closed and replaced when the lease or moved change
 	granted map[string]time.Time // the last grant to each scheduler this one is the successor of
 	pending map[string]bool      // failed schedulers whose takeover is not done: no grants
 	answers map[string]bool      // restartOwned: who answered, with OK
