@@ -46,10 +46,11 @@ import (
 //     restores (restartOwned): a session another holds is not restored,
 //     its file removed.
 //
-// What it does not do yet: custody's witnesses. A home whose successor is
-// declared failed goes on alone, so a partition that cuts a home off from
-// its successor while both stay alive can still split a session; the
-// workers' fences (custody.Fence) are not wired.
+// A home whose successor is declared failed goes on alone only while it
+// reaches most of the workers, and a takeover needs the same (fence.view):
+// of a partition's two sides, only the one with most workers acts. That
+// is a weaker rule than custody's witnesses, which vote once an epoch;
+// the workers' fences (custody.Fence) are not wired yet.
 
 // leaseTerm is how long a grant lets a scheduler serve: shorter than
 // memberlist's failure detection (about 5 s by default), so that a
@@ -102,6 +103,7 @@ type fence struct {
 	granted map[string]time.Time // the last grant to each scheduler this one is the successor of
 	pending map[string]bool      // failed schedulers whose takeover is not done: no grants
 	answers map[string]bool      // restartOwned: who answered, with OK
+	hadPeer bool                 // another scheduler was alive once (view)
 }
 
 func newFence(r *replicator) *fence {
@@ -118,9 +120,21 @@ func (f *fence) wakeLocked() {
 // peers names the live schedulers other than this one, and this one's
 // successor among them.
 func (f *fence) peers() (names []string, succ string) {
+	names, succ, _ = f.view()
+	return names, succ
+}
+
+// view is peers, and whether this scheduler may act without a successor:
+// it never had another scheduler, or it reaches most of the workers (at
+// least one). A scheduler cut off from the others and from the workers
+// by a partition is not alone, only cut off: it neither serves without a
+// lease nor takes sessions over, while the side with the workers may.
+// (Not custody's witness votes: two sides can each count a majority of
+// the workers they know only if they know different workers.)
+func (f *fence) view() (names []string, succ string, alone bool) {
 	s := f.r.sched()
 	if s == nil {
-		return nil, ""
+		return nil, "", false
 	}
 	members := s.Members()
 	for _, m := range members {
@@ -128,10 +142,35 @@ func (f *fence) peers() (names []string, succ string) {
 			names = append(names, m.Name)
 		}
 	}
-	if len(names) == 0 {
-		return nil, ""
+	f.mu.Lock()
+	if len(names) > 0 {
+		f.hadPeer = true
 	}
-	return names, ring.New(append([]string{s.Name()}, names...)).Successor(s.Name())
+	had := f.hadPeer
+	f.mu.Unlock()
+	if len(names) == 0 {
+		return nil, "", !had || quorum(members)
+	}
+	return names, ring.New(append([]string{s.Name()}, names...)).Successor(s.Name()), false
+}
+
+// quorum says whether most of the workers of members (at least one) are
+// alive: those declared failed count, those that left do not.
+func quorum(members []cluster.Member) bool {
+	alive, known := 0, 0
+	for _, m := range members {
+		if m.Meta.Role != cluster.RoleWorker {
+			continue
+		}
+		switch m.State {
+		case cluster.Alive:
+			alive++
+			known++
+		case cluster.Failed:
+			known++
+		}
+	}
+	return alive > 0 && 2*alive > known
 }
 
 // Serve implements engine.Fence: nil while the lease holds (or no other
@@ -140,6 +179,8 @@ func (f *fence) peers() (names []string, succ string) {
 func (f *fence) Serve(ctx context.Context, session int) error {
 	deadline := time.NewTimer(serveWait)
 	defer deadline.Stop()
+	poll := time.NewTicker(renewEvery)
+	defer poll.Stop()
 	for asked := false; ; asked = true {
 		f.mu.Lock()
 		if m := f.moved[session]; m != nil && session != 0 {
@@ -152,18 +193,22 @@ func (f *fence) Serve(ctx context.Context, session int) error {
 		if ok {
 			return nil
 		}
-		_, succ := f.peers()
-		if succ == "" {
-			return nil // alone: no one else may hold a session
+		_, succ, alone := f.view()
+		if alone {
+			return nil // no one else may hold a session
 		}
-		if !asked {
+		if !asked && succ != "" {
 			f.renew()
 		}
 		select {
 		case <-ch:
+		case <-poll.C: // a successor, or the workers, may be back
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
+			if succ == "" {
+				return fmt.Errorf("this scheduler cannot confirm it still holds its sessions: no other scheduler answers, and it reaches too few workers")
+			}
 			return fmt.Errorf("this scheduler cannot confirm it still holds its sessions: its successor %s has not answered in %v", succ, serveWait)
 		}
 	}

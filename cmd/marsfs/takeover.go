@@ -116,14 +116,14 @@ func (r *replicator) confirm(session int, end int64) error {
 	poll := time.NewTicker(renewEvery) // membership changes are not announced here
 	defer poll.Stop()
 	for {
-		_, succ := r.fence.peers()
+		_, succ, alone := r.fence.view()
 		r.mu.Lock()
 		if h, ok := r.refusedBy[session]; ok {
 			delete(r.refusedBy, session)
 			r.mu.Unlock()
 			return &engine.MovedError{Session: session, Home: h.Home, Epoch: h.Epoch}
 		}
-		done := succ == "" || succ == r.target && r.acked[session] >= end
+		done := succ == "" && alone || succ != "" && succ == r.target && r.acked[session] >= end
 		ch := r.ackWake
 		r.mu.Unlock()
 		if done {
@@ -134,6 +134,9 @@ func (r *replicator) confirm(session int, end int64) error {
 		case <-ch:
 		case <-poll.C:
 		case <-deadline.C:
+			if succ == "" {
+				return fmt.Errorf("no other scheduler holds it, and this one reaches too few workers to go on alone")
+			}
 			return fmt.Errorf("its successor %s has not confirmed holding it in %v", succ, confirmWait)
 		}
 	}
@@ -249,9 +252,16 @@ func (r *replicator) onMsg(msg []byte) {
 		return
 	}
 	r.mu.Lock()
-	r.inbox = append(r.inbox, m)
+	started := r.eng != nil
+	if !started {
+		r.inbox = append(r.inbox, m) // for loop, once it runs
+	}
 	r.mu.Unlock()
-	r.poke()
+	if started {
+		// At once, not through loop: a home's synced write waits for
+		// the answer.
+		r.handle(m)
+	}
 }
 
 // attach gives the replicator its scheduler before it starts, for a
@@ -300,7 +310,9 @@ func (r *replicator) loop(ctx context.Context) {
 				delete(failed, m.Name)
 				continue
 			}
-			if !failed[m.Name] {
+			// Only with most of the workers: a scheduler cut off by a
+			// partition takes nothing over (fence.view).
+			if !failed[m.Name] && quorum(members) {
 				failed[m.Name] = true
 				r.fence.failed(m.Name)
 				go func() {
@@ -388,80 +400,85 @@ func (r *replicator) receive() {
 	r.inbox = nil
 	r.mu.Unlock()
 	for _, m := range inbox {
-		if m.Renew != nil {
-			r.fence.onRenew(m.From, m.Renew)
-		}
-		if len(m.Again) > 0 {
-			r.mu.Lock()
-			if m.From == r.target {
-				for _, n := range m.Again {
-					r.dirty[n] = true
-				}
+		r.handle(m)
+	}
+}
+
+// handle applies one message (receive).
+func (r *replicator) handle(m replMsg) {
+	if m.Renew != nil {
+		r.fence.onRenew(m.From, m.Renew)
+	}
+	if len(m.Again) > 0 {
+		r.mu.Lock()
+		if m.From == r.target {
+			for _, n := range m.Again {
+				r.dirty[n] = true
 			}
-			r.mu.Unlock()
 		}
-		if len(m.Ships) == 0 {
+		r.mu.Unlock()
+	}
+	if len(m.Ships) == 0 {
+		return
+	}
+	rep, err := r.st.dir.Replica(m.From)
+	if err != nil {
+		logPrefixed("replica of %s: %v", m.From, err)
+		return
+	}
+	again := map[int]bool{}
+	ans := replMsg{From: r.s.Name()}
+	ends := map[int]int64{}
+	for _, sh := range m.Ships {
+		if again[sh.Session] && !sh.Reset {
 			continue
 		}
-		rep, err := r.st.dir.Replica(m.From)
-		if err != nil {
-			logPrefixed("replica of %s: %v", m.From, err)
-			continue
-		}
-		again := map[int]bool{}
-		ans := replMsg{From: r.s.Name()}
-		ends := map[int]int64{}
-		for _, sh := range m.Ships {
-			if again[sh.Session] && !sh.Reset {
+		if _, mine := r.eng.Session(sh.Session); mine {
+			switch e, gone := r.fence.epochOf(sh.Session); {
+			case gone:
+			case e > m.Epochs[sh.Session]:
+				// Held here at a later epoch (taken over): a
+				// replica never takes a stale home's diverged
+				// journal; the sender learns where the session is.
+				ans.Moved = append(ans.Moved, held{Session: sh.Session, Epoch: e, Home: r.s.Name()})
+				again[sh.Session] = false
 				continue
-			}
-			if _, mine := r.eng.Session(sh.Session); mine {
-				switch e, gone := r.fence.epochOf(sh.Session); {
-				case gone:
-				case e > m.Epochs[sh.Session]:
-					// Held here at a later epoch (taken over): a
-					// replica never takes a stale home's diverged
-					// journal; the sender learns where the session is.
-					ans.Moved = append(ans.Moved, held{Session: sh.Session, Epoch: e, Home: r.s.Name()})
-					again[sh.Session] = false
-					continue
-				case e < m.Epochs[sh.Session]:
-					// This one is the stale home: it gives the session
-					// up, and keeps the new home's journal.
-					r.fence.giveUp([]held{{Session: sh.Session, Epoch: m.Epochs[sh.Session], Home: m.From}})
-				default:
-					continue // two homes at one epoch: never merged
-				}
-			}
-			if err := rep.Apply(sh); err != nil {
-				if !errors.Is(err, journal.ErrGap) {
-					logPrefixed("replica of %s: %v", m.From, err)
-				}
-				again[sh.Session] = true
-				delete(ends, sh.Session)
-				continue
-			}
-			switch {
-			case sh.Reset:
-				delete(again, sh.Session)
-				ends[sh.Session] = int64(len(sh.Frames))
-			case sh.Remove:
-				delete(ends, sh.Session)
+			case e < m.Epochs[sh.Session]:
+				// This one is the stale home: it gives the session
+				// up, and keeps the new home's journal.
+				r.fence.giveUp([]held{{Session: sh.Session, Epoch: m.Epochs[sh.Session], Home: m.From}})
 			default:
-				ends[sh.Session] = sh.Offset + int64(len(sh.Frames))
+				continue // two homes at one epoch: never merged
 			}
 		}
-		for n, a := range again {
-			if a {
-				ans.Again = append(ans.Again, n)
+		if err := rep.Apply(sh); err != nil {
+			if !errors.Is(err, journal.ErrGap) {
+				logPrefixed("replica of %s: %v", m.From, err)
 			}
+			again[sh.Session] = true
+			delete(ends, sh.Session)
+			continue
 		}
-		for n, end := range ends {
-			ans.Acked = append(ans.Acked, shipAck{Session: n, End: end})
+		switch {
+		case sh.Reset:
+			delete(again, sh.Session)
+			ends[sh.Session] = int64(len(sh.Frames))
+		case sh.Remove:
+			delete(ends, sh.Session)
+		default:
+			ends[sh.Session] = sh.Offset + int64(len(sh.Frames))
 		}
-		if len(ans.Again) > 0 || len(ans.Acked) > 0 || len(ans.Moved) > 0 {
-			r.post(m.From, ans)
+	}
+	for n, a := range again {
+		if a {
+			ans.Again = append(ans.Again, n)
 		}
+	}
+	for n, end := range ends {
+		ans.Acked = append(ans.Acked, shipAck{Session: n, End: end})
+	}
+	if len(ans.Again) > 0 || len(ans.Acked) > 0 || len(ans.Moved) > 0 {
+		r.post(m.From, ans)
 	}
 }
 
