@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -193,4 +195,137 @@ func TestRestartAfterTakeover(t *testing.T) {
 	if got := sumOf(t, cb2, sess, "(x * 2).sum()"); got == want {
 		t.Errorf("a write through the restarted one's tree did not take: %s", got)
 	}
+}
+
+// TestPartitionedHomeFenced is issue 30's partition: the home of a
+// session, a host of its own in a network namespace, is cut off from the
+// other scheduler and the workers (its link down) but not from its
+// clients (a unix socket), until the other has taken the session over
+// and a write through the cut-off one's tree has been refused; then the
+// link comes back. The cut-off one acknowledges nothing meanwhile, and
+// afterwards both trees show one value, one home and one listing, with
+// the write made through the new home during the partition.
+func TestPartitionedHomeFenced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes in network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	if _, err := osexec.LookPath("ip"); err != nil {
+		t.Skip("no ip command (iproute2)")
+	}
+	bin := build(t)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	os.WriteFile(keyFile, []byte("partition test secret\n"), 0o600)
+	prefix := fmt.Sprintf("mfp%d", os.Getpid()%100000)
+	hub := prefix + "h"
+	type host struct{ ns, ip string }
+	sa, sb, w1, w2 := host{prefix + "a", "10.216.0.1"}, host{prefix + "b", "10.216.0.2"}, host{prefix + "1", "10.216.0.3"}, host{prefix + "2", "10.216.0.4"}
+	var made []string
+	t.Cleanup(func() {
+		for _, ns := range made {
+			osexec.Command("ip", "netns", "del", ns).Run()
+		}
+	})
+	ipCmd(t, "netns", "add", hub)
+	made = append(made, hub)
+	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
+	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
+	for i, h := range []host{sa, sb, w1, w2} {
+		ipCmd(t, "netns", "add", h.ns)
+		made = append(made, h.ns)
+		port := fmt.Sprintf("p%d", i)
+		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
+		ipCmd(t, "-n", hub, "link", "set", port, "up")
+		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
+		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
+		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
+	}
+	sched := func(h host, args ...string) *upProcess {
+		sock := filepath.Join(t.TempDir(), "m.sock")
+		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.ns, bin, "scheduler", "--listen", h.ip + ":5640", "--socket", sock,
+			"--gossip", h.ip + ":7946", "--key-file", keyFile, "--state-dir", t.TempDir()}, args...)...)
+		return startCmd(t, cmd, bin, "scheduler")
+	}
+	a := sched(sa)
+	for _, w := range []host{w1, w2} {
+		cmd := osexec.Command("ip", "netns", "exec", w.ns, bin, "worker", "--join", sa.ip+":7946", "--listen", w.ip+":0",
+			"--gossip", w.ip+":7946", "--key-file", keyFile, "--name", w.ns, "--store", "mem", "--slots", "1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}
+	b := sched(sb, "--join", sa.ip+":7946")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the first scheduler's log:\n%s\nthe second's:\n%s", a.stderr, b.stderr)
+		}
+	})
+	ca, err := fs.Dial(a.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close()
+	cb, err := fs.Dial(b.unx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	for _, c := range []*fs.Client{ca, cb} {
+		waitFor(t, c, "/cluster/members", 60*time.Second, func(s string) bool {
+			return strings.Count(s, " scheduler alive") == 2 && strings.Count(s, " worker alive") == 2
+		})
+		for _, w := range []host{w1, w2} {
+			waitFor(t, c, "/cluster/workers/"+w.ns+"/status", 30*time.Second, func(s string) bool { return s != "" })
+		}
+	}
+	bName := memberNamed(readText(t, ca, "/cluster/members"), sb.ip+":7946")
+	sess := ""
+	for range 20 {
+		if s := newSession(t, ca); homeOf(t, ca, s) == bName {
+			sess = s
+			break
+		}
+	}
+	if sess == "" {
+		t.Fatalf("20 sessions and none homed on %s", bName)
+	}
+	submitOK(t, ca, sess, "x = arange(100000, chunks=10000) * 3\n")
+
+	cut := time.Now()
+	ipCmd(t, "-n", sb.ns, "link", "set", "eth0", "down")
+	waitLog(t, a, "took over 1 sessions of "+bName, 60*time.Second)
+	took := time.Since(cut)
+	// The cut-off one acknowledges no write: it has no lease, and cannot
+	// go on alone without the workers.
+	err = cb.WriteFile(sess+"/submit", []byte("d = (x * 5).sum()\n"))
+	if err == nil {
+		t.Errorf("a write through the cut-off home's tree was acknowledged %v into the partition", time.Since(cut).Round(time.Millisecond))
+	}
+	t.Logf("a write through the cut-off home's tree, %v into the partition: %v", time.Since(cut).Round(time.Millisecond), err)
+	want := sumOf(t, ca, sess, "(x * 7).sum()")
+	ipCmd(t, "-n", sb.ns, "link", "set", "eth0", "up")
+	healed := time.Now()
+	waitLog(t, b, "moved to "+memberNamed(readText(t, ca, "/cluster/members"), sa.ip+":7946"), 60*time.Second)
+	learned := time.Since(healed)
+	for _, c := range []*fs.Client{ca, cb} {
+		waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool { return strings.Count(s, " scheduler alive") == 2 })
+		if d := strings.TrimSpace(readText(t, c, sess+"/tensors/d/text")); d != want {
+			t.Errorf("d = %s through one tree, want %s", d, want)
+		}
+		if h := homeOf(t, c, sess); h == bName || h == "" {
+			t.Errorf("home %q after the partition", h)
+		}
+		if n := listed(t, c, sess); n != 1 {
+			t.Errorf("%s listed %d times", sess, n)
+		}
+	}
+	if got := sumOf(t, cb, sess, "(x * 2).sum()"); got != strconv.Itoa(2*3*99999*100000/2) {
+		t.Errorf("(x*2).sum() through the healed one's tree = %s", got)
+	}
+	t.Logf("takeover %v into the partition; the cut-off one learned of it %v after the link came back", took.Round(time.Millisecond), learned.Round(time.Millisecond))
 }

@@ -53,6 +53,13 @@ func startServer(t *testing.T, bin, verb string, args ...string) *upProcess {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "m.sock")
 	cmd := osexec.Command(bin, append([]string{verb, "--listen", "127.0.0.1:0", "--socket", sock}, args...)...)
+	return startCmd(t, cmd, bin, verb)
+}
+
+// startCmd starts cmd, a `marsfs VERB` (up or scheduler) serving at an
+// address and a socket, and waits until it serves.
+func startCmd(t *testing.T, cmd *osexec.Cmd, bin, verb string) *upProcess {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
