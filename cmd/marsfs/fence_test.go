@@ -35,9 +35,11 @@ func waitLog(t *testing.T, p *upProcess, want string, d time.Duration) string {
 
 // fencedPair starts two schedulers with state dirs (a at gossip, b
 // joined to it) and two workers, and makes a session homed on b, cloned
-// through a, in which x is kept. It returns the clients of both trees,
-// the session's path and b's name.
-func fencedPair(t *testing.T, bin string) (a, b *upProcess, ca, cb *fs.Client, sess, bName, dirB, gossip string) {
+// through a, holding an upload u, kept tensors x and y and a graph still
+// running (fillForKill), and x3 = arange(100000) * 3. It returns the
+// clients of both trees, the session's path, b's name, and the hashes of
+// u, x and y.
+func fencedPair(t *testing.T, bin string) (a, b *upProcess, ca, cb *fs.Client, sess, bName, dirB, gossip string, want map[string][32]byte) {
 	gossip, dirA := freeGossip(t), t.TempDir()
 	dirB = t.TempDir()
 	a = startServer(t, bin, "scheduler", "--gossip", gossip, "--state-dir", dirA)
@@ -76,8 +78,19 @@ func fencedPair(t *testing.T, bin string) (a, b *upProcess, ca, cb *fs.Client, s
 	if sess == "" {
 		t.Fatalf("20 sessions and none homed on the second scheduler")
 	}
-	submitOK(t, ca, sess, "x = arange(100000, chunks=10000) * 3\n")
-	return a, b, ca, cb, sess, bName, dirB, gossip
+	want = fillForKill(t, ca, sess)
+	submitOK(t, ca, sess, "x3 = arange(100000, chunks=10000) * 3\n")
+	return a, b, ca, cb, sess, bName, dirB, gossip, want
+}
+
+// sameTensors checks u, x and y through c against their hashes.
+func sameTensors(t *testing.T, c *fs.Client, sess string, want map[string][32]byte) {
+	t.Helper()
+	for name, h := range want {
+		if got, _ := hashFile(t, c, sess+"/tensors/"+name+"/data"); got != h {
+			t.Errorf("%s differs", name)
+		}
+	}
 }
 
 // sumOf submits d = x.sum() through c and reads it back.
@@ -112,7 +125,7 @@ func listed(t *testing.T, c *fs.Client, sess string) int {
 // serves a request on it.
 func TestPausedHomeFenced(t *testing.T) {
 	bin := build(t)
-	a, b, ca, cb, sess, bName, dirB, _ := fencedPair(t, bin)
+	a, b, ca, cb, sess, bName, dirB, _, want := fencedPair(t, bin)
 	file := filepath.Join(dirB, "session-"+filepath.Base(sess)+".journal")
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("the home's journal: %v", err)
@@ -128,9 +141,9 @@ func TestPausedHomeFenced(t *testing.T) {
 	}
 	resumed := time.Now()
 	// The first write after the pause goes through the paused one's tree.
-	x5 := sumOf(t, cb, sess, "(x * 5).sum()")
+	x5 := sumOf(t, cb, sess, "(x3 * 5).sum()")
 	first := time.Since(resumed)
-	x7 := sumOf(t, ca, sess, "(x * 7).sum()")
+	x7 := sumOf(t, ca, sess, "(x3 * 7).sum()")
 	if want := strconv.Itoa(5 * 3 * 99999 * 100000 / 2); x5 != want {
 		t.Errorf("(x*5).sum() through the paused one's tree = %s, want %s", x5, want)
 	}
@@ -145,6 +158,9 @@ func TestPausedHomeFenced(t *testing.T) {
 			t.Errorf("%s listed %d times", sess, n)
 		}
 	}
+	// What was acknowledged before the pause, through the paused one's
+	// tree (forwarded to the new home).
+	sameTensors(t, cb, sess, want)
 	if want := strconv.Itoa(7 * 3 * 99999 * 100000 / 2); x7 != want {
 		t.Errorf("(x*7).sum() = %s, want %s", x7, want)
 	}
@@ -152,8 +168,17 @@ func TestPausedHomeFenced(t *testing.T) {
 	if !strings.Contains(log, "given up here") {
 		t.Errorf("the paused one's log does not say it gave the session up:\n%s", log)
 	}
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
-		t.Errorf("the paused one's journal of the session is still there: %v", err)
+	// Given up in the background: the file goes once the session's
+	// last write there has ended.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(10 * time.Second); ; <-tick.C {
+		if _, err := os.Stat(file); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the paused one's journal of the session is still there 10 s after it gave the session up")
+		}
 	}
 	t.Logf("takeover %v after SIGSTOP; the first write after SIGCONT, through the paused one's tree, acknowledged in %v",
 		took.Round(time.Millisecond), first.Round(time.Millisecond))
@@ -166,8 +191,8 @@ func TestPausedHomeFenced(t *testing.T) {
 // from the new home, whose value is the one written before the kill.
 func TestRestartAfterTakeover(t *testing.T) {
 	bin := build(t)
-	a, b, ca, _, sess, bName, dirB, gossip := fencedPair(t, bin)
-	want := sumOf(t, ca, sess, "x.sum()")
+	a, b, ca, _, sess, bName, dirB, gossip, hashes := fencedPair(t, bin)
+	want := sumOf(t, ca, sess, "x3.sum()")
 	b.cmd.Process.Kill()
 	b.cmd.Wait()
 	waitLog(t, a, "took over 1 sessions of "+bName, 60*time.Second)
@@ -188,11 +213,12 @@ func TestRestartAfterTakeover(t *testing.T) {
 		if d := strings.TrimSpace(readText(t, c, sess+"/tensors/d/text")); d != want {
 			t.Errorf("d = %s, want %s", d, want)
 		}
+		sameTensors(t, c, sess, hashes)
 	}
 	if _, err := os.Stat(filepath.Join(dirB, "session-"+filepath.Base(sess)+".journal")); !os.IsNotExist(err) {
 		t.Errorf("the restarted one kept the session's journal: %v", err)
 	}
-	if got := sumOf(t, cb2, sess, "(x * 2).sum()"); got == want {
+	if got := sumOf(t, cb2, sess, "(x3 * 2).sum()"); got == want {
 		t.Errorf("a write through the restarted one's tree did not take: %s", got)
 	}
 }
