@@ -33,6 +33,17 @@ func waitLog(t *testing.T, p *upProcess, want string, d time.Duration) string {
 	}
 }
 
+// noRace fails the test if a process's log reports a data race (the
+// binary built with MARSFS_TEST_RACE=1).
+func noRace(t *testing.T, ps ...*upProcess) {
+	t.Helper()
+	for _, p := range ps {
+		if log := p.stderr.String(); strings.Contains(log, "DATA RACE") {
+			t.Errorf("a data race in %v:\n%s", p.cmd.Args[:2], log)
+		}
+	}
+}
+
 // fencedPair starts two schedulers with state dirs (a at gossip, b
 // joined to it) and two workers, and makes a session homed on b, cloned
 // through a, holding an upload u, kept tensors x and y and a graph still
@@ -47,6 +58,7 @@ func fencedPair(t *testing.T, bin string) (a, b *upProcess, ca, cb *fs.Client, s
 	startWorker(t, bin, gossip, "w2")
 	b = startServer(t, bin, "scheduler", "--gossip", "127.0.0.1:0", "--join", gossip, "--state-dir", dirB)
 	t.Cleanup(func() {
+		noRace(t, a, b)
 		if t.Failed() {
 			t.Logf("the first scheduler's log:\n%s\nthe second's:\n%s", a.stderr, b.stderr)
 		}
@@ -197,6 +209,7 @@ func TestRestartAfterTakeover(t *testing.T) {
 	b.cmd.Wait()
 	waitLog(t, a, "took over 1 sessions of "+bName, 60*time.Second)
 	b2 := startServer(t, bin, "scheduler", "--gossip", "127.0.0.1:0", "--join", gossip, "--state-dir", dirB)
+	t.Cleanup(func() { noRace(t, b2) })
 	log := waitLog(t, b2, "while this scheduler was down: not restored", 30*time.Second)
 	if strings.Contains(log, "restored 1 sessions") {
 		t.Errorf("the restarted one restored the session:\n%s", log)
@@ -287,6 +300,7 @@ func TestPartitionedHomeFenced(t *testing.T) {
 	}
 	b := sched(sb, "--join", sa.ip+":7946")
 	t.Cleanup(func() {
+		noRace(t, a, b)
 		if t.Failed() {
 			t.Logf("the first scheduler's log:\n%s\nthe second's:\n%s", a.stderr, b.stderr)
 		}

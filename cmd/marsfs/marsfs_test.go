@@ -21,7 +21,13 @@ import (
 func build(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "marsfs")
-	out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	args := []string{"build", "-o", bin}
+	if os.Getenv("MARSFS_TEST_RACE") != "" {
+		// The processes under the race detector: a race is in their logs
+		// ("WARNING: DATA RACE"), which noRace checks.
+		args = append(args, "-race")
+	}
+	out, err := osexec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
