@@ -104,6 +104,7 @@ type fence struct {
 	pending map[string]bool      // failed schedulers whose takeover is not done: no grants
 	answers map[string]bool      // restartOwned: who answered, with OK
 	hadPeer bool                 // another scheduler was alive once (view)
+	renewed time.Time            // the last renewal sent
 }
 
 func newFence(r *replicator) *fence {
@@ -177,6 +178,15 @@ func quorum(members []cluster.Member) bool {
 // scheduler lives), the session's move if it moved, else it asks and
 // waits for the lease (serveWait at most).
 func (f *fence) Serve(ctx context.Context, session int) error {
+	f.mu.Lock()
+	m, ok := f.moved[session], time.Now().Before(f.until)
+	f.mu.Unlock()
+	switch {
+	case m != nil && session != 0:
+		return m
+	case ok:
+		return nil // the usual case: the lease holds
+	}
 	deadline := time.NewTimer(serveWait)
 	defer deadline.Stop()
 	poll := time.NewTicker(renewEvery)
@@ -223,9 +233,14 @@ func (f *fence) renew() {
 		return
 	}
 	f.mu.Lock()
+	now := time.Now()
+	if now.Sub(f.renewed) < renewEvery/8 {
+		f.mu.Unlock()
+		return // one is on its way: many requests waiting ask once
+	}
+	f.renewed = now
 	f.nonce++
 	rn := renewal{Nonce: f.nonce}
-	now := time.Now()
 	f.sent[rn.Nonce] = now
 	for n, t := range f.sent {
 		if now.Sub(t) > leaseTerm {

@@ -57,7 +57,8 @@ type replicator struct {
 	inbox   []replMsg
 	wake    chan struct{}
 
-	fence *fence
+	fence  *fence
+	taking sync.Mutex // held by a takeover
 	// acked is, for each session, the end of its file the target's
 	// replica holds (Acked answers); ackWake is closed and replaced when
 	// it or the target changes (confirm waits on it).
@@ -315,8 +316,12 @@ func (r *replicator) loop(ctx context.Context) {
 			if !failed[m.Name] && quorum(members) {
 				failed[m.Name] = true
 				r.fence.failed(m.Name)
+				// Not on this loop, which answers the ships and
+				// renewals a takeover's writes wait for; one at a time.
 				go func() {
 					defer r.fence.done(m.Name)
+					r.taking.Lock()
+					defer r.taking.Unlock()
 					r.takeOver(ctx, m.Name, members)
 				}()
 			}
