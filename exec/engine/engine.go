@@ -19,6 +19,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -146,9 +147,6 @@ func (e *Engine) SetSpace(space ident.Space) {
 	e.nextSess = space.FirstSession()
 	e.nextID.Store(space.Start(rand.Uint64))
 }
-
-// Runner returns the runner the engine executes on.
-func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
@@ -312,7 +310,7 @@ func (s *Session) Env() spec.Env {
 // learns of it before the whole is written.
 func (s *Session) Parse(src string) (*spec.Graph, error) {
 	data, _ := s.files()
-	return spec.ParseData(src, s.Env(), data)
+	return lang.ParseData(src, s.Env(), data)
 }
 
 // files returns the data directory as the session's owner sees it, and
@@ -342,11 +340,11 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 
 // Prefix starts the check of a spec written a piece at a time, against the
 // session's tensors now and its data directory as its owner sees it
-// (spec.Prefix): each piece is built once, and Submit builds the whole
+// (lang.Prefix): each piece is built once, and Submit builds the whole
 // text again.
-func (s *Session) Prefix() *spec.Prefix {
+func (s *Session) Prefix() *lang.Prefix {
 	data, _ := s.files()
-	return spec.NewPrefix(s.Env(), data)
+	return lang.NewPrefix(s.Env(), data)
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -450,7 +448,7 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	data, owner := s.files()
-	tg, err := spec.ParseData(src, env, data)
+	tg, err := lang.ParseData(src, env, data)
 	if err != nil {
 		return nil, err
 	}

@@ -536,6 +536,29 @@ func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
 	return tensor.Gather(&t.tiled, parts)
 }
 
+// Chunk returns the tensor's chunk i (C order over its chunk grid) and
+// release, which gives back what holds it (see Runner.Fetch): a reader
+// streams a tensor chunk by chunk through it without gathering it.
+func (t *Tensor) Chunk(ctx context.Context, i int) (*tensor.Array, func(), error) {
+	if i < 0 || i >= len(t.tiled.Keys) {
+		return nil, nil, fmt.Errorf("tensor %s has no chunk %d of %d", t.tiled.Name, i, len(t.tiled.Keys))
+	}
+	a, release, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+	}
+	return a, release, nil
+}
+
+// ChunkWorker names the worker holding the tensor's chunk i, "" if none
+// does (lost, or not made yet).
+func (t *Tensor) ChunkWorker(i int) string {
+	if i < 0 || i >= len(t.tiled.Keys) {
+		return ""
+	}
+	return t.session.engine.runner.Where(t.tiled.Keys[i])
+}
+
 // FetchIndex gathers the elements at the cross product of per-axis indices
 // sel (see tensor.GatherIndex), fetching only the chunks that hold them.
 func (t *Tensor) FetchIndex(ctx context.Context, sel [][]int) (*tensor.Array, error) {

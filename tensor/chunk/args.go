@@ -459,14 +459,23 @@ type ZarrArgs struct {
 //     directory (a temporary file renamed), then renames the directory
 //     into place: a failed or cancelled graph leaves no array that looks
 //     complete.
+//
+// An array inside a group (a path under a directory named NAME.zarr, as
+// xarray's datasets are) is a dataset's variable: the create op makes the
+// groups on the path that are missing, the commit op writes the array's
+// .zattrs (Dims as xarray's _ARRAY_DIMENSIONS, and Attrs) with its
+// metadata, and, once the array is in place, the group's consolidated
+// .zmetadata anew.
 type ZarrWriteArgs struct {
 	Path      string // the array's directory, relative to the data directory
 	Temp      string // its name while it is written
 	Overwrite bool   // replace what is at Path
 	Array     ZarrArray
-	Index     []int   // write: the store chunk's grid index
-	Offsets   [][]int // write: each input chunk's offset in the array
-	Owner     Owner   // whose rights the store is written with
+	Index     []int    // write: the store chunk's grid index
+	Offsets   [][]int  // write: each input chunk's offset in the array
+	Owner     Owner    // whose rights the store is written with
+	Dims      []string // the dimensions' names (nil: none written)
+	Attrs     string   // the attributes, a JSON object ("": none)
 }
 
 // An Owner is the user whose rights a file op acts with: the uid, gid and

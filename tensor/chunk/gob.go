@@ -11,7 +11,7 @@ import (
 func init() {
 	for _, args := range []any{
 		ConstArgs{}, GenArgs{}, AssembleArgs{}, SplitArgs{}, ElemArgs{}, ReduceArgs{}, ScanArgs{},
-		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{}, MapsArgs{}, LabelSumsArgs{},
+		TransposeArgs{}, ReshapeArgs{}, MatmulArgs{}, NPYArgs{}, ZarrArgs{}, NPYWriteArgs{}, ZarrWriteArgs{}, FuseArgs{}, ExprArgs{}, PartArgs{}, MapsArgs{}, LabelSumsArgs{}, GroupByArgs{},
 		QRFactorArgs{}, QRQArgs{}, QRQTArgs{}, SVDPartArgs{}, SortArgs{},
 		HistArgs{}, BincountArgs{}, PercentileArgs{}, UniqueArgs{}, BincountLenArgs{},
 		DiagonalArgs{}, MaskArgs{}, EighArgs{}, TakeArgs{}, TakePieceArgs{}, SampleSortArgs{}, NonEmptyArgs{}, LookupArgs{},

@@ -39,6 +39,8 @@ func infer(n *Node) error {
 		return inferEigh(n)
 	case n.Op == tensor.OpTake:
 		return inferTake(n)
+	case n.Op == tensor.OpGroupBy:
+		return inferGroupBy(n)
 	case n.Op == tensor.OpSearchsorted || n.Op == tensor.OpIsin:
 		return inferLookup(n)
 	case n.Op == tensor.OpNonEmpty:
@@ -83,7 +85,7 @@ func infer(n *Node) error {
 		if err := checkAxis(n.Attrs.Axes[0], len(x.Shape)); err != nil {
 			return err
 		}
-		n.Shape, n.DType = slices.Clone(x.Shape), reduceType(n.Op, x.DType)
+		n.Shape, n.DType = slices.Clone(x.Shape), ReduceType(n.Op, x.DType)
 	default:
 		return inferShapeOp(n)
 	}
@@ -125,6 +127,7 @@ var opArity = map[string]int{
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
 	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2, tensor.OpNonEmpty: 2,
+	tensor.OpGroupBy: 2,
 }
 
 func checkArity(n *Node, k int) error {
@@ -310,7 +313,7 @@ func checkShape(shape []int) error {
 		if d < 0 {
 			return fmt.Errorf("negative dimensions are not allowed")
 		}
-		if d > 0 && total > maxInt/d {
+		if d > 0 && total > MaxInt/d {
 			return fmt.Errorf("shape %s is too large", ShapeString(shape))
 		}
 		total *= d
@@ -371,7 +374,7 @@ func inferReduce(n *Node) error {
 	if axes == nil && nd == 0 && (n.Op == tensor.OpArgmin || n.Op == tensor.OpArgmax) {
 		shape = []int{}
 	}
-	n.Shape, n.DType = shape, reduceType(n.Op, x.DType)
+	n.Shape, n.DType = shape, ReduceType(n.Op, x.DType)
 	return nil
 }
 

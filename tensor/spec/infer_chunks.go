@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
@@ -51,8 +50,8 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	for ax := len(shape) - 1; ax >= 0; ax-- {
 		l := shape[ax]
 		if budget == 1 && l > 1 {
-			if count *= l; count > maxChunks {
-				return nil, tooManyChunks(shape)
+			if count *= l; count > MaxChunks {
+				return nil, TooManyChunks(shape)
 			}
 			out[ax] = RegularChunks(l, 1)
 			continue
@@ -65,8 +64,8 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 			continue
 		}
 		n := (l + budget - 1) / budget // the fewest chunks that fit
-		if count *= n; count > maxChunks {
-			return nil, tooManyChunks(shape)
+		if count *= n; count > MaxChunks {
+			return nil, TooManyChunks(shape)
 		}
 		out[ax] = RegularChunks(l, (l+n-1)/n)
 		budget = 1
@@ -74,12 +73,13 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	return out, nil
 }
 
-// maxChunks bounds the chunks of one tensor, so that a spec cannot ask for
+// MaxChunks bounds the chunks of one tensor, so that a spec cannot ask for
 // more chunk operands than a scheduler can hold.
-const maxChunks = 1 << 20
+const MaxChunks = 1 << 20
 
-func tooManyChunks(shape []int) error {
-	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), maxChunks)
+// TooManyChunks refuses a chunking of more than MaxChunks chunks.
+func TooManyChunks(shape []int) error {
+	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), MaxChunks)
 }
 
 // RegularChunks cuts an axis of length l into chunks of size c, the last
@@ -97,104 +97,12 @@ func RegularChunks(l, c int) []int {
 	return out
 }
 
-// chunksOf converts a chunks argument for shape: an int (every axis), -1
-// (whole axes), "auto" or None (the default), or a tuple with one entry an
-// axis, each an int, -1 or None (the whole axis), or a tuple of explicit
-// chunk sizes.
-func chunksOf(v value, p syntax.SrcPos, shape []int) ([][]int, error) {
-	switch v := v.(type) {
-	case noneValue:
-		return defaultChunksAt(shape, p)
-	case string:
-		if v == "auto" {
-			return defaultChunksAt(shape, p)
-		}
-		return nil, syntax.Errorf(p, "chunks %q not understood: give an int, a tuple, or \"auto\"", v)
-	case seqValue:
-		if len(v.elts) != len(shape) {
-			return nil, syntax.Errorf(p, "chunks have %d entries for the %d axes of shape %s", len(v.elts), len(shape), ShapeString(shape))
-		}
-		out := make([][]int, len(shape))
-		for ax, e := range v.elts {
-			cs, err := axisChunks(e, v.pos[ax], shape[ax])
-			if err != nil {
-				return nil, err
-			}
-			out[ax] = cs
-		}
-		return out, checkCount(out, shape, p)
-	}
-	out := make([][]int, len(shape))
-	for ax, l := range shape {
-		cs, err := axisChunks(v, p, l)
-		if err != nil {
-			return nil, err
-		}
-		out[ax] = cs
-	}
-	return out, checkCount(out, shape, p)
-}
-
-func defaultChunksAt(shape []int, p syntax.SrcPos) ([][]int, error) {
+// DefaultChunksAt is the default chunking of shape, its errors reported
+// at p.
+func DefaultChunksAt(shape []int, p syntax.SrcPos) ([][]int, error) {
 	c, err := defaultChunks(shape)
 	if err != nil {
 		return nil, syntax.ErrAt(p, err)
 	}
 	return c, nil
 }
-
-func checkCount(chunks [][]int, shape []int, p syntax.SrcPos) error {
-	n := 1
-	for _, cs := range chunks {
-		if n *= len(cs); n > maxChunks {
-			return syntax.ErrAt(p, tooManyChunks(shape))
-		}
-	}
-	return nil
-}
-
-// axisChunks converts the chunks of one axis of length l.
-func axisChunks(v value, p syntax.SrcPos, l int) ([]int, error) {
-	switch v := v.(type) {
-	case noneValue:
-		return RegularChunks(l, max(l, 1)), nil
-	case seqValue:
-		if len(v.elts) > maxChunks {
-			return nil, syntax.Errorf(p, "more than %d chunks on one axis", maxChunks)
-		}
-		sizes, err := ints(v, p)
-		if err != nil {
-			return nil, err
-		}
-		if l == 0 && len(sizes) == 1 && sizes[0] == 0 {
-			return sizes, nil
-		}
-		sum := 0
-		for _, s := range sizes {
-			if s <= 0 {
-				return nil, syntax.Errorf(p, "chunk sizes must be positive, got %d", s)
-			}
-			sum += s
-		}
-		if sum != l {
-			return nil, syntax.Errorf(p, "chunks %v sum to %d, not the axis length %d", sizes, sum, l)
-		}
-		return sizes, nil
-	}
-	c, err := toInt(v, p)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case c == -1:
-		return RegularChunks(l, max(l, 1)), nil
-	case c <= 0:
-		return nil, syntax.Errorf(p, "chunks must be positive (or -1 for a whole axis), got %d", c)
-	case l/c >= maxChunks:
-		return nil, syntax.Errorf(p, "chunks of %d cut an axis of length %d into more than %d chunks", c, l, maxChunks)
-	}
-	return RegularChunks(l, c), nil
-}
-
-// freshSeed returns a random seed for a generator the spec gave none.
-func freshSeed() uint64 { return rand.Uint64() >> 1 }

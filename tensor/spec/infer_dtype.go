@@ -254,8 +254,8 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 	return 0, fmt.Errorf("%s is not a two-input elementwise op", op)
 }
 
-// reduceType is the dtype of a reduction of an x array.
-func reduceType(op string, x tensor.DType) tensor.DType {
+// ReduceType is the dtype of a reduction of an x array.
+func ReduceType(op string, x tensor.DType) tensor.DType {
 	switch op {
 	case tensor.OpSum, tensor.OpProd, tensor.OpNansum, tensor.OpCumsum, tensor.OpCumprod:
 		// Integers accumulate in the platform's integers, unsigned ones

@@ -2,10 +2,9 @@ package spec
 
 import (
 	"fmt"
-	"slices"
-
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
+	"slices"
 )
 
 // catalogueOps are the ops of graph_linalg.go with their number of inputs;
@@ -166,3 +165,22 @@ func inferCatalogue(n *Node) error {
 }
 
 func finite(v float64) bool { return v == v && v-v == 0 }
+
+func inferEigh(n *Node) error {
+	x := n.Inputs[0]
+	if len(x.Shape) != 2 {
+		return fmt.Errorf("%d-dimensional array given. Array must be at least two-dimensional", len(x.Shape))
+	}
+	if x.Shape[0] != x.Shape[1] {
+		return fmt.Errorf("Last 2 dimensions of the array must be square")
+	}
+	if n.Attrs.K != 0 && n.Attrs.K != 1 {
+		return fmt.Errorf("eigh: K must be 0 (lower) or 1 (upper)")
+	}
+	n.DType = SolveDType(x.DType)
+	n.Shape = []int{x.Shape[0]}
+	if n.Op == tensor.OpEighV {
+		n.Shape = []int{x.Shape[0], x.Shape[0]}
+	}
+	return nil
+}

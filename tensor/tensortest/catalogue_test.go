@@ -18,6 +18,7 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -285,7 +286,7 @@ func TestCatalogue(t *testing.T) {
 // specJSON returns the JSON form of spec.
 func specJSON(t *testing.T, text string, env *catEnv) string {
 	t.Helper()
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}
@@ -312,7 +313,7 @@ var catExprOps int
 // specError parses, tiles, optimizes and computes spec and returns the
 // first error.
 func specError(text string, env *catEnv, opt fuse.Options) error {
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		return err
 	}
@@ -330,7 +331,7 @@ func runSpec(t *testing.T, text string, env *catEnv) map[string]*tensor.Array {
 // go through gob first when any is on.
 func runSpecWith(t *testing.T, text string, env *catEnv, opt fuse.Options) map[string]*tensor.Array {
 	t.Helper()
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}

@@ -99,7 +99,30 @@ def helpers(rng):
                 x[i, i] = i + 0.5
         return x
 
-    return dict(np=np, f64=f64, f32=f32, f16=f16, i32=i32, i64=i64, ints=ints, bools=bools, pos=pos, nanify=nanify)
+    return dict(np=np, f64=f64, f32=f32, f16=f16, i32=i32, i64=i64, ints=ints, bools=bools, pos=pos, nanify=nanify,
+                grouped=grouped)
+
+
+def grouped(f, x, lab, groups, axis=0, ddof=0):
+    """A group-by reduction as flox makes it with expected groups
+    0 .. groups-1: f of the elements of x along axis whose label is g, for
+    each g; labels outside the groups are left out; a group with no
+    element gives 0 (sum, count), 1 (prod) or NaN (the others; min and max
+    of integers are float64 for it)."""
+    xm = np.moveaxis(np.asarray(x), axis, 0)
+    rest = xm.shape[1:]
+    outs = []
+    for g in range(groups):
+        sel = xm[lab == g]
+        if f == "count":
+            outs.append(np.full(rest, len(sel), dtype=np.int64))
+        elif f in ("min", "max"):
+            dt = xm.dtype if xm.dtype.kind == "f" else np.dtype(np.float64)
+            outs.append(getattr(np, f)(sel, axis=0).astype(dt) if len(sel) else np.full(rest, np.nan, dt))
+        else:
+            kw = {"ddof": ddof} if f in ("var", "std") else {}
+            outs.append(getattr(np, f)(sel, axis=0, **kw))
+    return np.moveaxis(np.stack(outs), 0, axis)
 
 
 DT = ["bool", "int32", "int64", "float32", "float64"]
