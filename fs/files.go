@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sort"
@@ -33,8 +35,15 @@ const sessionsPath = "/sessions"
 // sessionsDir lists clone and every open session.
 func (s *Server) sessionsDir(c *conn) ([]*node, error) {
 	ents := []*node{s.cloneFile()}
+	// This scheduler's sessions only while it knows no other holds them
+	// at a later epoch (engine.Fence): after a pause it confirms first.
+	if err := s.eng.Serve(context.Background(), 0); err != nil {
+		return nil, fenceErrno(err)
+	}
 	for _, sess := range s.eng.Sessions() {
-		ents = append(ents, s.sessionDir(sess))
+		if s.eng.Serve(context.Background(), sess.ID()) == nil {
+			ents = append(ents, s.sessionDir(sess))
+		}
 	}
 	if s.forwarding(c) {
 		ents = append(ents, s.remoteSessions(c)...)
@@ -71,7 +80,16 @@ func (s *Server) lookupSession(c *conn, name string) (*node, error) {
 	}
 	if id, err := strconv.Atoi(name); err == nil {
 		if sess, ok := s.eng.Session(id); ok {
-			return s.sessionDir(sess), nil
+			err := s.eng.Serve(context.Background(), id)
+			var moved *engine.MovedError
+			switch {
+			case err == nil:
+				return s.sessionDir(sess), nil
+			case errors.As(err, &moved) && s.forwarding(c):
+				return s.remoteSession(name, moved.Home), nil
+			default:
+				return nil, fenceErrno(err)
+			}
 		}
 	}
 	return s.lookupRemote(c, name)

@@ -28,3 +28,14 @@ func refusal(err error, def linux.Errno) linux.Errno {
 	}
 	return linux.EIO
 }
+
+// fenceErrno answers a session this scheduler may not serve now
+// (engine.Fence): one another scheduler holds is not here (ENOENT), and
+// one it cannot confirm holding is to be asked again (EAGAIN).
+func fenceErrno(err error) linux.Errno {
+	var moved *engine.MovedError
+	if errors.As(err, &moved) {
+		return linux.ENOENT
+	}
+	return linux.EAGAIN
+}

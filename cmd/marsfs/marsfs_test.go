@@ -21,7 +21,13 @@ import (
 func build(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "marsfs")
-	out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	args := []string{"build", "-o", bin}
+	if os.Getenv("MARSFS_TEST_RACE") != "" {
+		// The processes under the race detector: a race is in their logs
+		// ("WARNING: DATA RACE"), which noRace checks.
+		args = append(args, "-race")
+	}
+	out, err := osexec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -53,6 +59,13 @@ func startServer(t *testing.T, bin, verb string, args ...string) *upProcess {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "m.sock")
 	cmd := osexec.Command(bin, append([]string{verb, "--listen", "127.0.0.1:0", "--socket", sock}, args...)...)
+	return startCmd(t, cmd, bin, verb)
+}
+
+// startCmd starts cmd, a `marsfs VERB` (up or scheduler) serving at an
+// address and a socket, and waits until it serves.
+func startCmd(t *testing.T, cmd *osexec.Cmd, bin, verb string) *upProcess {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

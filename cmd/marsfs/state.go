@@ -76,6 +76,8 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 	if st == nil {
 		return
 	}
+	st.rep.attach(s)
+	st.dropMoved(ctx, s)
 	if adopted, missing := s.WaitExpected(ctx, adoptWait); adopted+missing > 0 {
 		logPrefixed("took back %d chunks from the workers in %v; %d are missing, to be made again from lineage when needed",
 			adopted, time.Since(st.opened).Round(time.Millisecond), missing)
@@ -86,8 +88,17 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 		}
 	}
 	st.dir.SetShip(st.rep.ship)
+	st.dir.SetConfirm(st.rep.confirm)
 	eng.SetJournal(st.dir, logPrefixed)
-	defer st.rep.start(ctx, s, eng)
+	eng.SetFence(st.rep.fence)
+	for _, l := range st.loaded {
+		if l.State != nil {
+			st.rep.fence.hold(l.Session, l.State.Epoch)
+		}
+	}
+	// Running before the sessions are restored: a graph run again
+	// journals, and its write waits for the successor's replica.
+	st.rep.start(ctx, s, eng)
 	res, err := eng.Restore(st.loaded)
 	if err != nil {
 		logPrefixed("state dir %s: %v", st.dir.Path(), err)
@@ -100,6 +111,49 @@ func (st *stateDir) restore(ctx context.Context, eng *engine.Engine, s *sched.Sc
 		logPrefixed("restored %d sessions from %s in %v: %d chunks of kept and uploaded tensors, expected back from the workers; %d graphs that were running run again; %d sessions lost",
 			res.Sessions, st.dir.Path(), time.Since(st.opened).Round(time.Millisecond), res.Chunks, res.Rerun, len(res.Lost))
 	}
+}
+
+// dropMoved asks the live schedulers which of the journal's sessions
+// one of them took over while this scheduler was down (fence.go), and
+// forgets those: their files removed, their chunks not taken back.
+func (st *stateDir) dropMoved(ctx context.Context, s *sched.Scheduler) {
+	var mine []held
+	for _, l := range st.loaded {
+		if l.State != nil && !l.State.Closed {
+			mine = append(mine, held{Session: l.Session, Epoch: l.State.Epoch})
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	moved, err := st.rep.fence.restartOwned(ctx, mine, adoptWait)
+	if err != nil {
+		logPrefixed("restoring %d sessions from %s: %v; a session another holds is given up when it answers", len(mine), st.dir.Path(), err)
+	}
+	gone := map[int]held{}
+	for _, h := range moved {
+		gone[h.Session] = h
+	}
+	keep := st.loaded[:0]
+	var ids []uint64
+	for _, l := range st.loaded {
+		h, ok := gone[l.Session]
+		if !ok || l.State == nil || h.Epoch <= l.State.Epoch {
+			keep = append(keep, l)
+			continue
+		}
+		chunks, _ := l.State.Chunks()
+		for _, c := range chunks {
+			ids = append(ids, c.ID)
+		}
+		if err := st.dir.Remove(l.Session); err != nil {
+			logPrefixed("%v", err)
+		}
+		logPrefixed("%v while this scheduler was down: not restored, its chunks left to it",
+			&engine.MovedError{Session: l.Session, Home: h.Home, Epoch: h.Epoch})
+	}
+	st.loaded = keep
+	s.Unexpect(ids)
 }
 
 // gossip returns the gossip address for up to bind: the one an up before

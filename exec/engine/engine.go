@@ -63,6 +63,7 @@ type Engine struct {
 	// dies (journal.go); nil without --state-dir.
 	journal *journal.Dir
 	logf    func(format string, args ...any)
+	fence   Fence // SetFence; nil for none (fence.go)
 }
 
 // New returns an engine that runs graphs on r.
@@ -272,6 +273,7 @@ type Session struct {
 	lines   map[uint64]*Lineage
 	lastErr string
 	closed  bool
+	moved   *MovedError  // given up to the scheduler holding it now (fence.go)
 	opt     fuse.Options // graph optimizations (SetOptions)
 	log     *journal.Log // the session's journal; nil for none
 }
@@ -384,6 +386,9 @@ func (t *Tensor) Lease() (*Lease, error) {
 	s := t.session
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.moved != nil {
+		return nil, s.moved
+	}
 	if s.closed {
 		return nil, ErrClosed
 	}
@@ -434,7 +439,7 @@ func (s *Session) resubmit(id int, src string, env spec.Env) error {
 // with slot > 0, as graph number slot again against env.
 func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	if s.isClosed() {
-		return nil, ErrClosed
+		return nil, s.closedErr()
 	}
 	var lease *Lease
 	if env == nil {
@@ -515,7 +520,7 @@ func (s *Session) BeginUpload(name string, dt tensor.DType, shape []int, chunks 
 		return nil, err
 	}
 	if s.isClosed() {
-		return nil, ErrClosed
+		return nil, s.closedErr()
 	}
 	tt := tensor.TiledTensor{Name: name, Shape: shape, DType: dt, Chunks: chunks}
 	for ax, cs := range chunks {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -80,8 +81,17 @@ func notDurable(session int, op string, err error) *WriteError {
 // s.mu is held, so that records come in the order things happened to the
 // session.
 func (s *Session) journalWrite(op string, r journal.Record) error {
+	if s.moved != nil {
+		return &WriteError{Session: s.id, Op: op, Err: s.moved}
+	}
 	if s.log == nil {
 		return nil
+	}
+	// Not while another scheduler may hold the session (fence.go): the
+	// fence answers from its own state, never waiting on s.mu.
+	if err := s.engine.Serve(context.Background(), s.id); err != nil {
+		s.engine.logf("session %d: %s refused: %v", s.id, op, err)
+		return &WriteError{Session: s.id, Op: op, Err: err}
 	}
 	if err := s.log.Append(r, true); err != nil {
 		s.engine.logf("session %d: %s refused: %v", s.id, op, err)

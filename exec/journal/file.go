@@ -19,7 +19,19 @@ type Dir struct {
 	path string
 	fs   fileSystem     // the disk, or the tests' faulty one
 	ship func(Shipment) // SetShip; nil for none
+	// confirm, if not nil, waits until a synced write of a session, its
+	// file now end bytes long, is held where the session must survive
+	// its scheduler (SetConfirm).
+	confirm func(session int, end int64) error
 }
+
+// SetConfirm makes every synced write of a Log of d wait, before it is
+// acknowledged, for confirm to say that the file up to its end is held
+// elsewhere as well (its replica on the ring successor: cmd/marsfs's
+// synchronous shipping). An error fails the write as a failed fsync does:
+// the file is written again whole, without it, before the next record.
+// Set it before any Log of d is made.
+func (d *Dir) SetConfirm(confirm func(session int, end int64) error) { d.confirm = confirm }
 
 // OpenDir makes (if need be) and opens the state directory at path.
 func OpenDir(path string) (*Dir, error) {
@@ -260,6 +272,14 @@ func (l *Log) write(r Record, sync bool) error {
 	}
 	l.size += int64(len(l.buf))
 	l.dir.shipped(Shipment{Session: l.session, Offset: l.size - int64(len(l.buf)), Frames: append([]byte(nil), l.buf...)})
+	if sync && l.dir.confirm != nil {
+		if err := l.dir.confirm(l.session, l.size); err != nil {
+			// On disk here but not held elsewhere: not acknowledged,
+			// and the file is written again without it.
+			l.stale = true
+			return fmt.Errorf("journal: session %d: %v record: %w", l.session, r.Kind, err)
+		}
+	}
 	return nil
 }
 
@@ -317,6 +337,14 @@ func (l *Log) Size() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.size
+}
+
+// Epoch is the session's epoch and the scheduler holding it, as the
+// file tells them (0 and "" before any takeover).
+func (l *Log) Epoch() (uint64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state.Epoch, l.state.Home
 }
 
 // State returns a copy of the session's state as the file tells it.

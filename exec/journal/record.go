@@ -28,10 +28,16 @@ const (
 	KindMove
 	// KindClose closes the session: nothing follows.
 	KindClose
+	// KindEpoch is the session held by scheduler Home from epoch Epoch
+	// on: a takeover raises the epoch, and of two schedulers that both
+	// hold the session, the one at the lower epoch is stale and steps
+	// down (cmd/marsfs/fence.go). A session with none is at epoch 0, held
+	// by the scheduler that made it.
+	KindEpoch
 	kindEnd
 )
 
-var kindNames = [...]string{"", "session", "submit", "graph-end", "upload", "keep", "drop", "move", "close"}
+var kindNames = [...]string{"", "session", "submit", "graph-end", "upload", "keep", "drop", "move", "close", "epoch"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindEnd {
@@ -59,6 +65,9 @@ type Record struct {
 	// it). Tiled again against them, the spec makes the same chunks: the
 	// lineage of what the graph kept.
 	Inputs map[string]uint64 `json:"inputs,omitempty"`
+	// Epoch and Home, for an epoch record.
+	Epoch uint64 `json:"epoch,omitempty"`
+	Home  string `json:"home,omitempty"`
 }
 
 // A Tensor is a kept or uploaded tensor as tiled: enough to serve it
@@ -103,6 +112,10 @@ type State struct {
 	Graphs  []Graph
 	Tensors map[string]*Tensor
 	Closed  bool
+	// Epoch is the session's epoch, held by Home (KindEpoch); 0 and ""
+	// until a takeover.
+	Epoch uint64
+	Home  string
 	// versions holds every tensor the records made, by first chunk ID:
 	// a submit's inputs may name one replaced since.
 	versions map[uint64]*Tensor
@@ -182,6 +195,10 @@ func (s *State) Check(r Record) error {
 		if _, ok := s.Tensors[r.Name]; !ok {
 			return fmt.Errorf("drop of tensor %s, which is not there", r.Name)
 		}
+	case KindEpoch:
+		if r.Epoch <= s.Epoch || r.Home == "" {
+			return fmt.Errorf("epoch %d at %q after epoch %d", r.Epoch, r.Home, s.Epoch)
+		}
 	case KindMove, KindClose:
 	default:
 		return fmt.Errorf("unknown record %v", r.Kind)
@@ -225,6 +242,8 @@ func (s *State) fold(r Record) {
 		}
 	case KindClose:
 		s.Closed = true
+	case KindEpoch:
+		s.Epoch, s.Home = r.Epoch, r.Home
 	}
 }
 
@@ -245,6 +264,9 @@ func (s *State) graph(id int) *Graph {
 // moves.
 func (s *State) Records() []Record {
 	rs := []Record{{Kind: KindSession, Session: s.Session, Owner: s.Owner}}
+	if s.Epoch > 0 {
+		rs = append(rs, Record{Kind: KindEpoch, Epoch: s.Epoch, Home: s.Home})
+	}
 	named := map[string]*Tensor{} // what the records so far leave under each name
 	made := map[uint64]bool{}
 	put := func(t *Tensor) {

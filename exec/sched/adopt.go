@@ -265,3 +265,31 @@ func (s *Scheduler) expectedNow() (adopted, missing int) {
 // Expected returns Config.Expect: the chunks a scheduler before this one
 // kept, to be offered back.
 func (s *Scheduler) Expected() []core.Location { return s.cfg.Expect }
+
+// Unexpect forgets chunks of Config.Expect and ExpectUploads that the
+// scheduler before this one kept for sessions another scheduler holds now
+// (taken over while this one was down): they are not taken back, and
+// WaitExpected no longer waits for them.
+func (s *Scheduler) Unexpect(ids []uint64) {
+	drop := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keep []core.Location
+	for _, loc := range s.cfg.Expect {
+		if drop[loc.ID] {
+			delete(s.lost, loc.ID)
+			continue
+		}
+		keep = append(keep, loc)
+	}
+	s.cfg.Expect = keep
+	for id := range drop {
+		if s.uploads[id] {
+			delete(s.uploads, id)
+			delete(s.lost, id)
+		}
+	}
+}

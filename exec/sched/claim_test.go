@@ -33,10 +33,8 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 	}
 	ks := keepAndUpload(ctx, t, tc.s, 7_000)
 	expect := ks.kept
-	for deadline := time.Now().Add(10 * time.Second); tc.s.Copies() < 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the upload has no second copy after 10 s")
-		}
+	if !waitChange(tc.s, 10*time.Second, func() bool { return tc.s.Copies() >= 1 }) {
+		t.Fatal("the upload has no second copy after 10 s")
 	}
 	tc.s.mu.Lock()
 	uploads := []core.Location{tc.s.chunks[uploadID], tc.s.copies[uploadID]}
@@ -45,24 +43,22 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 
 	// The offers come on the workers' connections to s2 as theirs to the
 	// first break: wait for every one.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	heard := func() int {
 		s2.mu.Lock()
+		defer s2.mu.Unlock()
 		n := 0
 		for _, loc := range expect {
 			n += len(s2.refused[loc.ID])
 		}
+		return n
+	}
+	if !waitChange(s2, 10*time.Second, func() bool { return heard() == len(expect) }) {
+		s2.mu.Lock()
+		for _, loc := range expect {
+			t.Logf("chunk %d: %v", loc.ID, s2.refused[loc.ID])
+		}
 		s2.mu.Unlock()
-		if n == len(expect) {
-			break
-		}
-		if time.Now().After(deadline) {
-			for _, loc := range expect {
-				t.Logf("chunk %d: %v", loc.ID, s2.refused[loc.ID])
-			}
-			t.Fatalf("s2 heard %d offers of the %d", n, len(expect))
-		}
-		time.Sleep(20 * time.Millisecond)
+		t.Fatalf("s2 heard %d offers of the %d", heard(), len(expect))
 	}
 	adopted, lost := s2.Claim(expect, uploads)
 	if adopted != len(expect)+1 || lost != 0 {

@@ -630,21 +630,8 @@ func workerProcessCrashWhen(t *testing.T, spec, out string, when func(g *engine.
 	if n := len(tt.Tiled().Keys); held != n {
 		t.Errorf("survivors hold %d chunks, want the result's %d", held, n)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st := ""
-		for _, w := range tc.s.Workers() {
-			if w.Name == "w2" {
-				st = w.State
-			}
-		}
-		if st == "failed" {
-			t.Logf("w2 declared failed %v after the kill", time.Since(begin))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("killed worker is %q", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if st := waitMember(tc.s, 5*time.Second, "w2", "failed"); st != "failed" {
+		t.Fatalf("killed worker is %q", st)
 	}
+	t.Logf("w2 declared failed %v after the kill", time.Since(begin))
 }

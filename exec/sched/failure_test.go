@@ -245,21 +245,8 @@ func TestWorkerLeaves(t *testing.T) {
 	if n := statusField(t, text, "chunks"); n != len(job.Keep) {
 		t.Errorf("surviving worker holds %d chunks, want the %d kept", n, len(job.Keep))
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		var st string
-		for _, w := range tc.s.Workers() {
-			if w.Name == victim.Name() {
-				st = w.State
-			}
-		}
-		if st == "left" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("departed worker is %q", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if st := waitMember(tc.s, 3*time.Second, victim.Name(), "left"); st != "left" {
+		t.Fatalf("departed worker is %q", st)
 	}
 }
 

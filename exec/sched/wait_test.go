@@ -20,3 +20,28 @@ func waitChange(s *Scheduler, d time.Duration, done func() bool) bool {
 		}
 	}
 }
+
+// waitMember waits, at most d, for the member table of s to give worker
+// name state st, checking it at each change of the table; it returns the
+// state it last saw.
+func waitMember(s *Scheduler, d time.Duration, name, st string) string {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		changed := s.node.Changed()
+		cur := ""
+		for _, w := range s.Workers() {
+			if w.Name == name {
+				cur = w.State
+			}
+		}
+		if cur == st {
+			return cur
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return cur
+		}
+	}
+}
