@@ -20,7 +20,7 @@ func TestUnitsFormed(t *testing.T) {
 	h.apply(h.c.startJob())
 	for k := range g.Ops {
 		if h.c.ops[k].initial {
-			assign[k] = h.c.ops[k].worker
+			assign[k] = h.c.wnames[h.c.ops[k].worker]
 		}
 	}
 	if len(h.c.units) == 0 {
@@ -239,7 +239,7 @@ func TestUnitWorkerLost(t *testing.T) {
 	}
 	h.apply(h.c.workerDown(w))
 	for k, want := range []int{0, 1, 0, 0} {
-		if f := h.c.ops[k].failures; f != want {
+		if f := h.c.ops[k].failures; int(f) != want {
 			t.Errorf("op %d has %d failures, want %d (only op 1 could have run)", k, f, want)
 		}
 	}
