@@ -122,22 +122,6 @@ type opState struct {
 	revived  bool // its chunk was lost (or freed) and is being made again
 }
 
-type workerState struct {
-	slots       int
-	outstanding int // ops sent and not yet reported
-	limit       int // bound on outstanding; 0 for none
-	roots       int // initial ops outstanding
-	rootLimit   int // bound on roots; 0 for none
-}
-
-// room reports whether the worker takes another op now.
-func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
-
-// rootRoom reports whether the worker takes another initial op now.
-func (w *workerState) rootRoom() bool {
-	return w.room() && (w.rootLimit <= 0 || w.roots < w.rootLimit)
-}
-
 // A Core is the operand state machine of one job.
 type Core struct {
 	g    *chunk.Graph
@@ -172,18 +156,25 @@ type Core struct {
 	workerBytes map[string]int64
 	transfer    int64
 	spilled     int64
-	pending     []int                 // entered READY since the last dispatch
-	own         map[string]*readyHeap // READY initial ops waiting for their assigned worker
-	shared      readyHeap             // other READY ops waiting for any worker
-	out         *Output
-	outBuf      Output // what out points to while a call is under way
-	holding     bool   // dispatch waits for Dispatch (see Hold)
+	pending     []int     // entered READY since the last dispatch
+	shared      readyHeap // READY ops waiting for any worker (each worker's own: workerState.own)
+	// The workers indexed (workers.go): wstate by their index in wnames
+	// (nil once down), and in heaps by what dispatch asks of them.
+	wstate                        []*workerState
+	ownReady, ownAll, idle, roomy workerHeap
+	out                           *Output
+	outBuf                        Output // what out points to while a call is under way
+	holding                       bool   // dispatch waits for Dispatch (see Hold)
 	// timing is the worker's measurement of the run the input being
 	// stepped reports (see Input.Timing), for the event it makes.
 	timing    Timing
 	timingKey int
-	timed     bool     // timing is the input's
-	sorted    []string // the workers' names, sorted; nil when to be sorted again
+	timed     bool // timing is the input's
+	// place's buffers: its op's inputs' holders and bytes, and the
+	// workers it weighs.
+	holders     []string
+	holderBytes []int64
+	cands       []string
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -213,7 +204,7 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 	if opts.UnitCost <= 0 {
 		opts.UnitCost = 32 << 20
 	}
-	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap), workerBytes: make(map[string]int64),
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), workerBytes: make(map[string]int64),
 		wnames: []string{""}, windex: map[string]int32{"": 0}, lastFail: make(map[int]string)}
 	if opts.Order != nil {
 		c.rank = opts.Order(g)
@@ -228,6 +219,7 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 		}
 	}
 	c.shared.rank = c.rank
+	c.initHeaps()
 	c.ops = make([]opState, len(g.Ops))
 	for _, op := range g.Ops {
 		c.ops[op.Key].waiting = int32(len(op.Inputs))
@@ -369,15 +361,14 @@ func (c *Core) workerUp(name string, slots int) Output {
 	c.begin()
 	w, ok := c.workers[name]
 	if !ok {
-		w = &workerState{}
-		c.workers[name] = w
-		c.sorted = nil
+		w = c.addWorker(name)
 	}
 	w.slots = slots
 	if c.opts.Depth > 0 {
 		w.limit = max(slots, 1) * c.opts.Depth
 		w.rootLimit = max(slots, 1) * c.opts.RootDepth
 	}
+	c.touch(w)
 	return c.end()
 }
 
@@ -478,23 +469,6 @@ func (c *Core) dispatch() {
 	}
 }
 
-// enqueue makes the READY op k wait for a worker: its assigned worker's, if
-// it is an initial op on its first run and that worker is up, else any.
-func (c *Core) enqueue(k int) {
-	o := &c.ops[k]
-	name := c.wnames[o.worker]
-	if _, up := c.workers[name]; up && o.initial && o.attempt == 0 {
-		h := c.own[name]
-		if h == nil {
-			h = &readyHeap{rank: c.rank}
-			c.own[name] = h
-		}
-		h.push(k)
-	} else {
-		c.shared.push(k)
-	}
-}
-
 // follows reports whether the READY op k, an initial op of a unit but not
 // its first, is to go with its unit: it has not run, and neither has the
 // unit's first op, which waits for a worker. It then waits for no worker of
@@ -513,112 +487,34 @@ func (c *Core) follows(k int) bool {
 	return int(c.units[u][0]) != k && lead.attempt == 0 && !lead.sent
 }
 
-// next takes the best-ranked READY op some worker has room for, and that
-// worker; it returns -1 when there is none.
-func (c *Core) next() (int, string) {
-	best, bestW := -1, ""
-	for name, h := range c.own { // a map of few workers, empty once leaves are out
-		w, up := c.workers[name]
-		for h.len() > 0 {
-			k := h.top()
-			o := &c.ops[k]
-			if o.state == Ready && !o.sent && up && c.wnames[o.worker] == name && o.attempt == 0 {
-				break
-			}
-			h.pop()
-			if o.state == Ready && !o.sent {
-				c.shared.push(k) // its worker left, or it is a retry
-			}
-		}
-		if h.len() == 0 {
-			delete(c.own, name)
-			continue
-		}
-		if w.rootRoom() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
-			best, bestW = h.top(), name
-		}
-	}
-	for c.shared.len() > 0 {
-		if o := &c.ops[c.shared.top()]; o.state == Ready && !o.sent {
-			break
-		}
-		c.shared.pop()
-	}
-	if c.shared.len() > 0 && (best < 0 || c.rank[c.shared.top()] < c.rank[best]) {
-		k := c.shared.top()
-		if w := c.place(k); w != "" {
-			c.shared.pop()
-			return k, w
-		}
-	}
-	if best >= 0 {
-		c.own[bestW].pop()
-		return best, bestW
-	}
-	return c.steal()
-}
-
-// steal gives a worker with an idle slot and nothing to run the best-ranked
-// initial op that waits for another worker, one without room. Initial ops
-// read no input, so they cost nothing to move.
-func (c *Core) steal() (int, string) {
-	if len(c.own) == 0 {
-		return -1, ""
-	}
-	thief := ""
-	for _, name := range c.names() {
-		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
-			thief = name
-		}
-	}
-	if thief == "" {
-		return -1, ""
-	}
-	from := ""
-	for name, h := range c.own {
-		if name != thief && (from == "" || c.rank[h.top()] < c.rank[c.own[from].top()]) {
-			from = name
-		}
-	}
-	if from == "" {
-		return -1, ""
-	}
-	return c.own[from].pop(), thief
-}
-
 // place picks the worker for a READY op that is not waiting for its
 // assigned worker: among those with room, the one holding the most bytes of
 // its inputs, and not the one it last ran on if another has room.
 func (c *Core) place(k int) string {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
-	holders := make([]string, len(op.Inputs))
-	nb := make([]int64, len(op.Inputs))
+	holders, nb := c.holders[:0], c.holderBytes[:0]
 	for i, in := range op.Inputs {
-		holders[i], nb[i] = c.wnames[c.ops[in].worker], op.InputBytes(i, c.ops[in].nbytes)
+		holders = append(holders, c.wnames[c.ops[in].worker])
+		nb = append(nb, op.InputBytes(i, c.ops[in].nbytes))
 	}
+	c.holders, c.holderBytes = holders, nb
 	avoid := ""
 	if o.attempt > 0 {
 		avoid = c.wnames[o.worker] // retry elsewhere when there is elsewhere
 	}
-	return pickWorker(holders, nb, c.workers, c.names(), avoid)
-}
-
-// names returns the workers' names, sorted; the slice is the core's.
-func (c *Core) names() []string {
-	if c.sorted == nil {
-		c.sorted = SortedKeys(c.workers)
-	}
-	return c.sorted
+	return pickWorker(holders, nb, c.workers, c.candidates(holders), avoid)
 }
 
 // send makes RunOp for op k on worker w, or for k's whole unit when k
 // leads it and none of it has run.
 func (c *Core) send(k int, w string) {
-	c.workers[w].outstanding++
+	ws := c.workers[w]
+	ws.outstanding++
 	if c.ops[k].initial {
-		c.workers[w].roots++
+		ws.roots++
 	}
+	c.touch(ws)
 	if c.unitOf != nil {
 		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
 			ms := c.units[u]
@@ -717,6 +613,7 @@ func (c *Core) settle(k int) {
 		if c.ops[lead].initial {
 			w.roots--
 		}
+		c.touch(w)
 	}
 }
 

@@ -167,8 +167,7 @@ func (c *Core) workerDown(name string) Output {
 	if _, ok := c.workers[name]; !ok || c.done {
 		return c.end()
 	}
-	delete(c.workers, name)
-	c.sorted = nil
+	c.removeWorker(name)
 	why := "worker " + name + " left"
 	var lost, inflight []int
 	wi := c.intern(name)

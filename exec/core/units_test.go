@@ -304,8 +304,8 @@ func TestUnitLeavesNotQueued(t *testing.T) {
 	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{UnitOps: 16, Depth: 1, RootDepth: 1}, "w1", "w2")
 	h.apply(h.c.startJob())
 	queued := h.c.shared.len()
-	for _, q := range h.c.own {
-		queued += q.len()
+	for _, w := range h.c.workers {
+		queued += w.own.len()
 	}
 	leaders, loose := 0, 0
 	for k := range g.Ops {
