@@ -344,7 +344,8 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 // text again.
 func (s *Session) Prefix() *spec.Prefix {
 	data, _ := s.files()
-	return spec.NewPrefix(s.Env(), data)
+	left, _, _ := s.engine.opsLeft()
+	return spec.NewPrefixWith(s.Env(), spec.Options{Data: data, MaxChunks: left})
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -445,7 +446,10 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	data, owner := s.files()
-	tg, err := spec.ParseData(src, env, data)
+	// A tensor may have at most as many chunks as the operands left:
+	// the parser refuses more before it makes their sizes.
+	left, held, bound := s.engine.opsLeft()
+	tg, err := spec.ParseWith(src, env, spec.Options{Data: data, MaxChunks: left})
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +457,6 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	opt := s.opt
 	s.mu.Unlock()
 	// What FuseExpr would fuse column by column is tiled fused.
-	left, held, bound := s.engine.opsLeft()
 	st, err := tile.StagesWith(tg, env, tile.Options{Fused: opt.FuseExpr, MaxOps: left, Owner: owner})
 	if errors.Is(err, tile.ErrTooManyOps) {
 		return nil, fmt.Errorf("the graph needs more than the %d chunk operands left of the %d this server holds at once (%d held by graphs running; each costs up to %d B): use larger chunks (chunks=), or wait for running graphs to end",

@@ -471,7 +471,7 @@ func (c *call) chunks(i int, shape []int) ([][]int, error) {
 	if !c.has(i) {
 		return defaultChunksAt(shape, c.pos)
 	}
-	return chunksOf(c.args[i].v, c.args[i].pos, shape)
+	return chunksOf(c.args[i].v, c.args[i].pos, shape, c.b.maxChunks)
 }
 
 // didYouMean names the entry of table nearest to name, as " (did you mean

@@ -97,7 +97,7 @@ func registerFiles() {
 			n.Chunks, err = c.chunks(1, n.Shape)
 		} else {
 			n.Chunks = storeChunks(n.Attrs.Zarr)
-			err = checkCount(n.Chunks, n.Shape, c.pos)
+			err = checkCount(n.Chunks, n.Shape, c.pos, c.b.maxChunks)
 		}
 		if err != nil {
 			return nil, err

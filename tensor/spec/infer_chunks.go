@@ -51,7 +51,7 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	for ax := len(shape) - 1; ax >= 0; ax-- {
 		l := shape[ax]
 		if budget == 1 && l > 1 {
-			if count *= l; count > maxChunks {
+			if count *= l; count > maxDefaultChunks {
 				return nil, tooManyChunks(shape)
 			}
 			out[ax] = RegularChunks(l, 1)
@@ -65,7 +65,7 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 			continue
 		}
 		n := (l + budget - 1) / budget // the fewest chunks that fit
-		if count *= n; count > maxChunks {
+		if count *= n; count > maxDefaultChunks {
 			return nil, tooManyChunks(shape)
 		}
 		out[ax] = RegularChunks(l, (l+n-1)/n)
@@ -74,12 +74,23 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	return out, nil
 }
 
-// maxChunks bounds the chunks of one tensor, so that a spec cannot ask for
-// more chunk operands than a scheduler can hold.
-const maxChunks = 1 << 20
+// maxDefaultChunks bounds the chunks of the default chunking: a tensor
+// that would have more gets larger chunks (DefaultChunks).
+const maxDefaultChunks = 1 << 20
+
+// MaxChunks bounds the chunks of one tensor whatever the memory: the
+// scheduler's Core numbers a job's operands in int32 columns. A server
+// bounds them by its memory first (Options.MaxChunks).
+const MaxChunks = 1<<31 - 1
 
 func tooManyChunks(shape []int) error {
-	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), maxChunks)
+	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), maxDefaultChunks)
+}
+
+// tooManyChunksFor is the error of chunks that cut shape into n chunks,
+// more than most.
+func tooManyChunksFor(shape []int, n, most int) error {
+	return fmt.Errorf("chunks cut shape %s into %d chunks, more than the %d this server has the memory for: use larger chunks", ShapeString(shape), n, most)
 }
 
 // RegularChunks cuts an axis of length l into chunks of size c, the last
@@ -101,7 +112,7 @@ func RegularChunks(l, c int) []int {
 // (whole axes), "auto" or None (the default), or a tuple with one entry an
 // axis, each an int, -1 or None (the whole axis), or a tuple of explicit
 // chunk sizes.
-func chunksOf(v value, p syntax.SrcPos, shape []int) ([][]int, error) {
+func chunksOf(v value, p syntax.SrcPos, shape []int, most int) ([][]int, error) {
 	switch v := v.(type) {
 	case noneValue:
 		return defaultChunksAt(shape, p)
@@ -116,23 +127,23 @@ func chunksOf(v value, p syntax.SrcPos, shape []int) ([][]int, error) {
 		}
 		out := make([][]int, len(shape))
 		for ax, e := range v.elts {
-			cs, err := axisChunks(e, v.pos[ax], shape[ax])
+			cs, err := axisChunks(e, v.pos[ax], shape[ax], most)
 			if err != nil {
 				return nil, err
 			}
 			out[ax] = cs
 		}
-		return out, checkCount(out, shape, p)
+		return out, checkCount(out, shape, p, most)
 	}
 	out := make([][]int, len(shape))
 	for ax, l := range shape {
-		cs, err := axisChunks(v, p, l)
+		cs, err := axisChunks(v, p, l, most)
 		if err != nil {
 			return nil, err
 		}
 		out[ax] = cs
 	}
-	return out, checkCount(out, shape, p)
+	return out, checkCount(out, shape, p, most)
 }
 
 func defaultChunksAt(shape []int, p syntax.SrcPos) ([][]int, error) {
@@ -143,24 +154,30 @@ func defaultChunksAt(shape []int, p syntax.SrcPos) ([][]int, error) {
 	return c, nil
 }
 
-func checkCount(chunks [][]int, shape []int, p syntax.SrcPos) error {
+// checkCount checks that chunks cut shape into at most most chunks.
+func checkCount(chunks [][]int, shape []int, p syntax.SrcPos, most int) error {
 	n := 1
 	for _, cs := range chunks {
-		if n *= len(cs); n > maxChunks {
-			return syntax.ErrAt(p, tooManyChunks(shape))
+		if n = min(n*len(cs), MaxChunks+1); n > most {
+			n = 1
+			for _, cs := range chunks { // the whole count, for the message
+				n = min(n*len(cs), MaxChunks+1)
+			}
+			return syntax.ErrAt(p, tooManyChunksFor(shape, n, most))
 		}
 	}
 	return nil
 }
 
-// axisChunks converts the chunks of one axis of length l.
-func axisChunks(v value, p syntax.SrcPos, l int) ([]int, error) {
+// axisChunks converts the chunks of one axis of length l, refusing
+// more than most of them.
+func axisChunks(v value, p syntax.SrcPos, l, most int) ([]int, error) {
 	switch v := v.(type) {
 	case noneValue:
 		return RegularChunks(l, max(l, 1)), nil
 	case seqValue:
-		if len(v.elts) > maxChunks {
-			return nil, syntax.Errorf(p, "more than %d chunks on one axis", maxChunks)
+		if len(v.elts) > most {
+			return nil, syntax.Errorf(p, "%d chunks on one axis, more than the %d this server has the memory for", len(v.elts), most)
 		}
 		sizes, err := ints(v, p)
 		if err != nil {
@@ -190,8 +207,8 @@ func axisChunks(v value, p syntax.SrcPos, l int) ([]int, error) {
 		return RegularChunks(l, max(l, 1)), nil
 	case c <= 0:
 		return nil, syntax.Errorf(p, "chunks must be positive (or -1 for a whole axis), got %d", c)
-	case l/c >= maxChunks:
-		return nil, syntax.Errorf(p, "chunks of %d cut an axis of length %d into more than %d chunks", c, l, maxChunks)
+	case (l+c-1)/c > most:
+		return nil, syntax.Errorf(p, "chunks of %d cut an axis of length %d into %d chunks, more than the %d this server has the memory for: use larger chunks", c, l, (l+c-1)/c, most)
 	}
 	return RegularChunks(l, c), nil
 }
