@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
@@ -415,9 +416,20 @@ func (c *Core) startJob() Output {
 		c.opts.Planned(c.placement(ws, assign))
 	}
 	c.formUnits(assign)
+	ninitial := 0
+	for k := range c.ops {
+		if c.ops[k].initial {
+			ninitial++
+		}
+	}
+	c.pending = slices.Grow(c.pending, ninitial) // made once, not grown by copies
+	last, lastID := "", int32(0)                 // the names run in long stretches
 	for k := range c.ops {
 		if o := &c.ops[k]; o.initial {
-			o.worker = c.intern(AssignedTo(assign, k))
+			if name := AssignedTo(assign, k); name != last {
+				last, lastID = name, c.intern(name)
+			}
+			o.worker = lastID
 			c.emit(k, Ready, "", "")
 		}
 	}
