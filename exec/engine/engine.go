@@ -74,9 +74,11 @@ func New(r Runner) *Engine {
 
 // OpCost is what the process running an engine holds for a chunk operand
 // of a running graph, at most: its tiled op, its fused op, the scheduler's
-// state of it and its chunk's ID and location, measured at 670 to 850
-// bytes over graphs of a million operands and more.
-const OpCost = 1 << 10
+// state of it, its chunk's ID and location and the graph's record of it.
+// sched's BenchmarkScale measured 330-365 bytes live at the heap's peak,
+// 480-545 with the garbage not yet collected, over graphs of 10^6 and
+// 10^7 operands.
+const OpCost = 512
 
 // A Data is the data directory the files specs name are in, as each
 // session's owner sees it.
