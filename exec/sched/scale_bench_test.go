@@ -31,7 +31,9 @@ func scaleSpec(ops int) string {
 // order, the initial assignment (a Core's New and Start on two workers of
 // two slots) and the run, end to end through an engine session on a
 // scheduler with two worker processes of two slots. It reports each
-// phase's seconds and the bytes the scheduler's heap holds an operand
+// phase's seconds, its CPU seconds (the process's: the workers' are not
+// counted, and the machine may be shared with others, whose load the
+// wall clock measures too) and the bytes the scheduler's heap holds an operand
 // after it, counted from before the parse; run-B/op is the peak of the
 // live heap while the graph runs (the tiled graph, and what the job, its
 // Core, its record and events add to it), run-objects-B/op the peak of
@@ -62,24 +64,26 @@ func benchScale(b *testing.B, n int) {
 	text := scaleSpec(n)
 	base := liveHeap()
 	var ops int
+	var cpu0 time.Duration // the process's CPU time at the phase's start
 	phase := func(name string, start time.Time) {
-		took := time.Since(start)
+		took, cpu := time.Since(start), prepCPU()-cpu0
 		held := liveHeap() - base
 		b.ReportMetric(took.Seconds(), name+"-s")
+		b.ReportMetric(cpu.Seconds(), name+"-cpu-s")
 		if ops > 0 {
 			b.ReportMetric(float64(held)/float64(ops), name+"-B/op")
 		}
 		writeHeapProfile(b, n, name)
 	}
 
-	t := time.Now()
+	t, cpu0 := time.Now(), prepCPU()
 	tg, err := spec.Parse(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	phase("parse", t)
 
-	t = time.Now()
+	t, cpu0 = time.Now(), prepCPU()
 	st, err := tile.StagesWith(tg, nil, tile.Options{Fused: true})
 	if err != nil {
 		b.Fatal(err)
@@ -87,7 +91,7 @@ func benchScale(b *testing.B, n int) {
 	ops = len(st.Graph.Ops)
 	phase("tile", t)
 
-	t = time.Now()
+	t, cpu0 = time.Now(), prepCPU()
 	cg := fuse.Optimize(st.Graph, fuse.Options{Fuse: true, FuseExpr: true})
 	st = nil
 	ops = len(cg.Ops)
@@ -100,11 +104,11 @@ func benchScale(b *testing.B, n int) {
 	for k := range ids {
 		ids[k] = uint64(k + 1)
 	}
-	t = time.Now()
+	t, cpu0 = time.Now(), prepCPU()
 	// Events go to an observer, as the scheduler's do, not into Outputs.
 	machine := core.New(cg, ids, nil, core.Options{Depth: 32, UnitOps: 256, Observe: func(core.Event) {}})
 	phase("order", t)
-	t = time.Now()
+	t, cpu0 = time.Now(), prepCPU()
 	machine.Step(core.Input{Kind: core.InWorkerUp, Worker: "w1", Slots: 2})
 	machine.Step(core.Input{Kind: core.InWorkerUp, Worker: "w2", Slots: 2})
 	if out := machine.Step(core.Input{Kind: core.InStart}); len(out.Run) == 0 {
@@ -119,7 +123,7 @@ func benchScale(b *testing.B, n int) {
 	// dispatch and report. The heap's peak is sampled meanwhile.
 	ctx := context.Background()
 	peak := sampleHeap()
-	t = time.Now()
+	t, cpu0 = time.Now(), prepCPU()
 	g, err := sess.Start(text, tg, cg, engine.Stages{})
 	if err != nil {
 		b.Fatal(err)
@@ -127,9 +131,10 @@ func benchScale(b *testing.B, n int) {
 	if st := g.Wait(ctx); st.State != engine.Succeeded {
 		b.Fatalf("graph %v: %s", st.State, g.Err())
 	}
-	took := time.Since(t)
+	took, cpu := time.Since(t), prepCPU()-cpu0
 	high, objects := peak()
 	b.ReportMetric(took.Seconds(), "run-s")
+	b.ReportMetric(cpu.Seconds(), "run-cpu-s")
 	b.ReportMetric(float64(high-base)/float64(ops), "run-B/op")
 	b.ReportMetric(float64(objects-base)/float64(ops), "run-objects-B/op")
 	b.ReportMetric(float64(took.Nanoseconds())/1e3/float64(ops), "run-µs/op")
