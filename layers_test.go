@@ -20,6 +20,10 @@ var (
 	planning = []string{"marsfs/tensor/spec", "marsfs/tensor/tile", "marsfs/tensor/fuse"}
 	kernels  = []string{"marsfs/tensor/kernel", "marsfs/tensor/internal/gemm", "marsfs/tensor/internal/openblas"}
 	codecs   = []string{"marsfs/tensor/codec"}
+	// language is the spec language, above the graph (tensor/spec) that
+	// the planners read.
+	language = []string{"marsfs/tensor/spec/lang"}
+	planners = []string{"marsfs/tensor/tile", "marsfs/tensor/fuse"}
 	cores    = []string{"marsfs/exec/core", "marsfs/exec/plan"}
 	// above are the packages the tensor tree must not reach.
 	above = []string{"marsfs/exec", "marsfs/fs", "marsfs/cluster", "marsfs/shm", "marsfs/cmd", "marsfs/bench"}
@@ -102,6 +106,7 @@ func TestLayers(t *testing.T) {
 	reaches(planning, kernels, "planning and kernels stand side by side")
 	reaches(kernels, planning, "planning and kernels stand side by side")
 	reaches(codecs, append(slices.Clone(planning), kernels...), "the codecs are under planning and kernels")
+	reaches(planners, language, "planning reads graphs (tensor/spec), not the spec language")
 	reaches([]string{"marsfs/tensor"}, above, "the tensor tree is under exec, fs, cluster and shm")
 
 	// only allows from's packages to reach no marsfs package but those of

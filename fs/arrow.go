@@ -10,7 +10,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
-	"marsfs/tensor"
+	"marsfs/exec/engine"
 	"marsfs/tensor/codec"
 )
 
@@ -18,13 +18,13 @@ import (
 // tensor as codec/arrow.go lays it out. Each record batch is one chunk-row
 // (the chunks sharing their index along the first axis), made as it is
 // read, so that a large tensor is never gathered whole.
-func (s *Server) arrowFile(parent string, tt *tensor.TiledTensor) *node {
+func (s *Server) arrowFile(parent string, t *engine.Tensor) *node {
 	return &node{name: "arrow", path: join(parent, "arrow"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			return newArrowStream(newStream(c, s.eng.Runner(), tt, nil)), nil
+			return newArrowStream(newStream(c, t, t.Tiled(), nil)), nil
 		}}
 }
 
@@ -88,7 +88,7 @@ func (a *arrowStream) more() error {
 	if a.w == nil {
 		a.w = ipc.NewWriter(&a.out, ipc.WithSchema(a.schema))
 	}
-	if a.next == len(a.src.ends) {
+	if a.next == a.src.count() {
 		a.end = true
 		// Close writes the end-of-stream marker (and the schema first
 		// if no batch was written).

@@ -9,26 +9,21 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
+	"marsfs/exec/engine"
 	"marsfs/tensor"
 )
 
 // chunksDir is /sessions/<N>/tensors/<name>/chunks: a directory a chunk,
 // named by its grid index ("1_0"), each with data (raw bytes) and meta.
-func (s *Server) chunksDir(parent string, tt *tensor.TiledTensor) *node {
+func (s *Server) chunksDir(parent string, t *engine.Tensor) *node {
 	dir := join(parent, "chunks")
+	tt := t.Tiled()
 	grid := tensor.GridShape(tt.Chunks)
 	offs := tensor.ChunkOffsets(tt.Chunks)
 	return dirNode(parent, "chunks", func(c *conn) ([]*node, error) {
 		ents := make([]*node, len(tt.Keys))
-		idx := make([]int, len(grid))
 		for k := range tt.Keys {
-			ents[k] = s.chunkDir(dir, tt, k, append([]int(nil), idx...), offs)
-			for ax := len(idx) - 1; ax >= 0; ax-- {
-				if idx[ax]++; idx[ax] < grid[ax] {
-					break
-				}
-				idx[ax] = 0
-			}
+			ents[k] = s.chunkDir(dir, t, k, tensor.Unravel(k, grid), offs)
 		}
 		return ents, nil
 	})
@@ -46,28 +41,22 @@ func chunkName(idx []int) string {
 	return strings.Join(parts, "_")
 }
 
-// chunkDir is chunk k of tt, at grid index idx.
-func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []int, offs [][]int) *node {
+// chunkDir is chunk k of t, at grid index idx.
+func (s *Server) chunkDir(parent string, t *engine.Tensor, k int, idx []int, offs [][]int) *node {
 	name := chunkName(idx)
 	dir := join(parent, name)
-	id := tt.Keys[k]
-	shape := make([]int, len(idx))
-	start := make([]int, len(idx))
-	for ax, i := range idx {
-		shape[ax] = tt.Chunks[ax][i]
-		start[ax] = offs[ax][i]
-	}
+	tt := t.Tiled()
+	shape, start := tensor.ChunkBox(tt.Chunks, offs, idx)
 	nbytes := uint64(tensor.NumElements(shape) * tt.DType.Size())
-	run := s.eng.Runner()
 	return dirNode(parent, name, func(c *conn) ([]*node, error) {
 		return []*node{
 			textFile(dir, "meta", func() (string, error) {
-				worker := run.Where(id)
+				worker := t.ChunkWorker(k)
 				if worker == "" {
 					worker = "-"
 				}
 				return fmt.Sprintf("index %s\nshape %s\noffset %s\ndtype %s\nnbytes %d\nid %d\nworker %s\n",
-					tensor.FormatShape(idx), tensor.FormatShape(shape), tensor.FormatShape(start), tt.DType, nbytes, id, worker), nil
+					tensor.FormatShape(idx), tensor.FormatShape(shape), tensor.FormatShape(start), tt.DType, nbytes, tt.Keys[k], worker), nil
 			}),
 			{name: "data", path: join(dir, "data"), perm: 0444,
 				size: func() uint64 { return nbytes },
@@ -75,7 +64,7 @@ func (s *Server) chunkDir(parent string, tt *tensor.TiledTensor, k int, idx []in
 					if mode.Mode() != p9.ReadOnly {
 						return nil, linux.EACCES
 					}
-					a, release, err := run.Fetch(c.ctx, id)
+					a, release, err := t.Chunk(c.ctx, k)
 					if err != nil {
 						return nil, linux.EIO
 					}

@@ -70,7 +70,9 @@ func dialAs(addr string, key []byte, ident string) (*Client, error) {
 	}
 	nc, err := net.DialTimeout(network, a, wait)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
+		// A unix socket's file is gone with its server (or was never
+		// made): the same news as a refused TCP connection.
+		if errors.Is(err, syscall.ECONNREFUSED) || network == "unix" && errors.Is(err, syscall.ENOENT) {
 			return nil, fmt.Errorf("%s: connection refused: no marsfs server listens there (not started, stopped, or restarting)", addr)
 		}
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 
+	"marsfs/exec/engine"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
 )
@@ -15,13 +16,13 @@ import (
 // csvFile is the csv file of a 1-D or 2-D tensor: one value a line, or
 // one row a line. It is rendered slab by slab as it is read, since a slab
 // (see stream) is a run of whole rows.
-func (s *Server) csvFile(parent string, tt *tensor.TiledTensor) *node {
+func (s *Server) csvFile(parent string, t *engine.Tensor) *node {
 	return &node{name: "csv", path: join(parent, "csv"), perm: 0444,
 		open: func(c *conn, mode p9.OpenFlags) (handle, error) {
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			return &csvStream{st: newStream(c, s.eng.Runner(), tt, nil)}, nil
+			return &csvStream{st: newStream(c, t, t.Tiled(), nil)}, nil
 		}}
 }
 
@@ -58,7 +59,7 @@ func (r *csvStream) ReadAt(p []byte, off int64) (int, error) {
 			n += copy(p[n:], r.win[pos-r.start:])
 			continue
 		}
-		if r.next == len(r.st.ends) {
+		if r.next == r.st.count() {
 			return n, io.EOF
 		}
 		text, err := r.render(r.next)

@@ -18,8 +18,9 @@
 // what they name (a session, a graph, a tensor); files are made by a few
 // constructors by kind: textFile (content rendered at every open),
 // ctlFile (read a summary, write messages), blockingFile (a read waits for
-// an event), arrayFile (a tensor's bytes, fetched at open and served by
-// range), and the write-side handles of submit and uploads. Adding a file
+// an event), arrayFile (a tensor's bytes, read through the engine's
+// Tensor a chunk at a time as reads reach them, the slabs of
+// tensor.Slabs), and the write-side handles of submit and uploads. Adding a file
 // is adding an entry to its directory's list.
 //
 // # Content and errors

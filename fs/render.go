@@ -46,17 +46,22 @@ func statusText(g *engine.Graph) string {
 
 // progressText renders a graph's progress file: one line, a bar, the
 // percent of operands done, done/total operands, bytes of the chunks made
-// of all the graph makes, the seconds elapsed and those left, estimated
-// from the rate of operands so far ("?" before the first is done), and the
-// state:
+// of all the graph makes, the seconds elapsed and those left ("?" before
+// the first operand is done), and the state:
 //
 //	[############------------------] 40.0% 400/1000 operands 3.1MiB/7.8MiB 2.0s elapsed 3.0s left RUNNING
+//
+// The time left is estimated from the plan's cost: the elapsed time
+// scaled by the work left over the work done (core.OpWork, the bytes each
+// operand touches). Counting operands instead misled on graphs whose
+// operands differ in size: a reduction's many small combines finish in a
+// blink after its map steps, which hold nearly all the time.
 func progressText(g *engine.Graph) string {
 	st := g.Status()
-	return progressLine(st.Finished, st.Operands, st.Bytes, st.TotalBytes, st.Elapsed, st.State)
+	return progressLine(st.Finished, st.Operands, st.Bytes, st.TotalBytes, st.Work, st.TotalWork, st.Elapsed, st.State)
 }
 
-func progressLine(done, total int, bytes, totalBytes int64, elapsed time.Duration, state engine.GraphState) string {
+func progressLine(done, total int, bytes, totalBytes, work, totalWork int64, elapsed time.Duration, state engine.GraphState) string {
 	const width = 30
 	frac := 1.0
 	if total > 0 {
@@ -67,6 +72,8 @@ func progressLine(done, total int, bytes, totalBytes int64, elapsed time.Duratio
 	switch {
 	case state.Ended():
 		left = "0.0s"
+	case work > 0 && work <= totalWork:
+		left = fmt.Sprintf("%.1fs", elapsed.Seconds()*float64(totalWork-work)/float64(work))
 	case done > 0 && done <= total:
 		left = fmt.Sprintf("%.1fs", elapsed.Seconds()*float64(total-done)/float64(done))
 	}

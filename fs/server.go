@@ -222,8 +222,13 @@ func (s *Server) Serve(l net.Listener) error {
 			s.mu.Lock()
 			delete(s.admitting, raw)
 			s.mu.Unlock()
-			if err != nil {
+			// A connection closed before its first byte is a probe (a
+			// port check, a load balancer's health check, marsfs
+			// ready's dial): nothing was refused, and nothing is logged.
+			if err != nil && !errors.Is(err, io.EOF) {
 				log.Printf("marsfs: connection from %s refused: %v", nc.RemoteAddr(), err)
+			}
+			if err != nil {
 				nc.Close()
 				return
 			}

@@ -20,14 +20,14 @@ import (
 	"marsfs/exec/sched"
 	"marsfs/tensor"
 	"marsfs/tensor/codec"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // needParser skips tests that submit specs while tensor.ParseSpec is the
 // temporary stand-in.
 func needParser(t testing.TB) {
 	t.Helper()
-	if _, err := spec.Parse("x = 1\n", nil); err != nil && strings.Contains(err.Error(), "not built yet") {
+	if _, err := lang.Parse("x = 1\n", nil); err != nil && strings.Contains(err.Error(), "not built yet") {
 		t.Skip("spec parser not built yet")
 	}
 }

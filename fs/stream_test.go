@@ -54,6 +54,17 @@ func (h *heldStore) Fetch(ctx context.Context, id uint64) (*tensor.Array, func()
 	}, nil
 }
 
+// byIndex reads a store's chunks by their index in a tensor's chunk grid,
+// as engine.Tensor.Chunk does.
+type byIndex struct {
+	fetch func(context.Context, uint64) (*tensor.Array, func(), error)
+	keys  []uint64
+}
+
+func (b byIndex) Chunk(ctx context.Context, i int) (*tensor.Array, func(), error) {
+	return b.fetch(ctx, b.keys[i])
+}
+
 // tiled cuts a random int32 array of the given shape into the chunks given.
 func tiled(t *testing.T, r *rand.Rand, shape []int, chunks [][]int) (*tensor.Array, *tensor.TiledTensor, chunkStore) {
 	whole := tensor.NewArray(tensor.Int32, shape)
@@ -119,15 +130,15 @@ func TestStream(t *testing.T) {
 		prefix := []byte("HEADER")
 		want := append(append([]byte{}, prefix...), whole.Data...)
 		hs := &heldStore{chunkStore: store}
-		st := newStream(c, hs, ti, prefix)
+		st := newStream(c, byIndex{hs.Fetch, ti.Keys}, ti, prefix)
 		got, err := io.ReadAll(io.NewSectionReader(st, 0, 1<<40))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%v in %v: read %d bytes (%v), want %d", tt.shape, tt.chunks, len(got), err, len(want))
 			continue
 		}
 		// A reader holds the chunks of one slab at most.
-		if hs.most > max(1, st.inner) {
-			t.Errorf("%v in %v: %d chunks held at once, a slab has %d", tt.shape, tt.chunks, hs.most, st.inner)
+		if hs.most > max(1, st.slabs.Inner) {
+			t.Errorf("%v in %v: %d chunks held at once, a slab has %d", tt.shape, tt.chunks, hs.most, st.slabs.Inner)
 		}
 		for range 50 {
 			off := r.IntN(len(want) + 2)
@@ -168,7 +179,7 @@ func TestCSVStream(t *testing.T) {
 		if err := codec.WriteCSV(&want, whole); err != nil {
 			t.Fatal(err)
 		}
-		cs := &csvStream{st: newStream(c, store, ti, nil)}
+		cs := &csvStream{st: newStream(c, byIndex{store.Fetch, ti.Keys}, ti, nil)}
 		got, err := io.ReadAll(io.NewSectionReader(cs, 0, 1<<40))
 		if err != nil || !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%v in %v: csv\n%s\nwant\n%s", tt.shape, tt.chunks, got, want.Bytes())

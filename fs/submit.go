@@ -13,6 +13,7 @@ import (
 
 	"marsfs/exec/engine"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/spec/syntax"
 )
 
@@ -24,7 +25,7 @@ import (
 // whole document for the JSON form, once it is complete JSON), and one
 // whose text is wrong there fails with EINVAL. Statements are built once:
 // each write parses only those it completed, onto what the writes before
-// built (spec.Prefix), so a long spec written in blocks costs one parse
+// built (lang.Prefix), so a long spec written in blocks costs one parse
 // in all at the writes, and one more at the clunk. A statement still open at
 // the end of a write (an unclosed bracket, a line not yet ended) may only
 // mean that more is to come, so it waits for the clunk, which judges the
@@ -51,7 +52,7 @@ type submitter struct {
 	// The statements checked so far: text[:done] is built into prefix,
 	// and stmts says whether it holds any. A write before done starts
 	// the check again.
-	prefix *spec.Prefix
+	prefix *lang.Prefix
 	done   int
 	stmts  bool
 }

@@ -1,9 +1,11 @@
 package fs
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,16 +23,26 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 	dir := join(parent, "tensors")
 	n := dirNode(parent, "tensors", func(c *conn) ([]*node, error) {
 		var ents []*node
-		for _, name := range sess.Tensors() {
+		names := sess.Tensors()
+		for _, name := range names {
 			if t, ok := sess.Tensor(name); ok {
 				ents = append(ents, s.tensorDir(dir, t))
 			}
 		}
+		for name, g := range sess.Pending() {
+			if !slices.Contains(names, name) {
+				ents = append(ents, pendingTensorDir(dir, name, g))
+			}
+		}
+		slices.SortFunc(ents, func(a, b *node) int { return strings.Compare(a.name, b.name) })
 		return ents, nil
 	})
 	n.lookup = func(c *conn, name string) (*node, error) {
 		if t, ok := sess.Tensor(name); ok {
 			return s.tensorDir(dir, t), nil
+		}
+		if g, ok := sess.Pending()[name]; ok {
+			return pendingTensorDir(dir, name, g), nil
 		}
 		// NAME.npy, while NAME is uploaded and once it is, is the file
 		// it is uploaded through: cp -p and shutil.copy2 set its times
@@ -65,6 +77,18 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 	return n
 }
 
+// pendingTensorDir is tensors/NAME for an output of graph g, which has not
+// ended: its meta says so, and it is the tensor once g succeeds (or gone,
+// if g fails), so that a script may look for NAME right after its submit.
+func pendingTensorDir(parent, name string, g *engine.Graph) *node {
+	dir := join(parent, name)
+	return dirNode(parent, name, func(c *conn) ([]*node, error) {
+		return []*node{textFile(dir, "meta", func() (string, error) {
+			return fmt.Sprintf("pending graph %d\n", g.ID()), nil
+		})}, nil
+	})
+}
+
 // uploadFile is tensors/NAME.npy for a tensor NAME already made: opened
 // for writing, it uploads NAME again.
 func (s *Server) uploadFile(dir string, sess *engine.Session, file string) *node {
@@ -85,15 +109,15 @@ func (s *Server) tensorDir(parent string, t *engine.Tensor) *node {
 	n := dirNode(parent, t.Name(), func(c *conn) ([]*node, error) {
 		ents := []*node{
 			textFile(dir, "meta", func() (string, error) { return metaText(t), nil }),
-			s.arrayFile(dir, "data", tt, nil),
-			s.arrayFile(dir, "npy", tt, codec.NPYHeader(tt.DType, tt.Shape)),
+			s.arrayFile(dir, "data", t, nil),
+			s.arrayFile(dir, "npy", t, codec.NPYHeader(tt.DType, tt.Shape)),
 			textTensorFile(dir, t),
-			s.arrowFile(dir, tt),
+			s.arrowFile(dir, t),
 		}
 		if hasCSV(tt) {
-			ents = append(ents, s.csvFile(dir, tt))
+			ents = append(ents, s.csvFile(dir, t))
 		}
-		ents = append(ents, s.chunksDir(dir, tt))
+		ents = append(ents, s.chunksDir(dir, t))
 		for _, e := range ents[1:] {
 			leased(e, t)
 		}
@@ -192,7 +216,8 @@ func (h *leasedHandle) Close() error {
 
 // arrayFile serves a prefix followed by the tensor's bytes in C order. Its
 // size is known without fetching, so stat shows it.
-func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix []byte) *node {
+func (s *Server) arrayFile(parent, name string, t *engine.Tensor, prefix []byte) *node {
+	tt := t.Tiled()
 	nbytes := uint64(tensor.NumElements(tt.Shape) * tt.DType.Size())
 	return &node{name: name, path: join(parent, name), perm: 0444,
 		size: func() uint64 { return uint64(len(prefix)) + nbytes },
@@ -200,26 +225,31 @@ func (s *Server) arrayFile(parent, name string, tt *tensor.TiledTensor, prefix [
 			if mode.Mode() != p9.ReadOnly {
 				return nil, linux.EACCES
 			}
-			return newStream(c, s.eng.Runner(), tt, prefix), nil
+			return newStream(c, t, tt, prefix), nil
 		}}
 }
 
+// A chunkSource gives a tensor's chunks by their index in its chunk grid
+// (C order), each with release as engine.Runner.Fetch has it: an
+// engine.Tensor.
+type chunkSource interface {
+	Chunk(ctx context.Context, i int) (*tensor.Array, func(), error)
+}
+
 // A stream serves reads of a tensor's bytes without gathering them: it
-// goes one slab at a time, a slab being the chunks that share their index
+// goes one slab at a time (tensor.Slabs: the chunks that share their index
 // along the first axis, whose bytes are a contiguous range of the C-order
-// tensor. A read copies from the slab's chunks themselves, each run of
+// tensor). A read copies from the slab's chunks themselves, each run of
 // bytes contiguous in both, so a reader holds no copy of a slab: only the
 // chunks of the slab it reads, fetched as reads reach them (mapped from
 // the workers' shared memory on this host) and released when it moves on
 // or closes.
 type stream struct {
 	c      *conn
-	run    engine.Runner
+	src    chunkSource
 	tt     *tensor.TiledTensor
 	prefix []byte
-	ends   []int64 // ends[i]: byte offset (after prefix) where slab i ends
-	inner  int     // chunks a slab
-	offs   [][]int // chunk offsets along each axis after the first
+	slabs  *tensor.Slabs
 
 	mu       sync.Mutex
 	cur      int             // slab whose chunks are held, -1 for none
@@ -227,24 +257,12 @@ type stream struct {
 	releases []func()
 }
 
-func newStream(c *conn, run engine.Runner, tt *tensor.TiledTensor, prefix []byte) *stream {
-	st := &stream{c: c, run: run, tt: tt, prefix: prefix, cur: -1, inner: 1}
-	if len(tt.Shape) == 0 {
-		st.ends = []int64{int64(tt.DType.Size())}
-		return st
-	}
-	for _, cs := range tt.Chunks[1:] {
-		st.inner *= len(cs)
-	}
-	st.offs = tensor.ChunkOffsets(tt.Chunks[1:])
-	row := int64(tensor.NumElements(tt.Shape[1:]) * tt.DType.Size())
-	var end int64
-	for _, rows := range tt.Chunks[0] {
-		end += int64(rows) * row
-		st.ends = append(st.ends, end)
-	}
-	return st
+func newStream(c *conn, src chunkSource, tt *tensor.TiledTensor, prefix []byte) *stream {
+	return &stream{c: c, src: src, tt: tt, prefix: prefix, cur: -1, slabs: tensor.NewSlabs(tt.Shape, tt.Chunks)}
 }
+
+// count is the number of slabs.
+func (st *stream) count() int { return len(st.slabs.Ends) }
 
 func (st *stream) WriteAt(p []byte, off int64) (int, error) { return 0, linux.EBADF }
 
@@ -266,29 +284,25 @@ func (st *stream) ReadAt(p []byte, off int64) (int, error) {
 	size := int64(st.tt.DType.Size())
 	for n < len(p) {
 		pos := off + int64(n) - int64(len(st.prefix))
-		i := sort.Search(len(st.ends), func(i int) bool { return st.ends[i] > pos })
-		if i == len(st.ends) {
+		e := int(pos / size)
+		i := st.slabs.Find(e)
+		if i == st.count() {
 			return n, io.EOF
 		}
 		if st.cur != i {
 			st.drop()
-			st.cur, st.parts = i, make([]*tensor.Array, st.inner)
+			st.cur, st.parts = i, make([]*tensor.Array, st.slabs.Inner)
 		}
-		start := int64(0)
-		if i > 0 {
-			start = st.ends[i-1]
-		}
-		e := (pos - start) / size
-		part, at, run := st.locate(i, int(e), int((st.ends[i]-start)/size))
+		part, at, run := st.slabs.Locate(i, e-st.slabs.Start(i))
 		if st.parts[part] == nil {
-			a, release, err := st.run.Fetch(st.c.ctx, st.tt.Keys[i*st.inner+part])
+			a, release, err := st.src.Chunk(st.c.ctx, i*st.slabs.Inner+part)
 			if err != nil {
 				return n, linux.EIO
 			}
 			st.parts[part] = a
 			st.releases = append(st.releases, release)
 		}
-		from := int64(at)*size + (pos-start)%size
+		from := int64(at)*size + pos%size
 		n += copy(p[n:], st.parts[part].Data[from:int64(at+run)*size])
 	}
 	return n, nil
@@ -298,12 +312,10 @@ func (st *stream) ReadAt(p []byte, off int64) (int, error) {
 // one (held until the stream moves on or closes), else copied into buf,
 // grown as needed, for a caller that renders whole slabs (CSV, Arrow).
 func (st *stream) slab(i int, buf *[]byte) ([]byte, error) {
-	start := int64(0)
-	if i > 0 {
-		start = st.ends[i-1]
-	}
-	n := st.ends[i] - start
-	if st.inner == 1 {
+	size := int64(st.tt.DType.Size())
+	start := int64(st.slabs.Start(i)) * size
+	n := int64(st.slabs.Ends[i])*size - start
+	if st.slabs.Inner == 1 {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if st.cur != i {
@@ -311,7 +323,7 @@ func (st *stream) slab(i int, buf *[]byte) ([]byte, error) {
 			st.cur, st.parts = i, make([]*tensor.Array, 1)
 		}
 		if st.parts[0] == nil {
-			a, release, err := st.run.Fetch(st.c.ctx, st.tt.Keys[i])
+			a, release, err := st.src.Chunk(st.c.ctx, i)
 			if err != nil {
 				return nil, linux.EIO
 			}
@@ -336,58 +348,4 @@ func (st *stream) drop() {
 		r()
 	}
 	st.cur, st.parts, st.releases = -1, nil, nil
-}
-
-// locate finds element e of slab i (of total elements) in the slab's
-// chunks: the chunk's index in the slab, the element's index in the chunk,
-// and how many elements from there are contiguous in both. Within a chunk,
-// C order runs along the last axis cut into several chunks until that
-// chunk ends, through every whole axis after it.
-func (st *stream) locate(i, e, total int) (part, at, run int) {
-	if st.inner == 1 {
-		return 0, e, total - e
-	}
-	dims := st.tt.Shape[1:]
-	// The last axis cut into several chunks; those after it are whole.
-	k := len(dims) - 1
-	for len(st.tt.Chunks[1+k]) == 1 {
-		k--
-	}
-	trail := 1 // elements of the whole axes after k
-	for _, d := range dims[k+1:] {
-		trail *= d
-	}
-	// e's index: along the slab's rows, then each axis from the last.
-	idx := make([]int, len(dims))
-	rest := e
-	for a := len(dims) - 1; a >= 0; a-- {
-		idx[a] = rest % dims[a]
-		rest /= dims[a]
-	}
-	row := rest
-	// The chunk along each axis, and e's index in it.
-	at = row
-	for a := range dims {
-		offs := st.offs[a]
-		c := sort.Search(len(offs), func(j int) bool { return offs[j] > idx[a] }) - 1
-		part = part*len(offs) + c
-		idx[a] -= offs[c]
-		at = at*st.tt.Chunks[1+a][c] + idx[a]
-	}
-	inTrail := 0
-	for a := k + 1; a < len(dims); a++ {
-		inTrail = inTrail*dims[a] + idx[a]
-	}
-	chunkLen := st.tt.Chunks[1+k][partAxis(part, st.tt.Chunks[1:], k)]
-	run = (chunkLen-idx[k])*trail - inTrail
-	return part, at, run
-}
-
-// partAxis is the chunk index along axis k of the chunk whose index in
-// the grid of chunks (of the axes after the first) is part.
-func partAxis(part int, chunks [][]int, k int) int {
-	for a := len(chunks) - 1; a > k; a-- {
-		part /= len(chunks[a])
-	}
-	return part % len(chunks[k])
 }

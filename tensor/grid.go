@@ -135,3 +135,16 @@ func UnravelInto(idx []int, k int, grid []int) {
 		k /= grid[ax]
 	}
 }
+
+// ChunkBox is the shape of the chunk at grid index idx of chunks, and the
+// index of its first element in the tensor; offs is ChunkOffsets(chunks),
+// made once for every chunk of a grid.
+func ChunkBox(chunks, offs [][]int, idx []int) (shape, start []int) {
+	shape = make([]int, len(idx))
+	start = make([]int, len(idx))
+	for ax, i := range idx {
+		shape[ax] = chunks[ax][i]
+		start[ax] = offs[ax][i]
+	}
+	return shape, start
+}

@@ -7,7 +7,7 @@ var (
 	ElemBinaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr,
-		OpArctan2, OpHypot, OpFmax, OpFmin}
+		OpArctan2, OpHypot, OpFmax, OpFmin, OpNormalize}
 )
 
 // ElemKinds are the elementwise ops, whose chunk ops have the node's op as
@@ -157,6 +157,7 @@ const (
 	OpBincount   = "bincount"        // counts (int64) of each value of a 1-D non-negative integer input, length max(Attrs.Minlength, max+1): tiled in stages
 	OpPercentile = "percentile"      // Attrs.Q percentiles along the last axis of a 1-D or 2-D input, linear interpolation: float64 of shape (len(Q),) + rows
 	OpMedian     = "median"          // median along the last axis of a 1-D or 2-D input: float32 for float32, float64 otherwise; shape () or (rows,)
+	OpGroupBy    = "groupby"         // Attrs.Func (sum, mean, count, min, max, var, std, prod) of input 0 by group along Attrs.Axes[0], the groups given by input 1's integer labels (0 .. Attrs.Groups-1, one an element of that axis; others left out): that axis becomes Attrs.Groups long
 )
 
 // MaxOneChunk bounds the length of the outputs made as a single chunk

@@ -26,6 +26,10 @@ const (
 	OpHypot   = "hypot"
 	OpFmax    = "fmax"
 	OpFmin    = "fmin"
+	// OpNormalize is x / w that refuses a w of zero, as NumPy's average
+	// refuses weights summing to zero ("Weights sum to zero, can't be
+	// normalized"), which it checks before it divides.
+	OpNormalize = "normalize"
 )
 
 // IsClassify reports whether op is one of the float classifications

@@ -34,6 +34,7 @@ const usage = `usage:
   marsfs cat PATH...         print files of the tree
   marsfs write PATH          write standard input to a file of the tree
   marsfs run SPEC            run a spec (a file, or - for standard input)
+  marsfs ready               wait until the server serves (creates nothing)
   marsfs mount DIR           mount the tree on DIR with FUSE
   marsfs version             print the version
 Run "marsfs COMMAND -h" for the flags of a command. Sizes take units:
@@ -48,6 +49,7 @@ var commands = map[string]func(args []string) error{
 	"cat":       cat,
 	"write":     write,
 	"run":       run,
+	"ready":     ready,
 	"mount":     mount,
 	"version":   version,
 }

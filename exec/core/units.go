@@ -67,6 +67,14 @@ func opCost(g *chunk.Graph, op *chunk.Op) (held, work int64) {
 	return held, work
 }
 
+// OpWork is op's work in g, the bytes it touches (see opCost): what the
+// cost model takes for its time. A graph's progress is told by the work
+// done, not the count of its operands, whose sizes differ.
+func OpWork(g *chunk.Graph, op *chunk.Op) int64 {
+	_, w := opCost(g, op)
+	return w
+}
+
 // unitHeld is the share of UnitCost that bounds the chunk bytes a unit
 // reads and makes. Those chunks live until the unit's reports are heard,
 // so the units waiting at a worker should hold a few MiB of them (8 MiB a

@@ -19,6 +19,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -147,9 +148,6 @@ func (e *Engine) SetSpace(space ident.Space) {
 	e.nextSess = space.FirstSession()
 	e.nextID.Store(space.Start(rand.Uint64))
 }
-
-// Runner returns the runner the engine executes on.
-func (e *Engine) Runner() Runner { return e.runner }
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(owner string) (*Session, error) {
@@ -312,7 +310,7 @@ func (s *Session) Env() spec.Env {
 // learns of it before the whole is written.
 func (s *Session) Parse(src string) (*spec.Graph, error) {
 	data, _ := s.files()
-	return spec.ParseData(src, s.Env(), data)
+	return lang.ParseData(src, s.Env(), data)
 }
 
 // files returns the data directory as the session's owner sees it, and
@@ -342,12 +340,12 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 
 // Prefix starts the check of a spec written a piece at a time, against the
 // session's tensors now and its data directory as its owner sees it
-// (spec.Prefix): each piece is built once, and Submit builds the whole
+// (lang.Prefix): each piece is built once, and Submit builds the whole
 // text again.
-func (s *Session) Prefix() *spec.Prefix {
+func (s *Session) Prefix() *lang.Prefix {
 	data, _ := s.files()
 	left, _, _ := s.engine.opsLeft()
-	return spec.NewPrefixWith(s.Env(), spec.Options{Data: data, MaxChunks: left})
+	return lang.NewPrefixWith(s.Env(), lang.Options{Data: data, MaxChunks: left})
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -451,7 +449,7 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	// A tensor may have at most as many chunks as the operands left:
 	// the parser refuses more before it makes their sizes.
 	left, held, bound := s.engine.opsLeft()
-	tg, err := spec.ParseWith(src, env, spec.Options{Data: data, MaxChunks: left})
+	tg, err := lang.ParseWith(src, env, lang.Options{Data: data, MaxChunks: left})
 	if err != nil {
 		return nil, err
 	}
@@ -1077,6 +1075,25 @@ func (s *Session) Tensors() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Pending returns, by name, the outputs of the session's graphs that have
+// not ended, each with the last graph to make it: a tensor's name is there
+// from the submit, before the graph that keeps it has run.
+func (s *Session) Pending() map[string]*Graph {
+	s.mu.Lock()
+	graphs := append([]*Graph(nil), s.graphs...)
+	s.mu.Unlock()
+	out := map[string]*Graph{}
+	for _, g := range graphs {
+		if g.spec == nil || g.Status().State.Ended() {
+			continue
+		}
+		for _, o := range g.spec.Outputs {
+			out[o.Name] = g
+		}
+	}
+	return out
 }
 
 // Tensor returns the session tensor called name.

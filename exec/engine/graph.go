@@ -59,6 +59,10 @@ type Status struct {
 	SpilledBytes  int64
 	Bytes         int64 // bytes of the chunks finished so far
 	TotalBytes    int64 // bytes of all the graph's chunks
+	// Work and TotalWork are the cost model's work (core.OpWork) of the
+	// operands finished so far and of all: progress's estimate of the
+	// time left goes by them.
+	Work, TotalWork int64
 	// For a graph tiled in stages (a length depends on the data): the
 	// stages tiled so far, and each output's shape as known so far,
 	// "name (?,)" until its stage is tiled. Zero and nil otherwise.
@@ -126,6 +130,7 @@ func newGraph(src string, tg *spec.Graph, cg *chunk.Graph, ids []uint64, cancel 
 	g.status.Operands = len(cg.Ops)
 	for _, op := range cg.Ops {
 		g.status.TotalBytes += int64(op.NBytes())
+		g.status.TotalWork += core.OpWork(cg, op)
 	}
 	if first != nil && !first.Last() {
 		g.status.Stage = 1
@@ -186,6 +191,7 @@ func (g *Graph) extend(cg *chunk.Graph, ids []uint64, results int) int {
 		}
 		ops = append(ops, &c)
 		g.status.TotalBytes += int64(op.NBytes())
+		g.status.TotalWork += core.OpWork(cg, op)
 	}
 	outs := append([]tensor.TiledTensor(nil), g.chunks.Outputs...)
 	for _, o := range cg.Outputs[:results] {
@@ -456,6 +462,7 @@ func (g *Graph) observe(ev core.Event) {
 		if done(prev) && !done(ev.State) {
 			g.status.Finished--
 			g.status.Bytes -= int64(g.chunks.Ops[ev.Key].NBytes())
+			g.status.Work -= core.OpWork(g.chunks, g.chunks.Ops[ev.Key])
 		}
 		switch ev.State {
 		case core.Running:
@@ -466,6 +473,7 @@ func (g *Graph) observe(ev core.Event) {
 			if !done(prev) {
 				g.status.Finished++
 				g.status.Bytes += int64(g.chunks.Ops[ev.Key].NBytes())
+				g.status.Work += core.OpWork(g.chunks, g.chunks.Ops[ev.Key])
 			}
 		case core.Fatal:
 			g.status.Failed++
@@ -560,6 +568,29 @@ func (t *Tensor) Fetch(ctx context.Context) (*tensor.Array, error) {
 		parts[i] = a
 	}
 	return tensor.Gather(&t.tiled, parts)
+}
+
+// Chunk returns the tensor's chunk i (C order over its chunk grid) and
+// release, which gives back what holds it (see Runner.Fetch): a reader
+// streams a tensor chunk by chunk through it without gathering it.
+func (t *Tensor) Chunk(ctx context.Context, i int) (*tensor.Array, func(), error) {
+	if i < 0 || i >= len(t.tiled.Keys) {
+		return nil, nil, fmt.Errorf("tensor %s has no chunk %d of %d", t.tiled.Name, i, len(t.tiled.Keys))
+	}
+	a, release, err := t.session.engine.runner.Fetch(ctx, t.tiled.Keys[i])
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch %s chunk %d: %w", t.tiled.Name, i, err)
+	}
+	return a, release, nil
+}
+
+// ChunkWorker names the worker holding the tensor's chunk i, "" if none
+// does (lost, or not made yet).
+func (t *Tensor) ChunkWorker(i int) string {
+	if i < 0 || i >= len(t.tiled.Keys) {
+		return ""
+	}
+	return t.session.engine.runner.Where(t.tiled.Keys[i])
 }
 
 // FetchIndex gathers the elements at the cross product of per-axis indices

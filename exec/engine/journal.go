@@ -12,6 +12,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -382,7 +383,7 @@ func (s *Session) lineageOf(st *journal.State, gid int, made func(*journal.Tenso
 		}
 	}
 	data, owner := s.files()
-	tg, err := spec.ParseData(jg.Spec, env, data)
+	tg, err := lang.ParseData(jg.Spec, env, data)
 	if err != nil {
 		s.engine.logf("session %d: graph %d parses no more (%v): what it kept is not made again if lost", s.id, gid, err)
 		return nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -21,7 +21,7 @@ func BenchmarkPrepareMillion(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	for i := 0; i < b.N; i++ {
-		g, err := spec.Parse(text, nil)
+		g, err := lang.Parse(text, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

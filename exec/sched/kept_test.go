@@ -7,7 +7,7 @@ import (
 
 	"marsfs/exec/core"
 	"marsfs/tensor"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -27,7 +27,7 @@ type keptSet struct {
 // y's 16 chunks under IDs from base on, and uploads chunk uploadID.
 func keepAndUpload(ctx context.Context, t *testing.T, s *Scheduler, base uint64) keptSet {
 	t.Helper()
-	g, err := spec.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
+	g, err := lang.Parse("x = ones((400, 400), chunks=100)\ny = x * 3\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"marsfs/exec/core"
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -38,7 +38,7 @@ func levelOrder(g *chunk.Graph) []int {
 // small multiple of workers × tree depth; breadth first it is hundreds.
 func TestTreeReductionPeakChunks(t *testing.T) {
 	tc := newTestCluster(t, 2, false)
-	g, err := spec.Parse("x = ones(1000000, chunks=1000)\ny = (x * 2).sum()\n", nil)
+	g, err := lang.Parse("x = ones(1000000, chunks=1000)\ny = (x * 2).sum()\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"marsfs/exec/core"
 	"marsfs/exec/engine"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -77,7 +77,7 @@ func benchScale(b *testing.B, n int) {
 	}
 
 	t, cpu0 := time.Now(), prepCPU()
-	tg, err := spec.Parse(text, nil)
+	tg, err := lang.Parse(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"marsfs/exec/custody"
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -33,7 +33,7 @@ func planOf(text string) (*plan, error) {
 	if p := tiled[text]; p != nil {
 		return p, nil
 	}
-	tg, err := spec.Parse(text, nil)
+	tg, err := lang.Parse(text, nil)
 	if err != nil {
 		return nil, err
 	}

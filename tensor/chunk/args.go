@@ -257,6 +257,15 @@ func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 type ScanArgs struct {
 	Op   string // OpCumsum or OpCumprod
 	Axis int
+	// Seeded makes an offset op scan its input 0, the chunk itself, from
+	// the carry (input 1), rather than add the carry to a local scan: a
+	// float16 scan, which NumPy rounds to float16 after every addition, is
+	// so the same whatever the chunks.
+	Seeded bool
+	// Half rounds every partial result to float16, as NumPy's float16
+	// loops do; the kernels set it on the float32 op they run a float16
+	// one as (kernel/widen.go).
+	Half bool
 }
 
 // Tile rules and kernels for transpose, slicing and concatenation. Reshape
@@ -459,14 +468,23 @@ type ZarrArgs struct {
 //     directory (a temporary file renamed), then renames the directory
 //     into place: a failed or cancelled graph leaves no array that looks
 //     complete.
+//
+// An array inside a group (a path under a directory named NAME.zarr, as
+// xarray's datasets are) is a dataset's variable: the create op makes the
+// groups on the path that are missing, the commit op writes the array's
+// .zattrs (Dims as xarray's _ARRAY_DIMENSIONS, and Attrs) with its
+// metadata, and, once the array is in place, the group's consolidated
+// .zmetadata anew.
 type ZarrWriteArgs struct {
 	Path      string // the array's directory, relative to the data directory
 	Temp      string // its name while it is written
 	Overwrite bool   // replace what is at Path
 	Array     ZarrArray
-	Index     []int   // write: the store chunk's grid index
-	Offsets   [][]int // write: each input chunk's offset in the array
-	Owner     Owner   // whose rights the store is written with
+	Index     []int    // write: the store chunk's grid index
+	Offsets   [][]int  // write: each input chunk's offset in the array
+	Owner     Owner    // whose rights the store is written with
+	Dims      []string // the dimensions' names (nil: none written)
+	Attrs     string   // the attributes, a JSON object ("": none)
 }
 
 // An Owner is the user whose rights a file op acts with: the uid, gid and

@@ -121,6 +121,9 @@ const (
 	KindUniqueValues   Kind = "unique.values"
 	KindUniqueCounts   Kind = tensor.OpUniqueCounts
 	KindUniqueLen      Kind = "unique.len"
+	KindGroupByMap     Kind = "groupby.map"     // a chunk's partials by group (GroupByArgs)
+	KindGroupByCombine Kind = "groupby.combine" // partials combined
+	KindGroupByFinal   Kind = "groupby.final"   // the result's chunk from its partials
 )
 
 // fixedKinds are the constants above, in their order.
@@ -137,6 +140,7 @@ var fixedKinds = []Kind{
 	KindSortLocal, KindSortMerge, KindArgsortIndices,
 	KindHistMinMax, KindHist, KindHistEdges, KindHistCount, KindBincount, KindBincountLen, KindPercentile,
 	KindUniqueMap, KindUniqueMerge, KindUniqueValues, KindUniqueCounts, KindUniqueLen,
+	KindGroupByMap, KindGroupByCombine, KindGroupByFinal,
 }
 
 // A Step is one of the ops a reduction or a scan of a whole tensor is

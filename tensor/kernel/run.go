@@ -88,6 +88,12 @@ func KernelFor(kind chunk.Kind) (kernel, bool) {
 		return matmulSumKernel, true
 	case chunk.KindLabelSums:
 		return labelSumsKernel, true
+	case chunk.KindGroupByMap:
+		return groupByMapKernel, true
+	case chunk.KindGroupByCombine:
+		return groupByCombineKernel, true
+	case chunk.KindGroupByFinal:
+		return groupByFinalKernel, true
 	case chunk.KindQRFactor:
 		return qrFactorKernel, true
 	case chunk.KindQRR:

@@ -55,6 +55,13 @@ func scanLocalKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tens
 	elem.CastInto(out, in[0])
 	o, n, m := split3(op.Shape, args.Axis)
 	mul := args.Op == tensor.OpCumprod
+	if args.Half && op.DType == tensor.Float32 {
+		d := tensor.View[float32](out.Data)
+		for b := range o {
+			scanHalf(d[b*n*m:(b+1)*n*m], nil, n, m, mul)
+		}
+		return out, nil
+	}
 	err = byNumber(op.DType, func(data []byte) { scanT(tensor.View[uint8](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[int32](data), o, n, m, mul) },
 		func(data []byte) { scanT(tensor.View[int64](data), o, n, m, mul) },
@@ -104,6 +111,31 @@ func scanT[T elem.ElemType](d []T, o, n, m int, mul bool) {
 			} else {
 				elem.AddLoop(cur, cur, prev)
 			}
+		}
+	}
+}
+
+// scanHalf scans blk, viewed as (n, m), in place along its first axis,
+// each partial result rounded to float16 as NumPy's float16 loops round
+// it; seed, when not nil, is the (1, m) running result before blk's first
+// row.
+func scanHalf(blk, seed []float32, n, m int, mul bool) {
+	for i := range n {
+		cur := blk[i*m : (i+1)*m]
+		prev := seed
+		if i > 0 {
+			prev = blk[(i-1)*m : i*m]
+		}
+		for j := range cur {
+			v := cur[j]
+			if prev != nil {
+				if mul {
+					v *= prev[j]
+				} else {
+					v += prev[j]
+				}
+			}
+			cur[j] = tensor.HalfFromFloat32(v).Float32()
 		}
 	}
 }
@@ -201,6 +233,17 @@ func scanOffsetKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*ten
 	out := tensor.NewArray(op.DType, op.Shape)
 	copy(out.Data, local.Data)
 	o, n, m := split3(op.Shape, args.Axis)
+	if args.Seeded {
+		// local is the chunk itself: scan it from the carry.
+		if op.DType != tensor.Float32 || !args.Half {
+			return nil, fmt.Errorf("a seeded scan runs on float16, not %v", op.DType)
+		}
+		d, c := tensor.View[float32](out.Data), tensor.View[float32](carry.Data)
+		for b := range o {
+			scanHalf(d[b*n*m:(b+1)*n*m], c[b*m:(b+1)*m], n, m, args.Op == tensor.OpCumprod)
+		}
+		return out, nil
+	}
 	if err := scanCombine(op.DType, out.Data, carry.Data, o, n, m, args.Op == tensor.OpCumprod); err != nil {
 		return nil, err
 	}

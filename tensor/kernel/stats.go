@@ -147,9 +147,29 @@ func histCountKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*te
 }
 
 func bincountKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a := in[0]
+	if len(in) == 2 {
+		// Weighted: each value's sum of its weights, float64.
+		w := in[1]
+		if op.DType != tensor.Float64 || len(op.Shape) != 1 || w.Len() != a.Len() {
+			return nil, fmt.Errorf("bincount of %d values with %d weights into %v%v", a.Len(), w.Len(), op.DType, op.Shape)
+		}
+		out := tensor.NewArray(tensor.Float64, op.Shape)
+		sums := out.Float64s()
+		for i := range a.Len() {
+			v, err := binAt(a, i)
+			if err != nil {
+				return nil, err
+			}
+			if v >= int64(len(sums)) {
+				return nil, fmt.Errorf("value %d is not below the length %d of the counts", v, len(sums))
+			}
+			sums[v] += w.Float64At(i)
+		}
+		return out, nil
+	}
 	out := tensor.NewArray(tensor.Int64, op.Shape)
 	counts := out.Int64s()
-	a := in[0]
 	for i := range a.Len() {
 		v, err := binAt(a, i)
 		if err != nil {

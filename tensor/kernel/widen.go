@@ -51,6 +51,9 @@ func widen(op *chunk.Op, in []*tensor.Array) (*chunk.Op, []*tensor.Array, bool) 
 	case chunk.HistArgs:
 		a.Edges = a.Edges.Compute()
 		w.Args = a
+	case chunk.ScanArgs:
+		a.Half = op.DType == tensor.Float16
+		w.Args = a
 	}
 	wide := make([]*tensor.Array, len(in))
 	for i, x := range in {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -167,6 +168,11 @@ func toZarrCreateKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if _, err := data.Stat(a.Path); err == nil && !a.Overwrite {
 		return nil, fmt.Errorf("to_zarr: %q exists (overwrite=True replaces it)", a.Path)
 	}
+	if root, ok := groupOf(a); ok {
+		if err := makeGroups(data, root, a.Path); err != nil {
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
+		}
+	}
 	if err := data.RemoveAll(a.Temp); err != nil {
 		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
@@ -257,6 +263,15 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	if err != nil {
 		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
 	}
+	if a.Dims != nil || a.Attrs != "" {
+		attrs, err := zarr.AttrsMeta(a.Dims, []byte(a.Attrs))
+		if err != nil {
+			return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
+		}
+		if err := writeSynced(data, path.Join(a.Temp, ".zattrs"), attrs); err != nil {
+			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
+		}
+	}
 	name := path.Join(a.Temp, arr.MetaName())
 	if err := writeSynced(data, name+".part", meta); err != nil {
 		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
@@ -283,7 +298,79 @@ func toZarrCommitKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 			return nil, fmt.Errorf("to_zarr: the array is written; removing what it replaced: %w", err)
 		}
 	}
+	if root, ok := groupOf(a); ok {
+		if err := consolidate(data, root); err != nil {
+			return nil, fmt.Errorf("to_zarr: the array is written; the consolidated metadata of %q: %w", root, err)
+		}
+	}
 	return done(), nil
+}
+
+// groupOf returns the group the array a writes belongs to, if any: only
+// format 2 has xarray's datasets.
+func groupOf(a chunk.ZarrWriteArgs) (string, bool) {
+	if a.Array.Format != 2 {
+		return "", false
+	}
+	return zarr.GroupRoot(a.Path)
+}
+
+// makeGroups makes the groups on the path from root to the array at p
+// that are missing: a directory and its .zgroup. Two arrays of one graph
+// may make them at once: each step tolerates the other's.
+func makeGroups(data Dir, root, p string) error {
+	for _, dir := range zarr.GroupsOn(root, p) {
+		if err := data.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if _, err := data.Stat(path.Join(dir, ".zarray")); err == nil {
+			return fmt.Errorf("%q is a Zarr array, not a group: an array cannot be written inside it", dir)
+		}
+		if _, err := data.Stat(path.Join(dir, ".zgroup")); errors.Is(err, fs.ErrNotExist) {
+			if err := writeSynced(data, path.Join(dir, ".zgroup"), zarr.GroupMeta); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consolidate writes the group root's .zmetadata anew from what is below
+// it, holding the group directory's lock (flock): arrays of one dataset
+// committed at once by several workers each consolidate in turn, and the
+// last sees them all.
+func consolidate(data Dir, root string) error {
+	d, err := data.Open(root)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %q: %w", root, err)
+	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	meta, err := zarr.Consolidate(dirFS{data}, root)
+	if err != nil {
+		return err
+	}
+	name := path.Join(root, ".zmetadata")
+	if err := writeSynced(data, name+".marsfs.part", meta); err != nil {
+		return err
+	}
+	return data.Rename(name+".marsfs.part", name)
+}
+
+// dirFS is a data directory as an fs.FS, for walking it.
+type dirFS struct{ d Dir }
+
+func (f dirFS) Open(name string) (fs.File, error) {
+	file, err := f.d.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
 }
 
 // writeSynced writes b to the file name in data and syncs it.

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"marsfs/tensor"
 	"marsfs/tensor/codec/zarr"
@@ -51,6 +53,11 @@ type Sink struct {
 	// none) and the Zarr format (2 or 3).
 	Compressor string
 	ZarrFormat int
+	// Format "zarr": the names of the array's dimensions (xarray's
+	// _ARRAY_DIMENSIONS; nil for none) and its attributes, a JSON object
+	// ("" for none).
+	Dims  []string
+	Attrs string
 }
 
 // Output names one fetched tensor of a graph.
@@ -117,6 +124,8 @@ type Attrs struct {
 	Q         []float64 // OpPercentile: the percentiles, in [0, 100]
 	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
 	Data      []byte    // OpArray: the literal's little-endian C-order bytes
+	Groups    int       // OpGroupBy: the number of groups (labels 0 .. Groups-1)
+	Func      string    // OpGroupBy: the reduction (sum, mean, count, min, max, var, std, prod)
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it
@@ -146,5 +155,49 @@ func (p PendingSlice) resolve(l, ax int) (tensor.Slice, error) {
 		}
 		return tensor.Slice{Start: i, Step: 1, Len: 1}, nil
 	}
-	return sliceIndices(p.Lo, p.Hi, p.Step, p.HasLo, p.HasHi, p.HasStep, l), nil
+	return SliceIndices(p.Lo, p.Hi, p.Step, p.HasLo, p.HasHi, p.HasStep, l), nil
+}
+
+// Check verifies the invariants every graph a parser makes keeps: nodes in
+// topological order with IDs their indexes, chunks only on the ops that are
+// given them, and every node inferring again to its shape and dtype.
+func (g *Graph) Check() error {
+	var errs []error
+	for i, n := range g.Nodes {
+		if n.ID != i {
+			errs = append(errs, fmt.Errorf("node %d has ID %d", i, n.ID))
+		}
+		for _, in := range n.Inputs {
+			if in.ID >= i || g.Nodes[in.ID] != in {
+				errs = append(errs, fmt.Errorf("node %d has input %d out of order", i, in.ID))
+			}
+		}
+		if givenChunks(n.Op) != (n.Chunks != nil) {
+			errs = append(errs, fmt.Errorf("node %d (%s) has chunks %v", i, n.Op, n.Chunks))
+		}
+		if n.Chunks != nil {
+			if err := checkChunks(n.Shape, n.Chunks); err != nil {
+				errs = append(errs, fmt.Errorf("node %d: %w", i, err))
+			}
+		}
+		if n.Weak && n.Op != tensor.OpScalar {
+			errs = append(errs, fmt.Errorf("node %d (%s) is weak", i, n.Op))
+		}
+		again := *n
+		if !givenShape(n.Op) {
+			again.Shape = nil
+		}
+		if !givenDType(n.Op) {
+			again.DType = 0
+		}
+		if err := infer(&again); err != nil {
+			errs = append(errs, fmt.Errorf("node %d (%s) does not infer again: %w", i, n.Op, err))
+		} else if !slices.Equal(again.Shape, n.Shape) || again.DType != n.DType {
+			errs = append(errs, fmt.Errorf("node %d infers again to %s %s, not %s %s", i, ShapeString(again.Shape), again.DType, ShapeString(n.Shape), n.DType))
+		}
+	}
+	if len(g.Outputs) == 0 && len(g.Sinks) == 0 && len(g.Drops) == 0 {
+		errs = append(errs, fmt.Errorf("no outputs"))
+	}
+	return errors.Join(errs...)
 }

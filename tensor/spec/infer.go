@@ -27,7 +27,7 @@ func infer(n *Node) error {
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
 	switch {
-	case catalogueOps[n.Op] > 0:
+	case catalogueOps[n.Op] != 0:
 		return inferCatalogue(n)
 	case creationOps[n.Op]:
 		return inferCreation(n)
@@ -39,6 +39,8 @@ func infer(n *Node) error {
 		return inferEigh(n)
 	case n.Op == tensor.OpTake:
 		return inferTake(n)
+	case n.Op == tensor.OpGroupBy:
+		return inferGroupBy(n)
 	case n.Op == tensor.OpSearchsorted || n.Op == tensor.OpIsin:
 		return inferLookup(n)
 	case n.Op == tensor.OpNonEmpty:
@@ -83,7 +85,7 @@ func infer(n *Node) error {
 		if err := checkAxis(n.Attrs.Axes[0], len(x.Shape)); err != nil {
 			return err
 		}
-		n.Shape, n.DType = slices.Clone(x.Shape), reduceType(n.Op, x.DType)
+		n.Shape, n.DType = slices.Clone(x.Shape), ReduceType(n.Op, x.DType)
 	default:
 		return inferShapeOp(n)
 	}
@@ -115,7 +117,7 @@ var opArity = map[string]int{
 	tensor.OpAdd: 2, tensor.OpSubtract: 2, tensor.OpMultiply: 2, tensor.OpDivide: 2, tensor.OpFloorDiv: 2, tensor.OpMod: 2,
 	tensor.OpPower: 2, tensor.OpMaximum: 2, tensor.OpMinimum: 2, tensor.OpEqual: 2, tensor.OpNotEqual: 2, tensor.OpLess: 2,
 	tensor.OpLessEq: 2, tensor.OpGreater: 2, tensor.OpGreaterEq: 2, tensor.OpLogicalAnd: 2, tensor.OpLogicalOr: 2,
-	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2,
+	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2, tensor.OpNormalize: 2,
 
 	tensor.OpWhere: 3,
 
@@ -125,6 +127,7 @@ var opArity = map[string]int{
 
 	tensor.OpReshape: 1, tensor.OpTranspose: 1, tensor.OpConcat: -1, tensor.OpSlice: 1, tensor.OpRechunk: 1,
 	tensor.OpMatmul: 2, tensor.OpDiagonal: 1, tensor.OpMask: 2, tensor.OpEighW: 1, tensor.OpEighV: 1, tensor.OpTake: 2, tensor.OpSearchsorted: 2, tensor.OpIsin: 2, tensor.OpNonEmpty: 2,
+	tensor.OpGroupBy: 2,
 }
 
 func checkArity(n *Node, k int) error {
@@ -310,7 +313,7 @@ func checkShape(shape []int) error {
 		if d < 0 {
 			return fmt.Errorf("negative dimensions are not allowed")
 		}
-		if d > 0 && total > maxInt/d {
+		if d > 0 && total > MaxInt/d {
 			return fmt.Errorf("shape %s is too large", ShapeString(shape))
 		}
 		total *= d
@@ -371,7 +374,7 @@ func inferReduce(n *Node) error {
 	if axes == nil && nd == 0 && (n.Op == tensor.OpArgmin || n.Op == tensor.OpArgmax) {
 		shape = []int{}
 	}
-	n.Shape, n.DType = shape, reduceType(n.Op, x.DType)
+	n.Shape, n.DType = shape, ReduceType(n.Op, x.DType)
 	return nil
 }
 

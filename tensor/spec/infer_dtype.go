@@ -232,7 +232,7 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 			return 0, fmt.Errorf("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
 		}
 		return r, nil
-	case tensor.OpDivide:
+	case tensor.OpDivide, tensor.OpNormalize:
 		if !r.IsFloat() {
 			return tensor.Float64, nil
 		}
@@ -254,8 +254,8 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 	return 0, fmt.Errorf("%s is not a two-input elementwise op", op)
 }
 
-// reduceType is the dtype of a reduction of an x array.
-func reduceType(op string, x tensor.DType) tensor.DType {
+// ReduceType is the dtype of a reduction of an x array.
+func ReduceType(op string, x tensor.DType) tensor.DType {
 	switch op {
 	case tensor.OpSum, tensor.OpProd, tensor.OpNansum, tensor.OpCumsum, tensor.OpCumprod:
 		// Integers accumulate in the platform's integers, unsigned ones

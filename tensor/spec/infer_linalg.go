@@ -2,10 +2,9 @@ package spec
 
 import (
 	"fmt"
-	"slices"
-
 	"marsfs/tensor"
 	"marsfs/tensor/spec/syntax"
+	"slices"
 )
 
 // catalogueOps are the ops of graph_linalg.go with their number of inputs;
@@ -15,7 +14,7 @@ var catalogueOps = map[string]int{
 	tensor.OpQRQ: 1, tensor.OpQRR: 1, tensor.OpSVDU: 1, tensor.OpSVDS: 1, tensor.OpSVDVT: 1,
 	tensor.OpSolve: 2, tensor.OpInv: 1, tensor.OpCholesky: 1,
 	tensor.OpSort: 1, tensor.OpArgsort: 1,
-	tensor.OpHistogram: 1, tensor.OpHistEdges: 1, tensor.OpBincount: 1, tensor.OpPercentile: 1, tensor.OpMedian: 1,
+	tensor.OpHistogram: 1, tensor.OpHistEdges: 1, tensor.OpBincount: -1, tensor.OpPercentile: 1, tensor.OpMedian: 1,
 	tensor.OpUnique: 1, tensor.OpUniqueCounts: 1,
 }
 
@@ -124,6 +123,17 @@ func inferCatalogue(n *Node) error {
 		}
 		// max(minlength, max(x)+1): known once a stage has run.
 		n.Shape, n.DType = []int{tensor.Unknown}, tensor.Int64
+		switch len(n.Inputs) {
+		case 1:
+		case 2: // weights: the sums of each value's, float64 as NumPy's
+			w := n.Inputs[1]
+			if len(w.Shape) != 1 || tensor.HasUnknown(w.Shape) || tensor.HasUnknown(x.Shape) || w.Shape[0] != x.Shape[0] {
+				return fmt.Errorf("The weights and list don't have the same length.")
+			}
+			n.DType = tensor.Float64
+		default:
+			return fmt.Errorf("bincount takes x and its weights, not %d inputs", len(n.Inputs))
+		}
 	case tensor.OpUnique, tensor.OpUniqueCounts:
 		if nd != 1 {
 			return fmt.Errorf("%s takes the flattened array, not one of shape %s", n.Op, ShapeString(x.Shape))
@@ -136,9 +146,10 @@ func inferCatalogue(n *Node) error {
 		if nd != 1 && nd != 2 {
 			return fmt.Errorf("%s of a %d-D array along its last axis is not supported yet (1-D and 2-D are)", n.Op, nd)
 		}
-		if x.Shape[nd-1] == 0 {
-			return fmt.Errorf("%s of an empty array", n.Op)
-		}
+		// Of an empty array NumPy's median is nan (with a warning), and so
+		// are nanmedian's and nanpercentile's of only NaNs, whose masks
+		// leave nothing: the tile rule fills nan. A percentile of an array
+		// known empty is refused as the spec is read (lang), as NumPy does.
 		var rows []int
 		if nd == 2 {
 			rows = []int{x.Shape[0]}
@@ -166,3 +177,22 @@ func inferCatalogue(n *Node) error {
 }
 
 func finite(v float64) bool { return v == v && v-v == 0 }
+
+func inferEigh(n *Node) error {
+	x := n.Inputs[0]
+	if len(x.Shape) != 2 {
+		return fmt.Errorf("%d-dimensional array given. Array must be at least two-dimensional", len(x.Shape))
+	}
+	if x.Shape[0] != x.Shape[1] {
+		return fmt.Errorf("Last 2 dimensions of the array must be square")
+	}
+	if n.Attrs.K != 0 && n.Attrs.K != 1 {
+		return fmt.Errorf("eigh: K must be 0 (lower) or 1 (upper)")
+	}
+	n.DType = SolveDType(x.DType)
+	n.Shape = []int{x.Shape[0]}
+	if n.Op == tensor.OpEighV {
+		n.Shape = []int{x.Shape[0], x.Shape[0]}
+	}
+	return nil
+}

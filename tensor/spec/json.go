@@ -57,6 +57,9 @@ type jsonSink struct {
 	// zarr: the compressor ("none" for None) and the format.
 	Compressor string `json:"compressor,omitempty"`
 	ZarrFormat int    `json:"zarr_format,omitempty"`
+	// zarr: the dimensions' names and the attributes (an object).
+	Dims  []string        `json:"dims,omitempty"`
+	Attrs json.RawMessage `json:"attrs,omitempty"`
 }
 
 type jsonNode struct {
@@ -99,6 +102,8 @@ type jsonAttrs struct {
 	Q         []float64 `json:"q,omitempty"`
 	SkipNaN   bool      `json:"skip_nan,omitempty"`
 	Data      []byte    `json:"data,omitempty"`
+	Groups    int       `json:"groups,omitempty"`
+	Func      string    `json:"func,omitempty"`
 
 	Pending []jsonPending `json:"pending,omitempty"`
 }
@@ -175,6 +180,7 @@ var opAttrs = map[string][]string{
 	tensor.OpSlice:     {"slices", "pending"},
 	tensor.OpHistogram: {"bins", "range"}, tensor.OpHistEdges: {"bins", "range"}, tensor.OpBincount: {"minlength"},
 	tensor.OpPercentile: {"q", "skip_nan"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"}, tensor.OpNonEmpty: {"name"},
+	tensor.OpGroupBy: {"axes", "groups", "func", "ddof"},
 }
 
 // attrsOf returns the attributes op uses: a reduction's axes and keepdims
@@ -196,7 +202,7 @@ func (g *Graph) JSON() ([]byte, error) {
 	for i, n := range g.Nodes {
 		index[n] = i
 		jn := jsonNode{ID: i, Op: n.Op, DType: n.DType.String(), Weak: n.Weak}
-		shape := cloneInts(n.Shape)
+		shape := CloneInts(n.Shape)
 		jn.Shape = &shape
 		for _, in := range n.Inputs {
 			j, ok := index[in]
@@ -206,14 +212,14 @@ func (g *Graph) JSON() ([]byte, error) {
 			jn.Inputs = append(jn.Inputs, j)
 		}
 		if n.Chunks != nil {
-			c := cloneChunks(n.Chunks)
+			c := CloneChunks(n.Chunks)
 			jn.Chunks = &c
 		}
 		a := n.Attrs
 		ja := jsonAttrs{Value: nonZero(a.Value), IntValue: a.IntValue, Start: nonZero(a.Start),
 			Step: nonZero(a.Step), Low: a.Low, High: a.High, K: a.K, Seed: a.Seed, Axes: a.Axes,
 			Keepdims: a.Keepdims, Ddof: a.Ddof, Decimals: a.Decimals, Perm: a.Perm, Name: a.Name, Path: a.Path,
-			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data}
+			Bins: a.Bins, Range: a.Range, Minlength: a.Minlength, Q: a.Q, SkipNaN: a.SkipNaN, Data: a.Data, Groups: a.Groups, Func: a.Func}
 		for _, s := range a.Slices {
 			ja.Slices = append(ja.Slices, [3]int{s.Start, s.Step, s.Len})
 		}
@@ -255,9 +261,12 @@ func (g *Graph) JSON() ([]byte, error) {
 		}
 		js := jsonSink{Node: j, Format: s.Format, Path: s.Path, Overwrite: s.Overwrite}
 		if s.Format == "zarr" {
-			js.Compressor, js.ZarrFormat = s.Compressor, s.ZarrFormat
+			js.Compressor, js.ZarrFormat, js.Dims = s.Compressor, s.ZarrFormat, s.Dims
 			if js.Compressor == "" {
 				js.Compressor = "none"
+			}
+			if s.Attrs != "" {
+				js.Attrs = json.RawMessage(s.Attrs)
 			}
 		}
 		doc.Sinks = append(doc.Sinks, js)
@@ -317,9 +326,11 @@ func renderJSON(doc jsonGraph) ([]byte, error) {
 // ParseJSON parses the JSON form of a spec (a document starting with '{').
 // Every error it returns is a *syntax.Error; errors about a node name it
 // ("node 3: ..."), syntax errors carry the line and column.
-func ParseJSON(src []byte, env Env) (*Graph, error) { return parseJSON(src, env, nil) }
+func ParseJSON(src []byte, env Env) (*Graph, error) { return ParseJSONData(src, env, nil) }
 
-func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
+// ParseJSONData is ParseJSON for a server with a data directory: data
+// opens the files a graph's nodes read (nil: none may).
+func ParseJSONData(src []byte, env Env, data fs.FS) (*Graph, error) {
 	var doc jsonGraph
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
@@ -368,17 +379,17 @@ func parseJSON(src []byte, env Env, data fs.FS) (*Graph, error) {
 		switch js.Format {
 		case "npy":
 		case "zarr":
-			sink.Compressor, sink.ZarrFormat = js.Compressor, js.ZarrFormat
+			sink.Compressor, sink.ZarrFormat, sink.Dims, sink.Attrs = js.Compressor, js.ZarrFormat, js.Dims, string(js.Attrs)
 			if sink.Compressor == "none" {
 				sink.Compressor = ""
 			}
-			if err := checkZarrSink(sink); err != nil {
+			if err := CheckZarrSink(sink); err != nil {
 				return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 			}
 		default:
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: unknown format %q", js.Path, js.Format)}
 		}
-		if err := checkSink(data, sink); err != nil {
+		if err := CheckSink(data, sink); err != nil {
 			return nil, &syntax.Error{Msg: fmt.Sprintf("sink %q: %v", js.Path, err)}
 		}
 		g.Sinks = append(g.Sinks, sink)
@@ -528,13 +539,13 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 	}
 	var shape []int
 	if jn.Shape != nil {
-		shape = cloneInts(*jn.Shape)
+		shape = CloneInts(*jn.Shape)
 	}
 	if givenShape(jn.Op) {
 		if jn.Shape == nil && jn.Op != tensor.OpScalar && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
 			return nil, fmt.Errorf("%s needs a shape", jn.Op)
 		}
-		n.Shape = cloneInts(shape)
+		n.Shape = CloneInts(shape)
 	}
 	if givenDType(jn.Op) {
 		if jn.DType == "" && jn.Op != tensor.OpInput && jn.Op != tensor.OpFromNPY && jn.Op != tensor.OpFromZarr {
@@ -546,7 +557,7 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		if !givenChunks(jn.Op) {
 			return nil, fmt.Errorf("%s does not take chunks", jn.Op)
 		}
-		n.Chunks = cloneChunks(*jn.Chunks)
+		n.Chunks = CloneChunks(*jn.Chunks)
 	}
 	switch {
 	case jn.Op == tensor.OpInput:
@@ -559,9 +570,9 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		var f *Node
 		var err error
 		if jn.Op == tensor.OpFromNPY {
-			f, err = npyNode(data, n.Attrs.Path)
+			f, err = NPYNode(data, n.Attrs.Path)
 		} else {
-			f, err = zarrNode(data, n.Attrs.Path)
+			f, err = ZarrNode(data, n.Attrs.Path)
 		}
 		if err != nil {
 			return nil, err
@@ -571,7 +582,7 @@ func jsonNodeOf(jn jsonNode, byID map[int]*Node, env Env, data fs.FS) (*Node, er
 		}
 		n.Shape, n.DType, n.Attrs = f.Shape, f.DType, f.Attrs
 		if n.Chunks == nil && jn.Op == tensor.OpFromZarr {
-			n.Chunks = storeChunks(f.Attrs.Zarr)
+			n.Chunks = StoreChunks(f.Attrs.Zarr)
 		} else if n.Chunks == nil {
 			if n.Chunks, err = defaultChunks(n.Shape); err != nil {
 				return nil, err
@@ -625,7 +636,7 @@ func jsonInput(n *Node, jn jsonNode, env Env) error {
 	if jn.Chunks != nil && !equalChunks(*jn.Chunks, tt.Chunks) {
 		return fmt.Errorf("input %s has chunks %v, not %v", n.Attrs.Name, tt.Chunks, *jn.Chunks)
 	}
-	n.Shape, n.DType, n.Chunks = cloneInts(tt.Shape), tt.DType, cloneChunks(tt.Chunks)
+	n.Shape, n.DType, n.Chunks = CloneInts(tt.Shape), tt.DType, CloneChunks(tt.Chunks)
 	return nil
 }
 
@@ -683,7 +694,7 @@ func jsonAttrsOf(jn jsonNode, a *Attrs) error {
 	*a = Attrs{Value: ja.Value.float(), IntValue: ja.IntValue, Start: ja.Start.float(),
 		Step: ja.Step.float(), Low: ja.Low, High: ja.High, K: ja.K, Seed: ja.Seed, Axes: ja.Axes,
 		Keepdims: ja.Keepdims, Ddof: ja.Ddof, Decimals: ja.Decimals, Perm: ja.Perm, Name: ja.Name, Path: ja.Path,
-		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data}
+		Bins: ja.Bins, Range: ja.Range, Minlength: ja.Minlength, Q: ja.Q, SkipNaN: ja.SkipNaN, Data: ja.Data, Groups: ja.Groups, Func: ja.Func}
 	for _, s := range ja.Slices {
 		a.Slices = append(a.Slices, tensor.Slice{Start: s[0], Step: s[1], Len: s[2]})
 	}

@@ -13,6 +13,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 type specWant struct {
@@ -136,7 +137,7 @@ func TestCatalogueJSONAndGob(t *testing.T) {
 	for _, tc := range catalogueSpecs {
 		src := fetchAll(tc.src, tc.wants)
 		jsonRoundTrip(t, src)
-		g, err := spec.ParseText(src, nil)
+		g, err := lang.ParseText(src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestCatalogueSpecErrors(t *testing.T) {
 		{"x = bincount(arange(10, chunks=3) - 2, minlength=5)", "bincount.len: the input has a negative value (-2)"},
 		{"h, e = histogram(log(arange(4, chunks=3) - 1.0))", "histogram: autodetected range of [nan, nan] is not finite"},
 	} {
-		g, err := spec.ParseText(tc.src, nil)
+		g, err := lang.ParseText(tc.src, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.src, err)
 		}
@@ -223,7 +224,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},
 		{"x = ones(3).sort()", "1:13: a.sort() sorts in place and returns None: write sort(a)"},
 	} {
-		_, err := spec.ParseText(tc.src, nil)
+		_, err := lang.ParseText(tc.src, nil)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
 		}
@@ -234,7 +235,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 // agree node by node and the two JSON documents are the same.
 func jsonRoundTrip(t *testing.T, src string) {
 	t.Helper()
-	g, err := spec.Parse(src, nil)
+	g, err := lang.Parse(src, nil)
 	if err != nil {
 		t.Errorf("%q: %v", src, err)
 		return

@@ -18,14 +18,16 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
 // The NumPy golden catalogue: every case of testdata/catalogue/exprs.txt,
-// numpy.txt and promotion.txt (the dtype matrix) is parsed, tiled and computed under
+// numpy.txt, promotion.txt (the dtype matrix) and conformance.txt is parsed, tiled and computed under
 // several chunkings of its inputs, and each output is compared with what
-// NumPy computed (testdata/catalogue/golden, written by gen.py). Cases NumPy
-// refuses must be refused.
+// NumPy computed (testdata/catalogue/golden, written by gen.py), a zero with
+// its sign. Cases NumPy refuses must be refused, with NumPy's message when
+// the case gives it.
 
 // A catCase is one block of exprs.txt.
 type catCase struct {
@@ -34,13 +36,17 @@ type catCase struct {
 	spec      string
 	outs      []string
 	shapeOnly bool // "check shape": compare dtype and shape only (empty)
-	refused   bool // "check error": NumPy raises, so marsfs must fail too
+	// "check unsigned-zero": compare values, a zero's sign aside (a
+	// divergence from NumPy the case's comment explains)
+	unsignedZero bool
+	refused      bool   // "check error": NumPy raises, so marsfs must fail too
+	refusal      string // "check error MESSAGE": with MESSAGE in the error
 }
 
 func loadCatalogue(t *testing.T) []catCase {
 	t.Helper()
 	var cases []catCase
-	for _, file := range []string{"exprs.txt", "numpy.txt", "promotion.txt"} {
+	for _, file := range []string{"exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt"} {
 		cases = append(cases, loadCaseList(t, file)...)
 	}
 	return cases
@@ -95,7 +101,10 @@ func loadCaseList(t *testing.T, file string) []catCase {
 			cur.outs = strings.Fields(rest)
 		case "check":
 			cur.shapeOnly = strings.TrimSpace(rest) == "shape"
-			cur.refused = strings.TrimSpace(rest) == "error"
+			cur.unsignedZero = strings.TrimSpace(rest) == "unsigned-zero"
+			verdict, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			cur.refused = verdict == "error" || verdict == "raise"
+			cur.refusal = strings.TrimSpace(msg)
 		default:
 			t.Fatalf("%s:%d: unknown word %q", file, n, word)
 		}
@@ -248,8 +257,11 @@ func TestCatalogue(t *testing.T) {
 					env.store(t, name, ins[name], catModes[0].chunks(k, ins[name]))
 				}
 				for _, o := range catOptims {
-					if err := specError(c.spec, env, o.opt); err == nil {
+					text := strings.ReplaceAll(c.spec, "{c}", catModes[0].creator)
+					if err := specError(text, env, o.opt); err == nil {
 						t.Errorf("NumPy refuses this spec, marsfs accepted it%s:\n%s", o.name, c.spec)
+					} else if !strings.Contains(err.Error(), c.refusal) {
+						t.Errorf("marsfs refuses this spec%s with %q, NumPy with %q:\n%s", o.name, err, c.refusal, c.spec)
 					}
 				}
 			})
@@ -274,6 +286,8 @@ func TestCatalogue(t *testing.T) {
 						}
 						if err := compareGolden(g, wants[i], c.shapeOnly); err != nil {
 							t.Errorf("%s: %v", name, err)
+						} else if err := sameZeroSigns(g, wants[i]); err != nil && !c.shapeOnly && !c.unsignedZero {
+							t.Errorf("%s: %v", name, err)
 						}
 					}
 				})
@@ -282,10 +296,24 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+// sameZeroSigns reports a zero of got whose sign differs from want's, as
+// -0.0 from 0.0 (their values compare equal).
+func sameZeroSigns(got, want *tensor.Array) error {
+	if !want.DType.IsFloat() || got.Len() != want.Len() {
+		return nil
+	}
+	for i := range want.Len() {
+		if g, w := got.Float64At(i), want.Float64At(i); g == 0 && w == 0 && math.Signbit(g) != math.Signbit(w) {
+			return fmt.Errorf("element %d (%v) = %v, want %v: the sign of zero", i, tensor.Unravel(i, want.Shape), g, w)
+		}
+	}
+	return nil
+}
+
 // specJSON returns the JSON form of spec.
 func specJSON(t *testing.T, text string, env *catEnv) string {
 	t.Helper()
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}
@@ -312,7 +340,7 @@ var catExprOps int
 // specError parses, tiles, optimizes and computes spec and returns the
 // first error.
 func specError(text string, env *catEnv, opt fuse.Options) error {
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		return err
 	}
@@ -330,7 +358,7 @@ func runSpec(t *testing.T, text string, env *catEnv) map[string]*tensor.Array {
 // go through gob first when any is on.
 func runSpecWith(t *testing.T, text string, env *catEnv, opt fuse.Options) map[string]*tensor.Array {
 	t.Helper()
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}

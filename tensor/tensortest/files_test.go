@@ -13,7 +13,7 @@ import (
 	"marsfs/tensor/codec"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // TestFromNPY has NumPy write .npy files of several dtypes, shapes, byte
@@ -63,7 +63,7 @@ for code in ["<f8", ">f8", "<i4", ">i2", "|u1", "<f2", "|b1", "<u8"]:
 		for _, chunks := range []string{"", ", chunks=2", ", chunks=1", ", chunks=3"} {
 			for _, opt := range []fuse.Options{{}, {Fuse: true, FuseExpr: true}} {
 				src := fmt.Sprintf("x = from_npy(%q%s)\n", name, chunks)
-				g, err := spec.ParseData(src, nil, data)
+				g, err := lang.ParseData(src, nil, data)
 				if err != nil {
 					t.Fatalf("%s: %v", src, err)
 				}
@@ -107,7 +107,7 @@ func TestFromNPYRefused(t *testing.T) {
 		if !tc.data {
 			d = nil
 		}
-		_, err := spec.ParseData(tc.src+"\n", nil, d)
+		_, err := lang.ParseData(tc.src+"\n", nil, d)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.src, err, tc.want)
 		}
@@ -143,7 +143,7 @@ func TestToNPY(t *testing.T) {
 				fmt.Fprintf(&src, "%s = %s\nto_npy(%s, %q, overwrite=True)\n", tc.name, strings.ReplaceAll(tc.expr, "{c}", c), tc.name, tc.name+".npy")
 			}
 			src.WriteString("fetch " + "f, i, b, h, s, e" + "\n")
-			g, err := spec.ParseData(src.String(), nil, data)
+			g, err := lang.ParseData(src.String(), nil, data)
 			if err != nil {
 				t.Fatalf("%s: %v", src.String(), err)
 			}
@@ -182,7 +182,7 @@ print(ok)`
 		}
 	}
 	// An existing file is refused without overwrite.
-	if _, err := spec.ParseData("x = ones(3)\nto_npy(x, \"f.npy\")\n", nil, data); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := lang.ParseData("x = ones(3)\nto_npy(x, \"f.npy\")\n", nil, data); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("to_npy over an existing file: %v", err)
 	}
 	for _, tc := range []struct{ src, want string }{
@@ -192,7 +192,7 @@ print(ok)`
 		{"to_npy(ones(3), \"a.npy\")\nto_npy(ones(4), \"a.npy\")", "written twice"},
 		{"ones(3)", "not assigned to a name"},
 	} {
-		if _, err := spec.ParseData(tc.src+"\n", nil, data); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := lang.ParseData(tc.src+"\n", nil, data); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
 		}
 	}
@@ -206,7 +206,7 @@ func TestSinkJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	g, err := spec.ParseData("x = ones((2, 3))\nto_npy(x * 2, \"sub.npy\", overwrite=True)\n", nil, root.FS())
+	g, err := lang.ParseData("x = ones((2, 3))\nto_npy(x * 2, \"sub.npy\", overwrite=True)\n", nil, root.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestSinkJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := spec.ParseData(string(js), nil, root.FS())
+	back, err := lang.ParseData(string(js), nil, root.FS())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, js)
 	}

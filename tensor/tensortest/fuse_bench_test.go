@@ -17,6 +17,7 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -69,7 +70,7 @@ func benchSpec(b *testing.B, text string, elems int, modes ...benchMode) {
 		b.Run(m.name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
-				g, err := spec.Parse(text, nil)
+				g, err := lang.Parse(text, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -115,7 +116,7 @@ func (e *benchEnv) stored(id uint64) (*tensor.Array, error) {
 // materialize computes spec's outputs and keeps their chunks as session
 // tensors, as a session keeps fetched tensors.
 func materialize(b *testing.B, text string) *benchEnv {
-	g, err := spec.Parse(text, nil)
+	g, err := lang.Parse(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func BenchmarkW1Materialized(b *testing.B) {
 				b.SetBytes(int64(2 * 8 * n))
 				cpu0 := cpuTime()
 				for b.Loop() {
-					g, err := spec.Parse(text, env.tensors)
+					g, err := lang.Parse(text, env.tensors)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -381,7 +382,7 @@ func TestComputeParallel(t *testing.T) {
 // one goroutine, under several block lengths.
 func BenchmarkExprKernel(b *testing.B) {
 	const n = 1 << 20
-	g, err := spec.Parse(fmt.Sprintf("a = rand(%d, seed=1)\nb = rand(%d, seed=2)\ny = %s\n", n, n, w1Expr), nil)
+	g, err := lang.Parse(fmt.Sprintf("a = rand(%d, seed=1)\nb = rand(%d, seed=2)\ny = %s\n", n, n, w1Expr), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func BenchmarkExprKernel(b *testing.B) {
 // BenchmarkTileElementwiseReduce (about 10^5 ops).
 func BenchmarkOptimizeGraph(b *testing.B) {
 	text := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
-	g, err := spec.ParseText(text, nil)
+	g, err := lang.ParseText(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -448,7 +449,7 @@ func BenchmarkTileOptimizeW4(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				g, err := spec.Parse(text, nil)
+				g, err := lang.Parse(text, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

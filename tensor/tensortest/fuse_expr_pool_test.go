@@ -10,7 +10,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -61,7 +61,7 @@ func TestExprMachineReuseAllocs(t *testing.T) {
 // elements, each an expr op, and a tree of combines.
 func tinySum(tb testing.TB) *chunk.Graph {
 	tb.Helper()
-	g, err := spec.Parse("y = (ones(1000, chunks=10) + 1).sum()", nil)
+	g, err := lang.Parse("y = (ones(1000, chunks=10) + 1).sum()", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

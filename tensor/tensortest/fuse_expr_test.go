@@ -15,14 +15,14 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/kernel/elem"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
 // tileSpec parses and tiles spec with no session tensors.
 func tileSpec(t *testing.T, text string) *chunk.Graph {
 	t.Helper()
-	g, err := spec.Parse(text, nil)
+	g, err := lang.Parse(text, nil)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}

@@ -18,6 +18,7 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // writeZarr writes a float64 array of the given shape and chunks, zstd,
@@ -84,7 +85,7 @@ func TestFuseMapsFromZarr(t *testing.T) {
 	nchunks := 6 * 3
 	for axis := range 2 {
 		src := fmt.Sprintf("x = from_zarr(\"a.zarr\")\nm = x.mean(axis=%d)\nv = x.var(axis=%d)\ns = x.std(axis=%d, ddof=1)\nfetch m, v, s\n", axis, axis, axis)
-		g, err := spec.ParseData(src, nil, root.FS())
+		g, err := lang.ParseData(src, nil, root.FS())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -80,7 +80,7 @@ func TestStagesFused(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.spec, "\n", "; "), func(t *testing.T) {
 			tile := func(fused bool) *tile.Stage {
-				g, err := spec.Parse(c.spec, nil)
+				g, err := lang.Parse(c.spec, nil)
 				if err != nil {
 					t.Fatalf("parse: %v", err)
 				}
@@ -148,7 +148,7 @@ func TestFuseExprSharesKeptOps(t *testing.T) {
 		{"x = ones(4, chunks=2)\ny = rand(4, chunks=2, seed=1)\nz = y + 1\nfetch x, z", 2, false},
 		{"x = arange(10, chunks=3)\ny = x.T\nfetch x, y", 4, true},
 	} {
-		g, err := spec.Parse(tc.spec, nil)
+		g, err := lang.Parse(tc.spec, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

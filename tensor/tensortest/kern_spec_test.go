@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"marsfs/tensor"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
 // computeSpec parses, tiles and computes src, returning the outputs by name.
 func computeSpec(t *testing.T, src string) map[string]*tensor.Array {
 	t.Helper()
-	g, err := spec.ParseText(src, nil)
+	g, err := lang.ParseText(src, nil)
 	if err != nil {
 		t.Fatalf("parse %q: %v", src, err)
 	}

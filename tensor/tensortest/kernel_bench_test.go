@@ -8,7 +8,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/kernel/elem"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -80,7 +80,7 @@ func BenchmarkRandKernel(b *testing.B) {
 // rechunk, 10^4 elementwise ops and a reduction tree.
 func BenchmarkTileElementwiseReduce(b *testing.B) {
 	text := "x = rand(1000, 1000, chunks=10, seed=1)\ny = rand(1000, 1000, chunks=(20, 5), seed=2)\nz = (x + y * 2).sum(axis=0)"
-	g, err := spec.ParseText(text, nil)
+	g, err := lang.ParseText(text, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

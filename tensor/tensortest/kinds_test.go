@@ -9,7 +9,7 @@ import (
 
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // kindsSeen collects the kinds of the ops of graphs, and of the members
@@ -71,7 +71,7 @@ func TestKinds(t *testing.T) {
 			in := loadGolden(t, c.name, "in_"+name)
 			env.store(t, name, in, mode.chunks(k, in))
 		}
-		g, err := spec.Parse(strings.ReplaceAll(c.spec, "{c}", mode.creator), env.tensors)
+		g, err := lang.Parse(strings.ReplaceAll(c.spec, "{c}", mode.creator), env.tensors)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -82,7 +82,7 @@ func TestKinds(t *testing.T) {
 		}
 	}
 	for _, tc := range catalogueSpecs {
-		g, err := spec.ParseText(fetchAll(tc.src, tc.wants), nil)
+		g, err := lang.ParseText(fetchAll(tc.src, tc.wants), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ c = x[:3]
 d = (c*c).sum(axis=1) - 2*(x @ c.T)
 oh = (d.argmin(axis=1)[:, None] == arange(3)).astype(float64)
 k = (oh.T @ x) / oh.sum(axis=0)[:, None]`} {
-		g, err := spec.ParseData(src, nil, root.FS())
+		g, err := lang.ParseData(src, nil, root.FS())
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, src)
 		}

@@ -10,7 +10,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -53,7 +53,7 @@ func labelSumsOp(b *testing.B, x, c *tensor.Array, k int) (*chunk.Op, []*tensor.
 	env.store(t, "X", x, [][]int{{x.Shape[0]}, {x.Shape[1]}})
 	env.store(t, "C", c, [][]int{{k}, {c.Shape[1]}})
 	text := fmt.Sprintf("d = (C*C).sum(axis=1) - 2*(X @ C.T)\noh = (d.argmin(axis=1)[:, None] == arange(%d)).astype(float32)\nC = (oh.T @ X) / oh.sum(axis=0)[:, None]\n", k)
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"marsfs/tensor/codec"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -118,7 +119,7 @@ func runLabels(t *testing.T, text string, x, c *tensor.Array, rows []int, fused 
 	env := newCatEnv()
 	env.store(t, "X", x, [][]int{rows, {x.Shape[1]}})
 	env.store(t, "C", c, [][]int{{c.Shape[0]}, {c.Shape[1]}})
-	g, err := spec.Parse(text, env.tensors)
+	g, err := lang.Parse(text, env.tensors)
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, text)
 	}

@@ -11,6 +11,7 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -78,7 +79,7 @@ func TestLeastSquaresSpec(t *testing.T) {
 // runSpec parses, tiles and computes a spec that names no session tensors.
 func runSpecOutputs(t *testing.T, src string) []*tensor.Array {
 	t.Helper()
-	g, err := spec.ParseText(src, nil)
+	g, err := lang.ParseText(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -48,7 +49,7 @@ var numpySeeds = []string{
 func TestNumpySeeds(t *testing.T) {
 	for _, src := range numpySeeds {
 		for _, o := range catOptims {
-			g, err := spec.ParseText(src, nil)
+			g, err := lang.ParseText(src, nil)
 			if err != nil {
 				t.Errorf("%q: %v", src, err)
 				continue
@@ -75,7 +76,7 @@ func TestMaskLarge(t *testing.T) {
 	const n = 100_000_000
 	src := "x = rand(100000000, chunks=10000000, seed=7)\ny = x[x > 0.5].sum()\nw = (x[x > 0.5] + 0).sum()\n" +
 		"k = count_nonzero(x > 0.5)\nc = x[x > 0.5].astype(bool).sum()\nfetch y, k, w, c\n"
-	g, err := spec.ParseText(src, nil)
+	g, err := lang.ParseText(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestMaskLarge(t *testing.T) {
 // that fall in one block of x reads that block alone; an index out of
 // range fails the graph with NumPy's message.
 func TestTakeReadsTouchedBlocks(t *testing.T) {
-	g, err := spec.ParseText("x = arange(100, chunks=10) * 2\ni = arange(20, chunks=5) + 30\ny = x[i]\n", nil)
+	g, err := lang.ParseText("x = arange(100, chunks=10) * 2\ni = arange(20, chunks=5) + 30\ny = x[i]\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestTakeReadsTouchedBlocks(t *testing.T) {
 			t.Fatalf("y[%d] = %d, want %d", k, v, want)
 		}
 	}
-	g, err = spec.ParseText("x = arange(6, chunks=4)\ny = x[arange(5, chunks=2) + 3]\n", nil)
+	g, err = lang.ParseText("x = arange(6, chunks=4)\ny = x[arange(5, chunks=2) + 3]\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestTakeReadsTouchedBlocks(t *testing.T) {
 // (a permutation): a piece a touched pair of blocks, each reduce op reading
 // pieces only, and the values right.
 func TestTakeShuffle(t *testing.T) {
-	g, err := spec.ParseText("x = arange(40, chunks=10) * 3\ni = (arange(40, chunks=10) * 7) % 40\ny = x[i]\n", nil)
+	g, err := lang.ParseText("x = arange(40, chunks=10) * 3\ni = (arange(40, chunks=10) * 7) % 40\ny = x[i]\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestSampleSort(t *testing.T) {
 // TestTakeNegativeFromEnd checks negative indices, counted from the end by
 // the kernels, on an array whose length only the data gives.
 func TestTakeNegativeFromEnd(t *testing.T) {
-	g, err := spec.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-3, 3, chunks=2)]\n", nil)
+	g, err := lang.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-3, 3, chunks=2)]\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestTakeNegativeFromEnd(t *testing.T) {
 			t.Fatalf("z = %v, want %v", got["z"].Int64s(), want)
 		}
 	}
-	g, _ = spec.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-11, 0, chunks=4)]\n", nil)
+	g, _ = lang.ParseText("x = arange(30, chunks=7)\ny = x[x % 3 == 0]\nz = y[arange(-11, 0, chunks=4)]\n", nil)
 	_, err = ComputeGraph(context.Background(), g, nil, nil, fuse.Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "index -11 is out of bounds for axis 0 with size 10") {
 		t.Errorf("an index out of range from the end: %v", err)
@@ -276,7 +277,7 @@ func TestTakeNegativeFromEnd(t *testing.T) {
 // and the results are NumPy's over the values the mask keeps.
 func TestMaskReductionsStoreNoMask(t *testing.T) {
 	parse := func(src string) *spec.Graph {
-		g, err := spec.ParseText(src, nil)
+		g, err := lang.ParseText(src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

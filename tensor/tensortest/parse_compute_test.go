@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -16,7 +17,7 @@ import (
 // against the kernels that run it. The values were computed by NumPy 1.24.
 func TestParseCompute(t *testing.T) {
 	for _, tc := range e2eCases {
-		g, err := spec.ParseText(tc.src, nil)
+		g, err := lang.ParseText(tc.src, nil)
 		if err != nil {
 			t.Errorf("%q: %v", tc.src, err)
 			continue

@@ -8,7 +8,7 @@ import (
 	"marsfs/tensor"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -25,7 +25,7 @@ func FuzzParseTile(f *testing.F) {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		g, err := spec.ParseText(src, nil)
+		g, err := lang.ParseText(src, nil)
 		if err != nil {
 			return
 		}

@@ -16,7 +16,7 @@ import (
 	"marsfs/tensor/codec/zarr"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // writeZarrCodec writes vals, a float64 array of shape, in chunks with
@@ -110,7 +110,7 @@ func TestRereadTwoPass(t *testing.T) {
 			writeZarrCodec(t, dir, name, tc.compressor, shape, []int{tc.rows, shape[1]}, vals)
 		}
 		src := fmt.Sprintf("x = from_zarr(%q)\nm = x.mean(axis=0)\nd = ((x - m) ** 2).mean(axis=0)\nfetch m, d\n", name)
-		g, err := spec.ParseData(src, nil, root.FS())
+		g, err := lang.ParseData(src, nil, root.FS())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestRereadAnomalyWrite(t *testing.T) {
 	defer root.Close()
 	ctx := kernel.WithData(context.Background(), root)
 	src := "x = from_zarr(\"x.zarr\")\nm = x.mean(axis=0)\nto_zarr(x - m, \"a.zarr\", compressor=None)\nfetch m\n"
-	g, err := spec.ParseData(src, nil, root.FS())
+	g, err := lang.ParseData(src, nil, root.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestRereadAnomalyWrite(t *testing.T) {
 		t.Errorf("%d fused writes, want 4", writes)
 	}
 	m := got["m"].Float64s()
-	g2, err := spec.ParseData("a = from_zarr(\"a.zarr\")\n", nil, root.FS())
+	g2, err := lang.ParseData("a = from_zarr(\"a.zarr\")\n", nil, root.FS())
 	if err != nil {
 		t.Fatal(err)
 	}

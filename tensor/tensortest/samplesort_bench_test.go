@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"marsfs/tensor/fuse"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkSortBlocks(b *testing.B) {
 				tile.SampleSortMin = c.min
 				src := fmt.Sprintf("x = rand(%d, chunks=%d, seed=1)\ny = sort(x)\n", n, n/p)
 				for range b.N {
-					g, err := spec.ParseText(src, nil)
+					g, err := lang.ParseText(src, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -15,6 +15,7 @@ import (
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
 	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 	"marsfs/tensor/tile"
 )
 
@@ -99,7 +100,7 @@ func TestUnique(t *testing.T) {
 // each (never the whole input), and ends at the length; the next stage reads
 // the tree's root as a stored chunk of that length.
 func TestUniqueStages(t *testing.T) {
-	g, err := spec.ParseText("x = arange(1000, chunks=10) % 37\nv, c = unique(x, return_counts=True)\ny = (v * c).sum()\nfetch v, y", nil)
+	g, err := lang.ParseText("x = arange(1000, chunks=10) % 37\nv, c = unique(x, return_counts=True)\ny = (v * c).sum()\nfetch v, y", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

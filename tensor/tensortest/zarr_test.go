@@ -13,7 +13,7 @@ import (
 	"marsfs/tensor/codec"
 	"marsfs/tensor/fuse"
 	"marsfs/tensor/kernel"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 const python = "/usr/bin/python3"
@@ -74,7 +74,7 @@ func TestFromZarr(t *testing.T) {
 		for _, chunks := range chunkings {
 			for _, opt := range []fuse.Options{{}, {Fuse: true, FuseExpr: true}} {
 				src := fmt.Sprintf("x = from_zarr(%q%s)\n", store, chunks)
-				g, err := spec.ParseData(src, nil, root.FS())
+				g, err := lang.ParseData(src, nil, root.FS())
 				if err != nil {
 					t.Fatalf("%s: %v", src, err)
 				}
@@ -90,7 +90,7 @@ func TestFromZarr(t *testing.T) {
 		}
 	}
 	// Computed on: a reduction over a store read in its chunks.
-	g, err := spec.ParseData("x = from_zarr(\"c_zstd.zarr\")\ns = x.sum(axis=0)\n", nil, root.FS())
+	g, err := lang.ParseData("x = from_zarr(\"c_zstd.zarr\")\ns = x.sum(axis=0)\n", nil, root.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +143,12 @@ func TestFromZarrRefused(t *testing.T) {
 		{"empty.zarr", "not a Zarr array"},
 	} {
 		src := fmt.Sprintf("x = from_zarr(%q)\n", tc.path)
-		_, err := spec.ParseData(src, nil, root.FS())
+		_, err := lang.ParseData(src, nil, root.FS())
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "from_zarr") {
 			t.Errorf("%s: %v, want %q", strings.TrimSpace(src), err, tc.want)
 		}
 	}
-	if _, err := spec.ParseData("x = from_zarr(\"a.zarr\")\n", nil, nil); err == nil || !strings.Contains(err.Error(), "no data directory") {
+	if _, err := lang.ParseData("x = from_zarr(\"a.zarr\")\n", nil, nil); err == nil || !strings.Contains(err.Error(), "no data directory") {
 		t.Errorf("without a data directory: %v", err)
 	}
 }
@@ -191,7 +191,7 @@ func TestToZarr(t *testing.T) {
 						tc.name, strings.ReplaceAll(tc.expr, "{c}", c), tc.name, tc.name, format, comp, format)
 				}
 				src.WriteString("fetch " + strings.Join(names, ", ") + "\n")
-				g, err := spec.ParseData(src.String(), nil, data)
+				g, err := lang.ParseData(src.String(), nil, data)
 				if err != nil {
 					t.Fatalf("%s: %v", src.String(), err)
 				}
@@ -201,7 +201,7 @@ func TestToZarr(t *testing.T) {
 				}
 				for _, tc := range cases {
 					path := fmt.Sprintf("%s%d.zarr", tc.name, format)
-					g, err := spec.ParseData(fmt.Sprintf("x = from_zarr(%q)\n", path), nil, data)
+					g, err := lang.ParseData(fmt.Sprintf("x = from_zarr(%q)\n", path), nil, data)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -245,12 +245,12 @@ print(ok)`
 		{"to_zarr(ones(3), \"no/dir/n.zarr\")", "does not exist"},
 		{"y = to_zarr(ones(3), \"n.zarr\")", "statement of its own"},
 	} {
-		if _, err := spec.ParseData(tc.src+"\n", nil, data); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := lang.ParseData(tc.src+"\n", nil, data); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
 		}
 	}
 	// The JSON form carries the sink's options.
-	g, err := spec.ParseData("to_zarr(ones((2, 3)), \"j.zarr\", compressor=None, zarr_format=3)\nx = from_zarr(\"f2.zarr\", chunks=2)\n", nil, data)
+	g, err := lang.ParseData("to_zarr(ones((2, 3)), \"j.zarr\", compressor=None, zarr_format=3)\nx = from_zarr(\"f2.zarr\", chunks=2)\n", nil, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ print(ok)`
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := spec.ParseData(string(js), nil, data)
+	back, err := lang.ParseData(string(js), nil, data)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, js)
 	}

@@ -117,9 +117,13 @@ func (t *tiler) tileZarrSink(sink spec.Sink, tt *tensor.TiledTensor) (uint64, er
 	if err != nil {
 		return 0, fmt.Errorf("to_zarr %q: %w", sink.Path, err)
 	}
+	if sink.Dims != nil {
+		arr.UseDatasetFill() // a dataset's variable, as xarray reads it
+	}
 	var token [8]byte
 	rand.Read(token[:])
-	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc(), Owner: t.owner}
+	base := chunk.ZarrWriteArgs{Path: sink.Path, Temp: fmt.Sprintf("%s.marsfs-%x.part", sink.Path, token), Overwrite: sink.Overwrite, Array: arr.Desc(), Owner: t.owner,
+		Dims: sink.Dims, Attrs: sink.Attrs}
 	done := []int{}
 	create := t.emit(&chunk.Op{Kind: chunk.KindToZarrCreate, Shape: done, DType: tensor.Bool, Args: base})
 	// The tensor chunks by the store chunks they overlap.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 func TestMatmulGroups(t *testing.T) {
@@ -68,7 +68,7 @@ func TestMatmulGroupSize(t *testing.T) {
 // would cut them into 10^8 pieces: with a bound the tiling stops at it
 // with ErrTooManyOps, having made no more ops than that.
 func TestMaxOps(t *testing.T) {
-	g, err := spec.Parse("a = ones((200000, 200000))\nb = a @ a\n", nil)
+	g, err := lang.Parse("a = ones((200000, 200000))\nb = a @ a\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestMaxOps(t *testing.T) {
 		t.Errorf("the stopped tiling allocated %d MiB", grew>>20)
 	}
 	// Within the bound, the same spec with aligned chunks tiles.
-	g, err = spec.Parse("a = ones((2000, 2000), chunks=500)\nb = a @ a\n", nil)
+	g, err = lang.Parse("a = ones((2000, 2000), chunks=500)\nb = a @ a\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"marsfs/tensor/chunk"
-	"marsfs/tensor/spec"
+	"marsfs/tensor/spec/lang"
 )
 
 // TestRechunkShuffle checks how a rechunk between strips reads its
@@ -23,7 +23,7 @@ func TestRechunkShuffle(t *testing.T) {
 		{fmt.Sprintf("(%d, %d)", n/p, n), fmt.Sprintf("(%d, %d)", n, n/p), p},
 	} {
 		src := fmt.Sprintf("x = ones((%d, %d), chunks=%s) * 2\ny = x.rechunk(%s)\n", n, n, tc.from, tc.to)
-		g, err := spec.ParseText(src, nil)
+		g, err := lang.ParseText(src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

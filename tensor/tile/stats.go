@@ -89,27 +89,42 @@ func tileHistogram(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	return &tensor.TiledTensor{Shape: n.Shape, DType: n.DType, Chunks: [][]int{{bins}}, Keys: []uint64{key}}, nil
 }
 
+// tileBincount counts each chunk's values into a whole-length partial
+// (with weights, input 1 rechunked as x, their sums, float64) and adds the
+// partials in a tree.
 func tileBincount(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
-	if len(n.Inputs) != 1 {
-		return nil, fmt.Errorf("need 1 input, have %d", len(n.Inputs))
+	if len(n.Inputs) != 1 && len(n.Inputs) != 2 {
+		return nil, fmt.Errorf("need 1 or 2 inputs, have %d", len(n.Inputs))
 	}
 	x := t.input(n, 0)
 	if len(x.Shape) != 1 || !(x.DType.IsInt() || x.DType == tensor.Bool) {
 		return nil, fmt.Errorf("bincount needs a 1-D array of non-negative integers, not %v%v", x.DType, x.Shape)
 	}
-	if len(n.Shape) != 1 || n.Shape[0] < n.Attrs.Minlength || n.DType != tensor.Int64 {
-		return nil, fmt.Errorf("node %v%v, want int64 of at least %d", n.DType, n.Shape, n.Attrs.Minlength)
+	dt := tensor.Int64
+	var w *tensor.TiledTensor
+	if len(n.Inputs) == 2 {
+		dt, w = tensor.Float64, t.input(n, 1)
+		if !SameChunks(w.Chunks, x.Chunks) {
+			w = t.rechunk(w, x.Chunks)
+		}
+	}
+	if len(n.Shape) != 1 || n.Shape[0] < n.Attrs.Minlength || n.DType != dt {
+		return nil, fmt.Errorf("node %v%v, want %v of at least %d", n.DType, n.Shape, dt, n.Attrs.Minlength)
 	}
 	m := n.Shape[0]
 	var parts []uint64
-	for _, in := range x.Keys {
-		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindBincount, Inputs: []int{int(in)}, Shape: n.Shape, DType: tensor.Int64, Args: chunk.BincountArgs{Minlength: m}}))
+	for i, in := range x.Keys {
+		ins := []int{int(in)}
+		if w != nil {
+			ins = append(ins, int(w.Keys[i]))
+		}
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindBincount, Inputs: ins, Shape: n.Shape, DType: dt, Args: chunk.BincountArgs{Minlength: m}}))
 	}
 	if len(parts) == 0 {
-		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindLinalgZeros, Shape: n.Shape, DType: tensor.Int64}))
+		parts = append(parts, t.emit(&chunk.Op{Kind: chunk.KindLinalgZeros, Shape: n.Shape, DType: dt}))
 	}
-	key := t.sumTree(parts, n.Shape, tensor.Int64)
-	return &tensor.TiledTensor{Shape: n.Shape, DType: tensor.Int64, Chunks: [][]int{{m}}, Keys: []uint64{key}}, nil
+	key := t.sumTree(parts, n.Shape, dt)
+	return &tensor.TiledTensor{Shape: n.Shape, DType: dt, Chunks: [][]int{{m}}, Keys: []uint64{key}}, nil
 }
 
 // tilePercentile tiles percentile and median along the last axis of a 1-D

@@ -42,6 +42,8 @@ func ruleFor(op string) (tileRule, bool) {
 		return tileFromZarr, true
 	case tensor.OpRechunk:
 		return tileRechunk, true
+	case tensor.OpGroupBy:
+		return tileGroupBy, true
 	case tensor.OpScalar, tensor.OpFull, tensor.OpArange, tensor.OpLinspace, tensor.OpEye, tensor.OpRand, tensor.OpRandn, tensor.OpRandint, tensor.OpUniform, tensor.OpNormal:
 		return tileCreate, true
 	case tensor.OpTranspose:

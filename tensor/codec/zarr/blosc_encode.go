@@ -232,7 +232,7 @@ func (e *bloscEnc) compress(out, stream []byte, inner, level int) ([]byte, error
 		return out[:at+len(c)], nil
 	case bloscZstd:
 		// c-blosc's zstd levels: 2 clevel - 1 below 9.
-		return zstdEncoder(min(2*level-1, 19)).EncodeAll(stream, out), nil
+		return zstdEncoder(min(2*level-1, 19), false).EncodeAll(stream, out), nil
 	case bloscZlib:
 		return deflate(out, stream, level, false)
 	}

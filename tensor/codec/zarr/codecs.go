@@ -151,7 +151,7 @@ func (c Codec) appendEncode(dst, src []byte) ([]byte, error) {
 	case "gzip":
 		return deflate(dst, src, c.Level, true)
 	case "zstd":
-		return zstdEncoder(c.Level).EncodeAll(src, grow(dst, len(src)/2+64)), nil
+		return zstdEncoder(c.Level, len(src) < 256).EncodeAll(src, grow(dst, len(src)/2+64)), nil
 	case "lz4":
 		// numcodecs' framing: the size, then one block, compressed as
 		// liblz4's default (acceleration 1) does.
@@ -239,18 +239,28 @@ const zstdSlack = 64
 
 // zstdEncoder returns the shared encoder of numcodecs' level (1 to 22;
 // 0 and below as libzstd's default, 3).
-func zstdEncoder(level int) *zstd.Encoder {
+//
+// A frame of under 256 bytes is written as a single segment: only then
+// does its header carry the content size (zstd omits it from a small
+// frame with a window), and numcodecs, which sizes its output from the
+// header, refuses a frame without it ("Zstd decompression error: invalid
+// input data"). Larger frames always carry it.
+func zstdEncoder(level int, small bool) *zstd.Encoder {
 	zstdMu.Lock()
 	defer zstdMu.Unlock()
-	if e, ok := zstdEncs[level]; ok {
+	key := 2 * level
+	if small {
+		key++
+	}
+	if e, ok := zstdEncs[key]; ok {
 		return e
 	}
 	l := level
 	if l <= 0 {
 		l = 3
 	}
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)), zstd.WithAllLitEntropyCompression(true))
-	zstdEncs[level] = e
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(l)), zstd.WithAllLitEntropyCompression(true), zstd.WithSingleSegment(small))
+	zstdEncs[key] = e
 	return e
 }
 

@@ -161,6 +161,23 @@ func TestWriteZarrPython(t *testing.T) {
 			}
 		}
 	}
+	// Small chunks (3 and 19 float64s, under 256 bytes): numcodecs sizes
+	// its output from a zstd frame's header, which must say the size.
+	for _, n := range []int{3, 19} {
+		small := tensor.NewArray(tensor.Float64, []int{n})
+		for i := range small.Float64s() {
+			small.Float64s()[i] = float64(i) * 0.5
+		}
+		for _, comp := range []string{"zstd", "blosc", "zlib"} {
+			a, err := New(small.Shape, small.Shape, small.DType, 2, comp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("small%d_%s.zarr", n, comp)
+			writeStore(t, filepath.Join(dir, name), a, small)
+			fmt.Fprintf(&check, "z = zarr.open(d + '/%s', mode='r')\nif not np.array_equal(z[...], np.arange(%d) * 0.5): ok = False; print('%s differs')\n", name, n, name)
+		}
+	}
 	check.WriteString("print(ok)\n")
 	if out, err := exec.Command(python, "-c", check.String(), dir).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "True" {
 		t.Errorf("zarr-python reads marsfs' stores: %v\n%s", err, out)

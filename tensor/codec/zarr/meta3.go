@@ -324,6 +324,9 @@ func descrCode(dt tensor.DType) string {
 
 // fillJSON is the fill value as JSON writes it.
 func (a *Array) fillJSON() (any, error) {
+	if a.Fill == nil {
+		return nil, nil // none: the store holds every chunk
+	}
 	t := tensor.NewArray(a.DType, []int{})
 	copy(t.Data, a.Fill)
 	switch {

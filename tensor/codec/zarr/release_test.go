@@ -13,7 +13,7 @@ func TestReleaseFreesCodecs(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i % 13)
 	}
-	enc := zstdEncoder(0).EncodeAll(src, nil)
+	enc := zstdEncoder(0, false).EncodeAll(src, nil)
 	dst := make([]byte, len(src))
 	if _, err := unzstd(dst, enc); err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestReleaseFreesCodecs(t *testing.T) {
 	if after > held/4 {
 		t.Errorf("after Release the heap is %d MiB of %d", after>>20, held>>20)
 	}
-	if _, err := unzstd(make([]byte, 10), zstdEncoder(0).EncodeAll(make([]byte, 10), nil)); err != nil {
+	if _, err := unzstd(make([]byte, 10), zstdEncoder(0, true).EncodeAll(make([]byte, 10), nil)); err != nil {
 		t.Errorf("a codec made again after Release: %v", err)
 	}
 }

@@ -14,6 +14,9 @@ import (
 	"gonum.org/v1/netlib/blas/netlib"
 )
 
+// init hands OpenBLAS to gonum's blas64 and blas32, one thread a call
+// (marsfs runs a kernel a slot), before any kernel runs: gonum's choice
+// of BLAS is package-wide state with no other hook.
 func init() {
 	C.openblas_set_num_threads(1)
 	blas64.Use(netlib.Implementation{})

@@ -1,6 +1,7 @@
 package elem
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -360,7 +361,7 @@ func intT[T intType](kind string, decimals int) RowFn {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				if b[i] < 0 {
-					return fmt.Errorf("integers to negative intType powers are not allowed")
+					return errNegativePower
 				}
 				d[i] = powInt(a[i], b[i])
 			}
@@ -453,6 +454,14 @@ func modInt[T intType](a, b T) T {
 	return r
 }
 
+// errWeightsZero is NumPy's refusal of average's weights summing to zero
+// (a ZeroDivisionError).
+var errWeightsZero = errors.New("Weights sum to zero, can't be normalized")
+
+// errNegativePower is NumPy's refusal of an integer raised to a negative
+// integer power.
+var errNegativePower = errors.New("Integers to negative integer powers are not allowed.")
+
 // powInt raises a to e >= 0 by squaring, wrapping on overflow as NumPy does.
 func powInt[T intType](a, e T) T {
 	r := T(1)
@@ -516,6 +525,18 @@ func floatT[T FloatType](kind string, decimals int) RowFn {
 				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
 			}
 		})
+	case tensor.OpNormalize:
+		return func(dst []byte, in [][]byte) error {
+			d, a, b := tensor.View[T](dst), tensor.View[T](in[0]), tensor.View[T](in[1])
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				if b[i] == 0 {
+					return errWeightsZero
+				}
+				d[i] = a[i] / b[i]
+			}
+			return nil
+		}
 	case tensor.OpAbs:
 		return math1(math.Abs)
 	case tensor.OpSqrt:

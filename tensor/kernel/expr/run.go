@@ -361,7 +361,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 	B := m.args.Block
 	for i := range m.steps {
 		if st := &m.steps[i]; st.invariant {
-			m.exec(st, out, 0, min(B, m.n)) // no block is longer
+			if err := m.exec(st, out, 0, min(B, m.n)); err != nil { // no block is longer
+				return err
+			}
 		}
 	}
 	// Each reduction's partial is its own part of out.
@@ -385,7 +387,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 		m.lay.cut(lo, hi)
 		for i := range m.steps {
 			if st := &m.steps[i]; !st.invariant {
-				m.exec(st, out, lo, hi)
+				if err := m.exec(st, out, lo, hi); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -397,7 +401,9 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
 // invariant instructions fill a register once, as far as any block goes.
-func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
+// Its error is an elementwise loop's, on values its op refuses (an integer
+// raised to a negative integer power).
+func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 	ins := st.in
 	n := hi - lo
 	switch ins.Op {
@@ -459,9 +465,9 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		} else {
 			dst = m.reg(ins.Dst, ins.DType, n)
 		}
-		// elemFunc's loops return no error for well-typed operands,
-		// which prepare checked.
-		_ = st.f(dst, st.srcs)
+		if err := st.f(dst, st.srcs); err != nil {
+			return fmt.Errorf("%s: %w", ins.Kind, err)
+		}
 	case chunk.ExprReduce:
 		var orig []byte
 		if len(ins.Src) > 1 {
@@ -469,6 +475,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) {
 		}
 		st.red.add(m.lay, m.views[ins.Src[0]], orig)
 	}
+	return nil
 }
 
 func zeroNaNInto[T elem.FloatType](dst, src []T) {

@@ -65,7 +65,7 @@ func TestLexErrors(t *testing.T) {
 		{"x = 1_", "1:5: invalid number literal \"1_\""},
 		{"x = 5abc", "1:5: invalid number literal \"5a\""},
 		{"x = 1.2.3", "1:5: invalid number literal \"1.2.\""},
-		{"x = {}", "1:5: unexpected character '{'"},
+		{"x = $", "1:5: unexpected character '$'"},
 		{"x = 00", ""},
 	} {
 		_, err := lex(tc.src, 1)

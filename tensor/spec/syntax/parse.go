@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The parser turns tokens into statements of expression trees; build.go
+// The parser turns tokens into statements of expression trees; lang's build.go
 // evaluates them into graph nodes. The grammar, in Python's terms:
 //
 //	spec      = { stmt (NEWLINE | ";") }
@@ -76,6 +76,11 @@ type (
 		X   Expr
 		Idx []Expr // nameExpr, numExpr, sliceExpr, constExpr ("..." or None), ...
 	}
+	DictExpr struct { // {k: v, ...}, as attributes are given
+		pos  SrcPos
+		Keys []Expr
+		Vals []Expr
+	}
 	SliceExpr struct { // lo:hi:step, any of them nil
 		Pos          SrcPos
 		Lo, Hi, Step Expr
@@ -99,6 +104,7 @@ func (e *CallExpr) At() SrcPos   { return e.Fn.At() }
 func (e *AttrExpr) At() SrcPos   { return e.Pos }
 func (e *IndexExpr) At() SrcPos  { return e.Pos }
 func (e *SliceExpr) At() SrcPos  { return e.Pos }
+func (e *DictExpr) At() SrcPos   { return e.pos }
 
 // A Stmt is one statement: an assignment (targets = value, or
 // target op= value), a fetch of names (none for a bare fetch), or a del
@@ -650,6 +656,8 @@ func (p *parser) atom() (Expr, error) {
 			return &ConstExpr{pos: t.pos, Tok: "..."}, nil
 		case "(", "[":
 			return p.seq(t)
+		case "{":
+			return p.dict(t)
 		}
 	}
 	p.i--
@@ -693,6 +701,38 @@ func (p *parser) seq(open token) (Expr, error) {
 	return s, nil
 }
 
+// dict parses a dict display after its opening brace: key: value pairs,
+// separated by commas, a trailing comma allowed.
+func (p *parser) dict(open token) (Expr, error) {
+	d := &DictExpr{pos: open.pos}
+	for !p.isOp("}") {
+		if k := p.peek().kind; k == tokNewline || k == tokEOF {
+			return nil, p.closing(open, "}")
+		}
+		k, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if !p.isOp(":") {
+			return nil, p.unexpected()
+		}
+		p.i++
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		d.Keys, d.Vals = append(d.Keys, k), append(d.Vals, v)
+		if !p.isOp(",") {
+			break
+		}
+		p.i++
+	}
+	if err := p.closing(open, "}"); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // DescribeExpr renders an expression briefly for messages.
 func DescribeExpr(e Expr) string {
 	switch e := e.(type) {
@@ -708,6 +748,8 @@ func DescribeExpr(e Expr) string {
 		return fmt.Sprintf("%q", e.S)
 	case *ConstExpr:
 		return e.Tok
+	case *DictExpr:
+		return "{...}"
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", e), "*tensor.")
 }

@@ -7,10 +7,14 @@ promotion.txt, which this script first writes itself: the dtype matrix of
 every operator, function and reduction over the dtypes. It runs each
 case's input and NumPy code, and writes golden/<case>/in_<name>.npy for each
 input and golden/<case>/out_<name>.npy for each output. A case marked
-"check error" must make NumPy raise; marsfs must refuse it too. Run it with a
+"check error" must make NumPy raise; marsfs must refuse it too ("check error
+MESSAGE": NumPy's message, and marsfs', hold MESSAGE; "check raise" is the
+same, marsfs refusing when it computes). Run it with a
 Python whose NumPy is 1.24 (NumPy 2 changed the promotion of Python scalars):
 
     /usr/bin/python3 tensor/testdata/catalogue/gen.py
+
+Given case names, it writes those cases' goldens alone, leaving the others.
 """
 
 import os
@@ -99,7 +103,30 @@ def helpers(rng):
                 x[i, i] = i + 0.5
         return x
 
-    return dict(np=np, f64=f64, f32=f32, f16=f16, i32=i32, i64=i64, ints=ints, bools=bools, pos=pos, nanify=nanify)
+    return dict(np=np, f64=f64, f32=f32, f16=f16, i32=i32, i64=i64, ints=ints, bools=bools, pos=pos, nanify=nanify,
+                grouped=grouped)
+
+
+def grouped(f, x, lab, groups, axis=0, ddof=0):
+    """A group-by reduction as flox makes it with expected groups
+    0 .. groups-1: f of the elements of x along axis whose label is g, for
+    each g; labels outside the groups are left out; a group with no
+    element gives 0 (sum, count), 1 (prod) or NaN (the others; min and max
+    of integers are float64 for it)."""
+    xm = np.moveaxis(np.asarray(x), axis, 0)
+    rest = xm.shape[1:]
+    outs = []
+    for g in range(groups):
+        sel = xm[lab == g]
+        if f == "count":
+            outs.append(np.full(rest, len(sel), dtype=np.int64))
+        elif f in ("min", "max"):
+            dt = xm.dtype if xm.dtype.kind == "f" else np.dtype(np.float64)
+            outs.append(getattr(np, f)(sel, axis=0).astype(dt) if len(sel) else np.full(rest, np.nan, dt))
+        else:
+            kw = {"ddof": ddof} if f in ("var", "std") else {}
+            outs.append(getattr(np, f)(sel, axis=0, **kw))
+    return np.moveaxis(np.stack(outs), 0, axis)
 
 
 DT = ["bool", "int32", "int64", "float32", "float64"]
@@ -185,13 +212,22 @@ def write_matrix(path):
 
 def main():
     write_matrix(os.path.join(HERE, "promotion.txt"))
-    cases = [c for f in ("exprs.txt", "numpy.txt", "promotion.txt") for c in parse(os.path.join(HERE, f))]
+    cases = [c for f in ("exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt") for c in parse(os.path.join(HERE, f))]
     names = [c["name"] for c in cases]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         sys.exit("duplicate cases: %s" % ", ".join(sorted(dup)))
     out_dir = os.path.join(HERE, "golden")
-    shutil.rmtree(out_dir, ignore_errors=True)
+    only = set(sys.argv[1:])
+    unknown = only - set(names)
+    if unknown:
+        sys.exit("no such cases: %s" % ", ".join(sorted(unknown)))
+    if only:
+        cases = [c for c in cases if c["name"] in only]
+        for c in cases:
+            shutil.rmtree(os.path.join(out_dir, c["name"]), ignore_errors=True)
+    else:
+        shutil.rmtree(out_dir, ignore_errors=True)
     for c in cases:
         rng = np.random.default_rng(zlib.crc32(c["name"].encode()))
         ns = helpers(rng)
@@ -206,10 +242,14 @@ def main():
                     sys.exit("%s: input %s has %d elements" % (c["name"], name, x.size))
                 ns[name] = x
                 write(c, d, "in_" + name, x)
-            if c["check"] == "error":
+            verdict, _, want = c["check"].partition(" ")
+            if verdict in ("error", "raise"):
+                want = want.strip()
                 try:
                     exec("\n".join(c["np"]), ns)
-                except (TypeError, ValueError, IndexError, np.linalg.LinAlgError):  # AxisError is both
+                except (TypeError, ValueError, IndexError, ZeroDivisionError, np.linalg.LinAlgError) as e:  # AxisError is both
+                    if want not in str(e):
+                        sys.exit("%s: NumPy refuses it with %r, not %r" % (c["name"], str(e), want))
                     continue
                 sys.exit("%s: NumPy does not refuse it" % c["name"])
             exec("\n".join(c["np"]), ns)

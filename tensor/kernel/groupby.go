@@ -1,0 +1,530 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/kernel/elem"
+)
+
+// Group-by reductions (chunk.GroupByArgs): a chunk of x is cut around its
+// axis into outer blocks of n rows of inner contiguous elements; row i of
+// every block belongs to the group labels[i]. Rows are added (or
+// multiplied, or compared) whole into their group's row of accumulators,
+// so the inner loop runs over contiguous memory whatever the axis. Floats
+// accumulate in float64, rounded once at the end, so a float32 mean is as
+// exact as NumPy's float64 one; integer sums, products and extrema in
+// int64, exact.
+
+// groupByShape checks op against args and returns the chunk's outer, n
+// and inner lengths around the axis, from x's shape.
+func groupByShape(a chunk.GroupByArgs, shape []int) (outer, n, inner int, err error) {
+	if a.Axis < 0 || a.Axis >= len(shape) || a.Groups < 0 {
+		return 0, 0, 0, fmt.Errorf("groupby along axis %d into %d groups of a chunk of shape %v", a.Axis, a.Groups, shape)
+	}
+	outer, inner = 1, 1
+	for _, d := range shape[:a.Axis] {
+		outer *= d
+	}
+	for _, d := range shape[a.Axis+1:] {
+		inner *= d
+	}
+	return outer, shape[a.Axis], inner, nil
+}
+
+func groupByArgs(op *chunk.Op) (chunk.GroupByArgs, error) {
+	a, ok := op.Args.(chunk.GroupByArgs)
+	if !ok {
+		return a, fmt.Errorf("bad args %T", op.Args)
+	}
+	switch a.Func {
+	case "sum", "mean", "count", "min", "max", "var", "std", "prod":
+	default:
+		return a, fmt.Errorf("groupby: unknown reduction %q", a.Func)
+	}
+	if a.Acc != chunk.GroupByAcc(a.Func, a.In) {
+		return a, fmt.Errorf("groupby %s of %v: partials of %v", a.Func, a.In, a.Acc)
+	}
+	return a, nil
+}
+
+// groupByMapKernel makes one chunk's partial.
+func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := groupByArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) != 2 {
+		return nil, fmt.Errorf("groupby.map: %d inputs, want x and its labels", len(in))
+	}
+	x, lab := in[0], in[1]
+	outer, n, inner, err := groupByShape(a, x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if x.DType != a.In || len(lab.Shape) != 1 || lab.Shape[0] != n || !(lab.DType.IsInt() || lab.DType == tensor.Bool) {
+		return nil, fmt.Errorf("groupby.map: x of %v%v with labels of %v%v along axis %d", x.DType, x.Shape, lab.DType, lab.Shape, a.Axis)
+	}
+	G, ks := a.Groups, chunk.GroupByStats(a.Func)
+	plen := chunk.GroupByPartialLen(a.Func, outer, G, inner)
+	if op.DType != a.Acc || !slices.Equal(op.Shape, []int{plen}) {
+		return nil, fmt.Errorf("groupby.map: op of %v%v for a partial of %d", op.DType, op.Shape, plen)
+	}
+	labels := make([]int64, n)
+	loadInts(labels, lab, 0)
+	for i, g := range labels {
+		if g < 0 || g >= int64(G) {
+			labels[i] = -1 // not among the groups: left out
+		}
+	}
+	out := elem.NewOutputAll(ctx, op)
+	block := outer * G * inner
+	if a.Acc == tensor.Int64 {
+		acc := out.Int64s()
+		counts := acc[ks*block:]
+		clear(counts)
+		for _, g := range labels {
+			if g >= 0 {
+				counts[g]++
+			}
+		}
+		if ks == 0 {
+			return out, nil
+		}
+		acc = acc[:block]
+		fillInts(acc, a.Func)
+		row := make([]int64, inner)
+		for o := range outer {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for i, g := range labels {
+				if g < 0 {
+					continue
+				}
+				loadInts(row, x, (o*n+i)*inner)
+				foldInts(acc[(o*G+int(g))*inner:][:inner], row, a.Func)
+			}
+		}
+		return out, nil
+	}
+	acc := out.Float64s()
+	counts := acc[ks*block:]
+	clear(counts)
+	for _, g := range labels {
+		if g >= 0 {
+			counts[g]++
+		}
+	}
+	if ks == 0 {
+		return out, nil
+	}
+	first := acc[:block]
+	fillFloats(first, a.Func)
+	var row []float64
+	if x.DType != tensor.Float64 && x.DType != tensor.Float32 {
+		row = make([]float64, inner)
+	}
+	f := a.Func
+	if f == "var" || f == "std" || f == "mean" {
+		f = "sum"
+	}
+	for o := range outer {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for i, g := range labels {
+			if g >= 0 {
+				foldRow(first[(o*G+int(g))*inner:][:inner], x, (o*n+i)*inner, row, f)
+			}
+		}
+	}
+	if ks == 2 {
+		// var and std: the group's mean, then the sum of squared
+		// deviations from it, a second pass over the chunk, which is
+		// in memory: the partial (mean, M2) combines exactly (Chan et
+		// al.), where sums of squares would cancel.
+		m2 := acc[block : 2*block]
+		clear(m2)
+		for o := range outer {
+			for g := range G {
+				mean := first[(o*G+g)*inner:][:inner]
+				c := counts[g]
+				for j := range mean {
+					if c > 0 {
+						mean[j] /= c
+					} else {
+						mean[j] = 0
+					}
+				}
+			}
+		}
+		if row == nil {
+			row = make([]float64, inner)
+		}
+		for o := range outer {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for i, g := range labels {
+				if g < 0 {
+					continue
+				}
+				loadFloats(row, x, (o*n+i)*inner)
+				k := (o*G + int(g)) * inner
+				mean, dev := first[k:k+inner], m2[k:k+inner]
+				for j, v := range row {
+					d := v - mean[j]
+					dev[j] += d * d
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupByCombineKernel merges partials of one shape.
+func groupByCombineKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := groupByArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) == 0 || len(op.Shape) != 1 {
+		return nil, fmt.Errorf("groupby.combine: %d partials into %v", len(in), op.Shape)
+	}
+	for _, p := range in {
+		if p.DType != a.Acc || !slices.Equal(p.Shape, op.Shape) {
+			return nil, fmt.Errorf("groupby.combine: a partial of %v%v for %v%v", p.DType, p.Shape, a.Acc, op.Shape)
+		}
+	}
+	out := elem.NewOutputAll(ctx, op)
+	copy(out.Data, in[0].Data)
+	G := a.Groups
+	for _, p := range in[1:] {
+		mergeGroupBy(a, out, p, G)
+	}
+	return out, nil
+}
+
+// mergeGroupBy merges partial p into acc.
+func mergeGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
+	if a.Acc == tensor.Int64 {
+		x, y := acc.Int64s(), p.Int64s()
+		blocks, cx, cy := x[:len(x)-G], x[len(x)-G:], y[len(y)-G:]
+		foldInts(blocks, y[:len(y)-G], a.Func)
+		for g := range cx {
+			cx[g] += cy[g]
+		}
+		return
+	}
+	x, y := acc.Float64s(), p.Float64s()
+	cx, cy := x[len(x)-G:], y[len(y)-G:]
+	switch a.Func {
+	case "var", "std":
+		block := (len(x) - G) / 2
+		ma, mb, m2a, m2b := x[:block], y[:block], x[block:2*block], y[block:2*block]
+		inner := block / max(G, 1)
+		for k := range ma {
+			g := (k / max(inner, 1)) % max(G, 1)
+			na, nb := cx[g], cy[g]
+			if nb == 0 {
+				continue
+			}
+			if na == 0 {
+				ma[k], m2a[k] = mb[k], m2b[k]
+				continue
+			}
+			n := na + nb
+			d := mb[k] - ma[k]
+			ma[k] += d * nb / n
+			m2a[k] += m2b[k] + d*d*na*nb/n
+		}
+	case "mean":
+		foldFloats(x[:len(x)-G], y[:len(y)-G], "sum")
+	default:
+		foldFloats(x[:len(x)-G], y[:len(y)-G], a.Func)
+	}
+	for g := range cx {
+		cx[g] += cy[g]
+	}
+}
+
+// groupByFinalKernel makes the result's chunk: the partials merged, then
+// each group's value, of shape outer x Groups x inner.
+func groupByFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
+	a, err := groupByArgs(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) == 0 {
+		return nil, fmt.Errorf("groupby.final: no partial")
+	}
+	outer, G, inner, err := groupByShape(a, op.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if G != a.Groups {
+		return nil, fmt.Errorf("groupby.final: a chunk of shape %v for %d groups along axis %d", op.Shape, a.Groups, a.Axis)
+	}
+	plen := chunk.GroupByPartialLen(a.Func, outer, G, inner)
+	for _, p := range in {
+		if p.DType != a.Acc || !slices.Equal(p.Shape, []int{plen}) {
+			return nil, fmt.Errorf("groupby.final: a partial of %v%v for %v[%d]", p.DType, p.Shape, a.Acc, plen)
+		}
+	}
+	acc := in[0]
+	if len(in) > 1 {
+		acc = tensor.NewArray(a.Acc, []int{plen})
+		copy(acc.Data, in[0].Data)
+		for _, p := range in[1:] {
+			mergeGroupBy(a, acc, p, G)
+		}
+	}
+	out := elem.NewOutputAll(ctx, op)
+	block := outer * G * inner
+	res := make([]float64, block)
+	var ires []int64
+	var counts []float64
+	if a.Acc == tensor.Int64 {
+		v := acc.Int64s()
+		counts = make([]float64, G)
+		for g, c := range v[len(v)-G:] {
+			counts[g] = float64(c)
+		}
+		if a.Func == "count" {
+			ires = make([]int64, block)
+			for k := range ires {
+				ires[k] = v[len(v)-G+(k/inner)%G]
+			}
+		} else if a.Func == "min" || a.Func == "max" {
+			for k := range res {
+				res[k] = float64(v[k])
+				if counts[(k/inner)%G] == 0 {
+					res[k] = math.NaN()
+				}
+			}
+		} else {
+			ires = v[:block] // sum, prod: exact, 0 and 1 for an empty group
+		}
+	} else {
+		v := acc.Float64s()
+		counts = v[len(v)-G:]
+		for k := range res {
+			c := counts[(k/inner)%G]
+			switch a.Func {
+			case "sum", "prod":
+				res[k] = v[k]
+			case "mean":
+				res[k] = v[k] / c // NaN for an empty group
+			case "min", "max":
+				res[k] = v[k]
+				if c == 0 {
+					res[k] = math.NaN()
+				}
+			case "var", "std":
+				d := max(c-float64(a.Ddof), 0)
+				r := v[block+k] / d
+				if c == 0 {
+					r = math.NaN()
+				}
+				if a.Func == "std" {
+					r = math.Sqrt(r)
+				}
+				res[k] = r
+			}
+		}
+	}
+	if ires != nil {
+		for k, v := range ires {
+			setInt(out, k, v)
+		}
+		return out, nil
+	}
+	switch out.DType {
+	case tensor.Float64:
+		copy(out.Float64s(), res)
+	case tensor.Float32:
+		for k, v := range res {
+			out.Float32s()[k] = float32(v)
+		}
+	case tensor.Float16:
+		for k, v := range res {
+			out.Halves()[k] = tensor.HalfFromFloat64(v)
+		}
+	default:
+		return nil, fmt.Errorf("groupby.final: %s into %v", a.Func, out.DType)
+	}
+	return out, nil
+}
+
+// fillInts and fillFloats set accumulators to f's identity.
+func fillInts(acc []int64, f string) {
+	var v int64
+	switch f {
+	case "prod":
+		v = 1
+	case "min":
+		v = math.MaxInt64
+	case "max":
+		v = math.MinInt64
+	}
+	for i := range acc {
+		acc[i] = v
+	}
+}
+
+func fillFloats(acc []float64, f string) {
+	v := 0.0
+	switch f {
+	case "prod":
+		v = 1
+	case "min":
+		v = math.Inf(1)
+	case "max":
+		v = math.Inf(-1)
+	}
+	for i := range acc {
+		acc[i] = v
+	}
+}
+
+// foldInts folds row into acc by f.
+func foldInts(acc, row []int64, f string) {
+	row = row[:len(acc)]
+	switch f {
+	case "sum":
+		for j, v := range row {
+			acc[j] += v
+		}
+	case "prod":
+		for j, v := range row {
+			acc[j] *= v
+		}
+	case "min":
+		for j, v := range row {
+			acc[j] = min(acc[j], v)
+		}
+	case "max":
+		for j, v := range row {
+			acc[j] = max(acc[j], v)
+		}
+	}
+}
+
+// foldFloats folds row into acc by f; a NaN wins a min or a max, as in
+// NumPy.
+func foldFloats(acc, row []float64, f string) {
+	row = row[:len(acc)]
+	switch f {
+	case "sum":
+		for j, v := range row {
+			acc[j] += v
+		}
+	case "prod":
+		for j, v := range row {
+			acc[j] *= v
+		}
+	case "min":
+		for j, v := range row {
+			if a := acc[j]; a == a && (v < a || v != v) {
+				acc[j] = v
+			}
+		}
+	case "max":
+		for j, v := range row {
+			if a := acc[j]; a == a && (v > a || v != v) {
+				acc[j] = v
+			}
+		}
+	}
+}
+
+// foldRow folds x's row of len(acc) elements at off into acc by f: straight
+// from a float32 or float64 chunk, else through scratch.
+func foldRow(acc []float64, x *tensor.Array, off int, scratch []float64, f string) {
+	switch x.DType {
+	case tensor.Float32:
+		src := x.Float32s()[off : off+len(acc)]
+		switch f {
+		case "sum":
+			for j, v := range src {
+				acc[j] += float64(v)
+			}
+			return
+		}
+	case tensor.Float64:
+		foldFloats(acc, x.Float64s()[off:off+len(acc)], f)
+		return
+	}
+	if scratch == nil {
+		scratch = make([]float64, len(acc))
+	}
+	loadFloats(scratch, x, off)
+	foldFloats(acc, scratch, f)
+}
+
+// loadFloats reads len(dst) elements of x from off as float64.
+func loadFloats(dst []float64, x *tensor.Array, off int) {
+	switch x.DType {
+	case tensor.Float32:
+		for j, v := range x.Float32s()[off : off+len(dst)] {
+			dst[j] = float64(v)
+		}
+	case tensor.Float64:
+		copy(dst, x.Float64s()[off:off+len(dst)])
+	default:
+		for j := range dst {
+			dst[j] = x.Float64At(off + j)
+		}
+	}
+}
+
+// loadInts reads len(dst) elements of an integer or bool x from off as
+// int64 (uint64 wrapping, as NumPy's sums do).
+func loadInts(dst []int64, x *tensor.Array, off int) {
+	switch x.DType {
+	case tensor.Int64:
+		copy(dst, x.Int64s()[off:off+len(dst)])
+	case tensor.Int32:
+		for j, v := range x.Int32s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Int16:
+		for j, v := range x.Int16s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Int8:
+		for j, v := range x.Int8s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Uint64:
+		for j, v := range x.Uint64s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Uint32:
+		for j, v := range x.Uint32s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Uint16:
+		for j, v := range x.Uint16s()[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	case tensor.Uint8, tensor.Bool:
+		for j, v := range x.Data[off : off+len(dst)] {
+			dst[j] = int64(v)
+		}
+	}
+}
+
+// setInt stores v as element k of an int64 or uint64 out.
+func setInt(out *tensor.Array, k int, v int64) {
+	if out.DType == tensor.Uint64 {
+		out.Uint64s()[k] = uint64(v)
+		return
+	}
+	out.Int64s()[k] = v
+}
