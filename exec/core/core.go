@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"marsfs/exec/plan"
 	"marsfs/tensor/chunk"
@@ -103,51 +104,46 @@ type Options struct {
 	UnitCost int64
 }
 
+// opState is what the Core holds of one op: 32 bytes and no pointer, so
+// that the ops of a job of millions are one block the collector does not
+// scan. Its worker is an index in the Core's table of names; why it last
+// failed, which few ops have, is in a map beside (Core.lastFail).
 type opState struct {
-	state    OpState
-	attempt  int    // of the current or last run; 0 before the first
-	failures int    // runs that failed or were lost with their worker
-	fetches  int    // runs that failed fetching an input from a live peer
-	worker   string // where it is sent or was run; "" if nowhere
-	waiting  int    // inputs not yet finished
-	users    int    // successors not yet finished
 	nbytes   int64
+	worker   int32  // where it is sent or was run, in Core.names; 0 ("") if nowhere
+	attempt  int32  // of the current or last run; 0 before the first
+	waiting  int32  // inputs not yet finished
+	users    int32  // successors not yet finished
+	failures uint16 // runs that failed or were lost with their worker
+	fetches  uint8  // runs that failed fetching an input from a live peer
+	state    OpState
 	initial  bool
 	sent     bool // a RunOp for the current attempt is out
 	inUnit   bool // ... as part of its unit
 	revived  bool // its chunk was lost (or freed) and is being made again
-	lastFail string
-}
-
-type workerState struct {
-	slots       int
-	outstanding int // ops sent and not yet reported
-	limit       int // bound on outstanding; 0 for none
-	roots       int // initial ops outstanding
-	rootLimit   int // bound on roots; 0 for none
-}
-
-// room reports whether the worker takes another op now.
-func (w *workerState) room() bool { return w.limit <= 0 || w.outstanding < w.limit }
-
-// rootRoom reports whether the worker takes another initial op now.
-func (w *workerState) rootRoom() bool {
-	return w.room() && (w.rootLimit <= 0 || w.roots < w.rootLimit)
 }
 
 // A Core is the operand state machine of one job.
 type Core struct {
-	g        *chunk.Graph
-	ids      []uint64
-	keep     map[uint64]bool
-	opts     Options
-	rank     []int
-	succ     [][]int
-	ops      []opState
-	workers  map[string]*workerState
-	locSlab  []Location // what the next RunOps' inputs are cut from
-	freeSlab []Location // what the next outputs' frees are cut from
-	runSlab  []RunOp    // and their runs
+	g    *chunk.Graph
+	ids  []uint64
+	keep map[uint64]bool
+	opts Options
+	rank []int
+	// The successors of op k are succ[succOff[k]:succOff[k+1]], in key
+	// order: two int32 columns, not a slice an op.
+	succOff []int32
+	succ    []int32
+	ops     []opState
+	workers map[string]*workerState
+	// wnames[i] is the name of the worker opState.worker i means, wnames[0]
+	// "" (none); windex the other way.
+	wnames   []string
+	windex   map[string]int32
+	lastFail map[int]string // why an op last failed, for the ops that did
+	locSlab  []Location     // what the next RunOps' inputs are cut from
+	freeSlab []Location     // what the next outputs' frees are cut from
+	runSlab  []RunOp        // and their runs
 
 	started    bool
 	stopping   bool  // cancelled or failed: no new runs
@@ -161,18 +157,25 @@ type Core struct {
 	workerBytes map[string]int64
 	transfer    int64
 	spilled     int64
-	pending     []int                 // entered READY since the last dispatch
-	own         map[string]*readyHeap // READY initial ops waiting for their assigned worker
-	shared      readyHeap             // other READY ops waiting for any worker
-	out         *Output
-	outBuf      Output // what out points to while a call is under way
-	holding     bool   // dispatch waits for Dispatch (see Hold)
+	pending     []int     // entered READY since the last dispatch
+	shared      readyHeap // READY ops waiting for any worker (each worker's own: workerState.own)
+	// The workers indexed (workers.go): wstate by their index in wnames
+	// (nil once down), and in heaps by what dispatch asks of them.
+	wstate                        []*workerState
+	ownReady, ownAll, idle, roomy workerHeap
+	out                           *Output
+	outBuf                        Output // what out points to while a call is under way
+	holding                       bool   // dispatch waits for Dispatch (see Hold)
 	// timing is the worker's measurement of the run the input being
 	// stepped reports (see Input.Timing), for the event it makes.
 	timing    Timing
 	timingKey int
-	timed     bool     // timing is the input's
-	sorted    []string // the workers' names, sorted; nil when to be sorted again
+	timed     bool // timing is the input's
+	// place's buffers: its op's inputs' holders and bytes, and the
+	// workers it weighs.
+	holders     []string
+	holderBytes []int64
+	cands       []string
 
 	// Dispatch units (units.go): unitOf[k] is op k's unit, -1 for none;
 	// units[u] its ops in rank order; unitLeft[u] the ops of a unit sent
@@ -202,7 +205,8 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 	if opts.UnitCost <= 0 {
 		opts.UnitCost = 32 << 20
 	}
-	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), own: make(map[string]*readyHeap), workerBytes: make(map[string]int64)}
+	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), workerBytes: make(map[string]int64),
+		wnames: []string{""}, windex: map[string]int32{"": 0}, lastFail: make(map[int]string)}
 	if opts.Order != nil {
 		c.rank = opts.Order(g)
 	} else {
@@ -216,36 +220,49 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 		}
 	}
 	c.shared.rank = c.rank
-	c.succ = make([][]int, len(g.Ops))
+	c.initHeaps()
 	c.ops = make([]opState, len(g.Ops))
 	for _, op := range g.Ops {
-		c.ops[op.Key].waiting = len(op.Inputs)
+		c.ops[op.Key].waiting = int32(len(op.Inputs))
 		c.ops[op.Key].initial = len(op.Inputs) == 0 && op.Stored == 0
 		for _, in := range op.Inputs {
 			c.ops[in].users++
 		}
 	}
-	// The successor lists are cut from one slab, each as long as its op
-	// has users: one allocation, not one an op.
-	slab := make([]int, 0, countInputs(g))
-	for k := range c.succ {
-		n := c.ops[k].users
-		c.succ[k], slab = slab[:0:n], slab[n:n]
+	c.succOff = make([]int32, len(g.Ops)+1)
+	for k := range c.ops {
+		c.succOff[k+1] = c.succOff[k] + c.ops[k].users
 	}
+	c.succ = make([]int32, c.succOff[len(g.Ops)])
+	fill := c.succOff[:len(g.Ops)] // advanced as filled, then put back
 	for _, op := range g.Ops {
 		for _, in := range op.Inputs {
-			c.succ[in] = append(c.succ[in], op.Key)
+			c.succ[fill[in]] = int32(op.Key)
+			fill[in]++
 		}
+	}
+	for k := len(g.Ops) - 1; k > 0; k-- {
+		fill[k] = fill[k-1]
+	}
+	if len(fill) > 0 {
+		fill[0] = 0
 	}
 	return c
 }
 
-func countInputs(g *chunk.Graph) int {
-	n := 0
-	for _, op := range g.Ops {
-		n += len(op.Inputs)
+// successors returns the ops that read op k's chunk.
+func (c *Core) successors(k int) []int32 { return c.succ[c.succOff[k]:c.succOff[k+1]] }
+
+// intern returns the index of the worker called name in the Core's table
+// of names, adding it.
+func (c *Core) intern(name string) int32 {
+	i, ok := c.windex[name]
+	if !ok {
+		i = int32(len(c.wnames))
+		c.wnames = append(c.wnames, name)
+		c.windex[name] = i
 	}
-	return n
+	return i
 }
 
 // State returns op k's state.
@@ -257,7 +274,7 @@ func (c *Core) Holder(k int) (Location, bool) {
 	if o.state != Finished {
 		return Location{}, false
 	}
-	return Location{ID: c.chunkID(k), Worker: o.worker, NBytes: o.nbytes}, true
+	return Location{ID: c.chunkID(k), Worker: c.wnames[o.worker], NBytes: o.nbytes}, true
 }
 
 // Done reports whether the job is over, and its error.
@@ -322,7 +339,7 @@ func (c *Core) emit(k int, st OpState, worker string, errText string) {
 	if st == Ready {
 		c.pending = append(c.pending, k)
 	}
-	ev := Event{Key: k, State: st, Worker: worker, Attempt: o.attempt, Err: errText,
+	ev := Event{Key: k, State: st, Worker: worker, Attempt: int(o.attempt), Err: errText,
 		LiveChunks: c.liveChunks, LiveBytes: c.liveBytes, WorkerBytes: c.workerBytes[worker], TransferBytes: c.transfer, SpilledBytes: c.spilled}
 	if c.timed && k == c.timingKey && (st == Running || st == Finished) {
 		ev.Phase = c.timing.Phase
@@ -345,15 +362,14 @@ func (c *Core) workerUp(name string, slots int) Output {
 	c.begin()
 	w, ok := c.workers[name]
 	if !ok {
-		w = &workerState{}
-		c.workers[name] = w
-		c.sorted = nil
+		w = c.addWorker(name)
 	}
 	w.slots = slots
 	if c.opts.Depth > 0 {
 		w.limit = max(slots, 1) * c.opts.Depth
 		w.rootLimit = max(slots, 1) * c.opts.RootDepth
 	}
+	c.touch(w)
 	return c.end()
 }
 
@@ -374,12 +390,12 @@ func (c *Core) startJob() Output {
 			loc, ok = c.opts.Stored(op.Stored)
 		}
 		if !ok {
-			c.ops[op.Key].lastFail = fmt.Sprintf("stored chunk %d is gone", op.Stored)
+			c.lastFail[op.Key] = fmt.Sprintf("stored chunk %d is gone", op.Stored)
 			c.fatal(op.Key, &storedLost{fmt.Sprintf("operand %d: stored chunk %d is gone", op.Key, op.Stored)})
 			return c.end()
 		}
 		o := &c.ops[op.Key]
-		o.worker, o.nbytes = loc.Worker, loc.NBytes
+		o.worker, o.nbytes = c.intern(loc.Worker), loc.NBytes
 		c.finish(op.Key, loc.Worker)
 	}
 	var ws []WorkerLoad
@@ -400,9 +416,20 @@ func (c *Core) startJob() Output {
 		c.opts.Planned(c.placement(ws, assign))
 	}
 	c.formUnits(assign)
+	ninitial := 0
+	for k := range c.ops {
+		if c.ops[k].initial {
+			ninitial++
+		}
+	}
+	c.pending = slices.Grow(c.pending, ninitial) // made once, not grown by copies
+	last, lastID := "", int32(0)                 // the names run in long stretches
 	for k := range c.ops {
 		if o := &c.ops[k]; o.initial {
-			o.worker = AssignedTo(assign, k)
+			if name := AssignedTo(assign, k); name != last {
+				last, lastID = name, c.intern(name)
+			}
+			o.worker = lastID
 			c.emit(k, Ready, "", "")
 		}
 	}
@@ -454,22 +481,6 @@ func (c *Core) dispatch() {
 	}
 }
 
-// enqueue makes the READY op k wait for a worker: its assigned worker's, if
-// it is an initial op on its first run and that worker is up, else any.
-func (c *Core) enqueue(k int) {
-	o := &c.ops[k]
-	if _, up := c.workers[o.worker]; up && o.initial && o.attempt == 0 {
-		h := c.own[o.worker]
-		if h == nil {
-			h = &readyHeap{rank: c.rank}
-			c.own[o.worker] = h
-		}
-		h.push(k)
-	} else {
-		c.shared.push(k)
-	}
-}
-
 // follows reports whether the READY op k, an initial op of a unit but not
 // its first, is to go with its unit: it has not run, and neither has the
 // unit's first op, which waits for a worker. It then waits for no worker of
@@ -488,112 +499,34 @@ func (c *Core) follows(k int) bool {
 	return int(c.units[u][0]) != k && lead.attempt == 0 && !lead.sent
 }
 
-// next takes the best-ranked READY op some worker has room for, and that
-// worker; it returns -1 when there is none.
-func (c *Core) next() (int, string) {
-	best, bestW := -1, ""
-	for name, h := range c.own { // a map of few workers, empty once leaves are out
-		w, up := c.workers[name]
-		for h.len() > 0 {
-			k := h.top()
-			o := &c.ops[k]
-			if o.state == Ready && !o.sent && up && o.worker == name && o.attempt == 0 {
-				break
-			}
-			h.pop()
-			if o.state == Ready && !o.sent {
-				c.shared.push(k) // its worker left, or it is a retry
-			}
-		}
-		if h.len() == 0 {
-			delete(c.own, name)
-			continue
-		}
-		if w.rootRoom() && (best < 0 || c.rank[h.top()] < c.rank[best]) {
-			best, bestW = h.top(), name
-		}
-	}
-	for c.shared.len() > 0 {
-		if o := &c.ops[c.shared.top()]; o.state == Ready && !o.sent {
-			break
-		}
-		c.shared.pop()
-	}
-	if c.shared.len() > 0 && (best < 0 || c.rank[c.shared.top()] < c.rank[best]) {
-		k := c.shared.top()
-		if w := c.place(k); w != "" {
-			c.shared.pop()
-			return k, w
-		}
-	}
-	if best >= 0 {
-		c.own[bestW].pop()
-		return best, bestW
-	}
-	return c.steal()
-}
-
-// steal gives a worker with an idle slot and nothing to run the best-ranked
-// initial op that waits for another worker, one without room. Initial ops
-// read no input, so they cost nothing to move.
-func (c *Core) steal() (int, string) {
-	if len(c.own) == 0 {
-		return -1, ""
-	}
-	thief := ""
-	for _, name := range c.names() {
-		if w := c.workers[name]; w.outstanding < w.slots && w.rootRoom() && (thief == "" || w.slots-w.outstanding > c.workers[thief].slots-c.workers[thief].outstanding) {
-			thief = name
-		}
-	}
-	if thief == "" {
-		return -1, ""
-	}
-	from := ""
-	for name, h := range c.own {
-		if name != thief && (from == "" || c.rank[h.top()] < c.rank[c.own[from].top()]) {
-			from = name
-		}
-	}
-	if from == "" {
-		return -1, ""
-	}
-	return c.own[from].pop(), thief
-}
-
 // place picks the worker for a READY op that is not waiting for its
 // assigned worker: among those with room, the one holding the most bytes of
 // its inputs, and not the one it last ran on if another has room.
 func (c *Core) place(k int) string {
 	o := &c.ops[k]
 	op := c.g.Ops[k]
-	holders := make([]string, len(op.Inputs))
-	nb := make([]int64, len(op.Inputs))
+	holders, nb := c.holders[:0], c.holderBytes[:0]
 	for i, in := range op.Inputs {
-		holders[i], nb[i] = c.ops[in].worker, op.InputBytes(i, c.ops[in].nbytes)
+		holders = append(holders, c.wnames[c.ops[in].worker])
+		nb = append(nb, op.InputBytes(i, c.ops[in].nbytes))
 	}
+	c.holders, c.holderBytes = holders, nb
 	avoid := ""
 	if o.attempt > 0 {
-		avoid = o.worker // retry elsewhere when there is elsewhere
+		avoid = c.wnames[o.worker] // retry elsewhere when there is elsewhere
 	}
-	return pickWorker(holders, nb, c.workers, c.names(), avoid)
-}
-
-// names returns the workers' names, sorted; the slice is the core's.
-func (c *Core) names() []string {
-	if c.sorted == nil {
-		c.sorted = SortedKeys(c.workers)
-	}
-	return c.sorted
+	return pickWorker(holders, nb, c.workers, c.candidates(holders), avoid)
 }
 
 // send makes RunOp for op k on worker w, or for k's whole unit when k
 // leads it and none of it has run.
 func (c *Core) send(k int, w string) {
-	c.workers[w].outstanding++
+	ws := c.workers[w]
+	ws.outstanding++
 	if c.ops[k].initial {
-		c.workers[w].roots++
+		ws.roots++
 	}
+	c.touch(ws)
 	if c.unitOf != nil {
 		if u := c.unitOf[k]; u >= 0 && int(c.units[u][0]) == k && c.intact(u) {
 			ms := c.units[u]
@@ -605,7 +538,7 @@ func (c *Core) send(k int, w string) {
 					r.Unit = len(ms)
 				}
 				r.Flush = c.keep[c.ids[m]]
-				for _, s := range c.succ[m] {
+				for _, s := range c.successors(int(m)) {
 					r.Flush = r.Flush || c.unitOf[s] != u
 				}
 			}
@@ -639,7 +572,7 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	ins := c.locSlab[:n:n]
 	c.locSlab = c.locSlab[n:]
 	for i, in := range op.Inputs {
-		ins[i] = Location{ID: c.chunkID(in), Worker: c.ops[in].worker, NBytes: c.ops[in].nbytes}
+		ins[i] = Location{ID: c.chunkID(in), Worker: c.wnames[c.ops[in].worker], NBytes: c.ops[in].nbytes}
 		if ins[i].Worker != w {
 			c.transfer += op.InputBytes(i, ins[i].NBytes)
 		}
@@ -647,7 +580,7 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	if !o.sent {
 		c.nsent++
 	}
-	o.worker, o.sent, o.inUnit = w, true, inUnit
+	o.worker, o.sent, o.inUnit = c.intern(w), true, inUnit
 	o.attempt++
 	if c.out.Run == nil {
 		// Like frees, runs are cut from a slab (see end), large enough
@@ -657,7 +590,7 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 		}
 		c.out.Run = c.runSlab[:0:len(c.runSlab)]
 	}
-	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: o.attempt, Priority: c.rank[k], Inputs: ins})
+	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: int(o.attempt), Priority: c.rank[k], Inputs: ins})
 }
 
 // current reports whether a report from worker about attempt of op k is
@@ -667,7 +600,7 @@ func (c *Core) current(k int, worker string, attempt int) bool {
 		return false
 	}
 	o := &c.ops[k]
-	return o.sent && o.worker == worker && o.attempt == attempt
+	return o.sent && c.wnames[o.worker] == worker && int(o.attempt) == attempt
 }
 
 // settle records that op k's run is no longer out. An op sent in a unit
@@ -687,11 +620,12 @@ func (c *Core) settle(k int) {
 		}
 		lead = int(c.units[u][0])
 	}
-	if w, ok := c.workers[o.worker]; ok {
+	if w, ok := c.workers[c.wnames[o.worker]]; ok {
 		w.outstanding--
 		if c.ops[lead].initial {
 			w.roots--
 		}
+		c.touch(w)
 	}
 }
 
@@ -720,8 +654,8 @@ func (c *Core) opFinished(k int, worker string, attempt int, nbytes int64) Outpu
 	if !c.current(k, worker, attempt) {
 		if k >= 0 && k < len(c.ops) && c.g.Ops[k].Stored == 0 {
 			o := &c.ops[k]
-			known := o.state == Finished && o.worker == worker
-			later := o.sent && o.worker == worker
+			known := o.state == Finished && c.wnames[o.worker] == worker
+			later := o.sent && c.wnames[o.worker] == worker
 			if !known && !later {
 				c.addFree(Location{ID: c.ids[k], Worker: worker, NBytes: nbytes})
 			}
@@ -766,9 +700,9 @@ func (c *Core) finish(k int, worker string) {
 	c.finished++
 	c.ops[k].revived = false
 	c.emit(k, Finished, worker, "")
-	for _, s := range c.succ[k] {
+	for _, s := range c.successors(k) {
 		if c.ops[s].waiting--; c.ops[s].waiting == 0 && c.ops[s].state == Unscheduled && !c.stopping {
-			c.emit(s, Ready, "", "")
+			c.emit(int(s), Ready, "", "")
 		}
 	}
 }
@@ -787,10 +721,11 @@ func (c *Core) free(k int) {
 	if o.state != Finished || c.g.Ops[k].Stored != 0 {
 		return
 	}
-	c.addFree(Location{ID: c.ids[k], Worker: o.worker, NBytes: o.nbytes})
+	name := c.wnames[o.worker]
+	c.addFree(Location{ID: c.ids[k], Worker: name, NBytes: o.nbytes})
 	c.liveChunks--
-	c.hold(o.worker, -o.nbytes)
-	c.emit(k, Freed, o.worker, "")
+	c.hold(name, -o.nbytes)
+	c.emit(k, Freed, name, "")
 }
 
 // hold counts nbytes more (fewer, when negative) of the job's chunks alive
@@ -845,7 +780,7 @@ func (c *Core) placement(ws []WorkerLoad, assign []string) Placement {
 	for _, op := range c.g.Ops {
 		// A stored op is never initial: it computes nothing.
 		if op.Stored != 0 {
-			p.Worker[op.Key] = c.ops[op.Key].worker
+			p.Worker[op.Key] = c.wnames[c.ops[op.Key].worker]
 		}
 	}
 	return p

@@ -147,7 +147,7 @@ func (h *harness) apply(o Output) {
 		for k := range h.c.ops {
 			o := &h.c.ops[k]
 			switch {
-			case !o.sent || o.worker != name:
+			case !o.sent || h.c.wnames[o.worker] != name:
 			case o.inUnit:
 				units[h.c.unitOf[k]] = true
 			default:

@@ -43,5 +43,10 @@
 // A unit counts once against a worker's room; the Core still tracks each
 // of its ops.
 //
+// It is built for jobs of millions of ops on many workers: an op's state
+// is 32 bytes without a pointer (core.go), its successors two int32
+// columns, and the workers sit in heaps by what a dispatch asks of them
+// (workers.go), so that a dispatch looks at a few workers, not all.
+//
 // The scheduler process runs it (exec/sched steps a Core a job).
 package core

@@ -38,9 +38,9 @@ func (c *Core) opFailedFetch(k int, worker string, attempt int, peer, errText st
 	}
 	c.settle(k)
 	o := &c.ops[k]
-	if _, alive := c.workers[peer]; (!alive || o.fetches < maxFetchFailures) && !c.stopping && (o.state == Ready || o.state == Running) {
+	if _, alive := c.workers[peer]; (!alive || int(o.fetches) < maxFetchFailures) && !c.stopping && (o.state == Ready || o.state == Running) {
 		o.fetches++
-		o.lastFail = errText
+		c.lastFail[k] = errText
 		c.emit(k, Ready, worker, errText)
 		return c.end()
 	}
@@ -63,14 +63,14 @@ func (c *Core) opFailedFinal(k int, worker string, attempt int, errText string) 
 
 func (c *Core) fail(k int, worker, errText string, final bool) {
 	o := &c.ops[k]
-	o.lastFail = errText
+	c.lastFail[k] = errText
 	switch o.state {
 	case Ready, Running:
-		if o.failures++; !final && o.failures < c.opts.MaxAttempts && !c.stopping {
+		if o.failures++; !final && int(o.failures) < c.opts.MaxAttempts && !c.stopping {
 			c.emit(k, Ready, worker, errText)
 			return
 		}
-		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d %s: %s", k, c.g.Ops[k].Kind, worker, o.failures, plural(o.failures, "attempt"), errText))
+		c.fatal(k, fmt.Errorf("operand %d (%s) failed on %s after %d %s: %s", k, c.g.Ops[k].Kind, worker, o.failures, plural(int(o.failures), "attempt"), errText))
 	case Cancelling:
 		c.emit(k, Cancelled, worker, "")
 	}
@@ -79,10 +79,10 @@ func (c *Core) fail(k int, worker, errText string, final bool) {
 // fatal makes op k and its unfinished descendants FATAL and stops the job
 // with err.
 func (c *Core) fatal(k int, err error) {
-	c.emit(k, Fatal, c.ops[k].worker, c.ops[k].lastFail)
-	stack := append([]int(nil), c.succ[k]...)
+	c.emit(k, Fatal, c.wnames[c.ops[k].worker], c.lastFail[k])
+	stack := append([]int32(nil), c.successors(k)...)
 	for len(stack) > 0 {
-		s := stack[len(stack)-1]
+		s := int(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
 		if st := c.ops[s].state; st == Fatal || st == Finished || st == Freed || st == Cancelled {
 			continue
@@ -93,11 +93,11 @@ func (c *Core) fatal(k int, err error) {
 			}
 			// An op of a unit waiting at its worker for this input: call
 			// it back; what the worker reports of it is stale from now.
-			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: c.wnames[so.worker], Attempt: int(so.attempt)})
 			c.settle(s)
 		}
 		c.emit(s, Fatal, "", fmt.Sprintf("input operand %d failed", k))
-		stack = append(stack, c.succ[s]...)
+		stack = append(stack, c.successors(int(s))...)
 	}
 	c.stop(err)
 }
@@ -121,8 +121,8 @@ func (c *Core) stop(err error) {
 		o := &c.ops[k]
 		switch {
 		case o.sent:
-			c.emit(k, Cancelling, o.worker, "")
-			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: k, Worker: o.worker, Attempt: o.attempt})
+			c.emit(k, Cancelling, c.wnames[o.worker], "")
+			c.out.Cancel = append(c.out.Cancel, CancelOp{Key: k, Worker: c.wnames[o.worker], Attempt: int(o.attempt)})
 		case o.state == Unscheduled || o.state == Ready:
 			c.emit(k, Cancelled, "", "")
 		case o.state == Finished:
@@ -150,7 +150,7 @@ func (c *Core) abandonJob() Output {
 		for k := range c.ops {
 			if o := &c.ops[k]; o.sent && o.state == Cancelling {
 				c.settle(k)
-				c.emit(k, Cancelled, o.worker, "abandoned")
+				c.emit(k, Cancelled, c.wnames[o.worker], "abandoned")
 			}
 		}
 	}
@@ -167,13 +167,13 @@ func (c *Core) workerDown(name string) Output {
 	if _, ok := c.workers[name]; !ok || c.done {
 		return c.end()
 	}
-	delete(c.workers, name)
-	c.sorted = nil
+	c.removeWorker(name)
 	why := "worker " + name + " left"
 	var lost, inflight []int
+	wi := c.intern(name)
 	for k := range c.ops {
 		o := &c.ops[k]
-		if o.worker != name {
+		if o.worker != wi {
 			continue
 		}
 		switch {
@@ -189,7 +189,7 @@ func (c *Core) workerDown(name string) Output {
 		case o.state == Finished:
 			if c.g.Ops[k].Stored == 0 {
 				c.liveChunks--
-				c.hold(o.worker, -o.nbytes)
+				c.hold(name, -o.nbytes)
 			}
 			o.state = Freed // no Free: the chunk is gone
 			lost = append(lost, k)
@@ -212,7 +212,7 @@ func (c *Core) workerDown(name string) Output {
 			continue
 		}
 		if stored {
-			o.lastFail = "chunk lost when " + why
+			c.lastFail[k] = "chunk lost when " + why
 			c.fatal(k, &storedLost{fmt.Sprintf("worker %s left holding stored chunk %d, which operand %d reads", name, c.g.Ops[k].Stored, k)})
 			return c.end()
 		}
@@ -225,8 +225,8 @@ func (c *Core) workerDown(name string) Output {
 	}
 	for _, k := range inflight {
 		o := &c.ops[k]
-		if o.failures++; o.failures >= c.opts.MaxAttempts {
-			o.lastFail = why
+		if o.failures++; int(o.failures) >= c.opts.MaxAttempts {
+			c.lastFail[k] = why
 			c.fatal(k, fmt.Errorf("operand %d (%s) lost with its worker %d times, last %s", k, c.g.Ops[k].Kind, o.failures, name))
 			return c.end()
 		}
@@ -246,7 +246,7 @@ func (c *Core) revive(k int, why string) error {
 		return fmt.Errorf("stored chunk %d is gone", s)
 	}
 	c.finished--
-	o.worker, o.waiting, o.revived = "", 0, true
+	o.worker, o.waiting, o.revived = 0, 0, true
 	for _, in := range c.g.Ops[k].Inputs {
 		i := &c.ops[in]
 		i.users++
@@ -264,7 +264,8 @@ func (c *Core) revive(k int, why string) error {
 	} else {
 		c.emit(k, Unscheduled, "", why)
 	}
-	for _, s := range c.succ[k] {
+	for _, s32 := range c.successors(k) {
+		s := int(s32)
 		so := &c.ops[s]
 		switch so.state {
 		case Unscheduled:
@@ -273,7 +274,7 @@ func (c *Core) revive(k int, why string) error {
 			so.waiting++
 			if so.sent {
 				// It will not find this input: call it back.
-				c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: so.worker, Attempt: so.attempt})
+				c.out.Cancel = append(c.out.Cancel, CancelOp{Key: s, Worker: c.wnames[so.worker], Attempt: int(so.attempt)})
 				c.settle(s)
 			}
 			c.emit(s, Unscheduled, "", "input operand "+fmt.Sprint(k)+" is recomputed")
@@ -301,7 +302,7 @@ func (c *Core) adopt(k int, worker string, nbytes int64) Output {
 		return c.end()
 	}
 	c.unrevive(k)
-	o.worker, o.nbytes = worker, nbytes
+	o.worker, o.nbytes = c.intern(worker), nbytes
 	c.liveChunks++
 	c.hold(worker, nbytes)
 	c.finish(k, worker)

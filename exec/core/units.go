@@ -147,7 +147,7 @@ func (c *Core) formUnits(assign []string) {
 			continue
 		}
 		if c.ops[k].initial {
-			if len(c.succ[k]) > 1 {
+			if len(c.successors(k)) > 1 {
 				continue // a leaf shared by many, like a broadcast scalar
 			}
 			w := AssignedTo(assign, k)
@@ -216,7 +216,7 @@ func (c *Core) formUnits(assign []string) {
 // external reports whether op k is a shared leaf or a stored chunk, which
 // the ops of a unit may read besides the chunks the unit makes.
 func (c *Core) external(k int) bool {
-	return c.g.Ops[k].Stored != 0 || c.ops[k].initial && len(c.succ[k]) > 1
+	return c.g.Ops[k].Stored != 0 || c.ops[k].initial && len(c.successors(k)) > 1
 }
 
 // intact reports whether none of unit u's ops has been sent or run, and

@@ -20,7 +20,7 @@ func TestUnitsFormed(t *testing.T) {
 	h.apply(h.c.startJob())
 	for k := range g.Ops {
 		if h.c.ops[k].initial {
-			assign[k] = h.c.ops[k].worker
+			assign[k] = h.c.wnames[h.c.ops[k].worker]
 		}
 	}
 	if len(h.c.units) == 0 {
@@ -239,7 +239,7 @@ func TestUnitWorkerLost(t *testing.T) {
 	}
 	h.apply(h.c.workerDown(w))
 	for k, want := range []int{0, 1, 0, 0} {
-		if f := h.c.ops[k].failures; f != want {
+		if f := h.c.ops[k].failures; int(f) != want {
 			t.Errorf("op %d has %d failures, want %d (only op 1 could have run)", k, f, want)
 		}
 	}
@@ -304,8 +304,8 @@ func TestUnitLeavesNotQueued(t *testing.T) {
 	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{UnitOps: 16, Depth: 1, RootDepth: 1}, "w1", "w2")
 	h.apply(h.c.startJob())
 	queued := h.c.shared.len()
-	for _, q := range h.c.own {
-		queued += q.len()
+	for _, w := range h.c.workers {
+		queued += w.own.len()
 	}
 	leaders, loose := 0, 0
 	for k := range g.Ops {

@@ -76,9 +76,11 @@ func New(r Runner) *Engine {
 
 // OpCost is what the process running an engine holds for a chunk operand
 // of a running graph, at most: its tiled op, its fused op, the scheduler's
-// state of it and its chunk's ID and location, measured at 670 to 850
-// bytes over graphs of a million operands and more.
-const OpCost = 1 << 10
+// state of it, its chunk's ID and location and the graph's record of it.
+// sched's BenchmarkScale measured 330-365 bytes live at the heap's peak,
+// 480-545 with the garbage not yet collected, over graphs of 10^6 and
+// 10^7 operands.
+const OpCost = 512
 
 // A Data is the data directory the files specs name are in, as each
 // session's owner sees it.
@@ -344,7 +346,8 @@ func (r refusedFS) Open(name string) (fs.File, error) {
 // text again.
 func (s *Session) Prefix() *lang.Prefix {
 	data, _ := s.files()
-	return lang.NewPrefix(s.Env(), data)
+	left, _, _ := s.engine.opsLeft()
+	return lang.NewPrefixWith(s.Env(), lang.Options{Data: data, MaxChunks: left})
 }
 
 // snapshot returns the session's tensors, and with lease a lease on all
@@ -448,7 +451,10 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	// Start holds the chunks the graph reads; until then the lease does.
 	defer lease.Release()
 	data, owner := s.files()
-	tg, err := lang.ParseData(src, env, data)
+	// A tensor may have at most as many chunks as the operands left:
+	// the parser refuses more before it makes their sizes.
+	left, held, bound := s.engine.opsLeft()
+	tg, err := lang.ParseWith(src, env, lang.Options{Data: data, MaxChunks: left})
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +462,6 @@ func (s *Session) submitAt(slot int, src string, env spec.Env) (*Graph, error) {
 	opt := s.opt
 	s.mu.Unlock()
 	// What FuseExpr would fuse column by column is tiled fused.
-	left, held, bound := s.engine.opsLeft()
 	st, err := tile.StagesWith(tg, env, tile.Options{Fused: opt.FuseExpr, MaxOps: left, Owner: owner})
 	if errors.Is(err, tile.ErrTooManyOps) {
 		return nil, fmt.Errorf("the graph needs more than the %d chunk operands left of the %d this server holds at once (%d held by graphs running; each costs up to %d B): use larger chunks (chunks=), or wait for running graphs to end",

@@ -230,12 +230,20 @@ func TestMaxOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A tensor of more chunks than the operands left is refused by the
+	// parser, before its chunks' sizes are made.
 	_, err = s.Submit("x = ones(100000, chunks=10).sum()\n")
-	if err == nil || !strings.Contains(err.Error(), "chunk operands left of the 1000") {
+	if err == nil || !strings.Contains(err.Error(), "into 10000 chunks, more than the 1000") {
 		t.Fatalf("a spec of 10^4 chunks under a bound of 1000: %v", err)
 	}
 	if !strings.Contains(s.Error(), "use larger chunks") {
 		t.Errorf("error file: %q", s.Error())
+	}
+	// One of fewer chunks whose graph has more operands is refused by the
+	// tiler, as soon as it passes the bound.
+	_, err = s.Submit("x = ones(9000, chunks=10).sum()\n")
+	if err == nil || !strings.Contains(err.Error(), "chunk operands left of the 1000") {
+		t.Fatalf("a spec of 900 chunks and 1,200 operands under a bound of 1000: %v", err)
 	}
 	if e.LiveOps() != 0 {
 		t.Errorf("%d operands held after a refusal", e.LiveOps())

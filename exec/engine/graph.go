@@ -101,7 +101,8 @@ type Graph struct {
 
 	plan planned // see planview.go
 
-	timings []opTiming // by key; nil until a report carries one (timing.go)
+	timings []opTiming         // by key; nil until a report carries one (timing.go)
+	moved   map[int32][2]int64 // by key, the bytes a run fetched and spilled, when not 0
 
 	// specJSON is the JSON form of a graph tiled in stages as submitted:
 	// tiling its later stages sets the lengths in the spec's nodes.
@@ -323,44 +324,63 @@ func (g *Graph) wake() {
 
 // eventLog is an append-only list of events kept in fixed-size blocks, so
 // that a graph of a million operands grows it without copying it over. An
-// event is kept in 24 bytes: its worker and error stand for strings of
-// tables of the log's own, its time is counted from the log's start, and
-// the cluster counters it carried are folded into the graph's status as
-// they come. Events are made whole again when read.
+// event is kept in 16 bytes: its worker stands for a string of a table of
+// the log's own, its error (and an attempt past 254) is kept in a map of
+// the few events that have one, its time is counted from the log's start,
+// and the cluster counters it carried are folded into the graph's status
+// as they come. Events are made whole again when read.
 type eventLog struct {
 	start   time.Time
 	blocks  [][]eventRec
 	n       int
 	workers []string
 	errs    []string
+	// The few events with an error (a failure, a note), or an attempt
+	// past what a record holds: by index, the error's 1 + index in errs,
+	// and the attempt.
+	errAt     map[int32]int32
+	attemptAt map[int32]int32
 }
 
+// An eventRec is an event in 16 bytes.
 type eventRec struct {
 	at      int64 // nanoseconds after start
 	key     int32
-	attempt int32
-	err     int32  // 1 + index in errs; 0 for none
 	worker  uint16 // 1 + index in workers; 0 for none
-	state   core.OpState
-	phase   core.Phase // of a RUNNING event that a worker's report made
+	attempt uint8  // maxRecAttempt: see eventLog.attemptAt
+	// state in the low 4 bits, and above them the phase of a RUNNING
+	// event that a worker's report made
+	statePhase uint8
 }
 
-const eventBlock = 4096
+const (
+	eventBlock    = 4096
+	maxRecAttempt = math.MaxUint8
+)
 
 func (l *eventLog) add(ev core.Event) {
 	if l.n%eventBlock == 0 {
 		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
 	}
-	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), attempt: int32(ev.Attempt), state: ev.State, phase: ev.Phase}
+	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), statePhase: uint8(ev.State)&0xf | uint8(ev.Phase)<<4}
 	if ev.At.IsZero() {
 		r.at = math.MinInt64
 	}
 	if ev.Worker != "" {
 		r.worker = uint16(l.worker(ev.Worker) + 1)
 	}
+	if r.attempt = uint8(min(ev.Attempt, maxRecAttempt)); r.attempt == maxRecAttempt {
+		if l.attemptAt == nil {
+			l.attemptAt = make(map[int32]int32)
+		}
+		l.attemptAt[int32(l.n)] = int32(ev.Attempt)
+	}
 	if ev.Err != "" {
 		l.errs = append(l.errs, ev.Err)
-		r.err = int32(len(l.errs))
+		if l.errAt == nil {
+			l.errAt = make(map[int32]int32)
+		}
+		l.errAt[int32(l.n)] = int32(len(l.errs))
 	}
 	b := &l.blocks[len(l.blocks)-1]
 	*b = append(*b, r)
@@ -396,17 +416,23 @@ func (l *eventLog) from(i int) []core.Event {
 		if b == i/eventBlock {
 			blk = blk[i%eventBlock:]
 		}
-		for _, r := range blk {
-			ev := core.Event{Key: int(r.key), State: r.state, Attempt: int(r.attempt)}
-			ev.Phase = r.phase
+		for j, r := range blk {
+			n := int32(b*eventBlock + j)
+			if b == i/eventBlock {
+				n += int32(i % eventBlock)
+			}
+			ev := core.Event{Key: int(r.key), State: core.OpState(r.statePhase & 0xf), Phase: core.Phase(r.statePhase >> 4), Attempt: int(r.attempt)}
+			if r.attempt == maxRecAttempt {
+				ev.Attempt = int(l.attemptAt[n])
+			}
 			if r.at != math.MinInt64 {
 				ev.At = l.start.Add(time.Duration(r.at))
 			}
 			if r.worker > 0 {
 				ev.Worker = l.workers[r.worker-1]
 			}
-			if r.err > 0 {
-				ev.Err = l.errs[r.err-1]
+			if e := l.errAt[n]; e > 0 {
+				ev.Err = l.errs[e-1]
 			}
 			out = append(out, ev)
 		}

@@ -12,7 +12,7 @@ import (
 // This file bounds what a server keeps of the graphs that ended. A graph's
 // full record (its chunk graph, the state and timing of every operand,
 // its events, its placement: what plan, operands, events and the
-// pictures show) costs about a kilobyte an operand. A session keeps the
+// pictures show) costs about 300 bytes an operand. A session keeps the
 // full records of its last History graphs that ended; an older graph is
 // forgotten down to its summary (state, spec, times, error), a few
 // hundred bytes. Across all sessions, the full records of ended graphs
@@ -178,7 +178,7 @@ func (g *Graph) forget() {
 	g.forgotten = true
 	g.chunks = noChunks
 	g.spec, g.specJSON = nil, nil
-	g.ids, g.states, g.timings = nil, nil, nil
+	g.ids, g.states, g.timings, g.moved = nil, nil, nil, nil
 	g.events = eventLog{start: g.start}
 	g.plan.forget()
 	g.cancel = func() {} // and the run's context with it

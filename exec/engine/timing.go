@@ -10,8 +10,9 @@ import (
 // A graph keeps, for each op, what its worker measured of the op's latest
 // run (core.Timing): when it was queued, allocated, loaded, computed and
 // stored, on which worker and slot. The operands file shows the phases,
-// the timeline draws them. An op's record is 56 bytes, made only for the
-// ops whose reports carried timings.
+// the timeline draws them. An op's record is 40 bytes, made only for the
+// ops whose reports carried timings; the bytes it fetched and the worker
+// spilled, which most runs have none of, are in a map beside.
 
 // OpRun is the measured run of one op.
 type OpRun struct {
@@ -23,9 +24,7 @@ type OpRun struct {
 type opTiming struct {
 	received int64     // µs, the worker's clock; 0 for no record
 	after    [6]uint32 // Started .. Stored, then Since: 1 + µs after received; 0 for not reached
-	fetched  int64
-	spilled  int64
-	worker   uint16 // 1 + index in the event log's workers
+	worker   uint16    // 1 + index in the event log's workers
 	slot     uint16
 	phase    core.Phase
 }
@@ -46,8 +45,17 @@ func (g *Graph) noteTiming(ev core.Event) {
 	r := &g.timings[ev.Key]
 	// A started report carries the points reached so far, a done report
 	// all of them: the latest is the whole record.
-	*r = opTiming{received: t.Received, fetched: t.Fetched, spilled: t.Spilled,
+	*r = opTiming{received: t.Received,
 		worker: uint16(g.events.worker(ev.Worker) + 1), slot: uint16(min(t.Slot, math.MaxUint16)), phase: t.Phase}
+	switch {
+	case t.Fetched != 0 || t.Spilled != 0:
+		if g.moved == nil {
+			g.moved = make(map[int32][2]int64)
+		}
+		g.moved[int32(ev.Key)] = [2]int64{t.Fetched, t.Spilled}
+	case g.moved != nil:
+		delete(g.moved, int32(ev.Key))
+	}
 	for i, at := range [...]int64{t.Started, t.Allocated, t.Loaded, t.Computed, t.Stored, t.Since} {
 		r.after[i] = since(at, t.Received)
 	}
@@ -67,7 +75,8 @@ func (g *Graph) run(k int) (OpRun, bool) {
 		return OpRun{}, false
 	}
 	r := &g.timings[k]
-	t := core.Timing{Received: r.received, Fetched: r.fetched, Spilled: r.spilled, Slot: int(r.slot), Phase: r.phase}
+	m := g.moved[int32(k)]
+	t := core.Timing{Received: r.received, Fetched: m[0], Spilled: m[1], Slot: int(r.slot), Phase: r.phase}
 	for i, p := range [...]*int64{&t.Started, &t.Allocated, &t.Loaded, &t.Computed, &t.Stored, &t.Since} {
 		if r.after[i] != 0 {
 			*p = r.received + int64(r.after[i]-1)

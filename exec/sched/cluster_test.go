@@ -475,7 +475,15 @@ func exercise(t *testing.T, tc *testCluster) {
 	cctx, ccancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- s.Run(cctx, long) }()
-	runningOps.Wait()
+	// A run that ends first (its workers declared dead on a loaded
+	// machine) fails the test, saying why, rather than hang it.
+	thousand := make(chan struct{})
+	go func() { runningOps.Wait(); close(thousand) }()
+	select {
+	case <-thousand:
+	case err := <-errc:
+		t.Fatalf("the long run ended after %d ops finished, before it could be cancelled: %v", nfinished.Load(), err)
+	}
 	start := time.Now()
 	ccancel()
 	select {

@@ -50,7 +50,7 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	for ax := len(shape) - 1; ax >= 0; ax-- {
 		l := shape[ax]
 		if budget == 1 && l > 1 {
-			if count *= l; count > MaxChunks {
+			if count *= l; count > maxDefaultChunks {
 				return nil, TooManyChunks(shape)
 			}
 			out[ax] = RegularChunks(l, 1)
@@ -64,7 +64,7 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 			continue
 		}
 		n := (l + budget - 1) / budget // the fewest chunks that fit
-		if count *= n; count > MaxChunks {
+		if count *= n; count > maxDefaultChunks {
 			return nil, TooManyChunks(shape)
 		}
 		out[ax] = RegularChunks(l, (l+n-1)/n)
@@ -73,13 +73,24 @@ func chunksWithin(shape []int, budget int) ([][]int, error) {
 	return out, nil
 }
 
-// MaxChunks bounds the chunks of one tensor, so that a spec cannot ask for
-// more chunk operands than a scheduler can hold.
-const MaxChunks = 1 << 20
+// maxDefaultChunks bounds the chunks of the default chunking: a tensor
+// that would have more gets larger chunks (DefaultChunks).
+const maxDefaultChunks = 1 << 20
 
-// TooManyChunks refuses a chunking of more than MaxChunks chunks.
+// MaxChunks bounds the chunks of one tensor whatever the memory: the
+// scheduler's Core numbers a job's operands in int32 columns. A server
+// bounds them by its memory first (lang.Options.MaxChunks).
+const MaxChunks = 1<<31 - 1
+
+// TooManyChunks refuses a default chunking of more than 2^20 chunks.
 func TooManyChunks(shape []int) error {
-	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), MaxChunks)
+	return fmt.Errorf("shape %s is cut into more than %d chunks", ShapeString(shape), maxDefaultChunks)
+}
+
+// TooManyChunksFor is the error of chunks that cut shape into n chunks,
+// more than most, the chunks the server has the memory for.
+func TooManyChunksFor(shape []int, n, most int) error {
+	return fmt.Errorf("chunks cut shape %s into %d chunks, more than the %d this server has the memory for: use larger chunks", ShapeString(shape), n, most)
 }
 
 // RegularChunks cuts an axis of length l into chunks of size c, the last

@@ -15,15 +15,16 @@ import (
 // not assigned by the spec are looked up in env (may be nil) and become
 // OpInput nodes. Every error it returns is a *syntax.Error naming the line and
 // column of the offending token.
-func ParseText(src string, env spec.Env) (*spec.Graph, error) { return parseText(src, env, nil) }
+func ParseText(src string, env spec.Env) (*spec.Graph, error) { return parseText(src, env, Options{}) }
 
-func parseText(src string, env spec.Env, data fs.FS) (*spec.Graph, error) {
+func parseText(src string, env spec.Env, opt Options) (*spec.Graph, error) {
 	stmts, err := syntax.ParseStmts(src)
 	if err != nil {
 		return nil, err
 	}
 	b := newBuilder(env)
-	b.data = data
+	b.data = opt.Data
+	b.maxChunks = opt.maxChunks()
 	st, err := b.statements(stmts)
 	if err != nil {
 		return nil, err
@@ -113,10 +114,34 @@ func Parse(src string, env spec.Env) (*spec.Graph, error) { return ParseData(src
 // files a spec names (from_npy), by slash-separated paths relative to the
 // directory; a spec that names a file is refused when data is nil.
 func ParseData(src string, env spec.Env, data fs.FS) (*spec.Graph, error) {
-	if spec.IsJSON(src) {
-		return spec.ParseJSONData([]byte(src), env, data)
+	return ParseWith(src, env, Options{Data: data})
+}
+
+// Options are what a server tells the parser: its data directory, and
+// the most chunks a tensor may have.
+type Options struct {
+	// Data opens the files a spec names, as ParseData's data.
+	Data fs.FS
+	// MaxChunks bounds the chunks a chunks= argument (or a store's
+	// chunking) may cut one tensor into, refused with the numbers past
+	// it: the operands the server has the memory for. 0 is
+	// spec.MaxChunks.
+	MaxChunks int
+}
+
+func (o Options) maxChunks() int {
+	if o.MaxChunks <= 0 || o.MaxChunks > spec.MaxChunks {
+		return spec.MaxChunks
 	}
-	return parseText(src, env, data)
+	return o.MaxChunks
+}
+
+// ParseWith is Parse under opt.
+func ParseWith(src string, env spec.Env, opt Options) (*spec.Graph, error) {
+	if spec.IsJSON(src) {
+		return spec.ParseJSONData([]byte(src), env, opt.Data)
+	}
+	return parseText(src, env, opt)
 }
 
 // A value is what a spec expression evaluates to: a tensor (*Node), a Python
@@ -188,10 +213,12 @@ type builder struct {
 	// drops the session's tensors among them, in the spec's order.
 	deleted map[string]bool
 	drops   []string
+	// maxChunks bounds the chunks of a tensor given chunks= (Options).
+	maxChunks int
 }
 
 func newBuilder(env spec.Env) *builder {
-	return &builder{Builder: &spec.Builder{}, lib: lib, env: env, vars: map[string]value{}, inputs: map[string]*spec.Node{}, deleted: map[string]bool{}}
+	return &builder{Builder: &spec.Builder{}, lib: lib, env: env, vars: map[string]value{}, inputs: map[string]*spec.Node{}, deleted: map[string]bool{}, maxChunks: spec.MaxChunks}
 }
 
 func (b *builder) assign(s syntax.Stmt) error {

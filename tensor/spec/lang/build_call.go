@@ -468,5 +468,5 @@ func (c *call) chunks(i int, shape []int) ([][]int, error) {
 	if !c.has(i) {
 		return spec.DefaultChunksAt(shape, c.pos)
 	}
-	return chunksOf(c.args[i].v, c.args[i].pos, shape)
+	return chunksOf(c.args[i].v, c.args[i].pos, shape, c.b.maxChunks)
 }

@@ -119,7 +119,7 @@ func registerFiles(l *library) {
 			n.Chunks, err = c.chunks(1, n.Shape)
 		} else {
 			n.Chunks = spec.StoreChunks(n.Attrs.Zarr)
-			err = checkCount(n.Chunks, n.Shape, c.pos)
+			err = checkCount(n.Chunks, n.Shape, c.pos, c.b.maxChunks)
 		}
 		if err != nil {
 			return nil, err

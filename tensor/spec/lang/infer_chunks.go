@@ -11,7 +11,7 @@ import (
 // (whole axes), "auto" or None (the default), or a tuple with one entry an
 // axis, each an int, -1 or None (the whole axis), or a tuple of explicit
 // chunk sizes.
-func chunksOf(v value, p syntax.SrcPos, shape []int) ([][]int, error) {
+func chunksOf(v value, p syntax.SrcPos, shape []int, most int) ([][]int, error) {
 	switch v := v.(type) {
 	case noneValue:
 		return spec.DefaultChunksAt(shape, p)
@@ -26,43 +26,49 @@ func chunksOf(v value, p syntax.SrcPos, shape []int) ([][]int, error) {
 		}
 		out := make([][]int, len(shape))
 		for ax, e := range v.elts {
-			cs, err := axisChunks(e, v.pos[ax], shape[ax])
+			cs, err := axisChunks(e, v.pos[ax], shape[ax], most)
 			if err != nil {
 				return nil, err
 			}
 			out[ax] = cs
 		}
-		return out, checkCount(out, shape, p)
+		return out, checkCount(out, shape, p, most)
 	}
 	out := make([][]int, len(shape))
 	for ax, l := range shape {
-		cs, err := axisChunks(v, p, l)
+		cs, err := axisChunks(v, p, l, most)
 		if err != nil {
 			return nil, err
 		}
 		out[ax] = cs
 	}
-	return out, checkCount(out, shape, p)
+	return out, checkCount(out, shape, p, most)
 }
 
-func checkCount(chunks [][]int, shape []int, p syntax.SrcPos) error {
+// checkCount checks that chunks cut shape into at most most chunks.
+func checkCount(chunks [][]int, shape []int, p syntax.SrcPos, most int) error {
 	n := 1
 	for _, cs := range chunks {
-		if n *= len(cs); n > spec.MaxChunks {
-			return syntax.ErrAt(p, spec.TooManyChunks(shape))
+		if n = min(n*len(cs), spec.MaxChunks+1); n > most {
+			n = 1
+			for _, cs := range chunks { // the whole count, for the message
+				n = min(n*len(cs), spec.MaxChunks+1)
+			}
+			return syntax.ErrAt(p, spec.TooManyChunksFor(shape, n, most))
 		}
 	}
 	return nil
 }
 
-// axisChunks converts the chunks of one axis of length l.
-func axisChunks(v value, p syntax.SrcPos, l int) ([]int, error) {
+// axisChunks converts the chunks of one axis of length l, refusing
+// more than most of them.
+func axisChunks(v value, p syntax.SrcPos, l, most int) ([]int, error) {
 	switch v := v.(type) {
 	case noneValue:
 		return spec.RegularChunks(l, max(l, 1)), nil
 	case seqValue:
-		if len(v.elts) > spec.MaxChunks {
-			return nil, syntax.Errorf(p, "more than %d chunks on one axis", spec.MaxChunks)
+		if len(v.elts) > most {
+			return nil, syntax.Errorf(p, "%d chunks on one axis, more than the %d this server has the memory for", len(v.elts), most)
 		}
 		sizes, err := ints(v, p)
 		if err != nil {
@@ -92,8 +98,8 @@ func axisChunks(v value, p syntax.SrcPos, l int) ([]int, error) {
 		return spec.RegularChunks(l, max(l, 1)), nil
 	case c <= 0:
 		return nil, syntax.Errorf(p, "chunks must be positive (or -1 for a whole axis), got %d", c)
-	case l/c >= spec.MaxChunks:
-		return nil, syntax.Errorf(p, "chunks of %d cut an axis of length %d into more than %d chunks", c, l, spec.MaxChunks)
+	case (l+c-1)/c > most:
+		return nil, syntax.Errorf(p, "chunks of %d cut an axis of length %d into %d chunks, more than the %d this server has the memory for: use larger chunks", c, l, (l+c-1)/c, most)
 	}
 	return spec.RegularChunks(l, c), nil
 }

@@ -26,9 +26,13 @@ type Prefix struct {
 
 // NewPrefix starts a spec against the session's tensors env (may be nil)
 // and the data directory data (may be nil), as ParseData would read it.
-func NewPrefix(env spec.Env, data fs.FS) *Prefix {
+func NewPrefix(env spec.Env, data fs.FS) *Prefix { return NewPrefixWith(env, Options{Data: data}) }
+
+// NewPrefixWith is NewPrefix under opt.
+func NewPrefixWith(env spec.Env, opt Options) *Prefix {
 	b := newBuilder(env)
-	b.data = data
+	b.data = opt.Data
+	b.maxChunks = opt.maxChunks()
 	return &Prefix{b: b, line: 1, fetched: map[string]bool{}}
 }
 
