@@ -11,9 +11,10 @@ import "marsfs/tensor"
 // out labels not among the expected groups; a group no element has gives
 // 0 (sum, count), 1 (prod) or NaN (the others).
 //
-// A partial is a flat array of Acc: Stats blocks of outer*Groups*inner
-// accumulators (outer: the product of the chunk's axes before Axis,
-// inner: after it), then Groups counts.
+// A partial is a flat array of Acc: Stats blocks of Groups*outer*inner
+// accumulators, group-major (outer: the product of the chunk's axes
+// before Axis, inner: after it; a combine finds an accumulator's group
+// from its index and the partial's length alone), then Groups counts.
 type GroupByArgs struct {
 	Func   string // sum, mean, count, min, max, var, std, prod
 	Axis   int

@@ -107,7 +107,7 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 					continue
 				}
 				loadInts(row, x, (o*n+i)*inner)
-				foldInts(acc[(o*G+int(g))*inner:][:inner], row, a.Func)
+				foldInts(acc[(int(g)*outer+o)*inner:][:inner], row, a.Func)
 			}
 		}
 		return out, nil
@@ -139,7 +139,7 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		}
 		for i, g := range labels {
 			if g >= 0 {
-				foldRow(first[(o*G+int(g))*inner:][:inner], x, (o*n+i)*inner, row, f)
+				foldRow(first[(int(g)*outer+o)*inner:][:inner], x, (o*n+i)*inner, row, f)
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		clear(m2)
 		for o := range outer {
 			for g := range G {
-				mean := first[(o*G+g)*inner:][:inner]
+				mean := first[(g*outer+o)*inner:][:inner]
 				c := counts[g]
 				for j := range mean {
 					if c > 0 {
@@ -175,7 +175,7 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 					continue
 				}
 				loadFloats(row, x, (o*n+i)*inner)
-				k := (o*G + int(g)) * inner
+				k := (int(g)*outer + o) * inner
 				mean, dev := first[k:k+inner], m2[k:k+inner]
 				for j, v := range row {
 					d := v - mean[j]
@@ -225,11 +225,12 @@ func mergeGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
 	cx, cy := x[len(x)-G:], y[len(y)-G:]
 	switch a.Func {
 	case "var", "std":
+		// Group-major blocks: accumulator k is group k/per's.
 		block := (len(x) - G) / 2
 		ma, mb, m2a, m2b := x[:block], y[:block], x[block:2*block], y[block:2*block]
-		inner := block / max(G, 1)
+		per := max(block/max(G, 1), 1)
 		for k := range ma {
-			g := (k / max(inner, 1)) % max(G, 1)
+			g := k / per
 			na, nb := cx[g], cy[g]
 			if nb == 0 {
 				continue
@@ -286,6 +287,12 @@ func groupByFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	}
 	out := elem.NewOutputAll(ctx, op)
 	block := outer * G * inner
+	// at is the accumulator of output element k (outer, group, inner)
+	// in the partial, which is group-major (see chunk.GroupByArgs).
+	at := func(k int) int {
+		o, g, i := k/(G*inner), (k/inner)%G, k%inner
+		return (g*outer+o)*inner + i
+	}
 	res := make([]float64, block)
 	var ires []int64
 	var counts []float64
@@ -295,39 +302,43 @@ func groupByFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 		for g, c := range v[len(v)-G:] {
 			counts[g] = float64(c)
 		}
-		if a.Func == "count" {
+		switch a.Func {
+		case "count":
 			ires = make([]int64, block)
 			for k := range ires {
 				ires[k] = v[len(v)-G+(k/inner)%G]
 			}
-		} else if a.Func == "min" || a.Func == "max" {
+		case "min", "max":
 			for k := range res {
-				res[k] = float64(v[k])
+				res[k] = float64(v[at(k)])
 				if counts[(k/inner)%G] == 0 {
 					res[k] = math.NaN()
 				}
 			}
-		} else {
-			ires = v[:block] // sum, prod: exact, 0 and 1 for an empty group
+		default: // sum, prod: exact, 0 and 1 for an empty group
+			ires = make([]int64, block)
+			for k := range ires {
+				ires[k] = v[at(k)]
+			}
 		}
 	} else {
 		v := acc.Float64s()
 		counts = v[len(v)-G:]
 		for k := range res {
-			c := counts[(k/inner)%G]
+			c, pk := counts[(k/inner)%G], at(k)
 			switch a.Func {
 			case "sum", "prod":
-				res[k] = v[k]
+				res[k] = v[pk]
 			case "mean":
-				res[k] = v[k] / c // NaN for an empty group
+				res[k] = v[pk] / c // NaN for an empty group
 			case "min", "max":
-				res[k] = v[k]
+				res[k] = v[pk]
 				if c == 0 {
 					res[k] = math.NaN()
 				}
 			case "var", "std":
 				d := max(c-float64(a.Ddof), 0)
-				r := v[block+k] / d
+				r := v[block+pk] / d
 				if c == 0 {
 					r = math.NaN()
 				}

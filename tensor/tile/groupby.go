@@ -12,7 +12,7 @@ import (
 // every block of x's chunks across the other axes, each chunk along the
 // axis is reduced by its labels to a partial ("groupby.map", reading the
 // chunk and its piece of the labels, rechunked to x's chunks along the
-// axis), the partials are combined in a tree of fan-in ReduceCombine
+// axis), the partials are combined in a tree (tiler.tree)
 // ("groupby.combine"), and a final op makes the result's chunk, whose axis
 // is one chunk of Groups ("groupby.final"). A partial holds a group's
 // accumulators for every element around the axis, so it is about Groups/n
@@ -46,7 +46,6 @@ func tileGroupBy(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	nkeep := tensor.NumElements(keepGrid)
 	out.Keys = make([]uint64, 0, nkeep)
 	idx := make([]int, nd)
-	var parts, next []int
 	for k := range nkeep {
 		tensor.UnravelInto(idx, k, keepGrid)
 		oshape := tensor.ChunkShape(outChunks, outGrid, k)
@@ -60,28 +59,18 @@ func tileGroupBy(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			}
 		}
 		pshape := []int{chunk.GroupByPartialLen(n.Attrs.Func, outer, G, inner)}
-		parts = parts[:0]
+		parts := make([]uint64, 0, len(x.Chunks[axis]))
 		for r := range len(x.Chunks[axis]) {
 			idx[axis] = r
 			ins := t.ints.Take(2)
 			ins[0], ins[1] = int(x.Keys[tensor.Ravel(idx, inGrid)]), int(lab.Keys[r])
-			parts = append(parts, int(t.emitOp(chunk.Op{Kind: chunk.KindGroupByMap, Inputs: ins, Shape: pshape, DType: acc, Args: boxed})))
+			parts = append(parts, t.emitOp(chunk.Op{Kind: chunk.KindGroupByMap, Inputs: ins, Shape: pshape, DType: acc, Args: boxed}))
 		}
 		idx[axis] = 0
-		for len(parts) > 1 {
-			next = next[:0]
-			for lo := 0; lo < len(parts); lo += ReduceCombine {
-				group := parts[lo:min(lo+ReduceCombine, len(parts))]
-				if len(group) == 1 {
-					next = append(next, group[0])
-					continue
-				}
-				next = append(next, int(t.emitOp(chunk.Op{Kind: chunk.KindGroupByCombine, Inputs: t.ints.Clone(group),
-					Shape: pshape, DType: acc, Args: boxed})))
-			}
-			parts, next = next, parts
-		}
-		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: chunk.KindGroupByFinal, Inputs: t.ints.Clone(parts),
+		root := t.tree(parts, func(inputs []int) uint64 {
+			return t.emitOp(chunk.Op{Kind: chunk.KindGroupByCombine, Inputs: inputs, Shape: pshape, DType: acc, Args: boxed})
+		})
+		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: chunk.KindGroupByFinal, Inputs: []int{int(root)},
 			Shape: oshape, DType: n.DType, Args: boxed}))
 	}
 	return out, nil
