@@ -1091,8 +1091,13 @@ func (s *Session) Pending() map[string]*Graph {
 	s.mu.Unlock()
 	out := map[string]*Graph{}
 	for _, g := range graphs {
-		if g.spec == nil || g.Status().State.Ended() {
+		if g.spec == nil {
 			continue
+		}
+		select {
+		case <-g.Done(): // ended: its outputs are kept, or not at all
+			continue
+		default:
 		}
 		for _, o := range g.spec.Outputs {
 			out[o.Name] = g

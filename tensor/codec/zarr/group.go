@@ -85,6 +85,21 @@ var metaFiles = []string{".zgroup", ".zarray", ".zattrs"}
 // .NAME.marsfs-*.part, and those moved aside) are not part of the store.
 func Consolidate(fsys fs.FS, root string) ([]byte, error) {
 	meta := map[string]json.RawMessage{}
+	// add records the metadata file at p, if there is one.
+	add := func(p string) error {
+		raw, err := fs.ReadFile(fsys, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !json.Valid(raw) {
+			return fmt.Errorf("%s: not JSON", p)
+		}
+		meta[strings.TrimPrefix(strings.TrimPrefix(p, root), "/")] = json.RawMessage(bytes.TrimSpace(raw))
+		return nil
+	}
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -93,21 +108,22 @@ func Consolidate(fsys fs.FS, root string) ([]byte, error) {
 			if p != root && (strings.HasPrefix(d.Name(), ".") || strings.Contains(d.Name(), ".marsfs-")) {
 				return fs.SkipDir
 			}
+			if _, err := fs.Stat(fsys, path.Join(p, ".zarray")); err == nil {
+				// An array: its metadata are read by name, and its
+				// chunk files (thousands, nested with "/") not listed.
+				for _, name := range metaFiles[1:] {
+					if err := add(path.Join(p, name)); err != nil {
+						return err
+					}
+				}
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if !slices.Contains(metaFiles, d.Name()) {
 			return nil
 		}
-		raw, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		if !json.Valid(raw) {
-			return fmt.Errorf("%s: not JSON", p)
-		}
-		key := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-		meta[key] = json.RawMessage(bytes.TrimSpace(raw))
-		return nil
+		return add(p)
 	})
 	if err != nil {
 		return nil, err
