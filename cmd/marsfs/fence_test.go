@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hugelgupf/p9/linux"
+
 	"marsfs/fs"
 )
 
@@ -106,9 +108,26 @@ func sameTensors(t *testing.T, c *fs.Client, sess string, want map[string][32]by
 }
 
 // sumOf submits d = x.sum() through c and reads it back.
+//
+// A scheduler that cannot yet tell whether it still holds the session
+// (back from a pause, its lease run out, the new epoch not heard yet)
+// answers EAGAIN, whose meaning is "try again": sumOf does, for 30 s.
 func sumOf(t *testing.T, c *fs.Client, sess, expr string) string {
 	t.Helper()
-	submitOK(t, c, sess, "d = "+expr+"\n")
+	spec := "d = " + expr + "\n"
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		err := c.WriteFile(sess+"/submit", []byte(spec))
+		if err == nil {
+			break
+		}
+		if !fs.IsErrno(err, linux.EAGAIN) || time.Now().After(deadline) {
+			t.Fatalf("submit %q to %s: %v", spec, sess, err)
+		}
+		time.Sleep(100 * time.Millisecond) // another process decides: nothing here to wait on
+	}
+	if st := readText(t, c, sess+"/graphs/last/wait"); !strings.HasPrefix(st, "SUCCEEDED") {
+		t.Fatalf("%q in %s:\n%s", spec, sess, st)
+	}
 	return strings.TrimSpace(readText(t, c, sess+"/tensors/d/text"))
 }
 
