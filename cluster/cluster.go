@@ -125,7 +125,12 @@ type Config struct {
 	// Every node of the cluster must use the same key.
 	SecretKey []byte
 	// Fast selects timings for tests on loopback: joins are seen within
-	// ~100 ms and a crashed node is declared failed within ~1-2 s.
+	// ~100 ms and a crashed node is declared failed within ~2 s. A node
+	// must stay silent for over a second to be declared failed: a test
+	// machine's two cores, busy with several processes' kernels, starve a
+	// process's gossip for half a second at times, and a shorter
+	// suspicion declared live workers dead (three at once, from a starved
+	// scheduler).
 	// Otherwise memberlist's local-network defaults apply (failure noticed
 	// within ~5 s).
 	Fast bool
@@ -160,10 +165,10 @@ func memberlistConfig(cfg *Config) (*memberlist.Config, error) {
 	mc := memberlist.DefaultLocalConfig()
 	if cfg.Fast {
 		mc.ProbeInterval = 200 * time.Millisecond
-		mc.ProbeTimeout = 100 * time.Millisecond
+		mc.ProbeTimeout = 250 * time.Millisecond
 		mc.GossipInterval = 20 * time.Millisecond
 		mc.PushPullInterval = time.Second
-		mc.SuspicionMult = 2
+		mc.SuspicionMult = 6
 		mc.SuspicionMaxTimeoutMult = 2
 		mc.TCPTimeout = 500 * time.Millisecond
 		mc.GossipToTheDeadTime = 2 * time.Second

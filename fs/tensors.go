@@ -31,7 +31,7 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 		}
 		for name, g := range sess.Pending() {
 			if !slices.Contains(names, name) {
-				ents = append(ents, pendingTensorDir(dir, name, g))
+				ents = append(ents, s.pendingTensorDir(dir, sess, name, g))
 			}
 		}
 		slices.SortFunc(ents, func(a, b *node) int { return strings.Compare(a.name, b.name) })
@@ -42,7 +42,7 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 			return s.tensorDir(dir, t), nil
 		}
 		if g, ok := sess.Pending()[name]; ok {
-			return pendingTensorDir(dir, name, g), nil
+			return s.pendingTensorDir(dir, sess, name, g), nil
 		}
 		// NAME.npy, while NAME is uploaded and once it is, is the file
 		// it is uploaded through: cp -p and shutil.copy2 set its times
@@ -80,13 +80,24 @@ func (s *Server) tensorsDir(parent string, sess *engine.Session) *node {
 // pendingTensorDir is tensors/NAME for an output of graph g, which has not
 // ended: its meta says so, and it is the tensor once g succeeds (or gone,
 // if g fails), so that a script may look for NAME right after its submit.
-func pendingTensorDir(parent, name string, g *engine.Graph) *node {
+// The node itself becomes the tensor's directory once the tensor is kept:
+// a FUSE kernel, or a 9P client holding a fid, keeps the directory it
+// walked to while the graph ran and looks up data or text in it after.
+func (s *Server) pendingTensorDir(parent string, sess *engine.Session, name string, g *engine.Graph) *node {
 	dir := join(parent, name)
-	return dirNode(parent, name, func(c *conn) ([]*node, error) {
+	n := dirNode(parent, name, func(c *conn) ([]*node, error) {
+		if t, ok := sess.Tensor(name); ok {
+			return s.tensorDir(parent, t).list(c)
+		}
 		return []*node{textFile(dir, "meta", func() (string, error) {
+			if t, ok := sess.Tensor(name); ok {
+				return metaText(t), nil
+			}
 			return fmt.Sprintf("pending graph %d\n", g.ID()), nil
 		})}, nil
 	})
+	n.unlink = func(c *conn, name string, isDir bool) error { return nil }
+	return n
 }
 
 // uploadFile is tensors/NAME.npy for a tensor NAME already made: opened

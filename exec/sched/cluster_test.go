@@ -643,3 +643,16 @@ func workerProcessCrashWhen(t *testing.T, spec, out string, when func(g *engine.
 	}
 	t.Logf("w2 declared failed %v after the kill", time.Since(begin))
 }
+
+// notes returns the notes among g's events (workers joining and leaving,
+// and why), for a failed graph's message.
+func notes(g *engine.Graph) string {
+	evs, _, _ := g.Events(0)
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Key == core.NoteKey {
+			fmt.Fprintf(&b, "\n  %s %s", ev.At.Format("15:04:05.000"), ev.Err)
+		}
+	}
+	return b.String()
+}

@@ -44,7 +44,7 @@ func TestMaskOnWorkerProcesses(t *testing.T) {
 	defer cancel()
 	st := g.Wait(ctx)
 	if st.State != engine.Succeeded {
-		t.Fatalf("%s: %s", st.State, g.Err())
+		t.Fatalf("%s: %s%s", st.State, g.Err(), notes(g))
 	}
 	y := fetchNamed(t, s, "y").Float64s()[0]
 	k := fetchNamed(t, s, "k").Int64s()[0]
