@@ -46,7 +46,7 @@ type slot struct {
 	// wake tells the phase watcher, asleep while every slot is idle, that
 	// a run began (shared by the worker's slots; one signal is enough).
 	wake chan struct{}
-	n   uint32               // the runs begun here; a task's seq is its number
+	n    uint32 // the runs begun here; a task's seq is its number
 	// entered holds when the slot's latest runs entered Computing and
 	// Storing: the Unix microseconds in the low 52 bits, the run's seq (its
 	// low 12 bits) in the high ones, so that a phase an earlier run entered
