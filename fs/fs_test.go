@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -412,15 +413,30 @@ func TestUploadRefused(t *testing.T) {
 }
 
 func TestIdleTimeout(t *testing.T) {
-	ts := startServer(t, Config{IdleTimeout: 300 * time.Millisecond})
+	// The used session is read every 50 ms until the idle one goes: a
+	// timeout ten times the gap leaves room for a loaded machine's late
+	// wake-ups (300 ms against 100 ms failed at load 20).
+	const timeout = 500 * time.Millisecond
+	ts := startServer(t, Config{IdleTimeout: timeout})
 	c := dial(t, ts.tcp)
+	begin := time.Now()
 	idle, used := clone(t, c), clone(t, c)
-	for range 10 {
-		time.Sleep(100 * time.Millisecond)
+	for {
 		read(t, c, used+"/ctl")
+		// Listing /sessions uses none of them.
+		if !slices.Contains(names(t, c, "/sessions"), strings.TrimPrefix(idle, "/sessions/")) {
+			break
+		}
+		if time.Since(begin) > 20*timeout {
+			t.Fatalf("a session idle for %v with a %v timeout is still there", time.Since(begin), timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d := time.Since(begin); d < timeout {
+		t.Errorf("a session closed after %v idle, before its %v timeout", d, timeout)
 	}
 	if _, err := c.ReadFile(idle + "/ctl"); !IsErrno(err, linux.ENOENT) {
-		t.Errorf("a session idle for 1s with a 300ms timeout: %v, want ENOENT", err)
+		t.Errorf("a session closed as idle: its ctl reads with %v, want ENOENT", err)
 	}
 	if got := names(t, c, "/sessions"); !reflect.DeepEqual(got, []string{"clone", strings.TrimPrefix(used, "/sessions/")}) {
 		t.Errorf("ls /sessions = %v", got)
