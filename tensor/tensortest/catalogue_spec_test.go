@@ -217,7 +217,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"x = bincount(ones((2, 2), dtype=int), minlength=4)", "1:5: object too deep for desired array"},
 		{"h, e = histogram(ones(3), bins=0)", "1:8: `bins` must be positive, when an integer"},
 		{"h, e = histogram(ones(3), range=(2, 1))", "1:8: max must be larger than min in range parameter."},
-		{"h, e = histogram(ones(3), bins=(1, 2))", "1:32: histogram(): bins must be a number of bins (edges and bin rules are not supported yet)"},
+		{"h, e = histogram(ones(3), bins='auto')", "1:32: histogram(): the bin rule 'auto' is not supported yet: give a number of bins or their edges"},
 		{"x = percentile(ones(3), 101)", "1:25: Percentiles must be in the range [0, 100]"},
 		{"x = percentile(ones(3), 50, method='nearest')", "1:36: percentile(): method 'nearest' is not supported (only 'linear')"},
 		{"x = median(ones((2, 3, 4)), axis=0)", "1:34: median() along an axis of a 3-D array is not supported yet (1-D and 2-D are)"},

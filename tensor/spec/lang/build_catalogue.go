@@ -48,7 +48,6 @@ func registerCatalogue(l *library) {
 		return nil, syntax.Errorf(c.pos, "a.sort() sorts in place and returns None: write sort(a)")
 	})
 	l.register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, buildUnique)
-	l.register("histogram", []string{"a", "bins", "range", "density", "weights"}, buildHistogram)
 	l.register("bincount", []string{"x", "weights", "minlength"}, buildBincount)
 	l.register("percentile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
 	l.register("median", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, buildPercentile)
@@ -192,51 +191,6 @@ func buildSort(c *call, op string) (value, error) {
 		return nil, err
 	}
 	return c.b.Transpose(c.pos, s, []int{1, 0})
-}
-
-func buildHistogram(c *call) (value, error) {
-	x, err := c.tensor(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.unsupported(3, ""); err != nil {
-		return nil, err
-	}
-	if err := c.unsupported(4, ""); err != nil {
-		return nil, err
-	}
-	if c.has(1) {
-		if _, ok := c.args[1].v.(syntax.PyNum); !ok {
-			return nil, c.errorf(1, "histogram(): bins must be a number of bins (edges and bin rules are not supported yet)")
-		}
-	}
-	bins, err := c.int(1, 10)
-	if err != nil {
-		return nil, err
-	}
-	attrs := spec.Attrs{Bins: bins}
-	if c.has(2) {
-		s, ok := c.args[2].v.(seqValue)
-		if !ok || len(s.elts) != 2 {
-			return nil, c.errorf(2, "histogram(): range must be a pair (low, high)")
-		}
-		for i, v := range s.elts {
-			n, ok := v.(syntax.PyNum)
-			if !ok {
-				return nil, syntax.Errorf(s.pos[i], "histogram(): range must hold numbers, not a %s", typeName(v))
-			}
-			attrs.Range = append(attrs.Range, n.Float())
-		}
-	}
-	h, err := c.b.Node(c.pos, tensor.OpHistogram, attrs, x)
-	if err != nil {
-		return nil, err
-	}
-	e, err := c.b.Node(c.pos, tensor.OpHistEdges, attrs, x)
-	if err != nil {
-		return nil, err
-	}
-	return c.tuple(h, e), nil
 }
 
 func buildBincount(c *call) (value, error) {

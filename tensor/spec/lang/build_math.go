@@ -66,6 +66,7 @@ func registerMath(l *library) {
 	registerTake(l)
 	registerLookups(l)
 	registerArrays(l)
+	registerHistogram(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
