@@ -251,16 +251,25 @@ func buildPercentile(c *call) (value, error) {
 		if err := scaleQuantiles(c, attrs.Q); err != nil {
 			return nil, err
 		}
+		// interpolation= is NumPy's older name of method=.
 		for _, i := range []int{c.param("method"), c.param("interpolation")} {
 			if m, err := c.str(i); err != nil {
 				return nil, err
+			} else if _, ok := tensor.QuantileMethods[m]; m != "" && !ok {
+				return nil, c.errorf(i, "'%s' is not a valid method. Use one of: inverted_cdf, averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull, linear, median_unbiased, normal_unbiased, lower, higher, midpoint, nearest", m)
 			} else if m != "" && m != "linear" {
-				return nil, c.errorf(i, "percentile(): method '%s' is not supported (only 'linear')", m)
+				attrs.Func = m
 			}
 		}
 	}
-	if err := c.unsupported(c.param("keepdims"), ""); err != nil {
+	keepdims, err := c.bool(c.param("keepdims"), false)
+	if err != nil {
 		return nil, err
+	}
+	// With keepdims the reduced axes stay, of length 1.
+	kept := make([]int, len(x.Shape))
+	for i := range kept {
+		kept[i] = 1
 	}
 	ai := c.param("axis")
 	if !c.has(ai) {
@@ -275,6 +284,8 @@ func buildPercentile(c *call) (value, error) {
 		if ax, err = spec.NormAxis(ax, len(x.Shape), c.at(ai)); err != nil {
 			return nil, err
 		}
+		copy(kept, x.Shape)
+		kept[ax] = 1
 		switch {
 		case len(x.Shape) > 2:
 			return nil, c.errorf(ai, "%s() along an axis of a %d-D array is not supported yet (1-D and 2-D are)", c.name, len(x.Shape))
@@ -295,8 +306,16 @@ func buildPercentile(c *call) (value, error) {
 		op = tensor.OpMedian
 	}
 	p, err := c.b.Node(c.pos, op, attrs, x)
-	if err != nil || median || !scalar {
-		return p, err
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case keepdims && (median || scalar):
+		return c.b.Reshape(c.pos, p, kept)
+	case keepdims:
+		return c.b.Reshape(c.pos, p, append([]int{p.Shape[0]}, kept...))
+	case median || !scalar:
+		return p, nil
 	}
 	// A scalar q has no axis in the result.
 	return c.b.Reshape(c.pos, p, p.Shape[1:])

@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/spec/syntax"
@@ -240,6 +242,14 @@ func nanPercentile(c *call) (value, error) {
 		if err := c.known(x); err != nil {
 			return nil, err
 		}
+		// keepdims= of the flattened array: (1, ..., 1) after the q axis.
+		kd := c.param("keepdims")
+		keepdims, err := c.bool(kd, false)
+		if err != nil {
+			return nil, err
+		}
+		c.args[kd] = arg{}
+		nd := len(x.Shape)
 		n := flatLen(x.Shape)
 		if x, err = c.b.Reshape(c.pos, x, []int{n}); err != nil {
 			return nil, err
@@ -256,6 +266,17 @@ func nanPercentile(c *call) (value, error) {
 			return nil, err
 		}
 		c.args[0].v = x
+		c.name = plain
+		r, err := buildPercentile(c)
+		if err != nil || !keepdims {
+			return r, err
+		}
+		p := r.(*spec.Node)
+		shape := slices.Clone(p.Shape)
+		for range nd {
+			shape = append(shape, 1)
+		}
+		return c.b.Reshape(c.pos, p, shape)
 	}
 	c.name = plain
 	return buildPercentile(c)
