@@ -67,6 +67,7 @@ func registerMath(l *library) {
 	registerLookups(l)
 	registerArrays(l)
 	registerHistogram(l)
+	registerShapeMore(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
