@@ -38,7 +38,7 @@ type arg struct {
 // "Not yet" of docs/marsfs.4.md, OPERATIONS), so that a spec calling one
 // is told so by name rather than that the function is unknown.
 var notYet = map[string]bool{
-	"insert": true, "delete": true,
+
 	"nancumsum": true, "nancumprod": true, "partition": true, "argpartition": true, "topk": true,
 	"nanargmin": true, "nanargmax": true, "logaddexp": true,
 	"logaddexp2": true, "expm1": true, "sinh": true, "cosh": true, "arcsinh": true, "arccosh": true,

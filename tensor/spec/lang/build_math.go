@@ -68,6 +68,7 @@ func registerMath(l *library) {
 	registerArrays(l)
 	registerHistogram(l)
 	registerShapeMore(l)
+	registerInsertDelete(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
