@@ -5,13 +5,13 @@ package tensor
 const (
 	// One input, computed in floating point (bool and integers give the
 	// smallest float that holds them, as NumPy's loops do).
-	OpCbrt   = "cbrt"
-	OpLog2   = "log2"
-	OpLog10  = "log10"
-	OpExp2   = "exp2"
-	OpArcsin = "arcsin"
-	OpArccos = "arccos"
-	OpArctan = "arctan"
+	OpCbrt    = "cbrt"
+	OpLog2    = "log2"
+	OpLog10   = "log10"
+	OpExp2    = "exp2"
+	OpArcsin  = "arcsin"
+	OpArccos  = "arccos"
+	OpArctan  = "arctan"
 	OpExpm1   = "expm1"
 	OpSinh    = "sinh"
 	OpCosh    = "cosh"
