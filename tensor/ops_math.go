@@ -116,3 +116,8 @@ const MaxArrayLiteral = 1 << 16
 // with NumPy's error for a reduction without identity of an empty array
 // (Attrs.Name: "maximum", "minimum") when it is.
 const OpNonEmpty = "nonempty"
+
+// AllNaNSlice, as OpNonEmpty's Attrs.Name, fails with NumPy's error of
+// nanargmin and nanargmax of a slice of only NaNs ("All-NaN slice
+// encountered"); the value passed may then have any shape.
+const AllNaNSlice = "all-nan"

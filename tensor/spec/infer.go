@@ -45,10 +45,10 @@ func infer(n *Node) error {
 		return inferLookup(n)
 	case n.Op == tensor.OpNonEmpty:
 		v, cnt := n.Inputs[0], n.Inputs[1]
-		if len(v.Shape) != 0 || len(cnt.Shape) != 0 || cnt.DType != tensor.Int64 {
-			return fmt.Errorf("nonempty takes a 0-d value and an int64 count")
+		if len(cnt.Shape) != 0 || cnt.DType != tensor.Int64 {
+			return fmt.Errorf("nonempty takes a value and a 0-d int64 count")
 		}
-		n.Shape, n.DType = []int{}, v.DType
+		n.Shape, n.DType = CloneInts(v.Shape), v.DType
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {

@@ -74,6 +74,7 @@ func registerMath(l *library) {
 	registerHistogram(l)
 	registerShapeMore(l)
 	registerInsertDelete(l)
+	registerNanFuncs(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
