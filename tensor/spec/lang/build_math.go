@@ -75,6 +75,7 @@ func registerMath(l *library) {
 	registerShapeMore(l)
 	registerInsertDelete(l)
 	registerNanFuncs(l)
+	registerProducts(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
