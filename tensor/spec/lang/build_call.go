@@ -38,11 +38,8 @@ type arg struct {
 // "Not yet" of docs/marsfs.4.md, OPERATIONS), so that a spec calling one
 // is told so by name rather than that the function is unknown.
 var notYet = map[string]bool{
-	"partition": true, "argpartition": true, "topk": true,
-	"modf": true, "frexp": true, "rollaxis": true,
-	"unravel_index": true, "ravel_multi_index": true,
-	"kron": true, "cross": true, "trapz": true, "convolve": true, "sinc": true,
-	"heaviside": true, "float_power": true, "reciprocal": true,
+	"partition": true, "argpartition": true, "topk": true, "frexp": true, "ravel_multi_index": true,
+	"cross": true, "convolve": true, "reciprocal": true,
 }
 
 // modules are the prefixes a function name may carry; np. and numpy. are

@@ -76,6 +76,7 @@ func registerMath(l *library) {
 	registerInsertDelete(l)
 	registerNanFuncs(l)
 	registerProducts(l)
+	registerMore(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.
