@@ -3,11 +3,13 @@ package tensor
 var (
 	ElemUnaryOps = []string{OpNegative, OpAbs, OpSqrt, OpExp, OpLog, OpLog1p, OpSin, OpCos, OpTan,
 		OpTanh, OpFloor, OpCeil, OpRound, OpSign, OpLogicalNot, OpInvert, OpAstype,
-		OpCbrt, OpLog2, OpLog10, OpExp2, OpArcsin, OpArccos, OpArctan, OpIsnan, OpIsinf, OpIsfinite}
+		OpCbrt, OpLog2, OpLog10, OpExp2, OpArcsin, OpArccos, OpArctan, OpIsnan, OpIsinf, OpIsfinite,
+		OpExpm1, OpSinh, OpCosh, OpArcsinh, OpArccosh, OpArctanh, OpDeg2rad, OpRad2deg, OpSignbit}
 	ElemBinaryOps = []string{OpAdd, OpSubtract, OpMultiply, OpDivide, OpFloorDiv, OpMod, OpPower,
 		OpMaximum, OpMinimum, OpEqual, OpNotEqual, OpLess, OpLessEq, OpGreater, OpGreaterEq,
 		OpLogicalAnd, OpLogicalOr, OpBitAnd, OpBitOr,
-		OpArctan2, OpHypot, OpFmax, OpFmin, OpNormalize}
+		OpArctan2, OpHypot, OpFmax, OpFmin, OpNormalize,
+		OpLogaddexp, OpLogaddexp2, OpCopysign, OpFmod, OpLdexp, OpBitXor}
 )
 
 // ElemKinds are the elementwise ops, whose chunk ops have the node's op as

@@ -5,19 +5,30 @@ package tensor
 const (
 	// One input, computed in floating point (bool and integers give the
 	// smallest float that holds them, as NumPy's loops do).
-	OpCbrt   = "cbrt"
-	OpLog2   = "log2"
-	OpLog10  = "log10"
-	OpExp2   = "exp2"
-	OpArcsin = "arcsin"
-	OpArccos = "arccos"
-	OpArctan = "arctan"
+	OpCbrt    = "cbrt"
+	OpLog2    = "log2"
+	OpLog10   = "log10"
+	OpExp2    = "exp2"
+	OpArcsin  = "arcsin"
+	OpArccos  = "arccos"
+	OpArctan  = "arctan"
+	OpExpm1   = "expm1"
+	OpSinh    = "sinh"
+	OpCosh    = "cosh"
+	OpArcsinh = "arcsinh"
+	OpArccosh = "arccosh"
+	OpArctanh = "arctanh"
+	OpDeg2rad = "deg2rad"
+	OpRad2deg = "rad2deg"
 
 	// One input, a bool result: false (isnan, isinf) or true (isfinite)
 	// for every bool and integer.
 	OpIsnan    = "isnan"
 	OpIsinf    = "isinf"
 	OpIsfinite = "isfinite"
+	// OpSignbit is true where the sign bit is set: a negative number, -0.0,
+	// a NaN with its sign bit.
+	OpSignbit = "signbit"
 
 	// Two inputs. arctan2 and hypot compute in floating point; fmax and
 	// fmin are maximum and minimum that ignore a NaN when the other
@@ -26,6 +37,18 @@ const (
 	OpHypot   = "hypot"
 	OpFmax    = "fmax"
 	OpFmin    = "fmin"
+	// logaddexp and logaddexp2 are log(exp(x) + exp(y)) (base 2) without
+	// overflow, copysign x's magnitude with y's sign: in floating point.
+	OpLogaddexp  = "logaddexp"
+	OpLogaddexp2 = "logaddexp2"
+	OpCopysign   = "copysign"
+	// OpFmod is C's remainder, of the dividend's sign (mod's is the
+	// divisor's); of integers by 0 it is 0, as NumPy's.
+	OpFmod = "fmod"
+	// OpLdexp is x * 2**e for integers e, in x's floating point.
+	OpLdexp = "ldexp"
+	// OpBitXor is ^ of bools and integers.
+	OpBitXor = "bitwise_xor"
 	// OpNormalize is x / w that refuses a w of zero, as NumPy's average
 	// refuses weights summing to zero ("Weights sum to zero, can't be
 	// normalized"), which it checks before it divides.
@@ -33,9 +56,10 @@ const (
 )
 
 // IsClassify reports whether op is one of the float classifications
-// (isnan, isinf, isfinite), whose result is bool whatever the input.
+// (isnan, isinf, isfinite, signbit), whose result is bool whatever the
+// input.
 func IsClassify(op string) bool {
-	return op == OpIsnan || op == OpIsinf || op == OpIsfinite
+	return op == OpIsnan || op == OpIsinf || op == OpIsfinite || op == OpSignbit
 }
 
 // OpDiagonal is the Attrs.K-th diagonal of a 2-D input (K > 0 above the
@@ -92,3 +116,8 @@ const MaxArrayLiteral = 1 << 16
 // with NumPy's error for a reduction without identity of an empty array
 // (Attrs.Name: "maximum", "minimum") when it is.
 const OpNonEmpty = "nonempty"
+
+// AllNaNSlice, as OpNonEmpty's Attrs.Name, fails with NumPy's error of
+// nanargmin and nanargmax of a slice of only NaNs ("All-NaN slice
+// encountered"); the value passed may then have any shape.
+const AllNaNSlice = "all-nan"

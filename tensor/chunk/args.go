@@ -369,6 +369,8 @@ type PercentileArgs struct {
 	// SkipNaN takes the percentiles of each row's numbers, its NaNs (last,
 	// sorted) left out: the op reads every block of its rows.
 	SkipNaN bool
+	// Method is NumPy's method= (tensor.QuantileIndexes; "" for linear).
+	Method string
 }
 
 // Unique and bincount make results whose length the data decides, so they

@@ -91,6 +91,9 @@ func nonEmptyKernel(_ context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 		return nil, fmt.Errorf("nonempty takes a value and an int64 count")
 	}
 	if in[1].Int64s()[0] == 0 {
+		if args.Reduction == tensor.AllNaNSlice {
+			return nil, fmt.Errorf("All-NaN slice encountered")
+		}
 		return nil, fmt.Errorf("zero-size array to reduction operation %s which has no identity", args.Reduction)
 	}
 	return in[0], nil

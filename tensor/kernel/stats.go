@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"marsfs/tensor"
@@ -207,6 +208,16 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 	if len(res) != tensor.NumElements(op.Shape) {
 		return nil, fmt.Errorf("%d results for shape %v", len(res), op.Shape)
 	}
+	// A method that picks a value of integers copies its bytes (float64
+	// would round int64 beyond 2^53); integers have no NaN rows.
+	var picked *tensor.Array
+	discrete := tensor.QuantileMethods[args.Method]
+	if discrete && !op.DType.IsFloat() {
+		if op.DType != in[0].DType {
+			return nil, fmt.Errorf("percentile of %v as %v", in[0].DType, op.DType)
+		}
+		picked = &tensor.Array{DType: op.DType, Shape: slices.Clone(op.Shape), Data: make([]byte, len(res)*op.DType.Size())}
+	}
 	for i := range rows {
 		n := args.N
 		if args.SkipNaN {
@@ -252,7 +263,7 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			continue
 		}
 		for q, v := range args.Q {
-			lo, hi, g := tensor.PercentileIndexes(v, n)
+			lo, hi, g := tensor.QuantileIndexes(args.Method, v, n)
 			a, j, err := at(i, lo)
 			if err != nil {
 				return nil, err
@@ -261,8 +272,21 @@ func percentileKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 			if err != nil {
 				return nil, err
 			}
+			switch {
+			case picked != nil:
+				sz := a.DType.Size()
+				copy(picked.Data[(q*rows+i)*sz:(q*rows+i+1)*sz], a.Data[j*sz:(j+1)*sz])
+				continue
+			case discrete:
+				// The value itself: lerp would add 0 to a -0.0.
+				res[q*rows+i] = a.Float64At(j)
+				continue
+			}
 			res[q*rows+i] = lerp(a, j, b, k, g)
 		}
+	}
+	if picked != nil {
+		return picked, nil
 	}
 	return fromFloat64(res, op.DType, op.Shape), nil
 }

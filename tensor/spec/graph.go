@@ -125,7 +125,7 @@ type Attrs struct {
 	SkipNaN   bool      // OpPercentile, OpMedian: of the numbers of each row, NaNs left out (nanpercentile, nanmedian)
 	Data      []byte    // OpArray: the literal's little-endian C-order bytes
 	Groups    int       // OpGroupBy: the number of groups (labels 0 .. Groups-1)
-	Func      string    // OpGroupBy: the reduction (sum, mean, count, min, max, var, std, prod)
+	Func      string    // OpGroupBy: the reduction (sum, mean, count, min, max, var, std, prod); OpPercentile: NumPy's method= ("" for linear)
 
 	// Pending holds, for an OpSlice of an input whose shape the data decides,
 	// the index as written, one entry an axis; Slices is resolved from it

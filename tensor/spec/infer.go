@@ -45,10 +45,10 @@ func infer(n *Node) error {
 		return inferLookup(n)
 	case n.Op == tensor.OpNonEmpty:
 		v, cnt := n.Inputs[0], n.Inputs[1]
-		if len(v.Shape) != 0 || len(cnt.Shape) != 0 || cnt.DType != tensor.Int64 {
-			return fmt.Errorf("nonempty takes a 0-d value and an int64 count")
+		if len(cnt.Shape) != 0 || cnt.DType != tensor.Int64 {
+			return fmt.Errorf("nonempty takes a value and a 0-d int64 count")
 		}
-		n.Shape, n.DType = []int{}, v.DType
+		n.Shape, n.DType = CloneInts(v.Shape), v.DType
 	case n.Op == tensor.OpWhere:
 		shape, err := broadcast(n.Inputs...)
 		if err != nil {
@@ -113,11 +113,14 @@ var opArity = map[string]int{
 	tensor.OpLogicalNot: 1, tensor.OpInvert: 1, tensor.OpAstype: 1,
 	tensor.OpCbrt: 1, tensor.OpLog2: 1, tensor.OpLog10: 1, tensor.OpExp2: 1, tensor.OpArcsin: 1, tensor.OpArccos: 1,
 	tensor.OpArctan: 1, tensor.OpIsnan: 1, tensor.OpIsinf: 1, tensor.OpIsfinite: 1,
+	tensor.OpExpm1: 1, tensor.OpSinh: 1, tensor.OpCosh: 1, tensor.OpArcsinh: 1, tensor.OpArccosh: 1, tensor.OpArctanh: 1,
+	tensor.OpDeg2rad: 1, tensor.OpRad2deg: 1, tensor.OpSignbit: 1,
 
 	tensor.OpAdd: 2, tensor.OpSubtract: 2, tensor.OpMultiply: 2, tensor.OpDivide: 2, tensor.OpFloorDiv: 2, tensor.OpMod: 2,
 	tensor.OpPower: 2, tensor.OpMaximum: 2, tensor.OpMinimum: 2, tensor.OpEqual: 2, tensor.OpNotEqual: 2, tensor.OpLess: 2,
 	tensor.OpLessEq: 2, tensor.OpGreater: 2, tensor.OpGreaterEq: 2, tensor.OpLogicalAnd: 2, tensor.OpLogicalOr: 2,
 	tensor.OpBitAnd: 2, tensor.OpBitOr: 2, tensor.OpArctan2: 2, tensor.OpHypot: 2, tensor.OpFmax: 2, tensor.OpFmin: 2, tensor.OpNormalize: 2,
+	tensor.OpLogaddexp: 2, tensor.OpLogaddexp2: 2, tensor.OpCopysign: 2, tensor.OpFmod: 2, tensor.OpLdexp: 2, tensor.OpBitXor: 2,
 
 	tensor.OpWhere: 3,
 

@@ -174,7 +174,8 @@ var unaryFloatOps = map[string]bool{
 	tensor.OpSqrt: true, tensor.OpExp: true, tensor.OpLog: true, tensor.OpLog1p: true, tensor.OpSin: true,
 	tensor.OpCos: true, tensor.OpTan: true, tensor.OpTanh: true, tensor.OpFloor: true, tensor.OpCeil: true,
 	tensor.OpCbrt: true, tensor.OpLog2: true, tensor.OpLog10: true, tensor.OpExp2: true, tensor.OpArcsin: true,
-	tensor.OpArccos: true, tensor.OpArctan: true,
+	tensor.OpArccos: true, tensor.OpArctan: true, tensor.OpExpm1: true, tensor.OpSinh: true, tensor.OpCosh: true,
+	tensor.OpArcsinh: true, tensor.OpArccosh: true, tensor.OpArctanh: true, tensor.OpDeg2rad: true, tensor.OpRad2deg: true,
 }
 
 // unaryType is the dtype of a one-input elementwise op on x.
@@ -222,7 +223,7 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 		return tensor.Bool, nil
 	case tensor.OpAdd, tensor.OpMultiply, tensor.OpMaximum, tensor.OpMinimum, tensor.OpFmax, tensor.OpFmin:
 		return r, nil
-	case tensor.OpArctan2, tensor.OpHypot:
+	case tensor.OpArctan2, tensor.OpHypot, tensor.OpLogaddexp, tensor.OpLogaddexp2, tensor.OpCopysign:
 		if !r.IsFloat() {
 			return tensor.Promote(r, tensor.Float16), nil
 		}
@@ -237,7 +238,16 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 			return tensor.Float64, nil
 		}
 		return r, nil
-	case tensor.OpFloorDiv, tensor.OpMod, tensor.OpPower:
+	case tensor.OpLdexp:
+		// NumPy's loops take the mantissa's float and an integer exponent.
+		if !y.DType.IsInteger() && y.DType != tensor.Bool {
+			return 0, fmt.Errorf("ufunc 'ldexp' not supported for the input types %s and %s", x.DType, y.DType)
+		}
+		if !x.DType.IsFloat() {
+			return tensor.Promote(x.DType, tensor.Float16), nil
+		}
+		return x.DType, nil
+	case tensor.OpFloorDiv, tensor.OpMod, tensor.OpPower, tensor.OpFmod:
 		if r == tensor.Bool {
 			return tensor.Int8, nil // NumPy's loops for two bools
 		}
@@ -245,7 +255,7 @@ func binaryType(op string, x, y *Node) (tensor.DType, error) {
 			return 0, fmt.Errorf("Integers to negative integer powers are not allowed.")
 		}
 		return r, nil
-	case tensor.OpBitAnd, tensor.OpBitOr:
+	case tensor.OpBitAnd, tensor.OpBitOr, tensor.OpBitXor:
 		if r.IsFloat() {
 			return 0, fmt.Errorf("ufunc '%s' not supported for the input types %s and %s", op, x.DType, y.DType)
 		}

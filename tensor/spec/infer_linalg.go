@@ -154,7 +154,11 @@ func inferCatalogue(n *Node) error {
 		if nd == 2 {
 			rows = []int{x.Shape[0]}
 		}
-		if x.DType == tensor.Bool && n.Op == tensor.OpPercentile {
+		discrete, known := tensor.QuantileMethods[n.Attrs.Func]
+		if n.Op == tensor.OpPercentile && n.Attrs.Func != "" && !known {
+			return fmt.Errorf("'%s' is not a valid method. Use one of: %s", n.Attrs.Func, quantileMethodList())
+		}
+		if x.DType == tensor.Bool && n.Op == tensor.OpPercentile && !discrete {
 			return fmt.Errorf("numpy boolean subtract, the `-` operator, is not supported")
 		}
 		if n.Op == tensor.OpMedian {
@@ -170,6 +174,10 @@ func inferCatalogue(n *Node) error {
 			}
 		}
 		n.Shape, n.DType = append([]int{len(n.Attrs.Q)}, rows...), tensor.Float64
+		if discrete {
+			// A method that picks a value keeps the data's dtype.
+			n.DType = x.DType
+		}
 	default:
 		return fmt.Errorf("unknown op %q", n.Op)
 	}
@@ -195,4 +203,9 @@ func inferEigh(n *Node) error {
 		n.Shape = []int{x.Shape[0], x.Shape[0]}
 	}
 	return nil
+}
+
+// quantileMethodList names NumPy's quantile methods in its order.
+func quantileMethodList() string {
+	return "inverted_cdf, averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull, linear, median_unbiased, normal_unbiased, lower, higher, midpoint, nearest"
 }

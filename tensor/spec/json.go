@@ -179,7 +179,7 @@ var opAttrs = map[string][]string{
 	tensor.OpCumsum: {"axes"}, tensor.OpCumprod: {"axes"}, tensor.OpTranspose: {"perm"}, tensor.OpConcat: {"axes"},
 	tensor.OpSlice:     {"slices", "pending"},
 	tensor.OpHistogram: {"bins", "range"}, tensor.OpHistEdges: {"bins", "range"}, tensor.OpBincount: {"minlength"},
-	tensor.OpPercentile: {"q", "skip_nan"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"}, tensor.OpNonEmpty: {"name"},
+	tensor.OpPercentile: {"q", "skip_nan", "func"}, tensor.OpMedian: {"skip_nan"}, tensor.OpDiagonal: {"k"}, tensor.OpEighW: {"k"}, tensor.OpEighV: {"k"}, tensor.OpSearchsorted: {"k"}, tensor.OpArray: {"data"}, tensor.OpNonEmpty: {"name"},
 	tensor.OpGroupBy: {"axes", "groups", "func", "ddof"},
 }
 

@@ -46,7 +46,7 @@ type catCase struct {
 func loadCatalogue(t *testing.T) []catCase {
 	t.Helper()
 	var cases []catCase
-	for _, file := range []string{"exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt"} {
+	for _, file := range []string{"exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt", "features.txt"} {
 		cases = append(cases, loadCaseList(t, file)...)
 	}
 	return cases

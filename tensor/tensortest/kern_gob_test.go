@@ -37,7 +37,7 @@ func TestGobEveryKind(t *testing.T) {
 		switch op {
 		case tensor.OpInvert:
 			g.op(op, tensor.Int64, shape, spec.Attrs{}, i)
-		case tensor.OpLogicalNot, tensor.OpIsnan, tensor.OpIsinf, tensor.OpIsfinite:
+		case tensor.OpLogicalNot, tensor.OpIsnan, tensor.OpIsinf, tensor.OpIsfinite, tensor.OpSignbit:
 			g.op(op, tensor.Bool, shape, spec.Attrs{}, f)
 		case tensor.OpAstype:
 			g.op(op, tensor.Int32, shape, spec.Attrs{}, f)
@@ -49,7 +49,7 @@ func TestGobEveryKind(t *testing.T) {
 		switch {
 		case tensor.IsComparison(op) || op == tensor.OpLogicalAnd || op == tensor.OpLogicalOr:
 			g.op(op, tensor.Bool, shape, spec.Attrs{}, f, i)
-		case op == tensor.OpBitAnd || op == tensor.OpBitOr:
+		case op == tensor.OpBitAnd || op == tensor.OpBitOr || op == tensor.OpBitXor:
 			g.op(op, tensor.Int64, shape, spec.Attrs{}, i, i)
 		case op == tensor.OpNormalize: // refuses a zero divisor
 			g.op(op, tensor.Float64, shape, spec.Attrs{}, f, g.op(tensor.OpExp, tensor.Float64, shape, spec.Attrs{}, f))

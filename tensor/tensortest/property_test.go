@@ -126,11 +126,20 @@ func (g *propGen) expr(depth int) (string, string) {
 		}
 		return "(" + v + " " + op + " " + x + ")", "(" + v + " " + op + " " + nx + ")"
 	case 3:
-		f := []string{"abs", "negative", "floor", "sqrt", "exp", "isnan", "sign", "cbrt"}[g.r.IntN(8)]
+		f := []string{"abs", "negative", "floor", "sqrt", "exp", "isnan", "sign", "cbrt", "expm1", "sinh", "arcsinh", "signbit"}[g.r.IntN(12)]
+		if f == "signbit" {
+			// The sign of a NaN is how each library's loops made it, not a
+			// value: signbit reads numbers.
+			return "signbit(nan_to_num(" + x + "))", "np.signbit(np.nan_to_num(" + nx + "))"
+		}
 		return f + "(" + x + ")", "np." + f + "(" + nx + ")"
 	case 4:
 		y, ny := g.expr(depth - 1)
-		f := []string{"maximum", "minimum", "fmax", "fmin", "arctan2", "hypot"}[g.r.IntN(6)]
+		f := []string{"maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "fmod", "logaddexp", "logical_xor"}[g.r.IntN(10)]
+		if f == "copysign" {
+			// copysign reads a NaN's sign, which is how the loops made it.
+			return f + "(" + x + ", nan_to_num(" + y + "))", "np." + f + "(" + nx + ", np.nan_to_num(" + ny + "))"
+		}
 		return f + "(" + x + ", " + y + ")", "np." + f + "(" + nx + ", " + ny + ")"
 	case 5:
 		c, nc := g.expr(depth - 1)

@@ -52,10 +52,15 @@ func tileLookup(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 // tileNonEmpty checks a 0-d reduction's count: one op.
 func tileNonEmpty(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	v, cnt := t.input(n, 0), t.input(n, 1)
-	if len(v.Keys) != 1 || len(cnt.Keys) != 1 {
-		return nil, fmt.Errorf("nonempty of %d and %d chunks", len(v.Keys), len(cnt.Keys))
+	if len(cnt.Keys) != 1 {
+		return nil, fmt.Errorf("nonempty with a count of %d chunks", len(cnt.Keys))
 	}
-	key := t.emit(&chunk.Op{Kind: chunk.KindNonempty, Inputs: []int{int(v.Keys[0]), int(cnt.Keys[0])}, Shape: []int{}, DType: n.DType,
-		Args: chunk.NonEmptyArgs{Reduction: n.Attrs.Name}})
-	return &tensor.TiledTensor{Shape: []int{}, DType: n.DType, Chunks: [][]int{}, Keys: []uint64{key}}, nil
+	// Each chunk of the value passes when the count is not 0.
+	out := &tensor.TiledTensor{Shape: v.Shape, DType: n.DType, Chunks: v.Chunks}
+	grid := tensor.GridShape(v.Chunks)
+	for i, k := range v.Keys {
+		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: chunk.KindNonempty, Inputs: []int{int(k), int(cnt.Keys[0])},
+			Shape: tensor.ChunkShape(v.Chunks, grid, i), DType: n.DType, Args: chunk.NonEmptyArgs{Reduction: n.Attrs.Name}}))
+	}
+	return out, nil
 }

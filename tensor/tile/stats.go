@@ -146,9 +146,12 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 		// nanpercentile's of only NaNs, whose masks leave nothing here.
 		return nanFill(t, n), nil
 	}
-	args := chunk.PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == tensor.OpMedian, SkipNaN: n.Attrs.SkipNaN}
+	args := chunk.PercentileArgs{N: size, Q: n.Attrs.Q, Median: n.Op == tensor.OpMedian, SkipNaN: n.Attrs.SkipNaN, Method: n.Attrs.Func}
 	var ranks, want []int
 	dt := tensor.Float64
+	if tensor.QuantileMethods[args.Method] {
+		dt = x.DType
+	}
 	if args.Median {
 		dt = tensor.HistEdgesDType(x.DType)
 		ranks = []int{(size - 1) / 2, size / 2}
@@ -161,7 +164,7 @@ func tilePercentile(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			if !(q >= 0 && q <= 100) {
 				return nil, fmt.Errorf("percentiles must be in the range [0, 100], not %v", q)
 			}
-			lo, hi, _ := tensor.PercentileIndexes(q, size)
+			lo, hi, _ := tensor.QuantileIndexes(args.Method, q, size)
 			ranks = append(ranks, lo, hi)
 		}
 	}

@@ -323,6 +323,13 @@ func boolOp(kind string) RowFn {
 				d[i] = a[i] & b[i]
 			}
 		}
+	case tensor.OpBitXor:
+		loop = func(d, a, b []uint8) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] ^ b[i]
+			}
+		}
 	case tensor.OpInvert:
 		return unRow(func(d, a []uint8) {
 			a = a[:len(d)]

@@ -43,6 +43,35 @@ func mathFloat[T FloatType](kind string) RowFn {
 		return un(math.Acos)
 	case tensor.OpArctan:
 		return un(math.Atan)
+	case tensor.OpExpm1:
+		return un(math.Expm1)
+	case tensor.OpSinh:
+		return un(math.Sinh)
+	case tensor.OpCosh:
+		return un(math.Cosh)
+	case tensor.OpArcsinh:
+		return un(math.Asinh)
+	case tensor.OpArccosh:
+		return un(math.Acosh)
+	case tensor.OpArctanh:
+		return un(math.Atanh)
+	case tensor.OpDeg2rad:
+		return un(func(x float64) float64 { return x * (math.Pi / 180) })
+	case tensor.OpRad2deg:
+		return un(func(x float64) float64 { return x * (180 / math.Pi) })
+	case tensor.OpLogaddexp:
+		return bin(logaddexp)
+	case tensor.OpLogaddexp2:
+		return bin(logaddexp2)
+	case tensor.OpCopysign:
+		return bin(math.Copysign)
+	case tensor.OpFmod:
+		return bin(math.Mod)
+	case tensor.OpLdexp:
+		return bin(func(x, e float64) float64 {
+			// Past ±2100 every float overflows or underflows alike.
+			return math.Ldexp(x, int(max(min(e, 2100), -2100)))
+		})
 	case tensor.OpArctan2:
 		return bin(math.Atan2)
 	case tensor.OpHypot:
@@ -80,10 +109,60 @@ func mathFloat[T FloatType](kind string) RowFn {
 	return nil
 }
 
+// logaddexp is NumPy's npy_logaddexp: log(exp(x) + exp(y)) from the larger
+// of the two, so that neither overflows; equal infinities give themselves.
+func logaddexp(x, y float64) float64 {
+	if x == y {
+		return x + math.Ln2
+	}
+	switch d := x - y; {
+	case d > 0:
+		return x + math.Log1p(math.Exp(-d))
+	case d <= 0:
+		return y + math.Log1p(math.Exp(d))
+	default:
+		return d // NaN
+	}
+}
+
+// logaddexp2 is logaddexp in base 2 (NumPy's npy_logaddexp2).
+func logaddexp2(x, y float64) float64 {
+	if x == y {
+		return x + 1
+	}
+	switch d := x - y; {
+	case d > 0:
+		return x + math.Log1p(math.Exp2(-d))*math.Log2E
+	case d <= 0:
+		return y + math.Log1p(math.Exp2(d))*math.Log2E
+	default:
+		return d
+	}
+}
+
 // mathInt returns the integer form of fmax and fmin (max and min: integers
-// have no NaN), or nil.
+// have no NaN), fmod and ^, or nil.
 func mathInt[T intType](kind string) RowFn {
 	switch kind {
+	case tensor.OpFmod:
+		return binRow(func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				// Go's % truncates as C's does; by 0 NumPy gives 0.
+				if b[i] == 0 {
+					d[i] = 0
+					continue
+				}
+				d[i] = a[i] % b[i]
+			}
+		})
+	case tensor.OpBitXor:
+		return binRow(func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] ^ b[i]
+			}
+		})
 	case tensor.OpFmax:
 		return binRow(func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
@@ -112,6 +191,8 @@ func classifyT[T ElemType](kind string, _ int) RowFn {
 		test = func(x float64) bool { return math.IsInf(x, 0) }
 	case tensor.OpIsfinite:
 		test = func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	case tensor.OpSignbit:
+		test = math.Signbit
 	default:
 		return nil
 	}

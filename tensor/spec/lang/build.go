@@ -445,6 +445,7 @@ var operatorOps = map[string]string{
 	"+": tensor.OpAdd, "-": tensor.OpSubtract, "*": tensor.OpMultiply, "/": tensor.OpDivide, "//": tensor.OpFloorDiv,
 	"%": tensor.OpMod, "**": tensor.OpPower, "==": tensor.OpEqual, "!=": tensor.OpNotEqual, "<": tensor.OpLess,
 	"<=": tensor.OpLessEq, ">": tensor.OpGreater, ">=": tensor.OpGreaterEq, "&": tensor.OpBitAnd, "|": tensor.OpBitOr,
+	"^": tensor.OpBitXor,
 }
 
 func (b *builder) binary(p syntax.SrcPos, op string, x, y value) (value, error) {

@@ -48,7 +48,6 @@ func registerCatalogue(l *library) {
 		return nil, syntax.Errorf(c.pos, "a.sort() sorts in place and returns None: write sort(a)")
 	})
 	l.register("unique", []string{"ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"}, buildUnique)
-	l.register("histogram", []string{"a", "bins", "range", "density", "weights"}, buildHistogram)
 	l.register("bincount", []string{"x", "weights", "minlength"}, buildBincount)
 	l.register("percentile", []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, buildPercentile)
 	l.register("median", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, buildPercentile)
@@ -194,51 +193,6 @@ func buildSort(c *call, op string) (value, error) {
 	return c.b.Transpose(c.pos, s, []int{1, 0})
 }
 
-func buildHistogram(c *call) (value, error) {
-	x, err := c.tensor(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.unsupported(3, ""); err != nil {
-		return nil, err
-	}
-	if err := c.unsupported(4, ""); err != nil {
-		return nil, err
-	}
-	if c.has(1) {
-		if _, ok := c.args[1].v.(syntax.PyNum); !ok {
-			return nil, c.errorf(1, "histogram(): bins must be a number of bins (edges and bin rules are not supported yet)")
-		}
-	}
-	bins, err := c.int(1, 10)
-	if err != nil {
-		return nil, err
-	}
-	attrs := spec.Attrs{Bins: bins}
-	if c.has(2) {
-		s, ok := c.args[2].v.(seqValue)
-		if !ok || len(s.elts) != 2 {
-			return nil, c.errorf(2, "histogram(): range must be a pair (low, high)")
-		}
-		for i, v := range s.elts {
-			n, ok := v.(syntax.PyNum)
-			if !ok {
-				return nil, syntax.Errorf(s.pos[i], "histogram(): range must hold numbers, not a %s", typeName(v))
-			}
-			attrs.Range = append(attrs.Range, n.Float())
-		}
-	}
-	h, err := c.b.Node(c.pos, tensor.OpHistogram, attrs, x)
-	if err != nil {
-		return nil, err
-	}
-	e, err := c.b.Node(c.pos, tensor.OpHistEdges, attrs, x)
-	if err != nil {
-		return nil, err
-	}
-	return c.tuple(h, e), nil
-}
-
 func buildBincount(c *call) (value, error) {
 	x, err := c.tensor(0)
 	if err != nil {
@@ -297,16 +251,25 @@ func buildPercentile(c *call) (value, error) {
 		if err := scaleQuantiles(c, attrs.Q); err != nil {
 			return nil, err
 		}
+		// interpolation= is NumPy's older name of method=.
 		for _, i := range []int{c.param("method"), c.param("interpolation")} {
 			if m, err := c.str(i); err != nil {
 				return nil, err
+			} else if _, ok := tensor.QuantileMethods[m]; m != "" && !ok {
+				return nil, c.errorf(i, "'%s' is not a valid method. Use one of: inverted_cdf, averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull, linear, median_unbiased, normal_unbiased, lower, higher, midpoint, nearest", m)
 			} else if m != "" && m != "linear" {
-				return nil, c.errorf(i, "percentile(): method '%s' is not supported (only 'linear')", m)
+				attrs.Func = m
 			}
 		}
 	}
-	if err := c.unsupported(c.param("keepdims"), ""); err != nil {
+	keepdims, err := c.bool(c.param("keepdims"), false)
+	if err != nil {
 		return nil, err
+	}
+	// With keepdims the reduced axes stay, of length 1.
+	kept := make([]int, len(x.Shape))
+	for i := range kept {
+		kept[i] = 1
 	}
 	ai := c.param("axis")
 	if !c.has(ai) {
@@ -321,6 +284,8 @@ func buildPercentile(c *call) (value, error) {
 		if ax, err = spec.NormAxis(ax, len(x.Shape), c.at(ai)); err != nil {
 			return nil, err
 		}
+		copy(kept, x.Shape)
+		kept[ax] = 1
 		switch {
 		case len(x.Shape) > 2:
 			return nil, c.errorf(ai, "%s() along an axis of a %d-D array is not supported yet (1-D and 2-D are)", c.name, len(x.Shape))
@@ -341,8 +306,16 @@ func buildPercentile(c *call) (value, error) {
 		op = tensor.OpMedian
 	}
 	p, err := c.b.Node(c.pos, op, attrs, x)
-	if err != nil || median || !scalar {
-		return p, err
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case keepdims && (median || scalar):
+		return c.b.Reshape(c.pos, p, kept)
+	case keepdims:
+		return c.b.Reshape(c.pos, p, append([]int{p.Shape[0]}, kept...))
+	case median || !scalar:
+		return p, nil
 	}
 	// A scalar q has no axis in the result.
 	return c.b.Reshape(c.pos, p, p.Shape[1:])

@@ -58,7 +58,7 @@ var binaryFuncs = map[string]string{
 	"power": tensor.OpPower, "maximum": tensor.OpMaximum, "minimum": tensor.OpMinimum, "equal": tensor.OpEqual,
 	"not_equal": tensor.OpNotEqual, "less": tensor.OpLess, "less_equal": tensor.OpLessEq, "greater": tensor.OpGreater,
 	"greater_equal": tensor.OpGreaterEq, "logical_and": tensor.OpLogicalAnd, "logical_or": tensor.OpLogicalOr,
-	"bitwise_and": tensor.OpBitAnd, "bitwise_or": tensor.OpBitOr,
+	"bitwise_and": tensor.OpBitAnd, "bitwise_or": tensor.OpBitOr, "bitwise_xor": tensor.OpBitXor,
 }
 
 func registerElementwise(l *library) {
@@ -72,6 +72,20 @@ func registerElementwise(l *library) {
 		})
 	}
 	l.register("positive", []string{"x"}, func(c *call) (value, error) { return c.tensor(0) })
+	// logical_xor is the truths compared: x != 0 differs from y != 0.
+	l.register("logical_xor", []string{"x1", "x2"}, func(c *call) (value, error) {
+		var t [2]*spec.Node
+		for i := range t {
+			x, err := c.tensor(i)
+			if err != nil {
+				return nil, err
+			}
+			if t[i], err = c.b.Truth(c.pos, x); err != nil {
+				return nil, err
+			}
+		}
+		return c.b.Node(c.pos, tensor.OpNotEqual, spec.Attrs{}, t[0], t[1])
+	})
 	l.register("square", []string{"x"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {

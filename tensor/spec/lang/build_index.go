@@ -23,14 +23,45 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 	if !ok {
 		return nil, syntax.Errorf(e.Pos, "'%s' object is not subscriptable", typeName(xv))
 	}
-	type item struct {
-		v value
-		p syntax.SrcPos
+	items, err := b.indexItems(e)
+	if err != nil {
+		return nil, err
 	}
-	var items []item
-	real, ellipsis := 0, false
+	advanced := false
+	for k, it := range items {
+		switch v := it.v.(type) {
+		case seqValue:
+			// A list of integers (or bools) indexes as its array does.
+			a, err := b.arrayLiteral(it.p, v, -1, nil)
+			if err != nil {
+				return nil, err
+			}
+			items[k].v = a
+			advanced = true
+		case *spec.Node:
+			advanced = true
+		}
+	}
+	if advanced {
+		return b.advancedIndex(e.Pos, x, items)
+	}
+	return b.basicIndex(e.Pos, x, items)
+}
+
+// An indexItem is one item of a subscript, evaluated: a number, a slice,
+// None, Ellipsis, a tensor or a list.
+type indexItem struct {
+	v value
+	p syntax.SrcPos
+}
+
+// indexItems evaluates the items of e's subscript; a tuple alone is its
+// items, as Python passes x[(i, j)] as x[i, j] (x[a.nonzero()]).
+func (b *builder) indexItems(e *syntax.IndexExpr) ([]indexItem, error) {
+	var items []indexItem
 	for _, ie := range e.Idx {
 		var v value
+		var err error
 		if s, ok := ie.(*syntax.SliceExpr); ok {
 			sv := sliceValue{lo: noneValue{}, hi: noneValue{}, step: noneValue{}}
 			for _, part := range []struct {
@@ -48,10 +79,28 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 		} else if v, err = b.eval(ie); err != nil {
 			return nil, err
 		}
-		switch v := v.(type) {
+		items = append(items, indexItem{v, ie.At()})
+	}
+	if len(items) == 1 {
+		if s, ok := items[0].v.(seqValue); ok && !s.list {
+			items = items[:0]
+			for k, v := range s.elts {
+				items = append(items, indexItem{v, s.pos[k]})
+			}
+		}
+	}
+	return items, nil
+}
+
+// basicIndex is x[items] for items of basic indexing: integers, slices,
+// one ellipsis and None.
+func (b *builder) basicIndex(pos syntax.SrcPos, x *spec.Node, items []indexItem) (*spec.Node, error) {
+	real, ellipsis := 0, false
+	for _, it := range items {
+		switch v := it.v.(type) {
 		case ellipsisValue:
 			if ellipsis {
-				return nil, syntax.Errorf(ie.At(), "an index can only have a single ellipsis ('...')")
+				return nil, syntax.Errorf(it.p, "an index can only have a single ellipsis ('...')")
 			}
 			ellipsis = true
 		case noneValue:
@@ -59,40 +108,16 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			real++
 		case syntax.PyNum:
 			if v.Dt != tensor.Int64 {
-				return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", v.TypeName())
+				return nil, syntax.Errorf(it.p, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", v.TypeName())
 			}
 			real++
-		case *spec.Node:
-			if v.DType == tensor.Bool {
-				return b.maskIndex(e, x, v, len(items))
-			}
-			prior := make([]value, len(items))
-			for k, it := range items {
-				prior[k] = it.v
-			}
-			return b.intIndex(e, x, v, prior)
-		case seqValue:
-			// A list of integers (or bools) indexes as its array does.
-			a, err := b.arrayLiteral(ie.At(), v, -1, nil)
-			if err != nil {
-				return nil, err
-			}
-			if a.DType == tensor.Bool {
-				return b.maskIndex(e, x, a, len(items))
-			}
-			prior := make([]value, len(items))
-			for k, it := range items {
-				prior[k] = it.v
-			}
-			return b.intIndex(e, x, a, prior)
 		default:
-			return nil, syntax.Errorf(ie.At(), "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))
+			return nil, syntax.Errorf(it.p, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, not a %s", typeName(v))
 		}
-		items = append(items, item{v, ie.At()})
 	}
 	nd := len(x.Shape)
 	if real > nd {
-		return nil, syntax.Errorf(e.Pos, "too many indices for array: array is %d-dimensional, but %d were indexed", nd, real)
+		return nil, syntax.Errorf(pos, "too many indices for array: array is %d-dimensional, but %d were indexed", nd, real)
 	}
 	slices := make([]tensor.Slice, 0, nd)
 	var pend []spec.PendingSlice
@@ -165,11 +190,12 @@ func (b *builder) index(e *syntax.IndexExpr) (value, error) {
 			// Resolved when the stage that knows the lengths tiles it.
 			attrs.Pending = pend
 		}
-		if x, err = b.AddAt(e.Pos, &spec.Node{Op: tensor.OpSlice, Inputs: []*spec.Node{x}, Attrs: attrs}); err != nil {
+		var err error
+		if x, err = b.AddAt(pos, &spec.Node{Op: tensor.OpSlice, Inputs: []*spec.Node{x}, Attrs: attrs}); err != nil {
 			return nil, err
 		}
 	}
-	return b.Reshape(e.Pos, x, spec.CloneInts(shape))
+	return b.Reshape(pos, x, spec.CloneInts(shape))
 }
 
 // pendingSlice records lo:hi:step as written, for an axis whose length is

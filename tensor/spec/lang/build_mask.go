@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"slices"
+
 	"marsfs/tensor"
 	"marsfs/tensor/spec"
 	"marsfs/tensor/spec/syntax"
@@ -50,90 +52,6 @@ func registerMasks(l *library) {
 		l.register(name, []string{"a", "q", "axis", "out", "overwrite_input", "method", "keepdims", "interpolation"}, nanPercentile)
 	}
 	l.register("nanmedian", []string{"a", "axis", "out", "overwrite_input", "keepdims"}, nanPercentile)
-}
-
-// maskIndex builds x[m] for the bool tensor m, the index's item at
-// position at: the other items must be whole slices (x[m, :], x[:, m]) or
-// an ellipsis (x[..., m]). A mask on later axes is a mask of x with those
-// axes moved first, its result's axis moved back.
-func (b *builder) maskIndex(e *syntax.IndexExpr, x, m *spec.Node, at int) (value, error) {
-	ax, err := advancedAxis(e, at, len(x.Shape), len(m.Shape), "a boolean mask")
-	if err != nil {
-		return nil, err
-	}
-	p := e.Idx[at].At()
-	if ax == 0 {
-		return b.Mask(p, x, m)
-	}
-	k, nd := len(m.Shape), len(x.Shape)
-	if ax+k > nd {
-		return nil, syntax.Errorf(p, "too many indices for array: array is %d-dimensional, but %d were indexed", nd, ax+k)
-	}
-	var perm []int
-	for a := ax; a < ax+k; a++ {
-		perm = append(perm, a)
-	}
-	for a := range nd {
-		if a < ax || a >= ax+k {
-			perm = append(perm, a)
-		}
-	}
-	x, err = b.Transpose(p, x, perm)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.Mask(p, x, m)
-	if err != nil {
-		return nil, err
-	}
-	back := []int{}
-	for a := 1; a <= ax; a++ {
-		back = append(back, a)
-	}
-	back = append(back, 0)
-	for a := ax + 1; a < len(r.Shape); a++ {
-		back = append(back, a)
-	}
-	return b.Transpose(p, r, back)
-}
-
-// advancedAxis returns the axis an array index (a mask of k axes, or an
-// integer array, k = 1) at item position at applies to, when the other
-// items select everything: whole slices, or one ellipsis.
-func advancedAxis(e *syntax.IndexExpr, at, nd, k int, what string) (int, error) {
-	ax, ellipsis := 0, false
-	for j, ie := range e.Idx {
-		if j == at {
-			continue
-		}
-		if c, ok := ie.(*syntax.ConstExpr); ok && c.Tok == "..." {
-			if j < at {
-				ellipsis = true
-			}
-			continue
-		}
-		s, ok := ie.(*syntax.SliceExpr)
-		if !ok || s.Lo != nil || s.Hi != nil || s.Step != nil {
-			return 0, syntax.Errorf(ie.At(), "%s with other indices than whole slices (:) is not supported", what)
-		}
-		if j < at {
-			ax++
-		}
-	}
-	if ellipsis {
-		// The items after the array index count from the end.
-		after := 0
-		for j := at + 1; j < len(e.Idx); j++ {
-			if _, ok := e.Idx[j].(*syntax.SliceExpr); ok {
-				after++
-			}
-		}
-		ax = nd - k - after
-		if ax < 0 {
-			return 0, syntax.Errorf(e.Idx[at].At(), "too many indices for array: array is %d-dimensional, but %d were indexed", nd, k+after)
-		}
-	}
-	return ax, nil
 }
 
 // nonzero is a tuple of the indices of x's nonzero elements along each
@@ -324,6 +242,14 @@ func nanPercentile(c *call) (value, error) {
 		if err := c.known(x); err != nil {
 			return nil, err
 		}
+		// keepdims= of the flattened array: (1, ..., 1) after the q axis.
+		kd := c.param("keepdims")
+		keepdims, err := c.bool(kd, false)
+		if err != nil {
+			return nil, err
+		}
+		c.args[kd] = arg{}
+		nd := len(x.Shape)
 		n := flatLen(x.Shape)
 		if x, err = c.b.Reshape(c.pos, x, []int{n}); err != nil {
 			return nil, err
@@ -340,6 +266,17 @@ func nanPercentile(c *call) (value, error) {
 			return nil, err
 		}
 		c.args[0].v = x
+		c.name = plain
+		r, err := buildPercentile(c)
+		if err != nil || !keepdims {
+			return r, err
+		}
+		p := r.(*spec.Node)
+		shape := slices.Clone(p.Shape)
+		for range nd {
+			shape = append(shape, 1)
+		}
+		return c.b.Reshape(c.pos, p, shape)
 	}
 	c.name = plain
 	return buildPercentile(c)

@@ -20,9 +20,14 @@ var (
 		"cbrt": tensor.OpCbrt, "log2": tensor.OpLog2, "log10": tensor.OpLog10, "exp2": tensor.OpExp2,
 		"arcsin": tensor.OpArcsin, "arccos": tensor.OpArccos, "arctan": tensor.OpArctan,
 		"isnan": tensor.OpIsnan, "isinf": tensor.OpIsinf, "isfinite": tensor.OpIsfinite,
+		"expm1": tensor.OpExpm1, "sinh": tensor.OpSinh, "cosh": tensor.OpCosh, "arcsinh": tensor.OpArcsinh,
+		"arccosh": tensor.OpArccosh, "arctanh": tensor.OpArctanh, "deg2rad": tensor.OpDeg2rad, "radians": tensor.OpDeg2rad,
+		"rad2deg": tensor.OpRad2deg, "degrees": tensor.OpRad2deg, "signbit": tensor.OpSignbit,
 	}
 	mathBinary = map[string]string{
 		"arctan2": tensor.OpArctan2, "hypot": tensor.OpHypot, "fmax": tensor.OpFmax, "fmin": tensor.OpFmin,
+		"logaddexp": tensor.OpLogaddexp, "logaddexp2": tensor.OpLogaddexp2, "copysign": tensor.OpCopysign,
+		"fmod": tensor.OpFmod, "ldexp": tensor.OpLdexp,
 	}
 )
 
@@ -66,6 +71,12 @@ func registerMath(l *library) {
 	registerTake(l)
 	registerLookups(l)
 	registerArrays(l)
+	registerHistogram(l)
+	registerShapeMore(l)
+	registerInsertDelete(l)
+	registerNanFuncs(l)
+	registerProducts(l)
+	registerMore(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.

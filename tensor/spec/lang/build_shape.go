@@ -13,7 +13,7 @@ import (
 // reshapes and OpConcat.
 
 func registerShape(l *library) {
-	l.register("reshape", []string{"a", "newshape"}, func(c *call) (value, error) {
+	l.register("reshape", []string{"a", "newshape", "order"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -21,9 +21,13 @@ func registerShape(l *library) {
 		if !c.has(1) {
 			return nil, c.missing(1)
 		}
-		return reshapeTo(c, x, c.args[1].v, c.args[1].pos)
+		order, err := c.str(2)
+		if err != nil {
+			return nil, err
+		}
+		return reshapeOrder(c, x, c.args[1].v, c.args[1].pos, order)
 	})
-	l.registerMethod("reshape", []string{"a", "*shape"}, func(c *call) (value, error) {
+	l.registerMethod("reshape", []string{"a", "*shape", "order"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
@@ -32,21 +36,32 @@ func registerShape(l *library) {
 		if len(s.elts) == 0 {
 			return nil, c.missing(1)
 		}
-		if len(s.elts) == 1 {
-			return reshapeTo(c, x, s.elts[0], s.pos[0])
+		order, err := c.str(2)
+		if err != nil {
+			return nil, err
 		}
-		return reshapeTo(c, x, s, s.pos[0])
+		if len(s.elts) == 1 {
+			return reshapeOrder(c, x, s.elts[0], s.pos[0], order)
+		}
+		return reshapeOrder(c, x, s, s.pos[0], order)
 	})
 	ravel := func(c *call) (value, error) {
 		x, err := c.tensor(0)
 		if err != nil {
 			return nil, err
 		}
+		order, err := c.str(1)
+		if err != nil {
+			return nil, err
+		}
+		if order == "F" {
+			return reshapeOrder(c, x, syntax.PyInt(-1), c.at(1), order)
+		}
 		return c.b.Reshape(c.pos, x, []int{flatLen(x.Shape)})
 	}
-	l.register("ravel", []string{"a"}, ravel)
-	l.registerMethod("ravel", []string{"a"}, ravel)
-	l.registerMethod("flatten", []string{"a"}, ravel)
+	l.register("ravel", []string{"a", "order"}, ravel)
+	l.registerMethod("ravel", []string{"a", "order"}, ravel)
+	l.registerMethod("flatten", []string{"a", "order"}, ravel)
 
 	l.register("transpose", []string{"a", "axes"}, func(c *call) (value, error) {
 		x, err := c.tensor(0)

@@ -57,7 +57,7 @@ func TestParseCatalogueDTypes(t *testing.T) {
 	}
 	count := 0
 	defer func() { t.Logf("%d cases", count) }()
-	for _, file := range []string{"exprs.txt", "promotion.txt", "conformance.txt"} {
+	for _, file := range []string{"exprs.txt", "promotion.txt", "conformance.txt", "features.txt"} {
 		f, err := os.Open(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)

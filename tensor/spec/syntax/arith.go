@@ -16,13 +16,16 @@ func FoldBinary(op string, x, y PyNum) (PyNum, error) {
 	switch op {
 	case "==", "!=", "<", "<=", ">", ">=":
 		return PyBool(compareNums(op, x, y)), nil
-	case "&", "|":
+	case "&", "|", "^":
 		if x.IsFloat() || y.IsFloat() {
 			return PyNum{}, fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, x.TypeName(), y.TypeName())
 		}
 		r := x.I & y.I
-		if op == "|" {
+		switch op {
+		case "|":
 			r = x.I | y.I
+		case "^":
+			r = x.I ^ y.I
 		}
 		if x.Dt == tensor.Bool && y.Dt == tensor.Bool {
 			return PyBool(r != 0), nil

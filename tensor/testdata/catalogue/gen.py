@@ -212,7 +212,7 @@ def write_matrix(path):
 
 def main():
     write_matrix(os.path.join(HERE, "promotion.txt"))
-    cases = [c for f in ("exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt") for c in parse(os.path.join(HERE, f))]
+    cases = [c for f in ("exprs.txt", "numpy.txt", "promotion.txt", "conformance.txt", "features.txt") for c in parse(os.path.join(HERE, f))]
     names = [c["name"] for c in cases]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
