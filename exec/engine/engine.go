@@ -741,7 +741,6 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 	s.engine.holdOps(sts.held)
 
 	go func() {
-		defer s.engine.holdOps(-sts.held)
 		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting}
 		err := s.restoreInputs(ctx, g, held)
 		for try := 1; err == nil; try++ {
@@ -769,6 +768,9 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// Recorded before it ends, so that whoever saw it end sees the
 		// records past the bounds forgotten.
 		s.recorded(g)
+		// The operands are given back before it ends too, so that
+		// whoever saw it end sees them free for the next graph.
+		s.engine.holdOps(-sts.held)
 		g.finish(err)
 		s.journalEnd(g)
 		s.release(held)

@@ -633,6 +633,7 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 		}
 	}
 	s.loseCopies(w.name)
+	s.notify()
 }
 
 // Run implements Runner.
@@ -649,6 +650,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	s.nextJob++
 	jobID := s.nextJob
 	s.jobs[jobID] = mb
+	s.notify()
 	var ups []input
 	for _, w := range s.workers {
 		if w.cc != nil {
@@ -1026,9 +1028,10 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, func()
 }
 
 // Changed returns a channel closed at the next change of the chunk
-// directory: a kept chunk lost with its worker, taken back, claimed or
-// freed, or a worker's offer heard. Take it, check the state, then wait
-// on it: no change between the two is missed.
+// directory or of the workers and jobs: a kept chunk lost with its worker,
+// taken back, claimed or freed, a worker's offer heard (which is when its
+// connection is up), a worker dropped, a job begun. Take it, check the
+// state, then wait on it: no change between the two is missed.
 func (s *Scheduler) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1107,6 +1110,7 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 		if s.node != nil {
 			ch = s.node.Changed()
 		}
+		connected := s.Changed() // a connection up is a change too
 		k := 0
 		for _, w := range s.Workers() {
 			if w.Connected {
@@ -1120,7 +1124,7 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d workers connected: %w", k, n, ctx.Err())
 		case <-ch:
-		case <-time.After(20 * time.Millisecond): // connections come up after joins
+		case <-connected:
 		}
 	}
 }

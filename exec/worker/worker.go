@@ -106,6 +106,7 @@ type Worker struct {
 	conns        map[net.Conn]bool
 	controls     map[*wire.Conn]bool // the control connections open
 	handedOff    chan struct{}       // closed when a scheduler has moved the chunks (MsgHandedOff)
+	changed      chan struct{}       // closed at the next change of st (Changed), when taken
 	closed       bool
 }
 
@@ -298,6 +299,7 @@ func (w *Worker) Put(id uint64, a *tensor.Array) error {
 	}
 	w.mu.Lock()
 	w.st.Put(id)
+	w.wake()
 	w.mu.Unlock()
 	return nil
 }
@@ -606,6 +608,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 		case wire.MsgAdopt:
 			w.mu.Lock()
 			w.st.Adopt(cc, m.IDs)
+			w.wake()
 			w.mu.Unlock()
 		case wire.MsgHandedOff:
 			w.mu.Lock()
@@ -622,6 +625,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 // apply carries out what the state asks for. w.mu is held: what it does
 // takes no time (the reports only queue on their connections).
 func (w *Worker) apply() {
+	defer w.wake()
 	rd := w.st.Ready()
 	for _, id := range rd.Forget {
 		w.store.Delete(id)
