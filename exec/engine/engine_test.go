@@ -133,7 +133,7 @@ func TestSessionCancelAndClose(t *testing.T) {
 	for from := 0; ; {
 		evs, more, ended := g.Events(from)
 		from += len(evs)
-		if g.Status().Finished > 0 || ended {
+		if st := g.Status(); st.Running+st.Finished > 0 || ended {
 			break
 		}
 		<-more
