@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -159,3 +160,19 @@ func TestFaultFree(t *testing.T) {
 }
 
 func (c Config) withDefaults() Config { c.defaults(); return c }
+
+// TestWorkerFenceNeeded replays a seed that fails when the workers carry
+// out every claim, free and submission whatever its epoch
+// (Config.NoWorkerFence), and passes with their fences: in seed 349 a home
+// back from a pause freed a chunk of session 2 that the new home had
+// claimed on w0000, and the new home's directory placed it on a worker
+// that no longer held it.
+func TestWorkerFenceNeeded(t *testing.T) {
+	const sd = 349
+	cfg := configFor(sd)
+	cfg.NoWorkerFence = true
+	if _, err := New(cfg).Run(); err == nil || !strings.Contains(err.Error(), "does not hold it") {
+		t.Errorf("seed %d without the workers' fences: %v, want a chunk the directory places on a worker that does not hold it", sd, err)
+	}
+	runSeed(t, sd, false)
+}
