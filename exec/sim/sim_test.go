@@ -163,10 +163,12 @@ func (c Config) withDefaults() Config { c.defaults(); return c }
 
 // TestWorkerFenceNeeded replays a seed that fails when the workers carry
 // out every claim, free and submission whatever its epoch
-// (Config.NoWorkerFence), and passes with their fences: in seed 349 a home
-// back from a pause freed a chunk of session 2 that the new home had
-// claimed on w0000, and the new home's directory placed it on a worker
-// that no longer held it.
+// (Config.NoWorkerFence), and passes with their fences: without them,
+// seed 349 ends with scheduler-2, session 2's home at epoch 2 after a
+// takeover, placing a chunk of the session on w0000, which no longer
+// holds it: a claim or free of the session's earlier epoch, from a
+// scheduler that had not yet learned of the move, was carried out over
+// the new home's.
 func TestWorkerFenceNeeded(t *testing.T) {
 	const sd = 349
 	cfg := configFor(sd)
