@@ -99,8 +99,10 @@ func (s *Scheduler) forgetOffers(w string) {
 // taken as it is, the first as the chunk, another as its second copy;
 // an upload with one copy left gets another (copyLater), one with none is
 // lost (an upload has no lineage). It returns the chunks taken and those
-// still lost.
-func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
+// still lost. The claims name session sess, taken over at epoch: a worker
+// learns the epoch from them, and refuses what the session's earlier home
+// sends it after (see worker.State's fence).
+func (s *Scheduler) Claim(sess int, epoch uint64, kept, uploads []core.Location) (adopted, lost int) {
 	s.mu.Lock()
 	now := time.Now()
 	take := map[*remoteWorker][]uint64{}
@@ -171,7 +173,7 @@ func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
 	s.notify()
 	s.mu.Unlock()
 	for w, ids := range take {
-		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})
+		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, Session: sess, Epoch: epoch, IDs: ids})
 	}
 	return adopted, lost
 }

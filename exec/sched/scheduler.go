@@ -112,6 +112,9 @@ type Scheduler struct {
 	// chunks made again after a copy was lost (metrics.go).
 	workersLost atomic.Uint64
 	recopied    atomic.Uint64
+	// fencedFrees counts the frees and claims workers refused, having
+	// seen a later epoch of their session (MsgFenced).
+	fencedFrees atomic.Uint64
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -545,6 +548,13 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			// Chunks orphaned since the connection opened (another
 			// connection of the worker broke): kept chunks only.
 			s.adoptHeld(w, cc, &m)
+		case wire.MsgFenced:
+			// A free or claim of a session another scheduler holds
+			// now at a later epoch: nothing was done, and the fence
+			// (cmd/marsfs fence.go) gives the session up once it
+			// hears of the move.
+			s.fencedFrees.Add(1)
+			s.logf("worker %s: %s", w.name, m.Err)
 		case wire.MsgLeaving:
 			s.mu.Lock()
 			w.leaving = true
@@ -930,7 +940,7 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 				b.ms[n-1].IDs = b.ids[b.first:len(b.ids):len(b.ids)]
 			} else {
 				b.first = len(b.ids) - 1
-				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgFree, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgFree, Session: job.Session, Epoch: job.Epoch, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
 			}
 		}
 		for _, c := range out.Cancel {
@@ -943,7 +953,7 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 			b := of(r.Worker)
 			if b.runsOf != oi+1 {
 				b.runsOf, b.urgent = oi+1, true
-				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgSubmit, Runs: &wire.RunBatch{Job: jobID, Worker: r.Worker, Runs: out.Run,
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgSubmit, Runs: &wire.RunBatch{Job: jobID, Session: job.Session, Epoch: job.Epoch, Worker: r.Worker, Runs: out.Run,
 					G: job.Graph, Ids: job.IDs, Addrs: addrs}})
 			}
 			for _, in := range r.Inputs {
@@ -1056,7 +1066,13 @@ func (s *Scheduler) Where(id uint64) string {
 }
 
 // Free implements Runner: the workers holding the chunks drop them.
-func (s *Scheduler) Free(ids []uint64) {
+func (s *Scheduler) Free(ids []uint64) { s.FreeFor(0, 0, ids) }
+
+// FreeFor is Free for session sess, held here at epoch: a worker that has
+// seen a later epoch of the session (another scheduler took it over)
+// refuses the free, and keeps the chunks for their new home (see
+// worker.State's fence). This scheduler forgets them all the same.
+func (s *Scheduler) FreeFor(sess int, epoch uint64, ids []uint64) {
 	byWorker := map[string][]uint64{}
 	s.mu.Lock()
 	for _, id := range ids {
@@ -1075,7 +1091,7 @@ func (s *Scheduler) Free(ids []uint64) {
 	s.mu.Unlock()
 	for name, ids := range byWorker {
 		if cc, _ := s.conn(name); cc != nil {
-			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: ids})
+			cc.Send(&wire.Msg{Kind: wire.MsgFree, Session: sess, Epoch: epoch, IDs: ids})
 		}
 	}
 }

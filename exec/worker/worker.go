@@ -574,7 +574,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			}
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
 			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
-				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
+				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush, Session: m.Session, Epoch: m.Epoch}
 			t.received = at
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
@@ -600,16 +600,22 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			w.mu.Unlock()
 		case wire.MsgFree:
 			w.mu.Lock()
-			w.st.Free(m.IDs)
+			err := w.st.FreeFor(cc, m.Session, m.Epoch, m.IDs)
 			w.apply()
 			w.mu.Unlock()
+			if err != nil {
+				cc.Send(&wire.Msg{Kind: wire.MsgFenced, Session: m.Session, Epoch: m.Epoch, Err: err.Error()})
+			}
 		case wire.MsgStatus:
 			cc.Send(&wire.Msg{Kind: wire.MsgStatusReply, Seq: m.Seq, Text: w.Status()})
 		case wire.MsgAdopt:
 			w.mu.Lock()
-			w.st.Adopt(cc, m.IDs)
+			err := w.st.AdoptFor(cc, m.Session, m.Epoch, m.IDs)
 			w.wake()
 			w.mu.Unlock()
+			if err != nil {
+				cc.Send(&wire.Msg{Kind: wire.MsgFenced, Session: m.Session, Epoch: m.Epoch, Err: err.Error()})
+			}
 		case wire.MsgHandedOff:
 			w.mu.Lock()
 			select {
