@@ -553,8 +553,11 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			// now at a later epoch: nothing was done, and the fence
 			// (cmd/marsfs fence.go) gives the session up once it
 			// hears of the move.
-			s.fencedFrees.Add(1)
 			s.logf("worker %s: %s", w.name, m.Err)
+			s.mu.Lock()
+			s.fencedFrees.Add(1)
+			s.notify()
+			s.mu.Unlock()
 		case wire.MsgLeaving:
 			s.mu.Lock()
 			w.leaving = true
