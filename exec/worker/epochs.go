@@ -2,6 +2,8 @@ package worker
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"marsfs/exec/wire"
 )
@@ -29,6 +31,7 @@ func (s *State) fenced(sess int, e uint64) (later uint64, stale bool) {
 		s.epochs = map[int]uint64{}
 	}
 	if cur, ok := s.epochs[sess]; ok && cur > e {
+		s.nfenced++
 		return cur, true
 	}
 	s.epochs[sess] = e
@@ -82,6 +85,31 @@ func (s *State) AdoptFor(c *wire.Conn, sess int, e uint64, ids []uint64) error {
 func (s *State) Epoch(sess int) (uint64, bool) {
 	e, ok := s.epochs[sess]
 	return e, ok
+}
+
+// Fenced is the number of runs, frees and claims the worker refused as
+// stale.
+func (s *State) Fenced() int { return s.nfenced }
+
+// TakenOver renders the sessions the worker has seen at an epoch above 0
+// (taken over at least once) as "SESSION:EPOCH" words in session order,
+// for its status.
+func (s *State) TakenOver() string {
+	var ids []int
+	for id, e := range s.epochs {
+		if e > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d:%d", id, s.epochs[id])
+	}
+	return b.String()
 }
 
 func plural(n int) string {

@@ -102,6 +102,7 @@ type State struct {
 	orphanGen uint64
 	conns     int            // control connections open
 	epochs    map[int]uint64 // the latest epoch seen of each session (epochs.go)
+	nfenced   int            // runs, frees and claims refused as stale
 	seq       uint64
 	closed    bool
 	ready     Ready

@@ -406,6 +406,7 @@ func (w *Worker) Close() error {
 func (w *Worker) Status() string {
 	w.mu.Lock()
 	running, queued, quota := w.st.Running(), w.st.Queued(), w.st.QuotaUsed()
+	fenced, takenOver := w.st.Fenced(), w.st.TakenOver()
 	ops, received := w.opsEnded, w.fetchedBytes
 	w.mu.Unlock()
 	var b strings.Builder
@@ -414,6 +415,9 @@ func (w *Worker) Status() string {
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
 	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
+	// The worker's fence (epochs.go): what it refused as stale, and the
+	// sessions it has seen taken over, at their latest epochs.
+	fmt.Fprintf(&b, "fenced %d\nepochs %s\n", fenced, takenOver)
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
