@@ -200,6 +200,10 @@ func TestPausedHomeFenced(t *testing.T) {
 	if !strings.Contains(log, "given up here") {
 		t.Errorf("the paused one's log does not say it gave the session up:\n%s", log)
 	}
+	// The paused one's connections to the workers never broke, so they
+	// offered nothing: the new home's claim at epoch 1 took its chunks
+	// from them, not made again.
+	waitLog(t, a, "for its earlier home: taken at epoch 1, not recomputed", 10*time.Second)
 	// The worker processes learned the session's new epoch from the new
 	// home's claims and runs, and refuse what the paused one sends them
 	// of the session at its old epoch: the runs of the graph it was

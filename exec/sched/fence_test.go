@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"marsfs/exec/core"
 	"marsfs/exec/worker"
 )
 
@@ -92,5 +93,76 @@ func TestStaleHomeFenced(t *testing.T) {
 	s2.FreeFor(5, 1, taken.IDs)
 	if !waitWorkers([]*worker.Worker{w}, 10*time.Second, func() bool { return w.Store().Len() == 0 }) {
 		t.Errorf("the worker holds %d chunks after the new home freed them", w.Store().Len())
+	}
+}
+
+// TestClaimFromPausedHome: s1 keeps chunks of session 5 on a worker and
+// pauses with its connection up, so the worker offers nothing; s2 takes
+// the session over at epoch 1 and claims the chunks. The worker takes
+// them from s1's connection for s2's and says so, and s2 has them back
+// without recomputing them; s1's free of them, back from its pause, is
+// refused.
+func TestClaimFromPausedHome(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s1, err := New(ctx, Config{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	w, err := worker.Start(ctx, worker.Config{Name: "w1", Join: []string{s1.GossipAddr()}, Slots: 2, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s2, err := New(ctx, Config{Fast: true, Join: []string{s1.GossipAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for _, s := range []*Scheduler{s1, s2} {
+		if err := s.WaitWorkers(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := zerosJob(3)
+	job.Session = 5
+	if err := s1.Run(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	var kept []core.Location
+	for _, id := range job.IDs {
+		kept = append(kept, core.Location{ID: id, NBytes: 24})
+	}
+	adopted, lost := s2.Claim(5, 1, kept, nil)
+	if adopted != 0 || lost != 3 {
+		t.Errorf("claim: %d adopted, %d lost at once; want 0 and 3 (nothing offered)", adopted, lost)
+	}
+	if !waitChange(s2, 10*time.Second, func() bool {
+		for _, id := range job.IDs {
+			if s2.Where(id) != "w1" {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("the new home did not take the paused one's chunks back from the worker")
+	}
+	s1.FreeFor(5, 0, job.IDs)
+	if !waitChange(s1, 10*time.Second, func() bool { return s1.fencedFrees.Load() > 0 }) {
+		t.Fatal("the worker did not refuse the stale free")
+	}
+	for _, id := range job.IDs {
+		a, release, err := s2.Fetch(ctx, id)
+		if err != nil {
+			t.Fatalf("the new home reads chunk %d: %v", id, err)
+		}
+		if len(a.Int64s()) != 3 {
+			t.Errorf("chunk %d: %v", id, a.Int64s())
+		}
+		release()
+	}
+	if n := s2.Adopted(); n != 3 {
+		t.Errorf("%d chunks adopted, want 3", n)
 	}
 }

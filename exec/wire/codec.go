@@ -278,6 +278,8 @@ func (e *Encoder) encode(m *Msg) error {
 			return errors.New("encode: malformed held")
 		}
 		e.buf = append(e.buf, m.Kind)
+		e.uint(uint64(m.Session))
+		e.uint(m.Epoch)
 		e.uint(uint64(len(m.IDs)))
 		for i, id := range m.IDs {
 			e.uint(id)
@@ -671,6 +673,7 @@ func (d *Decoder) body(m *Msg) error {
 			}
 		}
 	case MsgHeld:
+		m.Session, m.Epoch = int(min(u(), 1<<62)), u()
 		var n int
 		if n, err = d.count(); err == nil {
 			m.IDs, m.Sizes = make([]uint64, n), make([]int64, n)

@@ -48,6 +48,7 @@ func codecMessages() []*Msg {
 		{Kind: MsgAdopt, Session: 9, Epoch: 1, IDs: []uint64{8}},
 		{Kind: MsgFenced, Session: 9, Epoch: 1, Err: "worker w1 refuses a free of session 9 at epoch 1: it has seen epoch 2"},
 		{Kind: MsgHeld, IDs: []uint64{7, 1 << 40}, Sizes: []int64{800, 0}},
+		{Kind: MsgHeld, Session: 9, Epoch: 1, IDs: []uint64{8}, Sizes: []int64{24}},
 		{Kind: MsgLeaving},
 		{Kind: MsgHandedOff},
 	}

@@ -55,7 +55,8 @@ const (
 	// control connection broke, as this connection's (IDs)
 	MsgAdopt
 	// worker → scheduler: the chunks it holds that no connection claims
-	// (IDs, with Sizes)
+	// (IDs, with Sizes); with a Session, those a claim of the session at
+	// Epoch took from another connection (a stale home's)
 	MsgHeld
 	// worker → scheduler: the worker is leaving; move its kept chunks
 	MsgLeaving
@@ -100,7 +101,8 @@ type Msg struct {
 	// scheduler acts for and the epoch it holds the session at; a worker
 	// that has seen a later epoch of the session refuses it (worker.State).
 	// Session 0 acts for no session and is not fenced. On a fenced
-	// report, the session and epoch refused.
+	// report, the session and epoch refused; on a held report, the claim
+	// that took the chunks.
 	Session int
 	Epoch   uint64
 }

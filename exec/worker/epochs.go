@@ -72,12 +72,26 @@ func (s *State) FreeFor(c *wire.Conn, sess int, e uint64, ids []uint64) error {
 }
 
 // AdoptFor is Adopt for session sess at epoch e, refused as FreeFor is.
-func (s *State) AdoptFor(c *wire.Conn, sess int, e uint64, ids []uint64) error {
+// A claim of a session taken over (sess not 0, e above 0) also takes the
+// chunks of ids still made for another connection, which is the stale
+// home's (its frees of them are refused from now on): so the new home
+// keeps what a home paused with its connections up had made, rather than
+// make it again. It returns those, which the Worker reports to c.
+func (s *State) AdoptFor(c *wire.Conn, sess int, e uint64, ids []uint64) (taken []uint64, err error) {
 	if later, stale := s.fenced(sess, e); stale {
-		return s.staleError(fmt.Sprintf("a claim of %d chunk%s", len(ids), plural(len(ids))), sess, e, later)
+		return nil, s.staleError(fmt.Sprintf("a claim of %d chunk%s", len(ids), plural(len(ids))), sess, e, later)
 	}
 	s.Adopt(c, ids)
-	return nil
+	if sess == 0 || e == 0 {
+		return nil, nil
+	}
+	for _, id := range ids {
+		if by, ok := s.made[id]; ok && by != nil && by != c {
+			s.made[id] = c
+			taken = append(taken, id)
+		}
+	}
+	return taken, nil
 }
 
 // Epoch is the latest epoch the worker has seen of session sess, and

@@ -242,7 +242,11 @@ func (h *stateHarness) do(cmd string) string {
 		if verb == "free-at" {
 			err = h.st.FreeFor(h.conns[c], sess, e, ids)
 		} else {
-			err = h.st.AdoptFor(h.conns[c], sess, e, ids)
+			var taken []uint64
+			taken, err = h.st.AdoptFor(h.conns[c], sess, e, ids)
+			if len(taken) > 0 {
+				extra = append(extra, fmt.Sprintf("taken from another connection %v", taken))
+			}
 		}
 		if err != nil {
 			extra = append(extra, "refused: "+err.Error())

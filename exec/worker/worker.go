@@ -614,11 +614,22 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			cc.Send(&wire.Msg{Kind: wire.MsgStatusReply, Seq: m.Seq, Text: w.Status()})
 		case wire.MsgAdopt:
 			w.mu.Lock()
-			err := w.st.AdoptFor(cc, m.Session, m.Epoch, m.IDs)
+			taken, err := w.st.AdoptFor(cc, m.Session, m.Epoch, m.IDs)
 			w.wake()
+			held := &wire.Msg{Kind: wire.MsgHeld, Session: m.Session, Epoch: m.Epoch}
+			for _, id := range taken {
+				if n, ok := w.size(id); ok {
+					held.IDs, held.Sizes = append(held.IDs, id), append(held.Sizes, n)
+				}
+			}
 			w.mu.Unlock()
 			if err != nil {
 				cc.Send(&wire.Msg{Kind: wire.MsgFenced, Session: m.Session, Epoch: m.Epoch, Err: err.Error()})
+			}
+			if len(held.IDs) > 0 {
+				// Taken from a stale home's connection: the new home
+				// takes them back as a worker's offer (adopt.go).
+				cc.Send(held)
 			}
 		case wire.MsgHandedOff:
 			w.mu.Lock()
