@@ -163,6 +163,10 @@ type Node struct {
 // memberlistConfig returns the memberlist configuration for cfg.
 func memberlistConfig(cfg *Config) (*memberlist.Config, error) {
 	mc := memberlist.DefaultLocalConfig()
+	// Gossip is not compressed: its messages are a few hundred bytes, and
+	// memberlist's LZW makes a writer (a table cleared anew) for every
+	// one, the largest part of an idle member's CPU.
+	mc.EnableCompression = false
 	if cfg.Fast {
 		mc.ProbeInterval = 200 * time.Millisecond
 		mc.ProbeTimeout = 250 * time.Millisecond

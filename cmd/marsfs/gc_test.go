@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -40,8 +43,22 @@ func TestTuneGC(t *testing.T) {
 }
 
 // TestGiveBack allocates and drops a large heap, then checks that giveBack
-// returns it to the system once the process goes quiet.
+// returns it to the system once the process goes quiet. It runs in a
+// process of its own: this one's earlier tests leave goroutines that may
+// still allocate (CI failed it under load, never quiet for 5 s).
 func TestGiveBack(t *testing.T) {
+	if os.Getenv("MARSFS_TEST_GIVEBACK") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestGiveBack$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "MARSFS_TEST_GIVEBACK=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		if bytes.Contains(out, []byte("--- SKIP")) {
+			t.Skipf("%s", out)
+		}
+		return
+	}
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
 	free := func() uint64 {
 		metrics.Read(sample)

@@ -161,6 +161,11 @@ type remoteWorker struct {
 	// chunks are read and put through its store, not over the network,
 	// and no member table lists it.
 	local *worker.Worker
+	// probing: the failure detector declared the worker dead, and it is
+	// being asked on its connection whether it is; vouched is when it
+	// last answered such a question (see vouch).
+	probing bool
+	vouched time.Time
 }
 
 // An input is something that happened to a job, queued for its Run loop.
@@ -434,6 +439,9 @@ func (s *Scheduler) watch() {
 		for _, w := range gone {
 			why := "left the cluster"
 			if state[w.name] == cluster.Failed {
+				if s.vouch(w) {
+					continue
+				}
 				why = "failed (the cluster's failure detector declared it dead)"
 			}
 			s.drop(w, why)
@@ -647,6 +655,51 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 	}
 	s.loseCopies(w.name)
 	s.notify()
+}
+
+// vouchWait is how long a worker the failure detector declared dead has
+// to answer on its connection; vouchFor is how long its answer keeps it
+// before it is asked again, while the detector still says dead.
+const (
+	vouchWait = 3 * time.Second
+	vouchFor  = 5 * time.Second
+)
+
+// vouch reports whether worker w, which the failure detector declared
+// dead, is kept for now: it is asked on its connection (a status request)
+// and dropped only if it does not answer within vouchWait. The detector
+// declares a process dead after a second or a few of silence on UDP, which
+// a process starved of CPU (every core busy with kernels) can keep, and
+// dropping a live worker loses all its chunks, which are then computed
+// again. A paused or cut-off worker does not answer and goes as before,
+// vouchWait later; one that crashed has already gone with its connection.
+func (s *Scheduler) vouch(w *remoteWorker) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.cc == nil || s.closed || s.workers[w.name] != w {
+		return false
+	}
+	if w.probing || !w.vouched.IsZero() && time.Since(w.vouched) < vouchFor {
+		return true
+	}
+	w.probing = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_, ok := s.workerStatus(w, vouchWait)
+		s.mu.Lock()
+		w.probing = false
+		if ok {
+			w.vouched = time.Now()
+		}
+		s.mu.Unlock()
+		if !ok {
+			s.drop(w, fmt.Sprintf("failed (the cluster's failure detector declared it dead, and it did not answer on its connection within %v)", vouchWait))
+			return
+		}
+		s.logf("worker %s: the failure detector declared it dead, but it answers on its connection: kept", w.name)
+	}()
+	return true
 }
 
 // Run implements Runner.
@@ -1156,12 +1209,23 @@ func (s *Scheduler) WorkerStatus(name string) (string, bool) {
 		s.mu.Unlock()
 		return "refused: the worker " + w.refused + "\n", true
 	}
-	if !ok || w.cc == nil {
+	s.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	return s.workerStatus(w, 2*time.Second)
+}
+
+// workerStatus asks worker w for its status on its connection, and waits
+// for the answer at most wait.
+func (s *Scheduler) workerStatus(w *remoteWorker, wait time.Duration) (string, bool) {
+	s.mu.Lock()
+	if w.cc == nil {
 		s.mu.Unlock()
 		return "", false
 	}
 	s.seq++
-	seq := s.seq
+	seq, cc := s.seq, w.cc
 	ch := make(chan string, 1)
 	s.status[seq] = ch
 	s.mu.Unlock()
@@ -1170,13 +1234,13 @@ func (s *Scheduler) WorkerStatus(name string) (string, bool) {
 		delete(s.status, seq)
 		s.mu.Unlock()
 	}()
-	if w.cc.Send(&wire.Msg{Kind: wire.MsgStatus, Seq: seq}) != nil {
+	if cc.Send(&wire.Msg{Kind: wire.MsgStatus, Seq: seq}) != nil {
 		return "", false
 	}
 	select {
 	case text := <-ch:
 		return text, true
-	case <-time.After(2 * time.Second):
+	case <-time.After(wait):
 		return "", false
 	case <-s.ctx.Done():
 		return "", false

@@ -43,7 +43,10 @@ type slot struct {
 	baseMicro int64
 
 	cur atomic.Pointer[Task] // the task running; nil between runs
-	n   uint32               // the runs begun here; a task's seq is its number
+	// wake tells the phase watcher, asleep while every slot is idle, that
+	// a run began (shared by the worker's slots; one signal is enough).
+	wake chan struct{}
+	n    uint32 // the runs begun here; a task's seq is its number
 	// entered holds when the slot's latest runs entered Computing and
 	// Storing: the Unix microseconds in the low 52 bits, the run's seq (its
 	// low 12 bits) in the high ones, so that a phase an earlier run entered
@@ -91,6 +94,10 @@ func (s *slot) begin(t *Task) {
 	s.n++
 	t.seq = s.n
 	s.cur.Store(t)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // reached returns the points task t, which the slot runs, has reached as
@@ -118,8 +125,10 @@ func startedReport(t *Task, tm core.Timing) *wire.Msg {
 }
 
 // watchPhases reports the phase of every run that has stayed in it for a
-// tick, once a phase, until the worker closes.
-func (w *Worker) watchPhases() {
+// tick, once a phase, until the worker closes. It sleeps while every slot
+// is idle, woken by the next run's begin: an idle worker (one of 64 on a
+// host, say) is woken by nothing but its membership's gossip.
+func (w *Worker) watchPhases(wake <-chan struct{}) {
 	defer w.wg.Done()
 	tick := time.NewTicker(phaseTick)
 	defer tick.Stop()
@@ -135,11 +144,13 @@ func (w *Worker) watchPhases() {
 		case <-tick.C:
 		}
 		now := time.Now().UnixMicro()
+		busy := false
 		for i, s := range w.slots {
 			t := s.cur.Load()
 			if t == nil {
 				continue
 			}
+			busy = true
 			// t's Received, Started and Slot were set before it was
 			// published; its later points are read from the slot.
 			tm := s.reached(t)
@@ -148,6 +159,17 @@ func (w *Worker) watchPhases() {
 			}
 			told[i] = seen{t, tm.Phase}
 			t.Conn.SendSoon(startedReport(t, tm))
+		}
+		if !busy {
+			// A run that began since the slots were read has
+			// signalled wake, which is buffered: none is missed.
+			tick.Stop()
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-wake:
+			}
+			tick.Reset(phaseTick)
 		}
 	}
 }

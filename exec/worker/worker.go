@@ -236,11 +236,12 @@ func New(cfg Config) (*Worker, error) {
 	w.ctx, w.stop = context.WithCancel(context.Background())
 	w.runq = make(chan *Task, cfg.Slots)
 	w.wg.Add(cfg.Slots + 1)
+	wake := make(chan struct{}, 1)
 	for i := range cfg.Slots {
-		w.slots = append(w.slots, &slot{index: i})
+		w.slots = append(w.slots, &slot{index: i, wake: wake})
 		go w.runner(w.slots[i])
 	}
-	go w.watchPhases()
+	go w.watchPhases(wake)
 	if tr, ok := w.store.(Trimmer); ok {
 		w.wg.Add(1)
 		go w.trim(tr)

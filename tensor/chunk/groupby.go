@@ -15,6 +15,8 @@ import "marsfs/tensor"
 // accumulators, group-major (outer: the product of the chunk's axes
 // before Axis, inner: after it; a combine finds an accumulator's group
 // from its index and the partial's length alone), then Groups counts.
+// The accumulators of a group whose count is 0 are undefined and never
+// read: a chunk holding a few of the groups writes only theirs.
 type GroupByArgs struct {
 	Func   string // sum, mean, count, min, max, var, std, prod
 	Axis   int

@@ -95,8 +95,12 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		if ks == 0 {
 			return out, nil
 		}
-		acc = acc[:block]
-		fillInts(acc, a.Func)
+		per := outer * inner
+		for g, c := range counts {
+			if c > 0 {
+				fillInts(acc[g*per:(g+1)*per], a.Func)
+			}
+		}
 		row := make([]int64, inner)
 		for o := range outer {
 			if err := ctx.Err(); err != nil {
@@ -124,7 +128,12 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		return out, nil
 	}
 	first := acc[:block]
-	fillFloats(first, a.Func)
+	per := outer * inner
+	for g, c := range counts {
+		if c > 0 {
+			fillFloats(first[g*per:(g+1)*per], a.Func)
+		}
+	}
 	var row []float64
 	if x.DType != tensor.Float64 && x.DType != tensor.Float32 {
 		row = make([]float64, inner)
@@ -149,18 +158,13 @@ func groupByMapKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*t
 		// in memory: the partial (mean, M2) combines exactly (Chan et
 		// al.), where sums of squares would cancel.
 		m2 := acc[block : 2*block]
-		clear(m2)
-		for o := range outer {
-			for g := range G {
-				mean := first[(g*outer+o)*inner:][:inner]
-				c := counts[g]
-				for j := range mean {
-					if c > 0 {
-						mean[j] /= c
-					} else {
-						mean[j] = 0
-					}
-				}
+		for g, c := range counts {
+			if c == 0 {
+				continue
+			}
+			clear(m2[g*per : (g+1)*per])
+			for j, v := range first[g*per : (g+1)*per] {
+				first[g*per+j] = v / c
 			}
 		}
 		if row == nil {
@@ -202,55 +206,116 @@ func groupByCombineKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array)
 		}
 	}
 	out := elem.NewOutputAll(ctx, op)
-	copy(out.Data, in[0].Data)
 	G := a.Groups
+	copyGroupBy(a, out, in[0], G)
 	for _, p := range in[1:] {
 		mergeGroupBy(a, out, p, G)
 	}
 	return out, nil
 }
 
-// mergeGroupBy merges partial p into acc.
-func mergeGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
+// copyGroupBy sets acc to partial p: its counts, and the accumulators of
+// the groups p has elements of. The others' are left as they were: no
+// kernel reads the accumulators of a group whose count is 0, so a
+// partial touches only the memory of the groups its chunk has (a chunk
+// of a month's days in a climatology of twelve: one or two groups of
+// twelve), and its other pages are never written, read or faulted in.
+func copyGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
+	ks := chunk.GroupByStats(a.Func)
 	if a.Acc == tensor.Int64 {
 		x, y := acc.Int64s(), p.Int64s()
-		blocks, cx, cy := x[:len(x)-G], x[len(x)-G:], y[len(y)-G:]
-		foldInts(blocks, y[:len(y)-G], a.Func)
+		block := (len(x) - G) / max(ks, 1)
+		per := block / max(G, 1)
+		cy := y[len(y)-G:]
+		copy(x[len(x)-G:], cy)
+		for g, c := range cy {
+			for s := range ks {
+				if c > 0 {
+					at := s*block + g*per
+					copy(x[at:at+per], y[at:at+per])
+				}
+			}
+		}
+		return
+	}
+	x, y := acc.Float64s(), p.Float64s()
+	block := (len(x) - G) / max(ks, 1)
+	per := block / max(G, 1)
+	cy := y[len(y)-G:]
+	copy(x[len(x)-G:], cy)
+	for g, c := range cy {
+		for s := range ks {
+			if c > 0 {
+				at := s*block + g*per
+				copy(x[at:at+per], y[at:at+per])
+			}
+		}
+	}
+}
+
+// mergeGroupBy merges partial p into acc, a group at a time: a group p
+// has no element of is skipped, and one acc has none of is copied (see
+// copyGroupBy: an empty group's accumulators may hold anything).
+func mergeGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
+	ks := chunk.GroupByStats(a.Func)
+	if a.Acc == tensor.Int64 {
+		x, y := acc.Int64s(), p.Int64s()
+		block := (len(x) - G) / max(ks, 1)
+		per := block / max(G, 1)
+		cx, cy := x[len(x)-G:], y[len(y)-G:]
 		for g := range cx {
+			if cy[g] == 0 {
+				continue
+			}
+			if ks > 0 {
+				at := g * per
+				if cx[g] == 0 {
+					copy(x[at:at+per], y[at:at+per])
+				} else {
+					foldInts(x[at:at+per], y[at:at+per], a.Func)
+				}
+			}
 			cx[g] += cy[g]
 		}
 		return
 	}
 	x, y := acc.Float64s(), p.Float64s()
+	block := (len(x) - G) / max(ks, 1)
+	per := block / max(G, 1)
 	cx, cy := x[len(x)-G:], y[len(y)-G:]
-	switch a.Func {
-	case "var", "std":
-		// Group-major blocks: accumulator k is group k/per's.
-		block := (len(x) - G) / 2
-		ma, mb, m2a, m2b := x[:block], y[:block], x[block:2*block], y[block:2*block]
-		per := max(block/max(G, 1), 1)
-		for k := range ma {
-			g := k / per
-			na, nb := cx[g], cy[g]
-			if nb == 0 {
-				continue
-			}
-			if na == 0 {
-				ma[k], m2a[k] = mb[k], m2b[k]
-				continue
-			}
-			n := na + nb
-			d := mb[k] - ma[k]
-			ma[k] += d * nb / n
-			m2a[k] += m2b[k] + d*d*na*nb/n
-		}
-	case "mean":
-		foldFloats(x[:len(x)-G], y[:len(y)-G], "sum")
-	default:
-		foldFloats(x[:len(x)-G], y[:len(y)-G], a.Func)
-	}
 	for g := range cx {
-		cx[g] += cy[g]
+		na, nb := cx[g], cy[g]
+		if nb == 0 {
+			continue
+		}
+		cx[g] = na + nb
+		if ks == 0 {
+			continue
+		}
+		at := g * per
+		if na == 0 {
+			for s := range ks {
+				copy(x[s*block+at:][:per], y[s*block+at:][:per])
+			}
+			continue
+		}
+		switch a.Func {
+		case "var", "std":
+			// Chan et al.: the means and the sums of squared deviations
+			// of two parts merge exactly.
+			ma, mb := x[at:at+per], y[at:at+per]
+			m2a, m2b := x[block+at:][:per], y[block+at:][:per]
+			n := na + nb
+			for k := range ma {
+				d := mb[k] - ma[k]
+				ma[k] += d * nb / n
+				m2a[k] += m2b[k] + d*d*na*nb/n
+			}
+		case "mean":
+			foldFloats(x[at:at+per], y[at:at+per], "sum")
+		default:
+			foldFloats(x[at:at+per], y[at:at+per], a.Func)
+		}
 	}
 }
 
@@ -280,7 +345,7 @@ func groupByFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 	acc := in[0]
 	if len(in) > 1 {
 		acc = tensor.NewArray(a.Acc, []int{plen})
-		copy(acc.Data, in[0].Data)
+		copyGroupBy(a, acc, in[0], G)
 		for _, p := range in[1:] {
 			mergeGroupBy(a, acc, p, G)
 		}
@@ -317,31 +382,44 @@ func groupByFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (
 			}
 		default: // sum, prod: exact, 0 and 1 for an empty group
 			ires = make([]int64, block)
+			empty := int64(0)
+			if a.Func == "prod" {
+				empty = 1
+			}
 			for k := range ires {
-				ires[k] = v[at(k)]
+				ires[k] = empty
+				if counts[(k/inner)%G] > 0 {
+					ires[k] = v[at(k)]
+				}
 			}
 		}
 	} else {
 		v := acc.Float64s()
 		counts = v[len(v)-G:]
+		// An empty group's accumulators are not read (copyGroupBy): it
+		// is 0 (sum), 1 (prod) or NaN.
+		empty := math.NaN()
+		switch a.Func {
+		case "sum":
+			empty = 0
+		case "prod":
+			empty = 1
+		}
 		for k := range res {
-			c, pk := counts[(k/inner)%G], at(k)
+			c := counts[(k/inner)%G]
+			if c == 0 {
+				res[k] = empty
+				continue
+			}
+			pk := at(k)
 			switch a.Func {
-			case "sum", "prod":
+			case "sum", "prod", "min", "max":
 				res[k] = v[pk]
 			case "mean":
-				res[k] = v[pk] / c // NaN for an empty group
-			case "min", "max":
-				res[k] = v[pk]
-				if c == 0 {
-					res[k] = math.NaN()
-				}
+				res[k] = v[pk] / c
 			case "var", "std":
 				d := max(c-float64(a.Ddof), 0)
 				r := v[block+pk] / d
-				if c == 0 {
-					r = math.NaN()
-				}
 				if a.Func == "std" {
 					r = math.Sqrt(r)
 				}
