@@ -217,6 +217,9 @@ func (s *Store) endLocked(c *chunk) bool {
 // deleted chunk.
 func (s *Store) unpinLocked(c *chunk) {
 	c.pins--
+	if c.pins == 0 {
+		s.wakeLocked()
+	}
 	if c.pins == 0 && c.deleted && !s.closed {
 		delete(s.zombies, c)
 		s.finishLocked(c)

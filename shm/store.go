@@ -59,7 +59,8 @@ type Store struct {
 	clock    uint64
 	spilled  atomic.Int64 // bytes spilled: read without mu, for every op
 	reloaded int64
-	nchunks  atomic.Int64 // len(chunks), read without mu (see held)
+	nchunks  atomic.Int64  // len(chunks), read without mu (see held)
+	changed  chan struct{} // closed at the next unpin or change of len(chunks) (Changed), when taken
 	closed   bool
 	locks    []*os.File // the store's directories, locked while it lives
 }
@@ -629,7 +630,32 @@ func (s *Store) SpilledBytes() int64 {
 }
 
 // countLocked records the number of chunks held, for held. s.mu is held.
-func (s *Store) countLocked() { s.nchunks.Store(int64(len(s.chunks))) }
+func (s *Store) countLocked() {
+	s.nchunks.Store(int64(len(s.chunks)))
+	s.wakeLocked()
+}
+
+// Changed returns a channel closed at the next change of what Len and
+// Stats' Pinned count: a chunk stored or deleted, a pin dropped. Take it,
+// check, then wait on it: no change between the two is missed. A caller
+// waiting for readers' cleanups to unpin their chunks waits on this.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// wakeLocked closes the channel Changed gave, if one was taken. s.mu is
+// held.
+func (s *Store) wakeLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
 
 // held reports whether the store may hold a chunk: when it says no, Delete
 // has nothing to do, and its lock and look-up are spared.

@@ -49,8 +49,15 @@ import (
 // A home whose successor is declared failed goes on alone only while it
 // reaches most of the workers, and a takeover needs the same (fence.view):
 // of a partition's two sides, only the one with most workers acts. That
-// is a weaker rule than custody's witnesses, which vote once an epoch;
-// the workers' fences (custody.Fence) are not wired yet.
+// is a weaker rule than custody's witnesses, which vote once an epoch
+// (not wired: no worker votes here).
+//
+// The workers fence too. A session's jobs, frees and the takeover's
+// claims carry the session and its epoch (the journal's) to the workers,
+// and a worker refuses those of an epoch below the latest it has seen of
+// the session (exec/worker's epochs.go): a home back from a pause, in the
+// moment before its lease renewal tells it of the move, can neither run
+// nor free anything of the session the new home keeps.
 
 // leaseTerm is how long a grant lets a scheduler serve: shorter than
 // memberlist's failure detection (about 5 s by default), so that a

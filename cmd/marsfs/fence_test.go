@@ -5,6 +5,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,6 +199,33 @@ func TestPausedHomeFenced(t *testing.T) {
 	log := waitLog(t, b, "moved to", 10*time.Second)
 	if !strings.Contains(log, "given up here") {
 		t.Errorf("the paused one's log does not say it gave the session up:\n%s", log)
+	}
+	// The paused one's connections to the workers never broke, so they
+	// offered nothing: the new home's claim at epoch 1 took its chunks
+	// from them, not made again.
+	waitLog(t, a, "for its earlier home: taken at epoch 1, not recomputed", 10*time.Second)
+	// The worker processes learned the session's new epoch from the new
+	// home's claims and runs, and refuse what the paused one sends them
+	// of the session at its old epoch: the runs of the graph it was
+	// running, a free (exec/sched's TestStaleHomeFenced shows each).
+	taken := filepath.Base(sess) + ":1"
+	learned, fenced := 0, 0
+	for _, w := range []string{"w1", "w2"} {
+		st := readText(t, ca, "/cluster/workers/"+w+"/status")
+		for _, line := range strings.Split(st, "\n") {
+			if k, v, _ := strings.Cut(line, " "); k == "epochs" && slices.Contains(strings.Fields(v), taken) {
+				learned++
+			} else if k == "fenced" {
+				n, _ := strconv.Atoi(v)
+				fenced += n
+			}
+		}
+	}
+	if learned == 0 {
+		t.Errorf("no worker knows session %s at epoch 1 after the takeover", sess)
+	}
+	if refusals := strings.Count(log, " refuses "); refusals > 0 || fenced > 0 {
+		t.Logf("the workers refused %d messages of the paused one at its old epoch; its log names %d refusals", fenced, refusals)
 	}
 	// Given up in the background: the file goes once the session's
 	// last write there has ended.

@@ -513,7 +513,7 @@ func (r *replicator) takeOver(ctx context.Context, dead string, members []cluste
 		logPrefixed("taking over %s: %v", dead, err)
 		return
 	}
-	var kept, uploads []core.Location
+	var adopted, lost int
 	for _, l := range loaded {
 		if l.State == nil || l.State.Closed {
 			continue
@@ -523,6 +523,7 @@ func (r *replicator) takeOver(ctx context.Context, dead string, members []cluste
 		l.State.Epoch++
 		l.State.Home = r.s.Name()
 		r.fence.hold(l.Session, l.State.Epoch)
+		var kept, uploads []core.Location
 		chunks, ups := l.State.Chunks()
 		isUp := map[uint64]bool{}
 		for _, id := range ups {
@@ -537,8 +538,11 @@ func (r *replicator) takeOver(ctx context.Context, dead string, members []cluste
 				uploads = append(uploads, core.Location{ID: c.ID, Worker: w, NBytes: c.NBytes})
 			}
 		}
+		// The claims carry the new epoch: the workers refuse what the
+		// old home sends for the session after them.
+		a, n := r.s.Claim(l.Session, l.State.Epoch, kept, uploads)
+		adopted, lost = adopted+a, lost+n
 	}
-	adopted, lost := r.s.Claim(kept, uploads)
 	res, err := r.eng.Restore(loaded)
 	if err != nil {
 		logPrefixed("taking over %s: %v", dead, err)

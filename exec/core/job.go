@@ -25,4 +25,10 @@ type Job struct {
 	// run it (no worker is connected: "no worker connected since ...;
 	// fails at ..."), and "" once it waits no more. It must not block.
 	Waiting func(why string)
+	// Session and Epoch are the session the job runs for and the epoch
+	// its scheduler holds it at: the runner sends them with the job's
+	// submissions and frees, which a worker that has seen a later epoch
+	// of the session refuses. Session 0 is none, and is not fenced.
+	Session int
+	Epoch   uint64
 }

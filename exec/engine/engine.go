@@ -597,13 +597,13 @@ func (u *Upload) Commit() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.engine.free(u.tiled.Keys)
+		s.engine.free(s, u.tiled.Keys)
 		return ErrClosed
 	}
 	t := &Tensor{session: s, tiled: u.tiled}
 	if err := s.journalWrite("upload "+u.tiled.Name, journal.Record{Kind: journal.KindUpload, Tensor: s.journalTensor(t)}); err != nil {
 		s.mu.Unlock()
-		s.engine.free(u.tiled.Keys)
+		s.engine.free(s, u.tiled.Keys)
 		return err
 	}
 	for _, id := range t.tiled.Keys {
@@ -615,7 +615,7 @@ func (u *Upload) Commit() error {
 	}
 	s.tensors[u.tiled.Name] = t
 	s.mu.Unlock()
-	s.engine.free(freed)
+	s.engine.free(s, freed)
 	return nil
 }
 
@@ -634,7 +634,7 @@ func (u *Upload) Abort() {
 		}
 	}
 	u.mu.Unlock()
-	u.s.engine.free(ids)
+	u.s.engine.free(u.s, ids)
 }
 
 func checkName(name string) error {
@@ -741,8 +741,8 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 	s.engine.holdOps(sts.held)
 
 	go func() {
-		defer s.engine.holdOps(-sts.held)
 		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting}
+		job.Session, job.Epoch = s.fenceTag()
 		err := s.restoreInputs(ctx, g, held)
 		for try := 1; err == nil; try++ {
 			err = s.engine.runner.Run(ctx, job)
@@ -769,6 +769,9 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// Recorded before it ends, so that whoever saw it end sees the
 		// records past the bounds forgotten.
 		s.recorded(g)
+		// The operands are given back before it ends too, so that
+		// whoever saw it end sees them free for the next graph.
+		s.engine.holdOps(-sts.held)
 		g.finish(err)
 		s.journalEnd(g)
 		s.release(held)
@@ -897,6 +900,7 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 			g.observe(ev)
 		}
 		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off), Waiting: g.setWaiting}
+		job.Session, job.Epoch = s.fenceTag()
 		if err := s.runStage(ctx, g, job); err != nil {
 			return kept, err
 		}
@@ -980,7 +984,7 @@ func (s *Session) freeStaged(g *Graph, kept []uint64, ok bool) {
 			out[id] = true // once
 		}
 	}
-	s.engine.free(free)
+	s.engine.free(s, free)
 }
 
 // keep turns the outputs of a finished graph into session tensors.
@@ -1025,7 +1029,7 @@ func (s *Session) keep(g *Graph) {
 		s.journalNote(journal.Record{Kind: journal.KindKeep, Tensor: s.journalTensor(t)}, false)
 	}
 	s.mu.Unlock()
-	s.engine.free(freed)
+	s.engine.free(s, freed)
 }
 
 // release drops the hold a graph had on the stored chunks it read.
@@ -1033,7 +1037,7 @@ func (s *Session) release(ids []uint64) {
 	s.mu.Lock()
 	freed := s.unref(ids)
 	s.mu.Unlock()
-	s.engine.free(freed)
+	s.engine.free(s, freed)
 }
 
 // unref drops one reference to each of ids and returns those left with
@@ -1134,7 +1138,7 @@ func (s *Session) Drop(name string) error {
 	delete(s.tensors, name)
 	freed := s.unref(t.tiled.Keys)
 	s.mu.Unlock()
-	s.engine.free(freed)
+	s.engine.free(s, freed)
 	return nil
 }
 
@@ -1208,7 +1212,7 @@ func (s *Session) Close() error {
 	s.lines = map[uint64]*Lineage{}
 	s.tensors = map[string]*Tensor{}
 	s.mu.Unlock()
-	s.engine.free(ids)
+	s.engine.free(s, ids)
 	s.engine.drop(s)
 	return nil
 }

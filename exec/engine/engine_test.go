@@ -129,7 +129,15 @@ func TestSessionCancelAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Cancelled once its ops run.
+	for from := 0; ; {
+		evs, more, ended := g.Events(from)
+		from += len(evs)
+		if st := g.Status(); st.Running+st.Finished > 0 || ended {
+			break
+		}
+		<-more
+	}
 	start := time.Now()
 	g.Cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -255,10 +263,7 @@ func TestMaxOps(t *testing.T) {
 		t.Error("a running graph holds no operands")
 	}
 	waitOK(t, g)
-	deadline := time.Now().Add(5 * time.Second)
-	for e.LiveOps() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	// Given back before the graph ends.
 	if e.LiveOps() != 0 {
 		t.Errorf("%d operands held after every graph ended", e.LiveOps())
 	}

@@ -107,3 +107,18 @@ func (s *Session) closedErr() error {
 	}
 	return ErrClosed
 }
+
+// A fencedFreer is a Runner whose frees carry the session and epoch they
+// act for (sched.Scheduler), which a worker that has seen a later epoch of
+// the session refuses.
+type fencedFreer interface {
+	FreeFor(session int, epoch uint64, ids []uint64)
+}
+
+// fenceTag is what the session's jobs and frees carry to the workers: its
+// number and the epoch this scheduler holds it at (0 for a session never
+// taken over). s.mu must not be held.
+func (s *Session) fenceTag() (int, uint64) {
+	e, _ := s.Epoch()
+	return s.id, e
+}

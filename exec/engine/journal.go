@@ -206,7 +206,7 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 		if err != nil {
 			out.Lost = append(out.Lost, LostSession{Session: st.Session, Err: err})
 			chunks, _ := st.Chunks()
-			e.freeLost(chunks)
+			e.freeLost(st.Session, st.Epoch, chunks)
 			continue
 		}
 		out.Sessions++
@@ -227,10 +227,16 @@ func (e *Engine) Restore(loaded []journal.Loaded) (Restored, error) {
 // offered; it forgets the others, which their workers drop after their
 // orphan grace, as they drop those of a session whose file is damaged
 // (no one expects them).
-func (e *Engine) freeLost(chunks []journal.Chunk) {
+func (e *Engine) freeLost(sess int, epoch uint64, chunks []journal.Chunk) {
 	ids := make([]uint64, len(chunks))
 	for i, c := range chunks {
 		ids[i] = c.ID
+	}
+	// At the journal's epoch: a worker that has seen a later one (another
+	// scheduler holds the session now) keeps them for it.
+	if f, ok := e.runner.(fencedFreer); ok {
+		f.FreeFor(sess, epoch, ids)
+		return
 	}
 	e.runner.Free(ids)
 }

@@ -334,9 +334,11 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// free frees chunks kept by the sessions, forgetting what the engine knew
-// of them.
-func (e *Engine) free(ids []uint64) {
+// free frees chunks kept by session s, forgetting what the engine knew of
+// them. A runner that fences (sched.Scheduler) is told the session and its
+// epoch, so that a worker that has seen a later epoch of it keeps them for
+// their new home.
+func (e *Engine) free(s *Session, ids []uint64) {
 	if len(ids) == 0 {
 		return
 	}
@@ -347,6 +349,11 @@ func (e *Engine) free(ids []uint64) {
 		}
 	}
 	e.mu.Unlock()
+	if f, ok := e.runner.(fencedFreer); ok {
+		sess, epoch := s.fenceTag()
+		f.FreeFor(sess, epoch, ids)
+		return
+	}
 	e.runner.Free(ids)
 }
 

@@ -29,7 +29,7 @@ import (
 // adoptHeld takes back, from worker w on control connection cc, the
 // chunks it offers that the scheduler lost.
 func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
-	var ids []uint64
+	var ids, unwanted []uint64
 	var nbytes int64
 	s.mu.Lock()
 	s.sweepOffers() // offers come seldom: when a connection breaks
@@ -52,17 +52,29 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 				continue
 			}
 		}
+		if m.Session != 0 {
+			// Taken for this scheduler by its claim (see Claim) but
+			// made again or freed meanwhile: nobody else names it.
+			unwanted = append(unwanted, id)
+			continue
+		}
 		s.remember(w.name, id, n)
 	}
 	s.adopted += len(ids)
 	s.copyLater() // an upload taken back wants its second copy
 	s.notify()
 	s.mu.Unlock()
+	if len(unwanted) > 0 {
+		cc.Send(&wire.Msg{Kind: wire.MsgFree, Session: m.Session, Epoch: m.Epoch, IDs: unwanted})
+	}
 	if len(ids) == 0 {
 		return
 	}
 	cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})
 	msg := fmt.Sprintf("worker %s came back holding %d of the chunks lost with it (%d bytes): re-adopted, not recomputed", w.name, len(ids), nbytes)
+	if m.Session != 0 {
+		msg = fmt.Sprintf("worker %s held %d chunks of session %d (%d bytes) for its earlier home: taken at epoch %d, not recomputed", w.name, len(ids), m.Session, nbytes, m.Epoch)
+	}
 	s.logf("%s", msg)
 	s.Announce(msg)
 }

@@ -3,7 +3,6 @@ package sched
 import (
 	"context"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,11 +103,7 @@ func TestKernelWritesStore(t *testing.T) {
 		t.Errorf("%d files in the store, want the 3 chunks: an unused output buffer was left", len(ents))
 	}
 	// The inputs the kernels read stay pinned until collected.
-	for deadline := time.Now().Add(5 * time.Second); st.Stats().Pinned > 0 && time.Now().Before(deadline); {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
-	if st.Stats().Pinned != 0 {
+	if !waitUnpinned(st, 5*time.Second) {
 		t.Errorf("chunks left pinned: %v", st.Stats())
 	}
 }

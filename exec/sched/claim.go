@@ -92,18 +92,25 @@ func (s *Scheduler) forgetOffers(w string) {
 // Claim makes the chunks that sessions taken over from a dead scheduler
 // hold this scheduler's. Of kept, the chunks graphs kept, those a
 // connected worker offered lately are adopted from it at once (MsgAdopt);
-// the others count as lost (a later offer brings them back, as at a
-// restart; lineage makes them again when needed). Uploads lists each copy
+// the others count as lost, and every connected worker is asked to take
+// those it still holds for another connection (the old home was paused,
+// not killed, and its connections never broke), which it says it took
+// (MsgHeld with the session) and adoptHeld takes back; a later offer
+// brings the rest back, as at a restart, and lineage makes them again
+// when needed. Uploads lists each copy
 // of each uploaded chunk where the journal says it is: a worker keeps an
 // upload whichever connection breaks, so a copy on a connected worker is
 // taken as it is, the first as the chunk, another as its second copy;
 // an upload with one copy left gets another (copyLater), one with none is
 // lost (an upload has no lineage). It returns the chunks taken and those
-// still lost.
-func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
+// still lost. The claims name session sess, taken over at epoch: a worker
+// learns the epoch from them, and refuses what the session's earlier home
+// sends it after (see worker.State's fence).
+func (s *Scheduler) Claim(sess int, epoch uint64, kept, uploads []core.Location) (adopted, lost int) {
 	s.mu.Lock()
 	now := time.Now()
 	take := map[*remoteWorker][]uint64{}
+	var missing []uint64 // kept chunks no worker offered
 	connected := func(name string) *remoteWorker {
 		if w := s.workers[name]; w != nil && w.cc != nil && !w.leaving {
 			return w
@@ -130,6 +137,7 @@ func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
 			adopted++
 		} else {
 			s.lost[loc.ID] = loc
+			missing = append(missing, loc.ID)
 			lost++
 		}
 	}
@@ -169,9 +177,25 @@ func (s *Scheduler) Claim(kept, uploads []core.Location) (adopted, lost int) {
 	s.adopted += adopted
 	s.copyLater() // an upload with one copy back wants its second
 	s.notify()
+	var all []*remoteWorker
+	if len(missing) > 0 && sess != 0 && epoch > 0 {
+		for _, w := range s.workers {
+			if w.cc != nil && !w.leaving {
+				all = append(all, w)
+			}
+		}
+	}
 	s.mu.Unlock()
 	for w, ids := range take {
-		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})
+		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, Session: sess, Epoch: epoch, IDs: ids})
+	}
+	// The chunks no worker offered may still be held for the old home's
+	// connection (it was paused, its connections never broke): every
+	// worker is asked to take those it holds for this scheduler at the
+	// new epoch, and says which it took (MsgHeld with the session), which
+	// adoptHeld takes back from lost.
+	for _, w := range all {
+		w.cc.Send(&wire.Msg{Kind: wire.MsgAdopt, Session: sess, Epoch: epoch, IDs: missing})
 	}
 	return adopted, lost
 }

@@ -60,7 +60,7 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 		s2.mu.Unlock()
 		t.Fatalf("s2 heard %d offers of the %d", heard(), len(expect))
 	}
-	adopted, lost := s2.Claim(expect, uploads)
+	adopted, lost := s2.Claim(1, 1, expect, uploads)
 	if adopted != len(expect)+1 || lost != 0 {
 		t.Fatalf("claimed %d, %d lost; want %d, none lost", adopted, lost, len(expect)+1)
 	}

@@ -42,16 +42,18 @@ func TestMain(m *testing.M) {
 	}
 	g0 := runtime.NumGoroutine()
 	code := m.Run()
-	// Nothing the tests started may outlive them.
+	// Nothing the tests started may outlive them. The runtime tells no
+	// goroutine's end, so this one check looks again, at growing
+	// intervals, for the few that are still returning from a Close.
 	deadline := time.Now().Add(5 * time.Second)
-	for code == 0 && runtime.NumGoroutine() > g0 {
+	for wait := time.Millisecond; code == 0 && runtime.NumGoroutine() > g0; wait = min(2*wait, 100*time.Millisecond) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			fmt.Fprintf(os.Stderr, "%d goroutines left after the tests (had %d):\n%s", runtime.NumGoroutine(), g0, buf[:runtime.Stack(buf, true)])
 			code = 1
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(wait) // a backoff: no event says a goroutine ended
 	}
 	os.Exit(code)
 }
@@ -74,10 +76,11 @@ func workerMain(name string) int {
 		}
 	}
 	if os.Getenv("MARSFS_TEST_SENDPAUSE") != "" {
-		// Tell the test a chunk is half sent, and wait to be killed.
+		// Tell the test a chunk is half sent, and wait to be killed
+		// (or told to stop, if the test ends otherwise).
 		worker.SendPause = func() {
 			fmt.Println("sending")
-			time.Sleep(time.Minute)
+			<-ctx.Done()
 		}
 	}
 	cfg := worker.Config{Name: name, Join: []string{os.Getenv("MARSFS_TEST_JOIN")}, Slots: slots, Fast: true,
@@ -238,17 +241,19 @@ func statusField(t testing.TB, text, key string) int {
 	return 0
 }
 
-// checkGoroutines fails if goroutines started since g0 outlive a grace period.
+// checkGoroutines fails if goroutines started since g0 outlive a grace
+// period. The runtime tells no goroutine's end: it looks again at growing
+// intervals, for those still returning from a Close.
 func checkGoroutines(t testing.TB, g0 int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
-	for runtime.NumGoroutine() > g0 {
+	for wait := time.Millisecond; runtime.NumGoroutine() > g0; wait = min(2*wait, 100*time.Millisecond) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
 			t.Errorf("%d goroutines left (had %d):\n%s", runtime.NumGoroutine(), g0, buf[:runtime.Stack(buf, true)])
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(wait) // a backoff: no event says a goroutine ended
 	}
 }
 
@@ -578,11 +583,8 @@ func workerProcessCrashWhen(t *testing.T, spec, out string, when func(g *engine.
 		t.Fatal(err)
 	}
 	first := g.Status().Operands
-	for !when(g, first) {
-		if g.Status().State.Ended() {
-			t.Fatal("graph ended before the kill")
-		}
-		time.Sleep(time.Millisecond)
+	if !waitGraph(g, 60*time.Second, func() bool { return when(g, first) }) {
+		t.Fatalf("graph %v before the kill", g.Status().State)
 	}
 	tc.killed[1] = true
 	if err := tc.procs[1].Process.Kill(); err != nil {

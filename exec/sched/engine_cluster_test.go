@@ -13,19 +13,13 @@ import (
 	"marsfs/tensor/tile"
 )
 
-// waitHeld polls the workers until they hold want chunks.
+// waitHeld waits, at most 2 s, for the in-process workers to hold want
+// chunks, looking at each change of their states.
 func (tc *testCluster) waitHeld(want int) {
 	tc.t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		n, _ := tc.held()
-		if n == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			tc.t.Fatalf("workers hold %d chunks, want %d", n, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	n := 0
+	if !waitWorkers(tc.workers, 2*time.Second, func() bool { n, _ = tc.held(); return n == want }) {
+		tc.t.Fatalf("workers hold %d chunks, want %d", n, want)
 	}
 }
 
@@ -91,7 +85,10 @@ func TestEngineOnScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Cancelled once it runs, with ops out on the workers.
+	if !waitGraph(gl, 10*time.Second, func() bool { st := gl.Status(); return st.Running+st.Finished > 0 }) {
+		t.Fatalf("long graph %v before any op ran", gl.Status().State)
+	}
 	begin := time.Now()
 	gl.Cancel()
 	if st := gl.Wait(ctx); st.State != engine.CancelledGraph {

@@ -49,7 +49,10 @@ func TestRunWaitsForWorkers(t *testing.T) {
 	errc := make(chan error, 1)
 	job := zerosJob(3)
 	go func() { errc <- s.Run(context.Background(), job) }()
-	time.Sleep(100 * time.Millisecond)
+	// The worker joins once the job waits for one.
+	if !waitChange(s, 5*time.Second, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.jobs) == 1 }) {
+		t.Fatal("the job did not begin")
+	}
 	w, err := worker.Start(context.Background(), worker.Config{Name: "late", Join: []string{s.GossipAddr()}, Slots: 1, Fast: true})
 	if err != nil {
 		t.Fatal(err)
@@ -455,10 +458,14 @@ func TestSecretKey(t *testing.T) {
 // the scheduler dials it again and jobs run on it.
 func TestReconnect(t *testing.T) {
 	tc := newTestCluster(t, 1, false)
+	lost := tc.s.workersLost.Load()
 	tc.s.mu.Lock()
 	tc.s.workers["w1"].cc.Close()
 	tc.s.mu.Unlock()
-	time.Sleep(50 * time.Millisecond)
+	// The scheduler forgets the worker before WaitWorkers looks.
+	if !waitChange(tc.s, 5*time.Second, func() bool { return tc.s.workersLost.Load() > lost }) {
+		t.Fatal("the scheduler did not see its connection break")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	begin := time.Now()

@@ -342,11 +342,8 @@ func TestAdoptAfterBreak(t *testing.T) {
 	}
 	// The worker made them the new connection's: freeing x frees them.
 	s.Drop("x")
-	for deadline := time.Now().Add(5 * time.Second); tc.workers[0].Store().Len() > 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("worker holds %d chunks after x was dropped", tc.workers[0].Store().Len())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitWorkers(tc.workers[:1], 5*time.Second, func() bool { return tc.workers[0].Store().Len() == 0 }) {
+		t.Fatalf("worker holds %d chunks after x was dropped", tc.workers[0].Store().Len())
 	}
 }
 
@@ -417,11 +414,8 @@ func TestLineageMidGraph(t *testing.T) {
 		}
 	}
 	g := mustSubmit(t, s, zs)
-	for deadline := time.Now().Add(20 * time.Second); g.Status().Finished < 3; {
-		if time.Now().After(deadline) {
-			t.Fatalf("graph 2 did not start: %+v", g.Status())
-		}
-		time.Sleep(time.Millisecond)
+	if !waitGraph(g, 20*time.Second, func() bool { return g.Status().Finished >= 3 }) {
+		t.Fatalf("graph 2 did not start: %+v", g.Status())
 	}
 	victim.Close()
 	st := waitDone(t, g)

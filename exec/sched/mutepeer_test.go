@@ -9,10 +9,11 @@ import (
 // mutePeer is a peer worker that accepts connections and never answers:
 // fetches from it block until it closes.
 type mutePeer struct {
-	ln    net.Listener
-	done  chan struct{}
-	mu    sync.Mutex
-	conns []net.Conn
+	ln      net.Listener
+	done    chan struct{}
+	mu      sync.Mutex
+	conns   []net.Conn
+	changed chan struct{} // closed at the next accept (Changed), when taken
 }
 
 func newMutePeer(t *testing.T) *mutePeer {
@@ -31,6 +32,10 @@ func newMutePeer(t *testing.T) *mutePeer {
 			}
 			p.mu.Lock()
 			p.conns = append(p.conns, c)
+			if p.changed != nil {
+				close(p.changed)
+				p.changed = nil
+			}
 			p.mu.Unlock()
 		}
 	}()
@@ -45,6 +50,17 @@ func (p *mutePeer) Accepted() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns)
+}
+
+// Changed returns a channel closed at the peer's next accepted
+// connection.
+func (p *mutePeer) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	return p.changed
 }
 
 // Close stops accepting, waits for the accepting goroutine, and drops every

@@ -29,18 +29,12 @@ func TestSchedulerGoneFreesChunks(t *testing.T) {
 	// The frees of the intermediates travel after Run returns: wait for
 	// them.
 	want := len(ks.kept) + 2 // the upload on two workers
-	for deadline := time.Now().Add(5 * time.Second); held() != want && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := held(); n != want {
+	if !waitWorkers(tc.workers, 5*time.Second, func() bool { return held() == want }) {
+		n := held()
 		t.Fatalf("workers hold %d chunks before the scheduler goes, want %d (the kept outputs and the upload's two copies)", n, want)
 	}
 	tc.s.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for held() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("workers still hold %d chunks 5 s after their scheduler went", held())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitWorkers(tc.workers, 5*time.Second, func() bool { return held() == 0 }) {
+		t.Fatalf("workers still hold %d chunks 5 s after their scheduler went", held())
 	}
 }

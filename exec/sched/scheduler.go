@@ -112,6 +112,9 @@ type Scheduler struct {
 	// chunks made again after a copy was lost (metrics.go).
 	workersLost atomic.Uint64
 	recopied    atomic.Uint64
+	// fencedFrees counts the frees and claims workers refused, having
+	// seen a later epoch of their session (MsgFenced).
+	fencedFrees atomic.Uint64
 
 	mu      sync.Mutex
 	workers map[string]*remoteWorker // connecting or connected
@@ -553,6 +556,16 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 			// Chunks orphaned since the connection opened (another
 			// connection of the worker broke): kept chunks only.
 			s.adoptHeld(w, cc, &m)
+		case wire.MsgFenced:
+			// A free or claim of a session another scheduler holds
+			// now at a later epoch: nothing was done, and the fence
+			// (cmd/marsfs fence.go) gives the session up once it
+			// hears of the move.
+			s.logf("worker %s: %s", w.name, m.Err)
+			s.mu.Lock()
+			s.fencedFrees.Add(1)
+			s.notify()
+			s.mu.Unlock()
 		case wire.MsgLeaving:
 			s.mu.Lock()
 			w.leaving = true
@@ -641,6 +654,7 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 		}
 	}
 	s.loseCopies(w.name)
+	s.notify()
 }
 
 // vouchWait is how long a worker the failure detector declared dead has
@@ -702,6 +716,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	s.nextJob++
 	jobID := s.nextJob
 	s.jobs[jobID] = mb
+	s.notify()
 	var ups []input
 	for _, w := range s.workers {
 		if w.cc != nil {
@@ -981,7 +996,7 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 				b.ms[n-1].IDs = b.ids[b.first:len(b.ids):len(b.ids)]
 			} else {
 				b.first = len(b.ids) - 1
-				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgFree, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgFree, Session: job.Session, Epoch: job.Epoch, IDs: b.ids[b.first:len(b.ids):len(b.ids)]})
 			}
 		}
 		for _, c := range out.Cancel {
@@ -994,7 +1009,7 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 			b := of(r.Worker)
 			if b.runsOf != oi+1 {
 				b.runsOf, b.urgent = oi+1, true
-				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgSubmit, Runs: &wire.RunBatch{Job: jobID, Worker: r.Worker, Runs: out.Run,
+				b.ms = append(b.ms, &wire.Msg{Kind: wire.MsgSubmit, Runs: &wire.RunBatch{Job: jobID, Session: job.Session, Epoch: job.Epoch, Worker: r.Worker, Runs: out.Run,
 					G: job.Graph, Ids: job.IDs, Addrs: addrs}})
 			}
 			for _, in := range r.Inputs {
@@ -1079,9 +1094,10 @@ func (s *Scheduler) Fetch(ctx context.Context, id uint64) (*tensor.Array, func()
 }
 
 // Changed returns a channel closed at the next change of the chunk
-// directory: a kept chunk lost with its worker, taken back, claimed or
-// freed, or a worker's offer heard. Take it, check the state, then wait
-// on it: no change between the two is missed.
+// directory or of the workers and jobs: a kept chunk lost with its worker,
+// taken back, claimed or freed, a worker's offer heard (which is when its
+// connection is up), a worker dropped, a job begun. Take it, check the
+// state, then wait on it: no change between the two is missed.
 func (s *Scheduler) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1106,7 +1122,13 @@ func (s *Scheduler) Where(id uint64) string {
 }
 
 // Free implements Runner: the workers holding the chunks drop them.
-func (s *Scheduler) Free(ids []uint64) {
+func (s *Scheduler) Free(ids []uint64) { s.FreeFor(0, 0, ids) }
+
+// FreeFor is Free for session sess, held here at epoch: a worker that has
+// seen a later epoch of the session (another scheduler took it over)
+// refuses the free, and keeps the chunks for their new home (see
+// worker.State's fence). This scheduler forgets them all the same.
+func (s *Scheduler) FreeFor(sess int, epoch uint64, ids []uint64) {
 	byWorker := map[string][]uint64{}
 	s.mu.Lock()
 	for _, id := range ids {
@@ -1125,7 +1147,7 @@ func (s *Scheduler) Free(ids []uint64) {
 	s.mu.Unlock()
 	for name, ids := range byWorker {
 		if cc, _ := s.conn(name); cc != nil {
-			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: ids})
+			cc.Send(&wire.Msg{Kind: wire.MsgFree, Session: sess, Epoch: epoch, IDs: ids})
 		}
 	}
 }
@@ -1160,6 +1182,7 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 		if s.node != nil {
 			ch = s.node.Changed()
 		}
+		connected := s.Changed() // a connection up is a change too
 		k := 0
 		for _, w := range s.Workers() {
 			if w.Connected {
@@ -1173,7 +1196,7 @@ func (s *Scheduler) WaitWorkers(ctx context.Context, n int) error {
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d workers connected: %w", k, n, ctx.Err())
 		case <-ch:
-		case <-time.After(20 * time.Millisecond): // connections come up after joins
+		case <-connected:
 		}
 	}
 }

@@ -3,7 +3,6 @@ package sched
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -47,10 +46,7 @@ func TestSpecsOnShmWorkers(t *testing.T) {
 	var spilled int64
 	for _, st := range stores {
 		// Arrays read by the kernels pin their chunks until collected.
-		for deadline := time.Now().Add(5 * time.Second); st.Stats().Pinned > 0 && time.Now().Before(deadline); {
-			runtime.GC()
-			time.Sleep(time.Millisecond)
-		}
+		waitUnpinned(st, 5*time.Second)
 		stats := st.Stats()
 		spilled += stats.Spilled
 		if stats.InMemory+stats.OnDisk != 0 || stats.Used != stats.Free || stats.Pinned != 0 {

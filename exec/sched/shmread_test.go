@@ -116,9 +116,7 @@ func TestFetchMapsSharedMemory(t *testing.T) {
 			// The mapping outlives the chunk, and its segment is not
 			// reused for the next chunk of its size.
 			s.Free([]uint64{7, 8})
-			for deadline := time.Now().Add(5 * time.Second); st.Len() > 0 && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			waitWorkers([]*worker.Worker{w}, 5*time.Second, func() bool { return st.Len() == 0 })
 			if err := s.Put(ctx, 9, ramp(tensor.Float64, []int{1 << 17}, -3)); err != nil {
 				t.Fatal(err)
 			}

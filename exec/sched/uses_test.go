@@ -48,11 +48,8 @@ func TestSpillFollowsQueuedUses(t *testing.T) {
 		Inputs: []core.Location{{ID: 5, Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 	cc.Send(&wire.Msg{Kind: wire.MsgSubmit, Job: 1, Key: 1, Attempt: 1, Priority: 1, Op: op(0), ID: 11,
 		Inputs: []core.Location{{ID: 1, Worker: "w", NBytes: n * 8}}, Addrs: []string{w.Addr()}})
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(w.Status(), "queued 1\n"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("status:\n%s", w.Status())
-		}
-		time.Sleep(time.Millisecond)
+	if !waitWorkers([]*worker.Worker{w}, 5*time.Second, func() bool { return strings.Contains(w.Status(), "queued 1\n") }) {
+		t.Fatalf("status:\n%s", w.Status())
 	}
 	// Chunk 2 is the more recently used.
 	v, err := st.Get(2)

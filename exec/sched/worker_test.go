@@ -70,13 +70,26 @@ func TestFetchesBounded(t *testing.T) {
 		cc.Send(&wire.Msg{Kind: wire.MsgSubmit, Job: 1, Key: k, Attempt: 1, Op: op, ID: uint64(100 + k),
 			Inputs: []core.Location{{ID: uint64(k), Worker: "peer", NBytes: 8}}, Addrs: []string{mute.Addr()}})
 	}
-	time.Sleep(300 * time.Millisecond)
-	n := mute.Accepted()
-	if n != 2 {
-		t.Errorf("%d fetches open for 2 slots", n)
+	// Both slots' ops reach the peer, and the four others stay queued:
+	// only a running op fetches, so no fetch more is opened after this.
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := mute.Changed()
+		if mute.Accepted() >= 2 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("%d fetches open for 2 slots after 5 s", mute.Accepted())
+		}
 	}
-	if st := w.Status(); !strings.Contains(st, "running 2\nqueued 4\n") {
-		t.Errorf("status:\n%s", st)
+	if !waitWorkers([]*worker.Worker{w}, 5*time.Second, func() bool { return strings.Contains(w.Status(), "running 2\nqueued 4\n") }) {
+		t.Errorf("status:\n%s", w.Status())
+	}
+	if n := mute.Accepted(); n != 2 {
+		t.Errorf("%d fetches open for 2 slots", n)
 	}
 	cc.Close() // the worker cancels what the connection submitted
 	mute.Close()

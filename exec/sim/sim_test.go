@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -159,3 +160,21 @@ func TestFaultFree(t *testing.T) {
 }
 
 func (c Config) withDefaults() Config { c.defaults(); return c }
+
+// TestWorkerFenceNeeded replays a seed that fails when the workers carry
+// out every claim, free and submission whatever its epoch
+// (Config.NoWorkerFence), and passes with their fences: without them,
+// seed 349 ends with scheduler-2, session 2's home at epoch 2 after a
+// takeover, placing a chunk of the session on w0000, which no longer
+// holds it: a claim or free of the session's earlier epoch, from a
+// scheduler that had not yet learned of the move, was carried out over
+// the new home's.
+func TestWorkerFenceNeeded(t *testing.T) {
+	const sd = 349
+	cfg := configFor(sd)
+	cfg.NoWorkerFence = true
+	if _, err := New(cfg).Run(); err == nil || !strings.Contains(err.Error(), "does not hold it") {
+		t.Errorf("seed %d without the workers' fences: %v, want a chunk the directory places on a worker that does not hold it", sd, err)
+	}
+	runSeed(t, sd, false)
+}

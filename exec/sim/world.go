@@ -44,6 +44,10 @@ type Config struct {
 	Order  core.OrderFunc
 	// Trace, when not nil, is told what happens.
 	Trace func(at int64, what string)
+	// NoWorkerFence has the workers carry out every claim, free and
+	// submission whatever epoch it carries, to show what their fence
+	// guards against (TestWorkerFenceNeeded).
+	NoWorkerFence bool
 }
 
 const (

@@ -193,15 +193,18 @@ func sameBacking[T any](a, b []T) bool {
 type RunBatch struct {
 	Job    uint64
 	Worker string
-	Runs   []core.RunOp
-	G      *chunk.Graph
-	Ids    []uint64
-	Addrs  map[string]string // the workers' data addresses
+	// The session the job runs for and its epoch (see Msg.Session).
+	Session int
+	Epoch   uint64
+	Runs    []core.RunOp
+	G       *chunk.Graph
+	Ids     []uint64
+	Addrs   map[string]string // the workers' data addresses
 }
 
 // submit encodes the submit of op, made as chunk id, reading inputs from
 // the workers at the data addresses addr gives.
-func (e *Encoder) submit(job uint64, key, attempt, prio int, id uint64, unit int, flush bool, op *chunk.Op,
+func (e *Encoder) submit(job uint64, session int, epoch uint64, key, attempt, prio int, id uint64, unit int, flush bool, op *chunk.Op,
 	inputs []core.Location, addr func(i int) string) error {
 	if op == nil || len(inputs) != len(op.Inputs) {
 		return errors.New("encode: malformed submit")
@@ -212,6 +215,8 @@ func (e *Encoder) submit(job uint64, key, attempt, prio int, id uint64, unit int
 	}
 	e.buf = append(e.buf, MsgSubmit)
 	e.uint(job)
+	e.uint(uint64(session))
+	e.uint(epoch)
 	e.int(int64(key))
 	e.int(int64(attempt))
 	e.int(int64(prio))
@@ -245,7 +250,7 @@ func (e *Encoder) encode(m *Msg) error {
 					continue
 				}
 				addr := func(i int) string { return b.Addrs[r.Inputs[i].Worker] }
-				if err := e.submit(b.Job, r.Key, r.Attempt, r.Priority, b.Ids[r.Key], r.Unit, r.Flush, b.G.Ops[r.Key], r.Inputs, addr); err != nil {
+				if err := e.submit(b.Job, b.Session, b.Epoch, r.Key, r.Attempt, r.Priority, b.Ids[r.Key], r.Unit, r.Flush, b.G.Ops[r.Key], r.Inputs, addr); err != nil {
 					return err
 				}
 			}
@@ -254,7 +259,7 @@ func (e *Encoder) encode(m *Msg) error {
 		if len(m.Addrs) != len(m.Inputs) {
 			return errors.New("encode: malformed submit")
 		}
-		return e.submit(m.Job, m.Key, m.Attempt, m.Priority, m.ID, m.Unit, m.Flush, m.Op, m.Inputs, func(i int) string { return m.Addrs[i] })
+		return e.submit(m.Job, m.Session, m.Epoch, m.Key, m.Attempt, m.Priority, m.ID, m.Unit, m.Flush, m.Op, m.Inputs, func(i int) string { return m.Addrs[i] })
 	case MsgCancel:
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Job)
@@ -262,6 +267,8 @@ func (e *Encoder) encode(m *Msg) error {
 		e.int(int64(m.Attempt))
 	case MsgFree, MsgAdopt:
 		e.buf = append(e.buf, m.Kind)
+		e.uint(uint64(m.Session))
+		e.uint(m.Epoch)
 		e.uint(uint64(len(m.IDs)))
 		for _, id := range m.IDs {
 			e.uint(id)
@@ -271,6 +278,8 @@ func (e *Encoder) encode(m *Msg) error {
 			return errors.New("encode: malformed held")
 		}
 		e.buf = append(e.buf, m.Kind)
+		e.uint(uint64(m.Session))
+		e.uint(m.Epoch)
 		e.uint(uint64(len(m.IDs)))
 		for i, id := range m.IDs {
 			e.uint(id)
@@ -297,6 +306,11 @@ func (e *Encoder) encode(m *Msg) error {
 		e.buf = append(e.buf, m.Kind)
 		e.uint(m.Seq)
 		e.str(m.Text)
+	case MsgFenced:
+		e.buf = append(e.buf, m.Kind)
+		e.uint(uint64(m.Session))
+		e.uint(m.Epoch)
+		e.str(m.Err)
 	default:
 		return fmt.Errorf("encode: unknown control message kind %d", m.Kind)
 	}
@@ -595,7 +609,8 @@ func (d *Decoder) body(m *Msg) error {
 	}
 	switch m.Kind {
 	case MsgSubmit:
-		m.Job, m.Key, m.Attempt, m.Priority, m.ID = u(), int(i()), int(i()), int(i()), u()
+		m.Job, m.Session, m.Epoch = u(), int(min(u(), 1<<62)), u()
+		m.Key, m.Attempt, m.Priority, m.ID = int(i()), int(i()), int(i()), u()
 		m.Unit = int(min(u(), 1<<20))
 		if err == nil {
 			var f byte
@@ -649,6 +664,7 @@ func (d *Decoder) body(m *Msg) error {
 	case MsgCancel:
 		m.Job, m.Key, m.Attempt = u(), int(i()), int(i())
 	case MsgFree, MsgAdopt:
+		m.Session, m.Epoch = int(min(u(), 1<<62)), u()
 		var n int
 		if n, err = d.count(); err == nil {
 			m.IDs = make([]uint64, n)
@@ -657,6 +673,7 @@ func (d *Decoder) body(m *Msg) error {
 			}
 		}
 	case MsgHeld:
+		m.Session, m.Epoch = int(min(u(), 1<<62)), u()
 		var n int
 		if n, err = d.count(); err == nil {
 			m.IDs, m.Sizes = make([]uint64, n), make([]int64, n)
@@ -698,6 +715,14 @@ func (d *Decoder) body(m *Msg) error {
 			var b []byte
 			if b, err = d.bytes(); err == nil {
 				m.Text = string(b)
+			}
+		}
+	case MsgFenced:
+		m.Session, m.Epoch = int(min(u(), 1<<62)), u()
+		if err == nil {
+			var b []byte
+			if b, err = d.bytes(); err == nil {
+				m.Err = string(b)
 			}
 		}
 	default:

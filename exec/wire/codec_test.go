@@ -23,16 +23,17 @@ func codecMessages() []*Msg {
 	leaf := &chunk.Op{Key: 9, Kind: "ones", DType: tensor.Bool} // a scalar: no shape
 	op3 := &chunk.Op{Key: 10, Kind: "sum.map", Inputs: []int{5}, DType: tensor.Int64, Ranges: []chunk.Range{{Off: 3, Shape: []int{}, DType: tensor.Int64}}}
 	return []*Msg{
-		{Kind: MsgSubmit, Job: 1, Key: 7, Attempt: 1, Priority: 42, ID: 1007, Unit: 2, Op: op,
+		{Kind: MsgSubmit, Job: 1, Session: 5, Epoch: 2, Key: 7, Attempt: 1, Priority: 42, ID: 1007, Unit: 2, Op: op,
 			Inputs: []core.Location{{ID: 1003, Worker: "w1", NBytes: 1600}, {ID: 1004, Worker: "w2", NBytes: -1}},
 			Addrs:  []string{"127.0.0.1:1", "127.0.0.1:2"}},
-		{Kind: MsgSubmit, Job: 1, Key: 8, Attempt: 1, Priority: 43, ID: 1008, Op: op2,
+		{Kind: MsgSubmit, Job: 1, Session: 5, Epoch: 2, Key: 8, Attempt: 1, Priority: 43, ID: 1008, Op: op2,
 			Inputs: []core.Location{{ID: 1005, Worker: "w1", NBytes: 80}}, Addrs: []string{"127.0.0.1:1"}},
 		{Kind: MsgSubmit, Job: 2, Key: 9, Attempt: 3, Priority: -1, ID: 9, Op: leaf},
 		{Kind: MsgSubmit, Job: 2, Key: 10, Attempt: 1, Priority: 5, ID: 10, Op: op3,
 			Inputs: []core.Location{{ID: 1005, Worker: "w1", NBytes: 80}}, Addrs: []string{"127.0.0.1:1"}},
 		{Kind: MsgCancel, Job: 1, Key: 7, Attempt: 2},
 		{Kind: MsgFree, IDs: []uint64{1, 1 << 63, 5}},
+		{Kind: MsgFree, Session: 1 << 40, Epoch: 3, IDs: []uint64{6}},
 		{Kind: MsgStatus, Seq: 99},
 		{Kind: MsgStarted, Job: 1, Key: 7, Attempt: 1,
 			Timing: core.Timing{Received: 1_700_000_000_000_000, Started: 1_700_000_000_000_040, Phase: core.Computing, Since: 1_700_000_000_000_090, Slot: 1}},
@@ -44,7 +45,10 @@ func codecMessages() []*Msg {
 		{Kind: MsgCancelled, Job: 1, Key: 8, Attempt: 2, ID: 1008},
 		{Kind: MsgStatusReply, Seq: 99, Text: "name w1\nslots 2\n"},
 		{Kind: MsgAdopt, IDs: []uint64{7, 1 << 40}},
+		{Kind: MsgAdopt, Session: 9, Epoch: 1, IDs: []uint64{8}},
+		{Kind: MsgFenced, Session: 9, Epoch: 1, Err: "worker w1 refuses a free of session 9 at epoch 1: it has seen epoch 2"},
 		{Kind: MsgHeld, IDs: []uint64{7, 1 << 40}, Sizes: []int64{800, 0}},
+		{Kind: MsgHeld, Session: 9, Epoch: 1, IDs: []uint64{8}, Sizes: []int64{24}},
 		{Kind: MsgLeaving},
 		{Kind: MsgHandedOff},
 	}
@@ -242,7 +246,7 @@ func TestCodecRunBatch(t *testing.T) {
 		{Key: 8, Worker: "w1", Attempt: 1, Priority: 43, Inputs: ms[1].Inputs},
 	}
 	addrs := map[string]string{"w1": "127.0.0.1:1", "w2": "127.0.0.1:2"}
-	batch := &Msg{Kind: MsgSubmit, Runs: &RunBatch{Job: 1, Worker: "w1", Runs: runs, G: g, Ids: ids, Addrs: addrs}}
+	batch := &Msg{Kind: MsgSubmit, Runs: &RunBatch{Job: 1, Session: 5, Epoch: 2, Worker: "w1", Runs: runs, G: g, Ids: ids, Addrs: addrs}}
 	got, err := decodeAll(encodeFrames(t, NewEncoder(), []*Msg{batch}))
 	if err != nil {
 		t.Fatal(err)

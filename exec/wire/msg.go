@@ -55,12 +55,17 @@ const (
 	// control connection broke, as this connection's (IDs)
 	MsgAdopt
 	// worker → scheduler: the chunks it holds that no connection claims
-	// (IDs, with Sizes)
+	// (IDs, with Sizes); with a Session, those a claim of the session at
+	// Epoch took from another connection (a stale home's)
 	MsgHeld
 	// worker → scheduler: the worker is leaving; move its kept chunks
 	MsgLeaving
 	// scheduler → worker: its kept chunks are moved; it may go
 	MsgHandedOff
+	// worker → scheduler: a free or adopt of Session at Epoch was
+	// refused, the worker having seen a later epoch of the session (Err
+	// names both)
+	MsgFenced
 )
 
 // Msg is one control message; Kind says which fields matter.
@@ -92,6 +97,14 @@ type Msg struct {
 	// runs, on a submit a scheduler sends, stands for a submit of each of
 	// its runs (see runBatch); the other fields are then unused.
 	Runs *RunBatch
+	// Session and Epoch, on a submit, free or adopt, are the session the
+	// scheduler acts for and the epoch it holds the session at; a worker
+	// that has seen a later epoch of the session refuses it (worker.State).
+	// Session 0 acts for no session and is not fenced. On a fenced
+	// report, the session and epoch refused; on a held report, the claim
+	// that took the chunks.
+	Session int
+	Epoch   uint64
 }
 
 const maxDims = 32

@@ -14,6 +14,13 @@
 // an earlier run, cancelled but still finishing, neither stores nor drops
 // it.
 //
+// The State is also a fence (epochs.go): a scheduler's submissions, frees
+// and claims carry the session they act for and the epoch it holds it at,
+// and the worker refuses those of an epoch below the latest it has seen of
+// the session, so that a home back from a pause or a partition, before it
+// has learned that another took its sessions over, can neither make again
+// nor free the chunks the new home keeps.
+//
 // The worker processes run it; under `marsfs up --workers 0`, whose one
 // worker is in the scheduler's process, there too (sched.NewLocal).
 package worker

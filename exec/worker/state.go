@@ -37,6 +37,10 @@ type Task struct {
 	// Rest holds the ops of the task's dispatch unit that run after it, in
 	// order, in the slot that runs it.
 	Rest []*Task
+	// Session and Epoch: the session its job runs for and the epoch its
+	// scheduler holds it at (epochs.go).
+	Session int
+	Epoch   uint64
 
 	cancelled bool
 	index     int // in the queue, -1 when not queued
@@ -96,7 +100,9 @@ type State struct {
 	// adopt them (Adopt) before they are dropped (DropOrphans).
 	orphans   map[uint64]uint64
 	orphanGen uint64
-	conns     int // control connections open
+	conns     int            // control connections open
+	epochs    map[int]uint64 // the latest epoch seen of each session (epochs.go)
+	nfenced   int            // runs, frees and claims refused as stale
 	seq       uint64
 	closed    bool
 	ready     Ready
@@ -172,6 +178,11 @@ func (s *State) Submit(unit []*Task) {
 	for _, t := range unit {
 		s.seq++
 		t.Seq, t.index, t.cancelled = s.seq, -1, false
+		if later, stale := s.fenced(t.Session, t.Epoch); stale {
+			err := s.staleError(fmt.Sprintf("operand %d's run", t.Key), t.Session, t.Epoch, later)
+			s.ready.Refused = append(s.ready.Refused, Refusal{t, err.Error()})
+			continue
+		}
 		if err := s.refuse(t); err != nil {
 			s.ready.Refused = append(s.ready.Refused, Refusal{t, err.Error()})
 			continue

@@ -28,7 +28,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	config slots=N [mem=BYTES] [heap=BYTES] [uses] [small=BYTES]
 //	open C | close C              a control connection opens or closes
 //	submit C K:PRIO[:BYTES] ...   one task, or a unit of several in order,
-//	       [in=ID@WORKER:BYTES,...] [attempt=A] reading the inputs given
+//	       [in=ID@WORKER:BYTES,...] [attempt=A] reading the inputs given,
+//	       [session=S epoch=E]    for session S at epoch E
+//	free-at C S E ID ...          a free on connection C of session S at epoch E
+//	adopt-at C S E ID ...         an adopt on connection C of session S at epoch E
 //	end K [fail]                  task K's kernel returned
 //	yield K                       the rest of a unit yielded by K queues again
 //	cancel K [attempt=A] | free ID ... | put ID | unreported ID ...
@@ -175,6 +178,9 @@ func (h *stateHarness) do(cmd string) string {
 			op := &chunk.Op{Kind: "full", Shape: []int{int(bytes)}, DType: tensor.Bool}
 			t := &Task{RunKey: wire.RunKey{Job: 1, Key: key, Attempt: attempt}, Prio: int(h.num(p[1])), Op: op,
 				ID: uint64(100 + key), Conn: h.conns[f[1]], Inputs: inputs, Addrs: make([]string, len(inputs))}
+			if v, ok := o["session"]; ok {
+				t.Session, t.Epoch = int(h.num(v)), uint64(h.num(o["epoch"]))
+			}
 			op.Inputs = make([]int, len(inputs))
 			name := p[0]
 			if attempt != 1 {
@@ -224,6 +230,27 @@ func (h *stateHarness) do(cmd string) string {
 		}
 	case "put":
 		h.st.Put(uint64(h.num(f[1])))
+	case "free-at", "adopt-at":
+		verb, c := f[0], f[1]
+		f = f[1:]
+		sess, e := int(h.num(f[1])), uint64(h.num(f[2]))
+		var ids []uint64
+		for _, s := range f[3:] {
+			ids = append(ids, uint64(h.num(s)))
+		}
+		var err error
+		if verb == "free-at" {
+			err = h.st.FreeFor(h.conns[c], sess, e, ids)
+		} else {
+			var taken []uint64
+			taken, err = h.st.AdoptFor(h.conns[c], sess, e, ids)
+			if len(taken) > 0 {
+				extra = append(extra, fmt.Sprintf("taken from another connection %v", taken))
+			}
+		}
+		if err != nil {
+			extra = append(extra, "refused: "+err.Error())
+		}
 	case "adopt":
 		var ids []uint64
 		for _, s := range f[2:] {

@@ -106,6 +106,7 @@ type Worker struct {
 	conns        map[net.Conn]bool
 	controls     map[*wire.Conn]bool // the control connections open
 	handedOff    chan struct{}       // closed when a scheduler has moved the chunks (MsgHandedOff)
+	changed      chan struct{}       // closed at the next change of st (Changed), when taken
 	closed       bool
 }
 
@@ -299,6 +300,7 @@ func (w *Worker) Put(id uint64, a *tensor.Array) error {
 	}
 	w.mu.Lock()
 	w.st.Put(id)
+	w.wake()
 	w.mu.Unlock()
 	return nil
 }
@@ -405,6 +407,7 @@ func (w *Worker) Close() error {
 func (w *Worker) Status() string {
 	w.mu.Lock()
 	running, queued, quota := w.st.Running(), w.st.Queued(), w.st.QuotaUsed()
+	fenced, takenOver := w.st.Fenced(), w.st.TakenOver()
 	ops, received := w.opsEnded, w.fetchedBytes
 	w.mu.Unlock()
 	var b strings.Builder
@@ -413,6 +416,9 @@ func (w *Worker) Status() string {
 	fmt.Fprintf(&b, "quota_used %d\nquota_limit %d\nmapped_bytes %d\n", quota, w.cfg.Mem, w.mapped.Load())
 	fmt.Fprintf(&b, "go_heap_bytes %d\n", goHeapBytes())
 	fmt.Fprintf(&b, "ops_run %d\nsent_bytes %d\nreceived_bytes %d\n", ops, w.sent.Load(), received+w.putBytes.Load())
+	// The worker's fence (epochs.go): what it refused as stale, and the
+	// sessions it has seen taken over, at their latest epochs.
+	fmt.Fprintf(&b, "fenced %d\nepochs %s\n", fenced, takenOver)
 	// A store that knows more of itself (shared memory, spill) says so.
 	if st, ok := w.store.(interface{ WriteStatus(io.Writer) error }); ok {
 		st.WriteStatus(&b)
@@ -573,7 +579,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			}
 			t := &wire.Take(&tasks, 1)[0] // cut from a slab, like the decoder's
 			*t = Task{RunKey: wire.RunKey{Job: m.Job, Key: m.Key, Attempt: m.Attempt}, Prio: m.Priority, Op: m.Op, ID: m.ID,
-				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush}
+				Inputs: m.Inputs, Addrs: m.Addrs, Conn: cc, Flush: m.Flush, Session: m.Session, Epoch: m.Epoch}
 			t.received = at
 			if len(unit) == 0 && m.Unit > 1 {
 				want = m.Unit
@@ -599,15 +605,33 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 			w.mu.Unlock()
 		case wire.MsgFree:
 			w.mu.Lock()
-			w.st.Free(m.IDs)
+			err := w.st.FreeFor(cc, m.Session, m.Epoch, m.IDs)
 			w.apply()
 			w.mu.Unlock()
+			if err != nil {
+				cc.Send(&wire.Msg{Kind: wire.MsgFenced, Session: m.Session, Epoch: m.Epoch, Err: err.Error()})
+			}
 		case wire.MsgStatus:
 			cc.Send(&wire.Msg{Kind: wire.MsgStatusReply, Seq: m.Seq, Text: w.Status()})
 		case wire.MsgAdopt:
 			w.mu.Lock()
-			w.st.Adopt(cc, m.IDs)
+			taken, err := w.st.AdoptFor(cc, m.Session, m.Epoch, m.IDs)
+			w.wake()
+			held := &wire.Msg{Kind: wire.MsgHeld, Session: m.Session, Epoch: m.Epoch}
+			for _, id := range taken {
+				if n, ok := w.size(id); ok {
+					held.IDs, held.Sizes = append(held.IDs, id), append(held.Sizes, n)
+				}
+			}
 			w.mu.Unlock()
+			if err != nil {
+				cc.Send(&wire.Msg{Kind: wire.MsgFenced, Session: m.Session, Epoch: m.Epoch, Err: err.Error()})
+			}
+			if len(held.IDs) > 0 {
+				// Taken from a stale home's connection: the new home
+				// takes them back as a worker's offer (adopt.go).
+				cc.Send(held)
+			}
 		case wire.MsgHandedOff:
 			w.mu.Lock()
 			select {
@@ -623,6 +647,7 @@ func (w *Worker) serveControl(c net.Conn, br *bufio.Reader) {
 // apply carries out what the state asks for. w.mu is held: what it does
 // takes no time (the reports only queue on their connections).
 func (w *Worker) apply() {
+	defer w.wake()
 	rd := w.st.Ready()
 	for _, id := range rd.Forget {
 		w.store.Delete(id)
