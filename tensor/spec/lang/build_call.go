@@ -39,7 +39,7 @@ type arg struct {
 // is told so by name rather than that the function is unknown.
 var notYet = map[string]bool{
 	"frexp": true, "ravel_multi_index": true,
-	"cross": true, "convolve": true, "reciprocal": true,
+	"convolve": true,
 }
 
 // modules are the prefixes a function name may carry; np. and numpy. are

@@ -58,6 +58,17 @@ func registerMore(l *library) {
 		return c.b.Node(c.pos, tensor.OpPower, spec.Attrs{}, x, y)
 	})
 	l.register("modf", []string{"x"}, modf)
+	l.register("reciprocal", []string{"x"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		// NumPy's integer loop divides in C, whose 1/0 is the platform's.
+		if !x.DType.IsFloat() {
+			return nil, c.errorf(0, "reciprocal() of %s is not supported yet: it is for floats (cast first)", x.DType)
+		}
+		return c.b.Node(c.pos, tensor.OpDivide, spec.Attrs{}, c.b.Scalar(syntax.PyFloat(1)), x)
+	})
 	l.register("trapz", []string{"y", "x", "dx", "axis"}, trapz)
 	l.register("unravel_index", []string{"indices", "shape", "order"}, unravelIndex)
 }
