@@ -27,9 +27,9 @@ func (b *Builder) Matmul(p syntax.SrcPos, x, y *Node) (*Node, error) {
 		if len(n.Shape) == 0 {
 			return nil, syntax.Errorf(p, "matmul: Input operand %d does not have enough dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)", i)
 		}
-		if len(n.Shape) > 2 {
-			return nil, syntax.Errorf(p, "matmul of arrays with more than 2 dimensions is not supported yet")
-		}
+	}
+	if len(x.Shape) > 2 || len(y.Shape) > 2 {
+		return b.matmulND(p, x, y)
 	}
 	xs, ys := x.Shape, y.Shape
 	if a, b := xs[len(xs)-1], ys[max(len(ys)-2, 0)]; a != b && a != tensor.Unknown && b != tensor.Unknown {

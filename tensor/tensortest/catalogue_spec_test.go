@@ -220,7 +220,7 @@ func TestCatalogueParseErrors(t *testing.T) {
 		{"h, e = histogram(ones(3), bins='auto')", "1:32: histogram(): the bin rule 'auto' is not supported yet: give a number of bins or their edges"},
 		{"x = percentile(ones(3), 101)", "1:25: Percentiles must be in the range [0, 100]"},
 		{"x = percentile(ones(3), 50, method='nearer')", "1:36: 'nearer' is not a valid method. Use one of: inverted_cdf, averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull, linear, median_unbiased, normal_unbiased, lower, higher, midpoint, nearest"},
-		{"x = median(ones((2, 3, 4)), axis=0)", "1:34: median() along an axis of a 3-D array is not supported yet (1-D and 2-D are)"},
+		{"x = median(ones((2, 3, 4)), axis=3)", "1:34: axis 3 is out of bounds for array of dimension 3"},
 		{"x = sort(ones(3), order='f')", "1:25: sort(): order= is not supported"},
 		{"x = ones(3).sort()", "1:13: a.sort() sorts in place and returns None: write sort(a)"},
 	} {

@@ -460,6 +460,18 @@ func (b *builder) binary(p syntax.SrcPos, op string, x, y value) (value, error) 
 	}
 	_, xt := x.(*spec.Node)
 	_, yt := y.(*spec.Node)
+	// A list beside a tensor is an array, as NumPy's ndarray takes it
+	// (two lists, or a list and a number, are Python's list operators).
+	if _, xs := x.(seqValue); xs && yt {
+		if a, err := b.tensor(x, p); err == nil {
+			x, xt = a, true
+		}
+	}
+	if _, ys := y.(seqValue); ys && xt {
+		if a, err := b.tensor(y, p); err == nil {
+			y, yt = a, true
+		}
+	}
 	if !(xt || xnum) || !(yt || ynum) {
 		return nil, syntax.Errorf(p, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(x), typeName(y))
 	}

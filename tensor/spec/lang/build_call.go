@@ -38,8 +38,7 @@ type arg struct {
 // "Not yet" of docs/marsfs.4.md, OPERATIONS), so that a spec calling one
 // is told so by name rather than that the function is unknown.
 var notYet = map[string]bool{
-	"partition": true, "argpartition": true, "topk": true, "frexp": true, "ravel_multi_index": true,
-	"cross": true, "convolve": true, "reciprocal": true,
+	"frexp": true, "convolve": true,
 }
 
 // modules are the prefixes a function name may carry; np. and numpy. are

@@ -176,11 +176,11 @@ func buildSort(c *call, op string) (value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(x.Shape) > 2 {
+		return sortND(c, op, x, ax)
+	}
 	if ax == len(x.Shape)-1 {
 		return c.b.Node(c.pos, op, spec.Attrs{}, x)
-	}
-	if len(x.Shape) != 2 {
-		return nil, c.errorf(1, "%s of a %d-D array is not supported yet (1-D, and 2-D along either axis, are)", c.name, len(x.Shape))
 	}
 	t, err := c.b.Transpose(c.pos, x, []int{1, 0})
 	if err != nil {
@@ -271,6 +271,7 @@ func buildPercentile(c *call) (value, error) {
 	for i := range kept {
 		kept[i] = 1
 	}
+	var others []int // of a 3-D or larger x, the axes left, in order
 	ai := c.param("axis")
 	if !c.has(ai) {
 		if x, err = c.b.Reshape(c.pos, x, []int{flatLen(x.Shape)}); err != nil {
@@ -288,7 +289,9 @@ func buildPercentile(c *call) (value, error) {
 		kept[ax] = 1
 		switch {
 		case len(x.Shape) > 2:
-			return nil, c.errorf(ai, "%s() along an axis of a %d-D array is not supported yet (1-D and 2-D are)", c.name, len(x.Shape))
+			if x, others, err = toRows(c, x, ax); err != nil {
+				return nil, err
+			}
 		case len(x.Shape) == 2 && ax == 0:
 			if x, err = c.b.Transpose(c.pos, x, []int{1, 0}); err != nil {
 				return nil, err
@@ -308,6 +311,16 @@ func buildPercentile(c *call) (value, error) {
 	p, err := c.b.Node(c.pos, op, attrs, x)
 	if err != nil {
 		return nil, err
+	}
+	if others != nil {
+		// The rows back to the other axes.
+		shape := others
+		if !median {
+			shape = append([]int{p.Shape[0]}, others...)
+		}
+		if p, err = c.b.Reshape(c.pos, p, shape); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case keepdims && (median || scalar):

@@ -314,6 +314,9 @@ func diagonalFn(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(x.Shape) > 2 {
+		return diagonalND(c, x)
+	}
 	x, k, err := diagonalAxes(c, x)
 	if err != nil {
 		return nil, err
@@ -330,13 +333,21 @@ func trace(c *call) (value, error) {
 	if err := c.noOut(); err != nil {
 		return nil, err
 	}
-	x, k, err := diagonalAxes(c, x)
-	if err != nil {
-		return nil, err
-	}
-	d, err := c.b.Diagonal(c.pos, x, k)
-	if err != nil {
-		return nil, err
+	var d *spec.Node
+	var axes []int // the diagonal's axis: the last of a 3-D or larger one
+	if len(x.Shape) > 2 {
+		if d, err = diagonalND(c, x); err != nil {
+			return nil, err
+		}
+		axes = []int{len(d.Shape) - 1}
+	} else {
+		x, k, err := diagonalAxes(c, x)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = c.b.Diagonal(c.pos, x, k); err != nil {
+			return nil, err
+		}
 	}
 	if c.has(4) {
 		dt, err := c.dtype(4, 0)
@@ -346,13 +357,13 @@ func trace(c *call) (value, error) {
 		if d, err = c.b.Astype(c.pos, d, dt); err != nil {
 			return nil, err
 		}
-		s, err := c.b.ReduceNode(c.pos, tensor.OpSum, d, nil, false, 0)
+		s, err := c.b.ReduceNode(c.pos, tensor.OpSum, d, axes, false, 0)
 		if err != nil {
 			return nil, err
 		}
 		return c.b.Astype(c.pos, s, dt)
 	}
-	return c.b.ReduceNode(c.pos, tensor.OpSum, d, nil, false, 0)
+	return c.b.ReduceNode(c.pos, tensor.OpSum, d, axes, false, 0)
 }
 
 // repeat repeats each element r times along axis (of the flattened array

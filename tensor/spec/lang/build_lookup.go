@@ -26,8 +26,21 @@ func searchsorted(c *call) (value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.unsupported(3, ""); err != nil {
-		return nil, err
+	if c.has(3) {
+		// sorter= sorts a: searchsorted of a[sorter].
+		s, err := c.tensor(3)
+		if err != nil {
+			return nil, err
+		}
+		if len(a.Shape) != 1 || len(s.Shape) != 1 || s.Shape[0] != a.Shape[0] {
+			return nil, c.errorf(3, "sorter.size must equal a.size")
+		}
+		if !s.DType.IsInteger() {
+			return nil, c.errorf(3, "sorter must only contain integers")
+		}
+		if a, err = c.b.Take(c.at(3), a, s, 0, "raise"); err != nil {
+			return nil, err
+		}
 	}
 	side, err := c.str(2)
 	if err != nil {

@@ -77,6 +77,7 @@ func registerMath(l *library) {
 	registerNanFuncs(l)
 	registerProducts(l)
 	registerMore(l)
+	registerPartition(l)
 }
 
 // floatMax is the largest finite value of the float dtype dt.

@@ -13,7 +13,8 @@ import (
 // 1.24 writes it: rollaxis (a transpose), kron (a broadcast product
 // reshaped), sinc, heaviside, float_power and modf (elementwise), trapz
 // (slices, a product and a sum), unravel_index (integer division by the
-// strides, each index checked by a take), and reshape and ravel in
+// strides, each index checked by a take), ravel_multi_index (its
+// inverse), and reshape and ravel in
 // Fortran order (transposes around a C-order reshape).
 
 func registerMore(l *library) {
@@ -58,8 +59,20 @@ func registerMore(l *library) {
 		return c.b.Node(c.pos, tensor.OpPower, spec.Attrs{}, x, y)
 	})
 	l.register("modf", []string{"x"}, modf)
+	l.register("reciprocal", []string{"x"}, func(c *call) (value, error) {
+		x, err := c.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		// NumPy's integer loop divides in C, whose 1/0 is the platform's.
+		if !x.DType.IsFloat() {
+			return nil, c.errorf(0, "reciprocal() of %s is not supported yet: it is for floats (cast first)", x.DType)
+		}
+		return c.b.Node(c.pos, tensor.OpDivide, spec.Attrs{}, c.b.Scalar(syntax.PyFloat(1)), x)
+	})
 	l.register("trapz", []string{"y", "x", "dx", "axis"}, trapz)
 	l.register("unravel_index", []string{"indices", "shape", "order"}, unravelIndex)
+	l.register("ravel_multi_index", []string{"multi_index", "dims", "mode", "order"}, ravelMultiIndex)
 }
 
 // rollaxis moves axis to before start, the others keeping their order.
@@ -425,4 +438,105 @@ func reshapeOrder(c *call, x *spec.Node, v value, p syntax.SrcPos, order string)
 	}
 	rn := r.(*spec.Node)
 	return c.b.Transpose(c.pos, rn, rev(len(rn.Shape)))
+}
+
+// ravelMultiIndex is the flat index Σ i_d · stride_d of a tuple of index
+// arrays over dims (C or F order), each index checked against its axis by
+// a take from an arange (a negative one made out of range first, as mode
+// 'raise' refuses it), or wrapped or clipped first (modes 'wrap', 'clip').
+func ravelMultiIndex(c *call) (value, error) {
+	if !c.has(0) {
+		return nil, c.missing(0)
+	}
+	s, ok := c.args[0].v.(seqValue)
+	if !ok {
+		return nil, c.errorf(0, "ravel_multi_index(): multi_index must be a tuple of index arrays")
+	}
+	dims, err := c.shape(1)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.elts) != len(dims) {
+		return nil, c.errorf(0, "parameter multi_index must be a sequence of length %d", len(dims))
+	}
+	mode, err := c.str(2)
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case "":
+		mode = "raise"
+	case "raise", "wrap", "clip":
+	default:
+		return nil, c.errorf(2, "clipmode must be one of 'clip', 'raise', or 'wrap' (got '%s')", mode)
+	}
+	order, err := c.str(3)
+	if err != nil {
+		return nil, err
+	}
+	if order != "" && order != "C" && order != "F" {
+		return nil, c.errorf(3, "only 'C' or 'F' order is permitted")
+	}
+	b, p := c.b, c.pos
+	var flat *spec.Node
+	stride := 1
+	for k := range dims {
+		d := len(dims) - 1 - k
+		if order == "F" {
+			d = k
+		}
+		idx, err := b.tensor(s.elts[d], s.pos[d])
+		if err != nil {
+			return nil, err
+		}
+		if !idx.DType.IsInteger() {
+			return nil, syntax.Errorf(s.pos[d], "only int indices permitted")
+		}
+		if idx, err = b.Astype(p, idx, tensor.Int64); err != nil {
+			return nil, err
+		}
+		n := dims[d]
+		if mode == "raise" {
+			neg, err := b.Node(p, tensor.OpLess, spec.Attrs{}, idx, b.Scalar(syntax.PyInt(0)))
+			if err != nil {
+				return nil, err
+			}
+			if idx, err = b.Node(p, tensor.OpWhere, spec.Attrs{}, neg, b.Scalar(syntax.PyInt(int64(n))), idx); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.known(idx); err != nil {
+			return nil, err
+		}
+		shape := idx.Shape
+		ar, err := b.IndexAlong(p, []int{n}, 0)
+		if err != nil {
+			return nil, err
+		}
+		one, err := b.Reshape(p, idx, []int{flatLen(shape)})
+		if err != nil {
+			return nil, err
+		}
+		if one, err = b.Take(p, ar, one, 0, mode); err != nil {
+			return nil, err
+		}
+		if one, err = b.Reshape(p, one, shape); err != nil {
+			return nil, err
+		}
+		if stride != 1 {
+			if one, err = b.Node(p, tensor.OpMultiply, spec.Attrs{}, one, b.Scalar(syntax.PyInt(int64(stride)))); err != nil {
+				return nil, err
+			}
+		}
+		if flat == nil {
+			flat = one
+		} else if flat, err = b.Node(p, tensor.OpAdd, spec.Attrs{}, flat, one); err != nil {
+			return nil, err
+		}
+		stride *= n
+	}
+	if flat == nil {
+		return nil, c.errorf(1, "ravel_multi_index(): dims must not be empty")
+	}
+	return flat, nil
 }
