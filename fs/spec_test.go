@@ -273,12 +273,43 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("wait returned %q before the graph ended", st)
 	default:
 	}
-	// A reader of events follows the graph to its end.
+	// A reader of events follows the graph to its end. The cancel waits
+	// for it to have seen an operand run: on a loaded machine none may
+	// have started yet.
 	followed := make(chan string, 1)
+	running := make(chan struct{})
 	go func() {
-		b, _ := c.ReadFile(s + "/graphs/1/events")
-		followed <- string(b)
+		f, err := c.Open(s+"/graphs/1/events", p9.ReadOnly)
+		if err != nil {
+			followed <- err.Error()
+			close(running)
+			return
+		}
+		defer f.Close()
+		var evs []byte
+		buf := make([]byte, 64<<10)
+		seen := false
+		for {
+			n, err := f.Read(buf)
+			evs = append(evs, buf[:n]...)
+			if !seen && bytes.Contains(evs, []byte(" RUNNING ")) {
+				seen = true
+				close(running)
+			}
+			if err != nil || n == 0 {
+				break
+			}
+		}
+		if !seen {
+			close(running)
+		}
+		followed <- string(evs)
 	}()
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no operand of graph 1 ran in 20 s")
+	}
 	if err := c.WriteFile(s+"/graphs/1/ctl", []byte("frobnicate")); !IsErrno(err, linux.EINVAL) {
 		t.Errorf("bad graph ctl message: %v, want EINVAL", err)
 	}
