@@ -33,8 +33,8 @@ import (
 // to the mean at the end, M2 = S2 - n (mean - first)^2: as accurate, in
 // float64, but not the same bits.
 
-// streamMaps are the map ops of a streamed chunk: the maps' members, or
-// the one map.
+// A streamPlan is what a streamed chunk's op reads and makes: the store
+// chunk, and the map ops (the maps op's members, or the one map).
 type streamPlan struct {
 	zarr  chunk.ZarrArgs
 	arr   *zarr.Array
