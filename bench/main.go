@@ -38,10 +38,11 @@ type options struct {
 	timeout    time.Duration
 	budget     time.Duration
 	cpuprofile string
-	blas       string // default, openblas or gonum
-	store      string // marsfs up's --store, when set
-	upArgs     string // more arguments for marsfs up, space-separated
-	dataDir    string // where the data workloads' arrays are kept
+	blas       string   // default, openblas or gonum
+	store      string   // marsfs up's --store, when set
+	upArgs     string   // more arguments for marsfs up, space-separated
+	dataDir    string   // where the data workloads' arrays are kept
+	daskConfs  []string // the Dask schedulers to run: threads, distributed
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	only := flag.String("only", "", "workloads to run, comma-separated (default W1..W7 and GRAM; W8 only when named)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each workload; the table shows medians")
 	flag.BoolVar(&o.quick, "quick", false, "scaled-down sizes (1/20 of the data) for a smoke run")
+	daskConfs := flag.String("dask", "threads,distributed", "the Dask schedulers to run, comma-separated (threads is the faster on one host; distributed takes minutes on the CLIM rows)")
 	noDask := flag.Bool("no-dask", false, "skip Dask and NumPy (W3's DGEMM rate and GRAM's NumPy time are still measured)")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python with NumPy, Dask and distributed")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "stop a Dask or NumPy configuration after this long")
@@ -72,6 +74,7 @@ func main() {
 		o.only = strings.Split(*only, ",")
 	}
 	o.dask = !*noDask
+	o.daskConfs = strings.Split(*daskConfs, ",")
 	rep, err := run(o, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -251,7 +254,7 @@ func run(o options, log io.Writer) (*report, error) {
 			rw.add(log, bracket(before, runPython(py, w.id, "dgemm", p)))
 		}
 		if dask && !w.noDask {
-			configs := []string{"threads", "distributed"}
+			configs := slices.Clone(o.daskConfs)
 			if w.sync {
 				configs = append(configs, "sync")
 			}

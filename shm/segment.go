@@ -124,7 +124,22 @@ func parseHeader(b []byte, size int64) (header, error) {
 // whatever was mapped at addr (MAP_FIXED): this is how a chunk keeps its
 // address when it moves between shared memory and its spill file.
 func mapFile(f *os.File, addr unsafe.Pointer, size int64, prot int) (unsafe.Pointer, error) {
-	flags := unix.MAP_SHARED
+	return mapFileFlags(f, addr, size, prot, 0)
+}
+
+// mapFilePopulated maps size bytes of f with its page tables filled at
+// once (MAP_POPULATE): a new segment's writable mapping, every page of
+// which its chunk's maker writes. Faulted in a page at a time, a 6 MB
+// chunk took 1,536 faults, which were a third of the CPU of the workers
+// that store climate chunks (the writes of their decoders and finals);
+// filled in one call, the kernel maps the pages fallocate gave in a
+// batch.
+func mapFilePopulated(f *os.File, size int64, prot int) (unsafe.Pointer, error) {
+	return mapFileFlags(f, nil, size, prot, unix.MAP_POPULATE)
+}
+
+func mapFileFlags(f *os.File, addr unsafe.Pointer, size int64, prot, extra int) (unsafe.Pointer, error) {
+	flags := unix.MAP_SHARED | extra
 	if addr != nil {
 		flags |= unix.MAP_FIXED
 	}

@@ -78,7 +78,7 @@ func (s *Store) allocLocked(size, maxSize int64, what string, zero bool) (segmen
 			return segment{}, err
 		}
 	}
-	rw, err := mapFile(f, nil, size, unix.PROT_READ|unix.PROT_WRITE)
+	rw, err := mapFilePopulated(f, size, unix.PROT_READ|unix.PROT_WRITE)
 	if err != nil {
 		os.Remove(path)
 		return segment{}, fmt.Errorf("shm: %w", err)

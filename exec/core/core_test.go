@@ -868,3 +868,85 @@ func TestCoreScale(t *testing.T) {
 	}
 	t.Logf("%d ops on %d workers: peak %d live chunks, %d bytes moved", len(g.Ops), workers, peak, transfer)
 }
+
+// TestStealFromTheEnd: a worker that runs out of initial ops takes the
+// other's last-ranked ones, not its next, so that the leaves each worker
+// runs stay runs of the rank order (their partials meet at the combines
+// on one worker). w2 here is slow: it reports one op for every round in
+// which w1 reports all it was sent.
+func TestStealFromTheEnd(t *testing.T) {
+	g := graph(tree(64))
+	h := newHarness(t, g, []int{len(g.Ops) - 1}, Options{}, "w1", "w2")
+	h.apply(h.c.startJob())
+	assigned := map[int]string{}
+	for k := range 64 {
+		assigned[k] = h.c.wnames[h.c.ops[k].worker]
+	}
+	for !h.done {
+		var w1, w2 []int
+		for k := range g.Ops {
+			if h.c.ops[k].sent && h.c.State(k) != Finished {
+				if h.run(k).Worker == "w1" {
+					w1 = append(w1, k)
+				} else {
+					w2 = append(w2, k)
+				}
+			}
+		}
+		if len(w1)+len(w2) == 0 {
+			t.Fatalf("nothing sent, not done: %s", h.states())
+		}
+		for _, k := range w1 {
+			h.finish(k)
+		}
+		if len(w2) > 0 && !h.done {
+			h.finish(w2[0])
+		}
+	}
+	var kept, stolen []int // w2's leaves: run by w2, taken by w1
+	for k := range 64 {
+		if assigned[k] != "w2" {
+			continue
+		}
+		if r, ok := h.runs[k]; ok && r.Worker == "w2" {
+			kept = append(kept, h.c.rank[k])
+		} else if ok {
+			stolen = append(stolen, h.c.rank[k])
+		}
+	}
+	if len(stolen) == 0 || len(kept) == 0 {
+		t.Fatalf("w2's leaves: %d run by it, %d taken by w1", len(kept), len(stolen))
+	}
+	if slices.Max(kept) > slices.Min(stolen) {
+		t.Errorf("w1 took w2's leaves of ranks %v while w2 ran %v: not from the end", stolen, kept)
+	}
+}
+
+// readyHeap.removeAt keeps the heap a heap: what is left pops in rank
+// order, without the keys taken out.
+func TestReadyHeapRemoveAt(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for n := 1; n < 80; n++ {
+		rank := r.Perm(n)
+		h := readyHeap{rank: rank}
+		for k := range n {
+			h.push(k)
+		}
+		gone := map[int]bool{}
+		for range r.Intn(n) {
+			gone[h.removeAt(r.Intn(h.len()))] = true
+		}
+		last := -1
+		for h.len() > 0 {
+			k := h.pop()
+			if gone[k] || rank[k] < last {
+				t.Fatalf("n %d: popped %d (rank %d) after rank %d, removed %v", n, k, rank[k], last, gone[k])
+			}
+			last = rank[k]
+			gone[k] = true
+		}
+		if len(gone) != n {
+			t.Fatalf("n %d: %d keys seen", n, len(gone))
+		}
+	}
+}

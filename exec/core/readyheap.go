@@ -44,3 +44,38 @@ func (h *readyHeap) pop() int {
 	}
 	return k
 }
+
+// removeAt takes the key at index i out of the heap and returns it.
+func (h *readyHeap) removeAt(i int) int {
+	k := h.keys[i]
+	n := len(h.keys) - 1
+	h.keys[i] = h.keys[n]
+	h.keys = h.keys[:n]
+	if i == n {
+		return k
+	}
+	// The moved key goes down, or up, to its place.
+	for j := i; ; {
+		l, m := 2*j+1, j
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && h.less(r, m) {
+			m = r
+		}
+		if m == j {
+			break
+		}
+		h.keys[j], h.keys[m] = h.keys[m], h.keys[j]
+		j = m
+	}
+	for j := i; j > 0; {
+		p := (j - 1) / 2
+		if !h.less(j, p) {
+			break
+		}
+		h.keys[j], h.keys[p] = h.keys[p], h.keys[j]
+		j = p
+	}
+	return k
+}

@@ -75,6 +75,13 @@ func Chains(cg *chunk.Graph) *chunk.Graph {
 		} else {
 			var members []chunk.Op
 			for k := op.Key; k >= 0; k = int(next[k]) {
+				if fa, ok := op.Args.(chunk.FuseArgs); k == op.Key && ok && op.Kind == chunk.KindFuse && op.Ranges == nil {
+					// A fuse op Reread or Copies made heads the chain:
+					// its members come first, reading its inputs as
+					// they did, so that the chain is one flat list.
+					members = append(members, fa.Members...)
+					continue
+				}
 				m := *cg.Ops[k]
 				if k == op.Key {
 					m.Ranges = nil // the fused op reads the ranges

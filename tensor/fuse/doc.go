@@ -1,5 +1,5 @@
 // Package fuse rewrites chunk graphs so that fewer chunks are stored and
-// moved. Optimize runs five rewrites, each checked against the unfused
+// moved. Optimize runs six rewrites, each checked against the unfused
 // graph by tests:
 //
 //   - Expr groups, per output chunk, the elementwise ops and generators
@@ -25,6 +25,13 @@
 //     read by range (maps.go): a chunk only maps read has one reader
 //     left, and its maker chains into it; one that others read too keeps
 //     them, and is read once for all its maps.
+//   - Copies gives each reader of a file's chunk its own read, fused in
+//     front of it, when the file's codec decodes faster than a worker
+//     stores a chunk (blosc, lz4, none; not zstd or zlib): the chunk is
+//     then never stored and never moved to a reader on another worker
+//     (copies.go), and the plan notes it. With Maps, a store chunk that
+//     only reductions read is decoded a block at a time into their sums
+//     (tensor/kernel's streamReduce) and never made.
 //   - Chains merges, as Mars does, an op whose single input nothing else
 //     reads into that input's op.
 //

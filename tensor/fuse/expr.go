@@ -56,8 +56,9 @@ type Options struct {
 // first (with DrawMatmulBlocks and Labels), then the choice between
 // keeping and reading again a file a two-pass formula reads twice
 // (Reread), the sharing of a chunk by the reductions' maps that read it
-// (Maps), then chain fusion of the chains that remain (an expr op heads a
-// chain like any other op). cg is not modified.
+// (Maps), a read of its own for each reader of a chunk of a file cheap to
+// decode (Copies), then chain fusion of the chains that remain (an expr
+// op heads a chain like any other op). cg is not modified.
 func Optimize(cg *chunk.Graph, opt Options) *chunk.Graph {
 	if opt.FuseExpr {
 		cg = Labels(DrawMatmulBlocks(Expr(cg)))
@@ -65,7 +66,10 @@ func Optimize(cg *chunk.Graph, opt Options) *chunk.Graph {
 	if opt.Fuse {
 		var notes []string
 		cg, notes = Reread(cg, opt.MemoryBound)
-		cg = Chains(Maps(cg))
+		var copied []string
+		cg, copied = Copies(Maps(cg))
+		notes = append(notes, copied...)
+		cg = Chains(cg)
 		if notes != nil {
 			noted := *cg // cg may be the caller's, unmodified
 			noted.Notes = append(append([]string(nil), cg.Notes...), notes...)

@@ -14,6 +14,11 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	if !ok || len(fa.Members) == 0 {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
+	if p, ok := streamable(op, fa.Members); ok {
+		if out, ok, err := streamReduce(ctx, op, p); ok {
+			return out, err
+		}
+	}
 	var cur []*tensor.Array
 	var out, held *tensor.Array // held: the scratch buffer cur is in, if any
 	last := len(fa.Members) - 1

@@ -183,6 +183,68 @@ func bloscDecode(dst, src []byte) error {
 	return nil
 }
 
+// bloscBlocks decodes the blosc frame src, of nbytes uncompressed bytes,
+// a block at a time into one block-sized buffer, which stays in cache,
+// and hands each block to visit with its offset in the chunk, in order;
+// a copied frame is handed over as it lies in src, in one piece. Every
+// offset and length it hands over is a multiple of elem: a frame whose
+// blocks are not (a blocksize that is no multiple of the element size)
+// is refused before any is visited, with ok false, for the caller to
+// decode whole.
+func bloscBlocks(src []byte, nbytes, elem int, visit func(off int, block []byte) error) (ok bool, err error) {
+	f, err := parseBloscHeader(src)
+	if err != nil {
+		return true, err
+	}
+	if f.nbytes != nbytes {
+		return true, fmt.Errorf("blosc: the frame holds %d bytes, the chunk is %d", f.nbytes, nbytes)
+	}
+	if f.nbytes == 0 {
+		return true, nil
+	}
+	src = src[:f.cbytes]
+	if f.flags&bloscMemcpyed != 0 {
+		if f.cbytes != bloscHeader+f.nbytes {
+			return true, fmt.Errorf("blosc: a copied frame of %d bytes for %d", f.cbytes, f.nbytes)
+		}
+		return true, visit(0, src[bloscHeader:])
+	}
+	if elem < 1 || f.blocksize%elem != 0 || f.nbytes%elem != 0 {
+		return false, nil
+	}
+	inner := int(f.flags >> 5)
+	if inner > bloscZstd {
+		return true, fmt.Errorf("blosc: unknown inner codec %d", inner)
+	}
+	nblocks := (f.nbytes + f.blocksize - 1) / f.blocksize
+	if nblocks > (f.cbytes-bloscHeader)/4 {
+		return true, fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
+	}
+	bs := min(f.blocksize, f.nbytes)
+	out := getBlock(bs)
+	defer putBlock(out)
+	var tmp, tmp2 []byte
+	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
+		tmp = getBlock(bs)
+		defer putBlock(tmp)
+	}
+	if f.flags&bloscBitShuf != 0 {
+		tmp2 = getBlock(bs)
+		defer putBlock(tmp2)
+	}
+	for b := range nblocks {
+		start := int(int32(binary.LittleEndian.Uint32(src[bloscHeader+4*b:])))
+		bsize := min(f.blocksize, f.nbytes-b*f.blocksize)
+		if err := bloscBlock(f, inner, out[:bsize], tmp, tmp2, src, start, bsize < f.blocksize); err != nil {
+			return true, fmt.Errorf("blosc: block %d: %w", b, err)
+		}
+		if err := visit(b*f.blocksize, out[:bsize]); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
 // bloscBlock decodes one block, starting at offset start of the frame,
 // into out.
 func bloscBlock(f bloscFrame, inner int, out, tmp, tmp2, src []byte, start int, leftover bool) error {

@@ -77,6 +77,25 @@ func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 	return nil
 }
 
+// DecodeBlocks decodes a chunk's stored bytes src a piece at a time and
+// hands each piece of its elements (C order, little-endian) to visit, in
+// order, with its byte offset in the chunk: blosc's blocks, each decoded
+// into one buffer of a block's size that stays in cache, so that a
+// reader that only folds the elements into something small (a
+// reduction's sums) never has the whole chunk written to memory and read
+// back. visit must not keep a piece. Every offset and length is a
+// multiple of the element size. ok is false, and nothing visited, when
+// the chunk cannot be decoded so (a codec other than blosc alone, a
+// transpose, big-endian or boolean elements, a shard, blocks that split
+// elements): the caller decodes it whole with Decode.
+func (a *Array) DecodeBlocks(src []byte, visit func(off int, piece []byte) error) (ok bool, err error) {
+	if a.Shard != nil || a.Perm != nil || a.BigEndian || a.DType == tensor.Bool ||
+		len(a.Codecs) != 1 || a.Codecs[0].ID != "blosc" {
+		return false, nil
+	}
+	return bloscBlocks(src, a.ChunkBytes(), a.DType.Size(), visit)
+}
+
 // Encode returns the stored bytes of a chunk whose elements, C order and
 // little-endian, are chunk (len(chunk) == ChunkBytes()).
 func (a *Array) Encode(chunk []byte) ([]byte, error) { return a.EncodeTo(nil, chunk) }

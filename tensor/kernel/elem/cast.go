@@ -66,6 +66,10 @@ func CastInto(dst, src *tensor.Array) {
 	case tensor.Float32:
 		castTo(dst.Float32s(), src, func(f float64) float32 { return float32(f) })
 	case tensor.Float64:
+		if src.DType == tensor.Float32 {
+			WidenFloat32(dst.Float64s(), src.Float32s())
+			break
+		}
 		castTo(dst.Float64s(), src, func(f float64) float64 { return f })
 	}
 }

@@ -1,0 +1,277 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+
+	"marsfs/tensor"
+	"marsfs/tensor/chunk"
+	"marsfs/tensor/codec/zarr"
+	"marsfs/tensor/kernel/elem"
+)
+
+// A store chunk read only to be reduced need not be made. The fused op
+// fuse(from_zarr+mean.map) (or +maps(mean.map+var.map), or std's map
+// alone) of a blosc chunk is run here a block at a time: each block is
+// decoded into a buffer of a block's size (512 KB for a climate store's
+// 6 MB chunk), which stays in cache, and folded there into the partial's
+// sums, so that the chunk is never written to memory and read back (the
+// decode's stores and the map's loads were a third of a worker's CPU in
+// CLIM-MEAN). The plan does not choose this: the chain fuser already made
+// the op, and the kernel takes this way whenever the op's shape allows it,
+// else the general one (streamable says which).
+//
+// The sums are those of the general path to the bit: each accumulator
+// starts at zero and adds its values widened to float64, in the order of
+// the reduced axes, as wideSums does. A var or std map, which the general
+// path makes in two passes over the chunk (the mean, then the squared
+// deviations), is one pass here: the squared deviations from the chunk's
+// first row along the reduced axes (a sample of the same values, so that
+// the deviations are of the data's spread, not its magnitude), corrected
+// to the mean at the end, M2 = S2 - n (mean - first)^2: as accurate, in
+// float64, but not the same bits.
+
+// A streamPlan is what a streamed chunk's op reads and makes: the store
+// chunk, and the map ops (the maps op's members, or the one map).
+type streamPlan struct {
+	zarr  chunk.ZarrArgs
+	arr   *zarr.Array
+	maps  []*chunk.Op
+	inner int  // accumulators: the kept axes' elements
+	outer int  // values an accumulator adds: the reduced axes' elements
+	m2    bool // a var or std map needs the squared deviations
+}
+
+// streamable returns the plan of a fuse op of members that a block-wise
+// read can run, or false.
+func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
+	if len(members) != 2 || len(op.Inputs) != 0 || members[0].Kind != chunk.KindFromZarr {
+		return nil, false
+	}
+	za, ok := members[0].Args.(chunk.ZarrArgs)
+	if !ok {
+		return nil, false
+	}
+	arr := zarr.FromDesc(&za.Array)
+	x := &members[0]
+	nd := len(arr.Chunks)
+	if nd < 2 || x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd ||
+		len(arr.Shape) != nd || (arr.DType != tensor.Float32 && arr.DType != tensor.Float64) {
+		return nil, false
+	}
+	for ax := range nd {
+		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
+			return nil, false
+		}
+	}
+	p := &streamPlan{zarr: za, arr: arr}
+	m := &members[1]
+	if m.Kind == chunk.KindMaps {
+		ma, ok := m.Args.(chunk.MapsArgs)
+		if !ok {
+			return nil, false
+		}
+		for i := range ma.Members {
+			p.maps = append(p.maps, &ma.Members[i])
+		}
+	} else {
+		p.maps = []*chunk.Op{m}
+	}
+	if len(m.Inputs) != 1 || m.Inputs[0] != 0 || m.Ranges != nil {
+		return nil, false
+	}
+	var axes []int
+	for i, mo := range p.maps {
+		a, ok := mo.Args.(chunk.ReduceArgs)
+		if !ok || a.Gather != nil || a.In != arr.DType || mo.Kind != chunk.StepKind(a.Op, chunk.StepMap) || mo.Ranges != nil {
+			return nil, false
+		}
+		switch a.Op {
+		case tensor.OpMean:
+		case tensor.OpVar, tensor.OpStd:
+			p.m2 = true
+		case tensor.OpSum:
+			if mo.DType != tensor.Float64 {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		if i == 0 {
+			axes = slices.Sorted(slices.Values(a.Axes))
+		} else if !slices.Equal(axes, slices.Sorted(slices.Values(a.Axes))) {
+			return nil, false
+		}
+	}
+	// The reduced axes lead: value e of the chunk adds into accumulator
+	// e mod inner.
+	if len(axes) == 0 || len(axes) >= nd {
+		return nil, false
+	}
+	for i, ax := range axes {
+		if ax != i {
+			return nil, false
+		}
+	}
+	p.outer, p.inner = 1, 1
+	for ax, s := range arr.Chunks {
+		if ax < len(axes) {
+			p.outer *= s
+		} else {
+			p.inner *= s
+		}
+	}
+	// Rows shorter than a vector's worth gain nothing from the blocks.
+	if p.inner < 64 || p.outer < 1 {
+		return nil, false
+	}
+	pshape := slices.Clone(arr.Chunks)
+	for ax := range axes {
+		pshape[ax] = 1
+	}
+	for _, mo := range p.maps {
+		a := mo.Args.(chunk.ReduceArgs)
+		pdt, fields := chunk.PartialSpec(a.Op, arr.DType, mo.DType)
+		want := pshape
+		if fields > 1 {
+			want = append(slices.Clone(pshape), fields)
+		}
+		if mo.DType != pdt || !slices.Equal(mo.Shape, want) {
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+// streamSums are the accumulators of a streamed chunk.
+type streamSums struct {
+	sum   []float64 // the values' sums
+	first []float64 // m2: the first value each accumulator met
+	s2    []float64 // m2: the squared deviations from first
+}
+
+// streamReduce runs the streamable fuse op op; ok false means the chunk
+// could not be read so (no file: the fill value; a codec other than
+// blosc), and nothing was made: the caller runs the op's members.
+func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor.Array, ok bool, err error) {
+	data, err := dataOf(ctx, p.zarr.Owner)
+	if err != nil {
+		return nil, false, nil
+	}
+	bufs := getZarrBufs()
+	defer zarrKept.put(bufs)
+	idx := make([]int, len(p.arr.Chunks))
+	for ax := range idx {
+		idx[ax] = p.zarr.Offset[ax] / p.arr.Chunks[ax]
+	}
+	key := path.Join(p.zarr.Path, p.arr.Key(idx))
+	raw, err := readWhole(data, key, &bufs.raw)
+	if err != nil {
+		return nil, false, nil // the general path reads it again, and says what failed
+	}
+	var s streamSums
+	s.sum = takeF64(p.inner)
+	clear(s.sum)
+	defer putF64(s.sum)
+	if p.m2 {
+		s.first, s.s2 = takeF64(p.inner), takeF64(p.inner)
+		clear(s.s2)
+		defer putF64(s.first)
+		defer putF64(s.s2)
+	}
+	size := p.arr.DType.Size()
+	ok, err = p.arr.DecodeBlocks(raw, func(off int, piece []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p.arr.DType == tensor.Float32 {
+			s.addF32(off/size, tensor.View[float32](piece), p.inner)
+		} else {
+			s.addF64(off/size, tensor.View[float64](piece), p.inner)
+		}
+		return nil
+	})
+	if !ok {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("from_zarr %s: %w", key, err)
+	}
+	return s.partials(ctx, op, p), true, nil
+}
+
+// addF32 folds v, the values from element e of the chunk on, into the
+// accumulators, a run of one row along the kept axes at a time.
+func (s *streamSums) addF32(e int, v []float32, inner int) {
+	var rows [1][]float32
+	for len(v) > 0 {
+		r := e % inner
+		n := min(inner-r, len(v))
+		rows[0] = v[:n]
+		if e < inner && s.first != nil {
+			first := s.first[r : r+n]
+			for j, x := range v[:n] {
+				first[j] = float64(x)
+			}
+		}
+		elem.AddWideRows(s.sum[r:r+n], rows[:])
+		if e >= inner && s.first != nil {
+			elem.AddSqDevWideRows(s.s2[r:r+n], s.first[r:r+n], rows[:])
+		}
+		e += n
+		v = v[n:]
+	}
+}
+
+// addF64 is addF32 for float64 values.
+func (s *streamSums) addF64(e int, v []float64, inner int) {
+	for len(v) > 0 {
+		r := e % inner
+		n := min(inner-r, len(v))
+		row := v[:n]
+		sum := s.sum[r : r+n]
+		elem.AddLoop(sum, sum, row)
+		if s.first != nil {
+			first, s2 := s.first[r:r+n], s.s2[r:r+n]
+			if e < inner {
+				copy(first, row)
+			} else {
+				for j, x := range row {
+					d := x - first[j]
+					s2[j] += d * d
+				}
+			}
+		}
+		e += n
+		v = v[n:]
+	}
+}
+
+// partials makes the op's chunk: the one map's partial, or the maps'
+// one after the other, as mapsKernel packs them.
+func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) *tensor.Array {
+	out := tensor.AllocArray(ctx, op.DType, op.Shape, false) // every element is set below
+	d := out.Float64s()
+	n := float64(p.outer)
+	for _, mo := range p.maps {
+		switch mo.Args.(chunk.ReduceArgs).Op {
+		case tensor.OpMean:
+			for i, v := range s.sum {
+				d[2*i], d[2*i+1] = v, n
+			}
+			d = d[2*len(s.sum):]
+		case tensor.OpVar, tensor.OpStd:
+			for i, v := range s.sum {
+				mean := v / n
+				dev := mean - s.first[i]
+				d[3*i], d[3*i+1], d[3*i+2] = n, mean, max(s.s2[i]-n*dev*dev, 0)
+			}
+			d = d[3*len(s.sum):]
+		default: // a float64 sum
+			d = d[copy(d, s.sum):]
+		}
+	}
+	return out
+}
