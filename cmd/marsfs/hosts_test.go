@@ -98,7 +98,28 @@ func TestManyHosts(t *testing.T) {
 		return bufio.NewScanner(out)
 	}
 	s := hosts[0]
-	start(s, "scheduler", "--listen", s.ip+":5640", "--socket", "", "--gossip", s.ip+":7946", "--key-file", keyFile)
+	// The scheduler serves once it says so; then the workers join.
+	sched := start(s, "scheduler", "--listen", s.ip+":5640", "--socket", "", "--gossip", s.ip+":7946", "--key-file", keyFile)
+	serving := make(chan bool, 1)
+	go func() {
+		for sched.Scan() {
+			if strings.Contains(sched.Text(), "serving 9P2000.L at") {
+				serving <- true
+				break
+			}
+		}
+		close(serving)
+		for sched.Scan() { // the rest of its output, unread
+		}
+	}()
+	select {
+	case ok := <-serving:
+		if !ok {
+			t.Fatal("the scheduler ended before it served")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scheduler did not serve in 30 s")
+	}
 	// The workers keep chunks in their heaps: namespaces of one machine
 	// share /dev/shm, and workers there map each other's chunks, which
 	// is right on one host but would carry nothing over the wires.
