@@ -223,32 +223,26 @@ func groupByCombineKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array)
 func copyGroupBy(a chunk.GroupByArgs, acc, p *tensor.Array, G int) {
 	ks := chunk.GroupByStats(a.Func)
 	if a.Acc == tensor.Int64 {
-		x, y := acc.Int64s(), p.Int64s()
-		block := (len(x) - G) / max(ks, 1)
-		per := block / max(G, 1)
-		cy := y[len(y)-G:]
-		copy(x[len(x)-G:], cy)
-		for g, c := range cy {
-			for s := range ks {
-				if c > 0 {
-					at := s*block + g*per
-					copy(x[at:at+per], y[at:at+per])
-				}
-			}
-		}
+		copyGroups(acc.Int64s(), p.Int64s(), ks, G)
 		return
 	}
-	x, y := acc.Float64s(), p.Float64s()
+	copyGroups(acc.Float64s(), p.Float64s(), ks, G)
+}
+
+// copyGroups is copyGroupBy over partials x and y of ks blocks and G
+// counts.
+func copyGroups[T int64 | float64](x, y []T, ks, G int) {
 	block := (len(x) - G) / max(ks, 1)
 	per := block / max(G, 1)
 	cy := y[len(y)-G:]
 	copy(x[len(x)-G:], cy)
 	for g, c := range cy {
+		if c == 0 {
+			continue
+		}
 		for s := range ks {
-			if c > 0 {
-				at := s*block + g*per
-				copy(x[at:at+per], y[at:at+per])
-			}
+			at := s*block + g*per
+			copy(x[at:at+per], y[at:at+per])
 		}
 	}
 }
