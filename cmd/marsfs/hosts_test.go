@@ -49,27 +49,7 @@ func TestManyHosts(t *testing.T) {
 	for i := range n {
 		hosts = append(hosts, nsHost{fmt.Sprintf("%sw%d", prefix, i), fmt.Sprintf("10.215.0.%d", i+2), fmt.Sprintf("h%02d", i)})
 	}
-	var made []string
-	t.Cleanup(func() {
-		for _, ns := range made {
-			osexec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	ipCmd(t, "netns", "add", hub)
-	made = append(made, hub)
-	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
-	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
-	for i, h := range hosts {
-		ipCmd(t, "netns", "add", h.ns)
-		made = append(made, h.ns)
-		port := fmt.Sprintf("p%d", i)
-		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
-		ipCmd(t, "-n", hub, "link", "set", port, "up")
-		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
-		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
-	}
+	bridge(t, hub, hosts)
 
 	// start runs a process in h's namespace until the test ends; its
 	// standard error is logged if the test fails.
@@ -203,9 +183,37 @@ func TestManyHosts(t *testing.T) {
 	}
 }
 
-// An nsHost is a host of TestManyHosts: a network namespace, its address
-// and the name of what runs there.
+// An nsHost is a host of the multi-host tests: a network namespace, its
+// address and the name of what runs there.
 type nsHost struct{ ns, ip, name string }
+
+// bridge makes network namespace hub with a bridge, and a namespace for
+// each host joined to it by a veth pair (eth0 inside, with the host's
+// address on a /24); all are deleted when the test ends.
+func bridge(t *testing.T, hub string, hosts []nsHost) {
+	t.Helper()
+	var made []string
+	t.Cleanup(func() {
+		for _, ns := range made {
+			osexec.Command("ip", "netns", "del", ns).Run()
+		}
+	})
+	ipCmd(t, "netns", "add", hub)
+	made = append(made, hub)
+	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
+	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
+	for i, h := range hosts {
+		ipCmd(t, "netns", "add", h.ns)
+		made = append(made, h.ns)
+		port := fmt.Sprintf("p%d", i)
+		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
+		ipCmd(t, "-n", hub, "link", "set", port, "up")
+		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
+		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
+		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
+	}
+}
 
 // nsRun runs bin with args in namespace ns, stdin its standard input.
 func nsRun(t *testing.T, ns, bin, stdin string, args ...string) string {

@@ -110,30 +110,10 @@ func TestMultiHostWalkthrough(t *testing.T) {
 
 	prefix := fmt.Sprintf("mfw%d", os.Getpid())
 	hub := prefix + "h"
-	type host struct{ ns, ip string }
-	s1, wa, wb, s2, laptop := host{prefix + "s1", "10.214.0.1"}, host{prefix + "wa", "10.214.0.2"},
-		host{prefix + "wb", "10.214.0.3"}, host{prefix + "s2", "10.214.0.4"}, host{prefix + "l", "10.214.0.5"}
-	var made []string
-	t.Cleanup(func() {
-		for _, ns := range made {
-			osexec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	ipCmd(t, "netns", "add", hub)
-	made = append(made, hub)
-	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
-	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
-	for i, h := range []host{s1, wa, wb, s2, laptop} {
-		ipCmd(t, "netns", "add", h.ns)
-		made = append(made, h.ns)
-		port := fmt.Sprintf("p%d", i)
-		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
-		ipCmd(t, "-n", hub, "link", "set", port, "up")
-		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
-		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
-	}
+	type host = nsHost
+	s1, wa, wb, s2, laptop := host{prefix + "s1", "10.214.0.1", "s1"}, host{prefix + "wa", "10.214.0.2", "wa"},
+		host{prefix + "wb", "10.214.0.3", "wb"}, host{prefix + "s2", "10.214.0.4", "s2"}, host{prefix + "l", "10.214.0.5", "laptop"}
+	bridge(t, hub, []nsHost{s1, wa, wb, s2, laptop})
 
 	// start runs a long-lived process in h's namespace and returns a
 	// channel of its output's lines; the cleanup stops it.
