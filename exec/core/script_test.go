@@ -101,9 +101,9 @@ func (s *script) core() *Core {
 		for ki, n := range s.ranges {
 			op := g.Ops[ki[0]]
 			if op.Ranges == nil {
-				op.Ranges = make([]chunk.Range, len(op.Inputs))
+				op.Ranges = chunk.RangesOf(make([]chunk.Range, len(op.Inputs)))
 			}
-			op.Ranges[ki[1]] = chunk.Range{Shape: []int{n}, DType: tensor.Float64}
+			(*op.Ranges)[ki[1]] = chunk.Range{Shape: []int{n}, DType: tensor.Float64}
 		}
 		ids := make([]uint64, len(g.Ops))
 		keep := map[uint64]bool{}

@@ -231,7 +231,7 @@ func (e *Encoder) submit(job uint64, session int, epoch uint64, key, attempt, pr
 	e.uint(op.Stored)
 	e.int(int64(op.Node))
 	e.uint(slot)
-	e.ranges(op.Ranges)
+	e.ranges(op.RangeList())
 	for i, in := range inputs {
 		e.uint(in.ID)
 		e.str(in.Worker)
@@ -630,15 +630,17 @@ func (d *Decoder) body(m *Msg) error {
 			dt, err = d.byte()
 			op.DType = tensor.DType(dt)
 		}
-		op.Stored, op.Node = u(), int(i())
+		op.Stored, op.Node = u(), int32(i())
 		slot := u()
 		if err == nil {
-			op.Ranges, err = d.ranges()
+			var rs []chunk.Range
+			rs, err = d.ranges()
+			op.Ranges = chunk.RangesOf(rs)
 		}
 		if err != nil {
 			return err
 		}
-		if op.Ranges != nil && len(op.Ranges) != len(op.Inputs) {
+		if op.Ranges != nil && len(*op.Ranges) != len(op.Inputs) {
 			return errMalformed
 		}
 		if slot > argSlots {

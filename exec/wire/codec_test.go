@@ -18,10 +18,10 @@ import (
 func codecMessages() []*Msg {
 	args := chunk.GenArgs{Offset: []int{0, 10}, Global: []int{100, 20}, Value: 2.5, Seed: 7}
 	op := &chunk.Op{Key: 7, Kind: "add", Inputs: []int{3, 4}, Shape: []int{10, 20}, DType: tensor.Float64, Args: args, Node: 2,
-		Ranges: []chunk.Range{{}, {Off: 40, Shape: []int{10, 20}, DType: tensor.Float64}}}
+		Ranges: chunk.RangesOf([]chunk.Range{{}, {Off: 40, Shape: []int{10, 20}, DType: tensor.Float64}})}
 	op2 := &chunk.Op{Key: 8, Kind: "add", Inputs: []int{5}, Shape: []int{10}, DType: tensor.Int64, Args: args, Node: 2}
 	leaf := &chunk.Op{Key: 9, Kind: "ones", DType: tensor.Bool} // a scalar: no shape
-	op3 := &chunk.Op{Key: 10, Kind: "sum.map", Inputs: []int{5}, DType: tensor.Int64, Ranges: []chunk.Range{{Off: 3, Shape: []int{}, DType: tensor.Int64}}}
+	op3 := &chunk.Op{Key: 10, Kind: "sum.map", Inputs: []int{5}, DType: tensor.Int64, Ranges: chunk.RangesOf([]chunk.Range{{Off: 3, Shape: []int{}, DType: tensor.Int64}})}
 	return []*Msg{
 		{Kind: MsgSubmit, Job: 1, Session: 5, Epoch: 2, Key: 7, Attempt: 1, Priority: 42, ID: 1007, Unit: 2, Op: op,
 			Inputs: []core.Location{{ID: 1003, Worker: "w1", NBytes: 1600}, {ID: 1004, Worker: "w2", NBytes: -1}},

@@ -15,11 +15,10 @@ type Graph struct {
 
 // An Op is one operand: a kernel applied to the chunks of its inputs.
 type Op struct {
-	Key    int          // index in Graph.Ops
-	Kind   Kind         // the kernel, e.g. "rand", "add", "sum.map", "assemble"
-	Inputs []int        // keys of the ops whose chunks the kernel reads, in order
-	Shape  []int        // the output chunk's shape
-	DType  tensor.DType // the output chunk's dtype
+	Key    int   // index in Graph.Ops
+	Kind   Kind  // the kernel, e.g. "rand", "add", "sum.map", "assemble"
+	Inputs []int // keys of the ops whose chunks the kernel reads, in order
+	Shape  []int // the output chunk's shape
 	// Args are the kernel's parameters: a value of one of the argument types
 	// this package registers with encoding/gob (gob.go), so an op can be sent to
 	// a worker process as it is.
@@ -28,12 +27,17 @@ type Op struct {
 	// already exists in the cluster under this global chunk ID (a tensor kept
 	// by an earlier graph of the session). Stored ops have no inputs.
 	Stored uint64
-	// Node is the ID of the graph node this op was tiled from.
-	Node int
+	// Node is the ID of the graph node this op was tiled from: an int32,
+	// next to DType, so that the two share one word (a graph of 10^7 ops
+	// holds 10^7 of these structs).
+	Node  int32
+	DType tensor.DType // the output chunk's dtype
 	// Ranges, when not nil, has one entry an input: a Range with a nil
 	// Shape reads the whole chunk; any other reads only that contiguous
-	// run of it (a shuffle's piece of a block, see range.go).
-	Ranges []Range
+	// run of it (a shuffle's piece of a block, see range.go). Few ops
+	// have them: the slice is kept out of line, a pointer in the op
+	// rather than a slice header (RangeList reads it, RangesOf makes it).
+	Ranges *[]Range
 }
 
 // NBytes is the size of the op's output chunk.

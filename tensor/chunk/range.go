@@ -32,13 +32,30 @@ func (r Range) Whole() bool { return r.Shape == nil }
 // Len is the number of elements r reads.
 func (r Range) Len() int { return tensor.NumElements(r.Shape) }
 
+// RangesOf returns rs as an Op's Ranges: nil for none.
+func RangesOf(rs []Range) *[]Range {
+	if rs == nil {
+		return nil
+	}
+	return &rs
+}
+
+// RangeList returns op's ranges, one an input; nil when it reads its
+// inputs whole.
+func (op *Op) RangeList() []Range {
+	if op.Ranges == nil {
+		return nil
+	}
+	return *op.Ranges
+}
+
 // InputRange returns the range op reads of its input i; a whole one when
 // it reads the whole chunk.
 func (op *Op) InputRange(i int) Range {
 	if op.Ranges == nil {
 		return Range{}
 	}
-	return op.Ranges[i]
+	return (*op.Ranges)[i]
 }
 
 // InputBytes is the number of bytes op reads of its input i, a chunk of
@@ -72,10 +89,10 @@ func (op *Op) Views(in []*tensor.Array) error {
 	if op.Ranges == nil {
 		return nil
 	}
-	if len(op.Ranges) != len(in) {
-		return fmt.Errorf("%d ranges for %d inputs", len(op.Ranges), len(in))
+	if rs := *op.Ranges; len(rs) != len(in) {
+		return fmt.Errorf("%d ranges for %d inputs", len(rs), len(in))
 	}
-	for i, r := range op.Ranges {
+	for i, r := range *op.Ranges {
 		v, err := View(in[i], r)
 		if err != nil {
 			return fmt.Errorf("input %d: %w", i, err)

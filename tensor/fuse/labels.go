@@ -154,12 +154,13 @@ func Labels(cg *chunk.Graph) *chunk.Graph {
 			c := slab.Take()
 			*c = chunk.Op{Key: len(out.Ops), Kind: "matmul.sum", Shape: op.Shape, DType: op.DType, Node: op.Node}
 			c.Inputs = ints.Take(len(op.Inputs) / 2)
-			c.Ranges = make([]chunk.Range, len(c.Inputs))
+			rs := make([]chunk.Range, len(c.Inputs))
 			for p := range c.Inputs {
 				b := bands[op.Inputs[2*p]]
 				c.Inputs[p] = int(newKey[b.oh])
-				c.Ranges[p] = sumsRange(b)
+				rs[p] = sumsRange(b)
 			}
+			c.Ranges = &rs
 			newKey[op.Key] = int32(c.Key)
 			out.Ops = append(out.Ops, c)
 			continue
@@ -181,12 +182,13 @@ func Labels(cg *chunk.Graph) *chunk.Graph {
 				}
 			}
 			if ranged {
-				c.Ranges = make([]chunk.Range, len(op.Inputs))
+				rs := make([]chunk.Range, len(op.Inputs))
 				for i, in := range op.Inputs {
 					if b := sumOf[in]; b != nil {
-						c.Ranges[i] = countsRange(b, cg.Ops[in].Shape)
+						rs[i] = countsRange(b, cg.Ops[in].Shape)
 					}
 				}
+				c.Ranges = &rs
 			}
 		}
 		newKey[op.Key] = int32(c.Key)

@@ -148,13 +148,14 @@ func Maps(cg *chunk.Graph) *chunk.Graph {
 				c.Inputs[i] = int(newKey[in])
 			}
 			if ranged {
-				c.Ranges = make([]chunk.Range, len(op.Inputs))
+				rs := make([]chunk.Range, len(op.Inputs))
 				for i, in := range op.Inputs {
 					if _, ok := member[in]; ok {
 						m := cg.Ops[in]
-						c.Ranges[i] = chunk.Range{Off: off[in], Shape: slices.Clone(m.Shape), DType: m.DType}
+						rs[i] = chunk.Range{Off: off[in], Shape: slices.Clone(m.Shape), DType: m.DType}
 					}
 				}
+				c.Ranges = &rs
 			}
 		}
 		newKey[op.Key] = int32(c.Key)

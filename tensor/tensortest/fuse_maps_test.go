@@ -102,7 +102,7 @@ func TestFuseMapsFromZarr(t *testing.T) {
 				case name == tensor.OpFromZarr || strings.HasSuffix(name, ".map"):
 					t.Errorf("axis %d: op %d %s stands alone", axis, op.Key, name)
 				case op.Ranges != nil:
-					for j, r := range op.Ranges {
+					for j, r := range op.RangeList() {
 						if in := cg.Ops[op.Inputs[j]]; r.Whole() || in.Kind != chunk.KindFuse || r.Off < 0 || r.Off+r.Len() > in.Shape[0] {
 							t.Errorf("axis %d: op %d %s reads %+v of op %d %s", axis, op.Key, name, r, in.Key, in.Name())
 						}

@@ -228,7 +228,7 @@ func TestSampleSort(t *testing.T) {
 		ranged := 0
 		for _, op := range cg.Ops {
 			if op.Kind == chunk.KindSsortMerge {
-				ranged += len(op.Ranges)
+				ranged += len(op.RangeList())
 			}
 		}
 		if ranged == 0 || ranged > 2*p*p {

@@ -39,7 +39,7 @@ func TestShapeOpsGob(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, op := range cg.Ops {
 		kinds[string(op.Kind)] = true
-		if op.Kind == chunk.KindMatmul && op.Node != mm.ID {
+		if op.Kind == chunk.KindMatmul && int(op.Node) != mm.ID {
 			t.Errorf("matmul op %d records node %d, want %d", op.Key, op.Node, mm.ID)
 		}
 	}

@@ -190,7 +190,7 @@ func (t *tiler) rechunk(src *tensor.TiledTensor, chunks [][]int) *tensor.TiledTe
 			ranges[j] = r
 			pc.Src = fullBox(r.Shape)
 		}
-		key := t.emit(&chunk.Op{Kind: chunk.KindAssemble, Inputs: inputs, Ranges: ranges, Shape: d.shape, DType: src.DType, Args: chunk.AssembleArgs{Pieces: d.pieces}})
+		key := t.emit(&chunk.Op{Kind: chunk.KindAssemble, Inputs: inputs, Ranges: chunk.RangesOf(ranges), Shape: d.shape, DType: src.DType, Args: chunk.AssembleArgs{Pieces: d.pieces}})
 		out.Keys = append(out.Keys, key)
 	}
 	return out

@@ -300,7 +300,7 @@ func (cf *columnFuser) emit(t *tiler, j int, mapOp chunk.Op) (uint64, error) {
 	gr := cf.gr
 	for i, n := range cf.nodes {
 		op := &cf.store[b+i]
-		*op = chunk.Op{Key: b + i, Kind: cf.kind[i], Inputs: cf.inputs[s][i], Shape: shape, DType: n.DType, Args: cf.box[i], Node: n.ID}
+		*op = chunk.Op{Key: b + i, Kind: cf.kind[i], Inputs: cf.inputs[s][i], Shape: shape, DType: n.DType, Args: cf.box[i], Node: int32(n.ID)}
 		if !cf.whole[i] {
 			op.Shape = cf.bshape[i]
 		}
@@ -316,7 +316,7 @@ func (cf *columnFuser) emit(t *tiler, j int, mapOp chunk.Op) (uint64, error) {
 	}
 	mo := &cf.store[b+nn]
 	*mo = mapOp
-	mo.Key, mo.Inputs, mo.Node = b+nn, cf.inputs[s][nn], t.node
+	mo.Key, mo.Inputs, mo.Node = b+nn, cf.inputs[s][nn], int32(t.node)
 	for k := b; k < b+m; k++ {
 		gr.Uses[k], gr.Owner[k], gr.Class[k], gr.IsMap[k] = 0, -1, 0, false
 	}

@@ -42,7 +42,7 @@ func TestRechunkShuffle(t *testing.T) {
 				read += op.InputBytes(i, int64(cg.Ops[in].NBytes()))
 			}
 			if read != int64(op.NBytes()) || op.Ranges == nil {
-				t.Errorf("%s to %s: assemble op %d reads %d bytes (ranges %v) for a chunk of %d", tc.from, tc.to, op.Key, read, op.Ranges, op.NBytes())
+				t.Errorf("%s to %s: assemble op %d reads %d bytes (ranges %v) for a chunk of %d", tc.from, tc.to, op.Key, read, op.RangeList(), op.NBytes())
 			}
 			for i, in := range op.Inputs {
 				if op.InputRange(i).Whole() {

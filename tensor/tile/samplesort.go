@@ -139,7 +139,7 @@ func finishSampleSort(t *tiler, n *spec.Node, ids []uint64, counts []int) (*tens
 			continue
 		}
 		total += l
-		merged := t.emit(&chunk.Op{Kind: chunk.KindSsortMerge, Inputs: inputs, Ranges: ranges, Shape: []int{l, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
+		merged := t.emit(&chunk.Op{Kind: chunk.KindSsortMerge, Inputs: inputs, Ranges: chunk.RangesOf(ranges), Shape: []int{l, 2}, DType: tensor.Int64, Args: chunk.SampleSortArgs{P: p, Dest: d}})
 		out.Keys = append(out.Keys, t.emit(&chunk.Op{Kind: kind, Inputs: []int{int(merged)}, Shape: []int{l}, DType: n.DType}))
 		out.Chunks[0] = append(out.Chunks[0], l)
 	}

@@ -139,7 +139,7 @@ func (t *tiler) emit(op *chunk.Op) uint64 {
 		panic(tooManyOps{})
 	}
 	op.Key = t.nops
-	op.Node = t.node
+	op.Node = int32(t.node)
 	if n := len(t.ops); n == 0 || len(t.ops[n-1]) == cap(t.ops[n-1]) {
 		size := 64
 		if n > 0 {
