@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"marsfs/exec/core"
 	"marsfs/exec/sched"
@@ -184,6 +185,35 @@ func TestEventLog(t *testing.T) {
 				t.Fatalf("from(%d)[%d] is event %d", from, i, ev.Key)
 			}
 		}
+	}
+}
+
+// TestEventLogTimes keeps each event's time to the microsecond, across
+// times a block's base does not reach (hours apart, or back in time) and
+// events with none.
+func TestEventLogTimes(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 6789, time.UTC)
+	l := eventLog{start: start}
+	var want []time.Time
+	for i, d := range []time.Duration{0, time.Microsecond, 3 * time.Second, -1, 2 * time.Hour, 2*time.Hour + 7*time.Millisecond, 2*time.Hour + 3*time.Millisecond + 500, time.Minute, -1, 40 * time.Minute, 5 * time.Hour, 1500 * time.Nanosecond} {
+		at := start.Add(d)
+		if d < 0 {
+			at = time.Time{}
+		}
+		l.add(core.Event{Key: i, At: at, Worker: "w1"})
+		want = append(want, at)
+	}
+	for i, ev := range l.from(0) {
+		w := want[i]
+		if w.IsZero() != ev.At.IsZero() || !w.IsZero() && (ev.At.After(w) || w.Sub(ev.At) >= time.Microsecond) {
+			t.Errorf("event %d at %v, want %v", i, ev.At, w)
+		}
+		if ev.Key != i || ev.Worker != "w1" {
+			t.Errorf("event %d is %+v", i, ev)
+		}
+	}
+	if n := unsafe.Sizeof(eventRec{}); n != 12 {
+		t.Errorf("an event record is %d bytes, want 12", n)
 	}
 }
 

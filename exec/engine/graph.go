@@ -322,16 +322,18 @@ func (g *Graph) wake() {
 	}
 }
 
-// eventLog is an append-only list of events kept in fixed-size blocks, so
-// that a graph of a million operands grows it without copying it over. An
-// event is kept in 16 bytes: its worker stands for a string of a table of
-// the log's own, its error (and an attempt past 254) is kept in a map of
-// the few events that have one, its time is counted from the log's start,
-// and the cluster counters it carried are folded into the graph's status
-// as they come. Events are made whole again when read.
+// eventLog is an append-only list of events kept in blocks, so that a
+// graph of a million operands grows it without copying it over. An event
+// is kept in 12 bytes: its time in microseconds from its block's base (a
+// block is begun where a time would not fit), its worker as an index in a
+// table of the log's own, its error (and an attempt past 254) in a map of
+// the few events that have one; the cluster counters it carried are folded
+// into the graph's status as they come. A graph of 10^6 operands logs
+// about four events an operand. Events are made whole again when read,
+// their times to the microsecond the events file shows.
 type eventLog struct {
 	start   time.Time
-	blocks  [][]eventRec
+	blocks  []eventSeg
 	n       int
 	workers []string
 	errs    []string
@@ -342,9 +344,17 @@ type eventLog struct {
 	attemptAt map[int32]int32
 }
 
-// An eventRec is an event in 16 bytes.
+// An eventSeg holds up to eventBlock events from index first on, their
+// times counted from base (nanoseconds after the log's start).
+type eventSeg struct {
+	first int
+	base  int64
+	recs  []eventRec
+}
+
+// An eventRec is an event in 12 bytes.
 type eventRec struct {
-	at      int64 // nanoseconds after start
+	at      int32 // microseconds after the block's base; noTime for none
 	key     int32
 	worker  uint16 // 1 + index in workers; 0 for none
 	attempt uint8  // maxRecAttempt: see eventLog.attemptAt
@@ -356,15 +366,37 @@ type eventRec struct {
 const (
 	eventBlock    = 4096
 	maxRecAttempt = math.MaxUint8
+	noTime        = math.MinInt32
 )
 
 func (l *eventLog) add(ev core.Event) {
-	if l.n%eventBlock == 0 {
-		l.blocks = append(l.blocks, make([]eventRec, 0, eventBlock))
+	r := eventRec{at: noTime, key: int32(ev.Key), statePhase: uint8(ev.State)&0xf | uint8(ev.Phase)<<4}
+	at := int64(ev.At.Sub(l.start))
+	var b *eventSeg
+	if nb := len(l.blocks); nb > 0 {
+		b = &l.blocks[nb-1]
 	}
-	r := eventRec{at: int64(ev.At.Sub(l.start)), key: int32(ev.Key), statePhase: uint8(ev.State)&0xf | uint8(ev.Phase)<<4}
-	if ev.At.IsZero() {
-		r.at = math.MinInt64
+	if !ev.At.IsZero() && b != nil {
+		// Within the block's reach (±35 minutes of its base), or a new
+		// block.
+		d := at - b.base
+		if d < 0 {
+			d -= 999 // rounded down, as later times are
+		}
+		if d /= 1e3; d > noTime && d <= math.MaxInt32 {
+			r.at = int32(d)
+		}
+	}
+	if b == nil || len(b.recs) == eventBlock || r.at == noTime && !ev.At.IsZero() {
+		base := at
+		if ev.At.IsZero() && b != nil {
+			base = b.base
+		}
+		l.blocks = append(l.blocks, eventSeg{first: l.n, base: base, recs: make([]eventRec, 0, eventBlock)})
+		b = &l.blocks[len(l.blocks)-1]
+		if !ev.At.IsZero() {
+			r.at = 0
+		}
 	}
 	if ev.Worker != "" {
 		r.worker = uint16(l.worker(ev.Worker) + 1)
@@ -382,8 +414,7 @@ func (l *eventLog) add(ev core.Event) {
 		}
 		l.errAt[int32(l.n)] = int32(len(l.errs))
 	}
-	b := &l.blocks[len(l.blocks)-1]
-	*b = append(*b, r)
+	b.recs = append(b.recs, r)
 	l.n++
 }
 
@@ -411,22 +442,21 @@ func (l *eventLog) from(i int) []core.Event {
 		return nil
 	}
 	out := make([]core.Event, 0, l.n-i)
-	for b := i / eventBlock; b < len(l.blocks); b++ {
-		blk := l.blocks[b]
-		if b == i/eventBlock {
-			blk = blk[i%eventBlock:]
+	// The block holding event i: the last that begins at or before it.
+	b0 := sort.Search(len(l.blocks), func(b int) bool { return l.blocks[b].first > i }) - 1
+	for b := b0; b < len(l.blocks); b++ {
+		blk := &l.blocks[b]
+		recs, n := blk.recs, int32(blk.first)
+		if b == b0 {
+			recs, n = recs[i-blk.first:], int32(i)
 		}
-		for j, r := range blk {
-			n := int32(b*eventBlock + j)
-			if b == i/eventBlock {
-				n += int32(i % eventBlock)
-			}
+		for _, r := range recs {
 			ev := core.Event{Key: int(r.key), State: core.OpState(r.statePhase & 0xf), Phase: core.Phase(r.statePhase >> 4), Attempt: int(r.attempt)}
 			if r.attempt == maxRecAttempt {
 				ev.Attempt = int(l.attemptAt[n])
 			}
-			if r.at != math.MinInt64 {
-				ev.At = l.start.Add(time.Duration(r.at))
+			if r.at != noTime {
+				ev.At = l.start.Add(time.Duration(blk.base + int64(r.at)*1e3))
 			}
 			if r.worker > 0 {
 				ev.Worker = l.workers[r.worker-1]
@@ -435,6 +465,7 @@ func (l *eventLog) from(i int) []core.Event {
 				ev.Err = l.errs[e-1]
 			}
 			out = append(out, ev)
+			n++
 		}
 	}
 	return out

@@ -37,12 +37,20 @@ import (
 // for one restore, and two restores never make one intermediate chunk
 // twice.
 
-// A Lineage is what a graph kept of how it made its kept chunks.
+// A Lineage is what a graph kept of how it made its kept chunks. Its
+// columns are the graph's own where it can: of a lineage that is the whole
+// graph in key order (a reduction of everything the spec made, W4), ops
+// and ids are the graph's slices, and no byte an operand is added.
 type Lineage struct {
 	ops []*chunk.Op // compute ops and stored ops (references to chunks of other graphs)
 	ids []uint64    // ids[i]: the chunk ops[i] makes or names; ascending
-	ins []uint64    // the chunk IDs op i reads: ins[off[i]:off[i+1]]
-	off []int32
+	// The chunk IDs op i reads: of a whole graph's lineage, byKey[in] for
+	// each of its inputs in (byKey is the graph's chunk IDs by key);
+	// otherwise ins[off[i]:off[i+1]], so that a small lineage of a large
+	// graph does not hold all of the graph's IDs.
+	byKey []uint64
+	ins   []uint64
+	off   []int32
 	// parents are the lineages of the earlier tensors its stored ops name.
 	parents []*Lineage
 }
@@ -116,25 +124,33 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 	if !slices.IsSortedFunc(order, before) {
 		slices.SortFunc(order, before)
 	}
-	nins := 0
-	for _, k := range order {
-		nins += len(cg.Ops[k].Inputs)
-	}
-	l := &Lineage{ops: make([]*chunk.Op, 0, len(order)), ids: make([]uint64, 0, len(order)),
-		off: make([]int32, 0, len(order)+1), ins: make([]uint64, 0, nins)}
-	pseen := map[*Lineage]bool{}
-	for _, k := range order {
-		id := ids[k]
-		if n := len(l.ids); n > 0 && l.ids[n-1] == id {
-			continue
+	l := &Lineage{}
+	if whole(order, ids) {
+		l.ops, l.ids, l.byKey = cg.Ops[:len(order):len(order)], ids[:len(order):len(order)], ids
+	} else {
+		nins := 0
+		for _, k := range order {
+			nins += len(cg.Ops[k].Inputs)
 		}
-		op := cg.Ops[k]
-		l.ops = append(l.ops, op)
-		l.ids = append(l.ids, id)
+		l.ops, l.ids = make([]*chunk.Op, 0, len(order)), make([]uint64, 0, len(order))
+		l.off, l.ins = make([]int32, 0, len(order)+1), make([]uint64, 0, nins)
+		for _, k := range order {
+			id := ids[k]
+			if n := len(l.ids); n > 0 && l.ids[n-1] == id {
+				continue
+			}
+			op := cg.Ops[k]
+			l.ops = append(l.ops, op)
+			l.ids = append(l.ids, id)
+			l.off = append(l.off, int32(len(l.ins)))
+			for _, in := range op.Inputs {
+				l.ins = append(l.ins, ids[in])
+			}
+		}
 		l.off = append(l.off, int32(len(l.ins)))
-		for _, in := range op.Inputs {
-			l.ins = append(l.ins, ids[in])
-		}
+	}
+	pseen := map[*Lineage]bool{}
+	for _, op := range l.ops {
 		if op.Stored != 0 {
 			if p := parent(op.Stored); p != nil && !pseen[p] {
 				pseen[p] = true
@@ -142,8 +158,21 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 			}
 		}
 	}
-	l.off = append(l.off, int32(len(l.ins)))
 	return l
+}
+
+// whole reports whether order, sorted, is every key of a graph whose
+// chunk IDs ids ascend: then the lineage's columns are the graph's.
+func whole(order []int, ids []uint64) bool {
+	if len(order) != len(ids) {
+		return false
+	}
+	for i, k := range order {
+		if k != i || i > 0 && ids[i] <= ids[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // find returns the first entry of chunk id in l or its ancestors, searched
@@ -174,7 +203,15 @@ func (l *Lineage) producer(id uint64) (*chunk.Op, []uint64, bool) {
 	if !ok {
 		return nil, nil, false
 	}
-	return x.ops[i], x.ins[x.off[i]:x.off[i+1]], true
+	op := x.ops[i]
+	if x.byKey == nil {
+		return op, x.ins[x.off[i]:x.off[i+1]], true
+	}
+	ins := make([]uint64, len(op.Inputs))
+	for j, in := range op.Inputs {
+		ins[j] = x.byKey[in]
+	}
+	return op, ins, true
 }
 
 // stored finds an op that makes or names chunk id, for its shape.

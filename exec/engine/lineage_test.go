@@ -95,6 +95,25 @@ func TestRestoreJob(t *testing.T) {
 	}
 }
 
+// TestLineageWhole builds the lineage of a graph all of whose ops its kept
+// chunk needs: it holds the graph's own columns, and a restore reads the
+// inputs' chunk IDs through them.
+func TestLineageWhole(t *testing.T) {
+	g := ops(t, "rand", "rand", "add:0,1", "neg:2")
+	ids := []uint64{40, 41, 42, 43}
+	l := newLineage(g, ids, []int{3}, func(uint64) *Lineage { return nil })
+	if l.Ops() != 4 || &l.ops[0] != &g.Ops[0] || &l.ids[0] != &ids[0] || l.ins != nil {
+		t.Errorf("the whole graph's lineage copies its columns: %d ops, %d inputs", l.Ops(), len(l.ins))
+	}
+	job, err := restoreJob(l, []uint64{43}, func(id uint64) bool { return id == 41 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describeJob(job.IDs, job.Graph), "40 rand []\n41 stored []\n42 add [40 41]\n43 neg [42]\n"; got != want {
+		t.Errorf("restore job:\n%s\nwant\n%s", got, want)
+	}
+}
+
 // BenchmarkLineage builds the lineage of a graph of a million chunks, a
 // generator a chunk summed by a tree of four-way combines, all kept: the
 // heap it retains beside the graph is what a kept tensor of a million
