@@ -89,7 +89,7 @@ func planText(g *engine.Graph) string {
 			worker = "-"
 		}
 		if p.Rank != nil {
-			prio = strconv.Itoa(p.Rank[op.Key])
+			prio = strconv.Itoa(int(p.Rank[op.Key]))
 		}
 		fmt.Fprintf(&b, "%d %s %s %s %s\n", op.Key, opName(g, op.Key), ins, worker, prio)
 	}

@@ -129,7 +129,7 @@ type Core struct {
 	ids  []uint64
 	keep map[uint64]bool
 	opts Options
-	rank []int
+	rank []int32 // by key, as the order made it; 4 bytes an op
 	// The successors of op k are succ[succOff[k]:succOff[k+1]], in key
 	// order: two int32 columns, not a slice an op.
 	succOff []int32
@@ -184,10 +184,9 @@ type Core struct {
 	units    [][]int32
 	unitLeft []int32
 
-	// With the default order and assignment, the plan graph and the rank
-	// the order made, which the assignment reads in Start.
-	plan   *plan.Graph
-	rank32 []int32
+	// With the default order and assignment, the plan graph the order
+	// made, which the assignment reads in Start.
+	plan *plan.Graph
 }
 
 // New returns the state machine of the job that computes g, whose op k
@@ -208,16 +207,12 @@ func New(g *chunk.Graph, ids []uint64, keep map[uint64]bool, opts Options) *Core
 	c := &Core{g: g, ids: ids, keep: keep, opts: opts, workers: make(map[string]*workerState), workerBytes: make(map[string]int64),
 		wnames: []string{""}, windex: map[string]int32{"": 0}, lastFail: make(map[int]string)}
 	if opts.Order != nil {
-		c.rank = opts.Order(g)
+		c.rank = int32s(opts.Order(g))
 	} else {
 		// PlanOrder, on a plan graph that the default assignment reads
 		// again in Start.
 		c.plan = plan.NewGraph(g)
-		c.rank32 = c.plan.Order()
-		c.rank = make([]int, len(c.rank32))
-		for k, r := range c.rank32 {
-			c.rank[k] = int(r)
-		}
+		c.rank = c.plan.Order()
 	}
 	c.shared.rank = c.rank
 	c.initHeaps()
@@ -405,13 +400,17 @@ func (c *Core) startJob() Output {
 	var assign []string
 	switch {
 	case c.opts.Assign != nil:
-		assign = c.opts.Assign(c.g, c.rank, ws)
+		rank := make([]int, len(c.rank))
+		for k, r := range c.rank {
+			rank[k] = int(r)
+		}
+		assign = c.opts.Assign(c.g, rank, ws)
 	case c.plan != nil:
-		assign = planAssign(c.plan, c.g, c.rank32, ws)
+		assign = planAssign(c.plan, c.g, c.rank, ws)
 	default:
-		assign = PlanAssign(c.g, c.rank, ws)
+		assign = planAssign(plan.NewGraph(c.g), c.g, c.rank, ws)
 	}
-	c.plan, c.rank32 = nil, nil // read no more
+	c.plan = nil // read no more
 	if c.opts.Planned != nil {
 		c.opts.Planned(c.placement(ws, assign))
 	}
@@ -445,6 +444,15 @@ func (c *Core) dispatchHeld() Output {
 	c.holding = false
 	c.begin()
 	return c.end()
+}
+
+// int32s returns a rank as the Core keeps it.
+func int32s(rank []int) []int32 {
+	out := make([]int32, len(rank))
+	for k, r := range rank {
+		out[k] = int32(r)
+	}
+	return out
 }
 
 // AssignedTo is the worker an assignment gives op k, "" for none.
@@ -590,7 +598,7 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 		}
 		c.out.Run = c.runSlab[:0:len(c.runSlab)]
 	}
-	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: int(o.attempt), Priority: c.rank[k], Inputs: ins})
+	c.out.Run = append(c.out.Run, RunOp{Key: k, Worker: w, Attempt: int(o.attempt), Priority: int(c.rank[k]), Inputs: ins})
 }
 
 // current reports whether a report from worker about attempt of op k is
@@ -771,16 +779,17 @@ func plural(n int, word string) string {
 // placement is the Core's plan of its job: its rank, its workers, the
 // assignment of the initial operands, and where the stored chunks are.
 func (c *Core) placement(ws []WorkerLoad, assign []string) Placement {
-	p := Placement{Rank: c.rank, Workers: ws, Worker: make([]string, len(c.ops))}
+	p := Placement{Rank: c.rank, Workers: ws}
+	p.Worker.Grow(len(c.ops))
 	for k := range c.ops {
 		if c.ops[k].initial {
-			p.Worker[k] = AssignedTo(assign, k)
+			p.Worker.Set(k, AssignedTo(assign, k))
 		}
 	}
 	for _, op := range c.g.Ops {
 		// A stored op is never initial: it computes nothing.
 		if op.Stored != 0 {
-			p.Worker[op.Key] = c.wnames[c.ops[op.Key].worker]
+			p.Worker.Set(op.Key, c.wnames[c.ops[op.Key].worker])
 		}
 	}
 	return p

@@ -909,9 +909,9 @@ func TestStealFromTheEnd(t *testing.T) {
 			continue
 		}
 		if r, ok := h.runs[k]; ok && r.Worker == "w2" {
-			kept = append(kept, h.c.rank[k])
+			kept = append(kept, int(h.c.rank[k]))
 		} else if ok {
-			stolen = append(stolen, h.c.rank[k])
+			stolen = append(stolen, int(h.c.rank[k]))
 		}
 	}
 	if len(stolen) == 0 || len(kept) == 0 {
@@ -928,7 +928,7 @@ func TestReadyHeapRemoveAt(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	for n := 1; n < 80; n++ {
 		rank := r.Perm(n)
-		h := readyHeap{rank: rank}
+		h := readyHeap{rank: int32s(rank)}
 		for k := range n {
 			h.push(k)
 		}
@@ -948,5 +948,22 @@ func TestReadyHeapRemoveAt(t *testing.T) {
 		if len(gone) != n {
 			t.Fatalf("n %d: %d keys seen", n, len(gone))
 		}
+	}
+}
+
+// An Assignment gives back the names it was given, "" for keys without
+// one and past its end, and keeps each name once.
+func TestAssignment(t *testing.T) {
+	a := Assign([]string{"w1", "", "w2", "w1"})
+	a.Grow(6)
+	a.Set(5, "w2")
+	a.Set(0, "")
+	for k, want := range []string{"", "", "w2", "w1", "", "w2", ""} {
+		if got := a.At(k); got != want {
+			t.Errorf("At(%d) = %q, want %q", k, got, want)
+		}
+	}
+	if a.Len() != 6 || len(a.names) != 2 {
+		t.Errorf("%d keys, %d names: want 6 and 2", a.Len(), len(a.names))
 	}
 }

@@ -3,7 +3,7 @@ package core
 // readyHeap is a heap of op keys, lowest rank first.
 type readyHeap struct {
 	keys []int
-	rank []int
+	rank []int32
 }
 
 func (h *readyHeap) len() int { return len(h.keys) }

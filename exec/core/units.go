@@ -97,7 +97,7 @@ func (c *Core) formUnits(assign []string) {
 	}
 	perm := true // rank is a permutation of the keys, as orders make it
 	for k, r := range c.rank {
-		if r < 0 || r >= n || byRank[r] >= 0 {
+		if r < 0 || int(r) >= n || byRank[r] >= 0 {
 			perm = false
 			break
 		}
@@ -107,7 +107,7 @@ func (c *Core) formUnits(assign []string) {
 		for k := range byRank {
 			byRank[k] = k
 		}
-		slices.SortStableFunc(byRank, func(a, b int) int { return c.rank[a] - c.rank[b] })
+		slices.SortStableFunc(byRank, func(a, b int) int { return int(c.rank[a]) - int(c.rank[b]) })
 	}
 	c.unitOf = make([]int32, n)
 	for k := range c.unitOf {

@@ -9,13 +9,66 @@ import (
 type Placement struct {
 	// Rank[k] is op k's priority, lower first; nil when the runner runs
 	// ready operands as they come.
-	Rank []int
+	Rank []int32
 	// Workers are the workers the job was planned on, by name.
 	Workers []WorkerLoad
 	// Worker holds, by op key, the worker each initial operand starts on
 	// and each stored operand's chunk is on; "" for the other operands,
 	// and for those past its end.
-	Worker []string
+	Worker Assignment
+}
+
+// An Assignment names a worker for each op key, "" for none: a graph keeps
+// its placement as long as its record, so a key holds 4 bytes, an index in
+// a table of the names, rather than a string's 16.
+type Assignment struct {
+	names []string // names[i-1] for index i
+	at    []int32  // by key: 0 for none, or 1 + index in names
+}
+
+// Assign returns an assignment of n keys, each to names[i] (nil for none).
+func Assign(names []string) Assignment {
+	var a Assignment
+	a.Grow(len(names))
+	for k, w := range names {
+		a.Set(k, w)
+	}
+	return a
+}
+
+// Len is the number of keys a holds; At is "" past it.
+func (a *Assignment) Len() int { return len(a.at) }
+
+// At is the worker of key k, "" for none.
+func (a *Assignment) At(k int) string {
+	if k < 0 || k >= len(a.at) || a.at[k] == 0 {
+		return ""
+	}
+	return a.names[a.at[k]-1]
+}
+
+// Grow makes a hold at least n keys.
+func (a *Assignment) Grow(n int) {
+	if n > len(a.at) {
+		a.at = append(a.at, make([]int32, n-len(a.at))...)
+	}
+}
+
+// Set gives key k, which a holds, to the worker called name.
+func (a *Assignment) Set(k int, name string) {
+	if name == "" {
+		a.at[k] = 0
+		return
+	}
+	// The names are few and met one run at a time: the last first.
+	for i := len(a.names) - 1; i >= 0; i-- {
+		if a.names[i] == name {
+			a.at[k] = int32(i + 1)
+			return
+		}
+	}
+	a.names = append(a.names, name)
+	a.at[k] = int32(len(a.names))
 }
 
 // An Event is a transition of one operand, or a note about the job as a

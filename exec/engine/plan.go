@@ -12,7 +12,7 @@ import (
 // it, completed by placing every later operand where most of its input
 // bytes are, as the runtime places them.
 type Plan struct {
-	Rank    []int    // as in Placement; nil if the runner has no order
+	Rank    []int32  // as in Placement; nil if the runner has no order
 	Workers []string // by name
 	// Initial[w] is the number of initial operands planned on Workers[w].
 	Initial []int
@@ -72,16 +72,21 @@ func (g *Graph) addPlacement(off int) func(core.Placement) {
 			close(pl.ch)
 		}
 		old := pl.p
-		merged := core.Placement{Workers: old.Workers, Worker: make([]string, off+len(p.Worker))}
+		merged := core.Placement{Workers: old.Workers}
+		merged.Worker.Grow(off + p.Worker.Len())
 		if len(merged.Workers) == 0 {
 			merged.Workers = p.Workers
 		}
-		copy(merged.Worker, old.Worker[:min(len(old.Worker), off)])
-		copy(merged.Worker[off:], p.Worker)
+		for k := range min(old.Worker.Len(), off) {
+			merged.Worker.Set(k, old.Worker.At(k))
+		}
+		for k := range p.Worker.Len() {
+			merged.Worker.Set(off+k, p.Worker.At(k))
+		}
 		if old.Rank != nil || p.Rank != nil {
 			merged.Rank = rankFor(old.Rank, off)
 			for k := range p.Rank {
-				merged.Rank = append(merged.Rank, off+p.Rank[k])
+				merged.Rank = append(merged.Rank, int32(off)+p.Rank[k])
 			}
 		}
 		pl.p = merged
@@ -90,11 +95,11 @@ func (g *Graph) addPlacement(off int) func(core.Placement) {
 
 // rankFor returns rank for n ops: rank itself, or extended with the ops
 // past its end ranked in key order after it.
-func rankFor(rank []int, n int) []int {
-	out := make([]int, n)
+func rankFor(rank []int32, n int) []int32 {
+	out := make([]int32, n)
 	copy(out, rank)
 	for k := len(rank); k < n; k++ {
-		out[k] = k
+		out[k] = int32(k)
 	}
 	return out
 }
@@ -136,7 +141,7 @@ func makePlan(cg *chunk.Graph, pl core.Placement) *Plan {
 	p.Initial = make([]int, len(p.Workers))
 	for _, op := range cg.Ops {
 		k := op.Key
-		if w := core.AssignedTo(pl.Worker, k); w != "" {
+		if w := pl.Worker.At(k); w != "" {
 			p.Worker[k] = w
 			if i, ok := index[w]; ok && len(op.Inputs) == 0 && op.Stored == 0 {
 				p.Initial[i]++

@@ -23,9 +23,9 @@ func TestMakePlan(t *testing.T) {
 		op(5, []int{1}),        // initial, unplaced (no workers for it)
 	}}
 	cg.Ops[2].Stored = 99
-	pl := core.Placement{Rank: []int{5, 4, 3, 2, 1, 0},
+	pl := core.Placement{Rank: []int32{5, 4, 3, 2, 1, 0},
 		Workers: []core.WorkerLoad{{Name: "b", Slots: 1}, {Name: "a", Slots: 2}},
-		Worker:  []string{0: "b", 1: "a", 2: "b"}}
+		Worker:  core.Assign([]string{0: "b", 1: "a", 2: "b"})}
 	p := makePlan(cg, pl)
 	if got := p.Workers; len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Errorf("Workers = %v, want [a b]", got)
@@ -65,9 +65,9 @@ func TestProjectPeaks(t *testing.T) {
 	}}
 	cg.Ops[4].Stored = 7
 	cg.Outputs = []tensor.TiledTensor{{Shape: []int{1}, DType: tensor.Int64, Chunks: [][]int{{1}}, Keys: []uint64{3}}}
-	pl := core.Placement{Rank: []int{1, 2, 0, 3, 4},
+	pl := core.Placement{Rank: []int32{1, 2, 0, 3, 4},
 		Workers: []core.WorkerLoad{{Name: "a", Slots: 1}, {Name: "b", Slots: 1}},
-		Worker:  []string{"a", "a", "b", "a", "b"}}
+		Worker:  core.Assign([]string{"a", "a", "b", "a", "b"})}
 	p := makePlan(cg, pl)
 	// On a: 0 (80) then 1 (80+40, then 0 goes: 40), 3 (40+8, then 1
 	// goes): peak 120. On b: 2 (160) until 3 has run.
