@@ -103,6 +103,7 @@ type Graph struct {
 
 	timings []opTiming         // by key; nil until a report carries one (timing.go)
 	moved   map[int32][2]int64 // by key, the bytes a run fetched and spilled, when not 0
+	sinceAt map[int32][2]int64 // by key, Since and Stored of the rare report with both (timing.go)
 
 	// specJSON is the JSON form of a graph tiled in stages as submitted:
 	// tiling its later stages sets the lengths in the spec's nodes.

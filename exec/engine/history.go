@@ -178,7 +178,7 @@ func (g *Graph) forget() {
 	g.forgotten = true
 	g.chunks = noChunks
 	g.spec, g.specJSON = nil, nil
-	g.ids, g.states, g.timings, g.moved = nil, nil, nil, nil
+	g.ids, g.states, g.timings, g.moved, g.sinceAt = nil, nil, nil, nil, nil
 	g.events = eventLog{start: g.start}
 	g.plan.forget()
 	g.cancel = func() {} // and the run's context with it

@@ -10,9 +10,12 @@ import (
 // A graph keeps, for each op, what its worker measured of the op's latest
 // run (core.Timing): when it was queued, allocated, loaded, computed and
 // stored, on which worker and slot. The operands file shows the phases,
-// the timeline draws them. An op's record is 40 bytes, made only for the
+// the timeline draws them. An op's record is 32 bytes, made only for the
 // ops whose reports carried timings; the bytes it fetched and the worker
-// spilled, which most runs have none of, are in a map beside.
+// spilled, which most runs have none of, are in a map beside. A run that
+// is over (stored) has no phase to be in since a time, and one that is in
+// a phase is not stored: the two share a field, and the rare report that
+// carries both keeps its Since in a map.
 
 // OpRun is the measured run of one op.
 type OpRun struct {
@@ -22,12 +25,19 @@ type OpRun struct {
 }
 
 type opTiming struct {
-	received int64     // µs, the worker's clock; 0 for no record
-	after    [6]uint32 // Started .. Stored, then Since: 1 + µs after received; 0 for not reached
-	worker   uint16    // 1 + index in the event log's workers
-	slot     uint16
-	phase    core.Phase
+	// µs, the worker's clock, in two halves (low, high), so that the
+	// record is aligned to 4 bytes, not 8; 0 for no record
+	received [2]uint32
+	// Started .. Stored: 1 + µs after received; 0 for not reached. In a
+	// phase (phase != NoPhase), the last is Since instead of Stored.
+	after     [5]uint32
+	worker    uint16 // 1 + index in the event log's workers
+	slotPhase uint16 // the slot (up to maxSlot) in the low 12 bits, the phase above
 }
+
+const maxSlot = 1<<12 - 1
+
+func (r *opTiming) at() int64 { return int64(r.received[0]) | int64(r.received[1])<<32 }
 
 // noteTiming records the timing an event carries. g.mu is held.
 func (g *Graph) noteTiming(ev core.Event) {
@@ -45,8 +55,8 @@ func (g *Graph) noteTiming(ev core.Event) {
 	r := &g.timings[ev.Key]
 	// A started report carries the points reached so far, a done report
 	// all of them: the latest is the whole record.
-	*r = opTiming{received: t.Received,
-		worker: uint16(g.events.worker(ev.Worker) + 1), slot: uint16(min(t.Slot, math.MaxUint16)), phase: t.Phase}
+	*r = opTiming{received: [2]uint32{uint32(t.Received), uint32(uint64(t.Received) >> 32)},
+		worker: uint16(g.events.worker(ev.Worker) + 1), slotPhase: uint16(min(max(t.Slot, 0), maxSlot)) | uint16(t.Phase)<<12}
 	switch {
 	case t.Fetched != 0 || t.Spilled != 0:
 		if g.moved == nil {
@@ -56,8 +66,21 @@ func (g *Graph) noteTiming(ev core.Event) {
 	case g.moved != nil:
 		delete(g.moved, int32(ev.Key))
 	}
-	for i, at := range [...]int64{t.Started, t.Allocated, t.Loaded, t.Computed, t.Stored, t.Since} {
+	last := t.Stored
+	if t.Phase != core.NoPhase {
+		last = t.Since
+	}
+	for i, at := range [...]int64{t.Started, t.Allocated, t.Loaded, t.Computed, last} {
 		r.after[i] = since(at, t.Received)
+	}
+	switch {
+	case t.Phase == core.NoPhase && t.Since != 0 || t.Phase != core.NoPhase && t.Stored != 0:
+		if g.sinceAt == nil {
+			g.sinceAt = make(map[int32][2]int64)
+		}
+		g.sinceAt[int32(ev.Key)] = [2]int64{t.Since, t.Stored}
+	case g.sinceAt != nil:
+		delete(g.sinceAt, int32(ev.Key))
 	}
 }
 
@@ -71,16 +94,24 @@ func since(at, base int64) uint32 {
 
 // run makes the record of op k whole again. g.mu is held.
 func (g *Graph) run(k int) (OpRun, bool) {
-	if k < 0 || k >= len(g.timings) || g.timings[k].received == 0 {
+	if k < 0 || k >= len(g.timings) || g.timings[k].at() == 0 {
 		return OpRun{}, false
 	}
 	r := &g.timings[k]
 	m := g.moved[int32(k)]
-	t := core.Timing{Received: r.received, Fetched: m[0], Spilled: m[1], Slot: int(r.slot), Phase: r.phase}
-	for i, p := range [...]*int64{&t.Started, &t.Allocated, &t.Loaded, &t.Computed, &t.Stored, &t.Since} {
+	recv := r.at()
+	t := core.Timing{Received: recv, Fetched: m[0], Spilled: m[1], Slot: int(r.slotPhase & maxSlot), Phase: core.Phase(r.slotPhase >> 12)}
+	last := &t.Stored
+	if t.Phase != core.NoPhase {
+		last = &t.Since
+	}
+	for i, p := range [...]*int64{&t.Started, &t.Allocated, &t.Loaded, &t.Computed, last} {
 		if r.after[i] != 0 {
-			*p = r.received + int64(r.after[i]-1)
+			*p = recv + int64(r.after[i]-1)
 		}
+	}
+	if b, ok := g.sinceAt[int32(k)]; ok {
+		t.Since, t.Stored = b[0], b[1]
 	}
 	return OpRun{Key: k, Worker: g.events.workers[r.worker-1], Timing: t}, true
 }
