@@ -74,13 +74,15 @@ func New(r Runner) *Engine {
 	return e
 }
 
-// OpCost is what the process running an engine holds for a chunk operand
-// of a running graph, at most: its tiled op, its fused op, the scheduler's
-// state of it, its chunk's ID and location and the graph's record of it.
-// sched's BenchmarkScale measured 330-365 bytes live at the heap's peak,
-// 480-545 with the garbage not yet collected, over graphs of 10^6 and
-// 10^7 operands.
-const OpCost = 512
+// OpCost is what the process running an engine holds live for a chunk
+// operand of a running graph, at most: its tiled op, its fused op, the
+// scheduler's state of it, its chunk's ID and location and the graph's
+// record of it. sched's BenchmarkScale measured 246-248 bytes live at the
+// heap's peak over graphs of 10^6 and 10^7 operands (326 at 10^5, where
+// the fixed costs weigh), and 488-492 with the garbage not yet collected:
+// the garbage is bounded apart, by the soft limit marsfs up sets on the
+// scheduler's heap (twice the share --ops is cut from).
+const OpCost = 256
 
 // A Data is the data directory the files specs name are in, as each
 // session's owner sees it.

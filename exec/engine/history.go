@@ -12,7 +12,7 @@ import (
 // This file bounds what a server keeps of the graphs that ended. A graph's
 // full record (its chunk graph, the state and timing of every operand,
 // its events, its placement: what plan, operands, events and the
-// pictures show) costs about 300 bytes an operand. A session keeps the
+// pictures show) costs about 220 bytes an operand. A session keeps the
 // full records of its last History graphs that ended; an older graph is
 // forgotten down to its summary (state, spec, times, error), a few
 // hundred bytes. Across all sessions, the full records of ended graphs
