@@ -85,16 +85,19 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 			}
 		}
 	}
-	seen := make([]bool, len(cg.Ops))
-	var order []int
+	// The ops reached are marked (seen, then kept), and listed in key
+	// order after: of a lineage that is the whole graph, no list is made.
+	const seen, kept = 1, 2
+	mark := make([]uint8, len(cg.Ops))
 	stack := append([]int(nil), keep...)
+	nkept := 0
 	for len(stack) > 0 {
 		k := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[k] {
+		if mark[k] != 0 {
 			continue
 		}
-		seen[k] = true
+		mark[k] = seen
 		op := cg.Ops[k]
 		if op.Stored != 0 {
 			if m, ok := made[op.Stored]; ok {
@@ -102,13 +105,25 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 				continue
 			}
 		}
-		order = append(order, k)
+		mark[k] = kept
+		nkept++
 		stack = append(stack, op.Inputs...)
 	}
+	if nkept == len(cg.Ops) && ascending(ids) {
+		// Every op in key order, and so by ID: the graph's columns.
+		l := &Lineage{ops: cg.Ops[:len(ids):len(ids)], ids: ids[:len(ids):len(ids)], byKey: ids}
+		l.addParents(parent)
+		return l
+	}
+	order := make([]int, 0, nkept)
+	for k, m := range mark {
+		if m == kept {
+			order = append(order, k)
+		}
+	}
 	// By chunk ID, one entry a chunk: a compute op before a stored op
-	// naming the same. Fresh IDs follow the keys, so sorted by key the
-	// order is most often sorted by ID already.
-	slices.Sort(order)
+	// naming the same. Fresh IDs follow the keys, so in key order the
+	// ops are most often sorted by ID already.
 	before := func(x, y int) int {
 		a, b := ids[x], ids[y]
 		switch {
@@ -124,31 +139,32 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 	if !slices.IsSortedFunc(order, before) {
 		slices.SortFunc(order, before)
 	}
-	l := &Lineage{}
-	if whole(order, ids) {
-		l.ops, l.ids, l.byKey = cg.Ops[:len(order):len(order)], ids[:len(order):len(order)], ids
-	} else {
-		nins := 0
-		for _, k := range order {
-			nins += len(cg.Ops[k].Inputs)
-		}
-		l.ops, l.ids = make([]*chunk.Op, 0, len(order)), make([]uint64, 0, len(order))
-		l.off, l.ins = make([]int32, 0, len(order)+1), make([]uint64, 0, nins)
-		for _, k := range order {
-			id := ids[k]
-			if n := len(l.ids); n > 0 && l.ids[n-1] == id {
-				continue
-			}
-			op := cg.Ops[k]
-			l.ops = append(l.ops, op)
-			l.ids = append(l.ids, id)
-			l.off = append(l.off, int32(len(l.ins)))
-			for _, in := range op.Inputs {
-				l.ins = append(l.ins, ids[in])
-			}
-		}
-		l.off = append(l.off, int32(len(l.ins)))
+	nins := 0
+	for _, k := range order {
+		nins += len(cg.Ops[k].Inputs)
 	}
+	l := &Lineage{ops: make([]*chunk.Op, 0, len(order)), ids: make([]uint64, 0, len(order)),
+		off: make([]int32, 0, len(order)+1), ins: make([]uint64, 0, nins)}
+	for _, k := range order {
+		id := ids[k]
+		if n := len(l.ids); n > 0 && l.ids[n-1] == id {
+			continue
+		}
+		op := cg.Ops[k]
+		l.ops = append(l.ops, op)
+		l.ids = append(l.ids, id)
+		l.off = append(l.off, int32(len(l.ins)))
+		for _, in := range op.Inputs {
+			l.ins = append(l.ins, ids[in])
+		}
+	}
+	l.off = append(l.off, int32(len(l.ins)))
+	l.addParents(parent)
+	return l
+}
+
+// addParents points l to the lineages of the chunks its stored ops name.
+func (l *Lineage) addParents(parent func(id uint64) *Lineage) {
 	pseen := map[*Lineage]bool{}
 	for _, op := range l.ops {
 		if op.Stored != 0 {
@@ -158,17 +174,12 @@ func newLineage(cg *chunk.Graph, ids []uint64, keep []int, parent func(id uint64
 			}
 		}
 	}
-	return l
 }
 
-// whole reports whether order, sorted, is every key of a graph whose
-// chunk IDs ids ascend: then the lineage's columns are the graph's.
-func whole(order []int, ids []uint64) bool {
-	if len(order) != len(ids) {
-		return false
-	}
-	for i, k := range order {
-		if k != i || i > 0 && ids[i] <= ids[i-1] {
+// ascending reports whether ids strictly ascend.
+func ascending(ids []uint64) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
 			return false
 		}
 	}
