@@ -10,6 +10,7 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/codec/zarr"
 	"marsfs/tensor/kernel/elem"
+	"marsfs/tensor/kernel/expr"
 )
 
 // A store chunk read only to be reduced need not be made. The fused op
@@ -47,25 +48,14 @@ type streamPlan struct {
 // streamable returns the plan of a fuse op of members that a block-wise
 // read can run, or false.
 func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
-	if len(members) != 2 || len(op.Inputs) != 0 || members[0].Kind != chunk.KindFromZarr {
+	if len(members) != 2 || len(op.Inputs) != 0 {
 		return nil, false
 	}
-	za, ok := members[0].Args.(chunk.ZarrArgs)
-	if !ok {
+	za, arr, ok := wholeStoreChunk(&members[0])
+	if !ok || len(arr.Chunks) < 2 || (arr.DType != tensor.Float32 && arr.DType != tensor.Float64) {
 		return nil, false
 	}
-	arr := zarr.FromDesc(&za.Array)
-	x := &members[0]
 	nd := len(arr.Chunks)
-	if nd < 2 || x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd ||
-		len(arr.Shape) != nd || (arr.DType != tensor.Float32 && arr.DType != tensor.Float64) {
-		return nil, false
-	}
-	for ax := range nd {
-		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
-			return nil, false
-		}
-	}
 	p := &streamPlan{zarr: za, arr: arr}
 	m := &members[1]
 	if m.Kind == chunk.KindMaps {
@@ -145,6 +135,101 @@ func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
 	return p, true
 }
 
+// wholeStoreChunk returns the arguments and array of x, a from_zarr op,
+// when it reads one whole store chunk (not an edge chunk cut short by the
+// array's end), or false.
+func wholeStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
+	if x.Kind != chunk.KindFromZarr || len(x.Inputs) != 0 {
+		return chunk.ZarrArgs{}, nil, false
+	}
+	za, ok := x.Args.(chunk.ZarrArgs)
+	if !ok {
+		return za, nil, false
+	}
+	arr := zarr.FromDesc(&za.Array)
+	nd := len(arr.Chunks)
+	if x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd || len(arr.Shape) != nd {
+		return za, nil, false
+	}
+	for ax := range nd {
+		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
+			return za, nil, false
+		}
+	}
+	return za, arr, true
+}
+
+// readStoreChunk reads the file of the whole store chunk za names into
+// bufs' raw buffer; ok false means it could not (no file: the fill value;
+// or a failure the general path will name).
+func readStoreChunk(ctx context.Context, za chunk.ZarrArgs, arr *zarr.Array, bufs *zarrBufs) (raw []byte, key string, ok bool) {
+	data, err := dataOf(ctx, za.Owner)
+	if err != nil {
+		return nil, "", false
+	}
+	idx := make([]int, len(arr.Chunks))
+	for ax := range idx {
+		idx[ax] = za.Offset[ax] / arr.Chunks[ax]
+	}
+	key = path.Join(za.Path, arr.Key(idx))
+	raw, err = readWhole(data, key, &bufs.raw)
+	if err != nil {
+		return nil, "", false // the general path reads it again, and says what failed
+	}
+	return raw, key, true
+}
+
+// A streamHead is the head of a fuse op that streamExpr can run: a
+// from_zarr of a whole blosc chunk read by an expr program.
+type streamHead struct {
+	zarr chunk.ZarrArgs
+	arr  *zarr.Array
+}
+
+// streamExprHead returns the head of a fuse op of members whose first two
+// streamExpr can run, or false.
+func streamExprHead(members []chunk.Op) (streamHead, bool) {
+	if len(members) < 2 || members[1].Kind != chunk.KindExpr || len(members[1].Inputs) == 0 {
+		return streamHead{}, false
+	}
+	za, arr, ok := wholeStoreChunk(&members[0])
+	if !ok || !arr.Blockwise() {
+		return streamHead{}, false
+	}
+	return streamHead{za, arr}, true
+}
+
+// streamExpr runs the first two members of a fuse op, a from_zarr of a
+// whole blosc chunk and an expr program that reads it (its first input,
+// which the program loads block by block), a block of the store chunk
+// at a time: the program takes each decoded block while it is in cache
+// (expr.StreamKernel), so that the chunk is never written whole and read
+// back (the global mean's x * w[:, None] of a climate chunk, the
+// anomaly's x - m). The expr member's chunk is ExprKernel's to the bit.
+// ok false means the members could not run so (a program that reads the
+// chunk out of order, no file, a frame whose blocks split elements), and
+// nothing was made.
+func streamExpr(ctx context.Context, h streamHead, members []chunk.Op, in []*tensor.Array) (out *tensor.Array, ok bool, err error) {
+	e := &members[1]
+	ins, err := memberInputs(e, 1, in, nil) // its first, the chunk, is streamed
+	if err != nil {
+		return nil, false, nil // the general path says what is wrong
+	}
+	bufs := getZarrBufs()
+	defer zarrKept.put(bufs)
+	raw, key, ok := readStoreChunk(ctx, h.zarr, h.arr, bufs)
+	if !ok {
+		return nil, false, nil
+	}
+	out, ok, err = expr.StreamKernel(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
+		return h.arr.DecodeBlocks(raw, visit)
+	})
+	if err != nil {
+		return nil, ok, fmt.Errorf("from_zarr %s: %w", key, err)
+	}
+	return out, ok, nil
+}
+
 // streamSums are the accumulators of a streamed chunk.
 type streamSums struct {
 	sum   []float64 // the values' sums
@@ -156,20 +241,11 @@ type streamSums struct {
 // could not be read so (no file: the fill value; a codec other than
 // blosc), and nothing was made: the caller runs the op's members.
 func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor.Array, ok bool, err error) {
-	data, err := dataOf(ctx, p.zarr.Owner)
-	if err != nil {
-		return nil, false, nil
-	}
 	bufs := getZarrBufs()
 	defer zarrKept.put(bufs)
-	idx := make([]int, len(p.arr.Chunks))
-	for ax := range idx {
-		idx[ax] = p.zarr.Offset[ax] / p.arr.Chunks[ax]
-	}
-	key := path.Join(p.zarr.Path, p.arr.Key(idx))
-	raw, err := readWhole(data, key, &bufs.raw)
-	if err != nil {
-		return nil, false, nil // the general path reads it again, and says what failed
+	raw, key, ok := readStoreChunk(ctx, p.zarr, p.arr, bufs)
+	if !ok {
+		return nil, false, nil
 	}
 	var s streamSums
 	s.sum = takeF64(p.inner)
