@@ -333,11 +333,6 @@ func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) 
 	n := float64(p.outer)
 	for _, mo := range p.maps {
 		switch mo.Args.(chunk.ReduceArgs).Op {
-		case tensor.OpMean:
-			for i, v := range s.sum {
-				d[2*i], d[2*i+1] = v, n
-			}
-			d = d[2*len(s.sum):]
 		case tensor.OpVar, tensor.OpStd:
 			for i, v := range s.sum {
 				mean := v / n
@@ -345,7 +340,7 @@ func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) 
 				d[3*i], d[3*i+1], d[3*i+2] = n, mean, max(s.s2[i]-n*dev*dev, 0)
 			}
 			d = d[3*len(s.sum):]
-		default: // a float64 sum
+		default: // a mean's sums, or a float64 sum
 			d = d[copy(d, s.sum):]
 		}
 	}
