@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 
@@ -15,9 +16,11 @@ import (
 
 // A store chunk read only to be reduced need not be made. The fused op
 // fuse(from_zarr+mean.map) (or +maps(mean.map+var.map), or std's map
-// alone) of a blosc chunk is run here a block at a time: each block is
-// decoded into a buffer of a block's size (512 KB for a climate store's
-// 6 MB chunk), which stays in cache, and folded there into the partial's
+// alone) of a blosc chunk is run here a block at a time: each block's
+// compressed bytes are read from the file (never the whole file into a
+// buffer: zarr.Array.DecodeBlocksAt) and decoded into a buffer of a
+// block's size (512 KB for a climate store's 6 MB chunk), which stays in
+// cache, and folded there into the partial's
 // sums, so that the chunk is never written to memory and read back (the
 // decode's stores and the map's loads were a third of a worker's CPU in
 // CLIM-MEAN). The plan does not choose this: the chain fuser already made
@@ -159,24 +162,31 @@ func wholeStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
 	return za, arr, true
 }
 
-// readStoreChunk reads the file of the whole store chunk za names into
-// bufs' raw buffer; ok false means it could not (no file: the fill value;
-// or a failure the general path will name).
-func readStoreChunk(ctx context.Context, za chunk.ZarrArgs, arr *zarr.Array, bufs *zarrBufs) (raw []byte, key string, ok bool) {
+// openStoreChunk opens the file of the whole store chunk za names, for
+// zarr.Array.DecodeBlocksAt to read a block at a time: a 4 MB climate
+// chunk is never read whole into a buffer (4.5 MB a slot, of each
+// worker's peak), and each block is decoded while its bytes are in cache.
+// ok false means it could not (no file: the fill value; or a failure the
+// general path will name).
+func openStoreChunk(ctx context.Context, za chunk.ZarrArgs, arr *zarr.Array) (f *os.File, size int64, key string, ok bool) {
 	data, err := dataOf(ctx, za.Owner)
 	if err != nil {
-		return nil, "", false
+		return nil, 0, "", false
 	}
 	idx := make([]int, len(arr.Chunks))
 	for ax := range idx {
 		idx[ax] = za.Offset[ax] / arr.Chunks[ax]
 	}
 	key = path.Join(za.Path, arr.Key(idx))
-	raw, err = readWhole(data, key, &bufs.raw)
-	if err != nil {
-		return nil, "", false // the general path reads it again, and says what failed
+	if f, err = data.Open(key); err != nil {
+		return nil, 0, "", false // the general path opens it again, and says what failed
 	}
-	return raw, key, true
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, "", false
+	}
+	return f, st.Size(), key, true
 }
 
 // A streamHead is the head of a fuse op that streamExpr can run: a
@@ -215,14 +225,13 @@ func streamExpr(ctx context.Context, h streamHead, members []chunk.Op, in []*ten
 	if err != nil {
 		return nil, false, nil // the general path says what is wrong
 	}
-	bufs := getZarrBufs()
-	defer zarrKept.put(bufs)
-	raw, key, ok := readStoreChunk(ctx, h.zarr, h.arr, bufs)
+	f, size, key, ok := openStoreChunk(ctx, h.zarr, h.arr)
 	if !ok {
 		return nil, false, nil
 	}
+	defer f.Close()
 	out, ok, err = expr.StreamKernel(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
-		return h.arr.DecodeBlocks(raw, visit)
+		return h.arr.DecodeBlocksAt(f, size, visit)
 	})
 	if err != nil {
 		return nil, ok, fmt.Errorf("from_zarr %s: %w", key, err)
@@ -241,12 +250,11 @@ type streamSums struct {
 // could not be read so (no file: the fill value; a codec other than
 // blosc), and nothing was made: the caller runs the op's members.
 func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor.Array, ok bool, err error) {
-	bufs := getZarrBufs()
-	defer zarrKept.put(bufs)
-	raw, key, ok := readStoreChunk(ctx, p.zarr, p.arr, bufs)
+	f, fsize, key, ok := openStoreChunk(ctx, p.zarr, p.arr)
 	if !ok {
 		return nil, false, nil
 	}
+	defer f.Close()
 	var s streamSums
 	s.sum = takeF64(p.inner)
 	clear(s.sum)
@@ -258,7 +266,7 @@ func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor
 		defer putF64(s.s2)
 	}
 	size := p.arr.DType.Size()
-	ok, err = p.arr.DecodeBlocks(raw, func(off int, piece []byte) error {
+	ok, err = p.arr.DecodeBlocksAt(f, fsize, func(off int, piece []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
