@@ -592,9 +592,12 @@ func (c *Core) sendOne(k int, w string, inUnit bool) {
 	o.attempt++
 	if c.out.Run == nil {
 		// Like frees, runs are cut from a slab (see end), large enough
-		// for the units of a whole dispatch.
-		if len(c.runSlab) < 4096 {
-			c.runSlab = make([]RunOp, 16384)
+		// for the units of a whole dispatch (a longer one grows by
+		// append). A job of a few hundred ops takes a slab of its size:
+		// 16384 runs are 1.3 MB of fresh pages, which CLIM-MEAN's 245
+		// ops paid at every start, before the first run went out.
+		if need := min(4096, len(c.ops)+1); len(c.runSlab) < need {
+			c.runSlab = make([]RunOp, 4*need)
 		}
 		c.out.Run = c.runSlab[:0:len(c.runSlab)]
 	}

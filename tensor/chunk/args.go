@@ -211,7 +211,7 @@ type ReduceArgs struct {
 	Keepdims bool
 	Ddof     int
 	Offset   []int // map: the chunk's offset in the input
-	Global   []int // map: the input's shape
+	Global   []int // map, and a mean's final: the input's shape
 	// Gather, for a mean's map of several blocks that are a reshape's
 	// (tile.MeanMapGroup), gives each block as the runs of the reshape op
 	// that would have made it, over the map's own inputs (the reshape's
@@ -222,9 +222,19 @@ type ReduceArgs struct {
 
 // PartialSpec is the dtype of op's partials and the length of their extra
 // axis (1: no extra axis).
+//
+// A mean's partial is its float64 sums alone: every value counts, so
+// the final divides by the count of values along the reduced axes, which
+// the input's shape gives (MeanCount), and a (sum, count) pair of each
+// (a climate chunk's time mean: 1 MB of partial, every count the same)
+// would be twice the bytes to write, combine and move. A nanmean's
+// counts differ from element to element: its partial is (sum, count)
+// pairs.
 func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 	switch op {
-	case tensor.OpMean, tensor.OpNanmean:
+	case tensor.OpMean:
+		return tensor.Float64, 1
+	case tensor.OpNanmean:
 		return tensor.Float64, 2
 	case tensor.OpVar, tensor.OpStd:
 		return tensor.Float64, 3
@@ -245,6 +255,24 @@ func PartialSpec(op string, in, out tensor.DType) (tensor.DType, int) {
 		return tensor.Float32, 1
 	}
 	return out, 1 // sum, prod, nansum accumulate in the result dtype
+}
+
+// MeanCount is the count of values a mean's final divides its sums by:
+// the product of the input's lengths (a.Global) along the reduced axes
+// (the tiler lists them all for a reduction over every axis: none is a
+// mean of each value alone), or false when a does not say.
+func MeanCount(a ReduceArgs) (float64, bool) {
+	if a.Global == nil && len(a.Axes) > 0 {
+		return 0, false
+	}
+	n := 1.0
+	for _, ax := range a.Axes {
+		if ax < 0 || ax >= len(a.Global) {
+			return 0, false
+		}
+		n *= float64(a.Global[ax])
+	}
+	return n, true
 }
 
 // Scans (cumsum, cumprod) along one axis tile in three kinds of op:

@@ -23,8 +23,16 @@ import (
 // by no range, and is no late reader (one that waits for a reduction of
 // the file: Reread decided those). The chunk keeps its other readers (the
 // seasonal mean reads three chunks of x), or, when all take copies, its
-// first reader. Copies runs after Maps, which joins a chunk's maps into
-// one reader, and before Chains.
+// first reader, which Chains joins to it.
+//
+// A chunk's only reader that reads other chunks too (the global mean's
+// x * w[:, None], which reads the weights) takes the read as well, of
+// any codec: Chains joins only a reader of one input, and the chunk was
+// stored (6 MB of fresh pages a climate chunk) to be read once, by the
+// next op. Fused, it is decoded into the reader's reused scratch, and
+// there are half the operands. No note is made: nothing is read twice.
+// Copies runs after Maps, which joins a chunk's maps into one reader,
+// and before Chains.
 func Copies(cg *chunk.Graph) (*chunk.Graph, []string) {
 	n := len(cg.Ops)
 	readers := make([][]int32, n)
@@ -49,32 +57,31 @@ func Copies(cg *chunk.Graph) (*chunk.Graph, []string) {
 	files := map[string]*file{}
 	var order []string
 	copyOf := map[int32]int{} // reader -> the file chunk it reads a copy of
+	var unread []int          // file chunks every reader of which reads a copy
 	seen := make([]int32, n)
 	stamp := int32(0)
 	for _, op := range cg.Ops {
 		name, codec, ok := fileRead(op)
-		if !ok || isOutput[op.Key] || len(readers[op.Key]) < 2 || decodeRate(codec) <= storeRate {
+		if !ok || isOutput[op.Key] {
+			continue
+		}
+		if rs := readers[op.Key]; len(rs) == 1 {
+			if ro := cg.Ops[rs[0]]; len(ro.Inputs) > 1 && takesCopy(cg, ro, op.Key, seen, &stamp) {
+				copyOf[rs[0]] = op.Key
+				unread = append(unread, op.Key)
+			}
+			continue
+		}
+		if decodeRate(codec) <= storeRate {
 			continue
 		}
 		var takers []int32
 		for _, r := range readers[op.Key] {
-			ro := cg.Ops[r]
-			if ro.Ranges != nil || ro.Stored != 0 || len(ro.Inputs) == 0 || ro.Inputs[0] != op.Key || count(ro.Inputs, op.Key) != 1 {
-				continue
-			}
-			late := false
-			for _, in := range ro.Inputs[1:] {
-				stamp++
-				if dependsOn(cg, in, op.Key, seen, stamp) {
-					late = true
-					break
-				}
-			}
-			if !late {
+			if takesCopy(cg, cg.Ops[r], op.Key, seen, &stamp) {
 				takers = append(takers, r)
 			}
 		}
-		if len(takers) == len(readers[op.Key]) {
+		if len(takers) == len(readers[op.Key]) && len(cg.Ops[takers[0]].Inputs) == 1 {
 			takers = takers[1:] // the first keeps the original, which Chains joins to it
 		}
 		if len(takers) == 0 {
@@ -86,8 +93,13 @@ func Copies(cg *chunk.Graph) (*chunk.Graph, []string) {
 			files[name] = f
 			order = append(order, name)
 		}
-		f.copies += len(takers)
-		f.bytes += int64(len(takers)) * int64(op.NBytes())
+		more := len(takers)
+		if more == len(readers[op.Key]) {
+			more-- // the original, which no one reads now, is not made
+			unread = append(unread, op.Key)
+		}
+		f.copies += more
+		f.bytes += int64(more) * int64(op.NBytes())
 		for _, r := range takers {
 			copyOf[r] = op.Key
 		}
@@ -117,5 +129,25 @@ func Copies(cg *chunk.Graph) (*chunk.Graph, []string) {
 		out.Ops[r] = &chunk.Op{Key: op.Key, Kind: chunk.KindFuse, Inputs: append([]int(nil), op.Inputs[1:]...),
 			Shape: op.Shape, DType: op.DType, Node: op.Node, Args: chunk.FuseArgs{Members: []chunk.Op{head, m}}}
 	}
+	for _, x := range unread {
+		out.Ops[x] = nil
+	}
 	return compact(out), notes
+}
+
+// takesCopy reports whether ro, a reader of the file chunk x, can have
+// the read fused in front of it: it reads x as its first input, once, by
+// no range, and is no late reader (one whose other inputs wait for a
+// reduction of the file: Reread decided those).
+func takesCopy(cg *chunk.Graph, ro *chunk.Op, x int, seen []int32, stamp *int32) bool {
+	if ro.Ranges != nil || ro.Stored != 0 || len(ro.Inputs) == 0 || ro.Inputs[0] != x || count(ro.Inputs, x) != 1 {
+		return false
+	}
+	for _, in := range ro.Inputs[1:] {
+		*stamp++
+		if dependsOn(cg, in, x, seen, *stamp) {
+			return false
+		}
+	}
+	return true
 }

@@ -29,9 +29,13 @@
 //     front of it, when the file's codec decodes faster than a worker
 //     stores a chunk (blosc, lz4, none; not zstd or zlib): the chunk is
 //     then never stored and never moved to a reader on another worker
-//     (copies.go), and the plan notes it. With Maps, a store chunk that
-//     only reductions read is decoded a block at a time into their sums
-//     (tensor/kernel's streamReduce) and never made.
+//     (copies.go), and the plan notes it. A chunk's only reader that
+//     reads other chunks too (x * w) takes the read too, whatever the
+//     codec, with no note (nothing is read twice). With Maps, a store
+//     chunk that only reductions read is decoded a block at a time into
+//     their sums (tensor/kernel's streamReduce) and never made; one an
+//     expression reads is decoded a block at a time into its program
+//     (streamExpr).
 //   - Chains merges, as Mars does, an op whose single input nothing else
 //     reads into that input's op.
 //

@@ -19,15 +19,12 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 			return out, err
 		}
 	}
-	var cur []*tensor.Array
-	var out, held *tensor.Array // held: the scratch buffer cur is in, if any
+	var out, held *tensor.Array // held: the scratch buffer out is in, if any
 	last := len(fa.Members) - 1
-	for i := range fa.Members {
-		m := &fa.Members[i]
-		var err error
-		if cur, err = memberInputs(m, i, in, out); err != nil {
-			return nil, err
-		}
+	// step runs member i by run, its chunk in a scratch buffer when a
+	// later member reads it, and gives back the buffer the member before
+	// it made once the member has read it.
+	step := func(i int, run func(context.Context) (*tensor.Array, error)) error {
 		mctx, made := ctx, (*tensor.Array)(nil)
 		if i < last {
 			// The chunks a chain passes on live until the next member has
@@ -44,23 +41,52 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 				return made
 			})
 		}
-		out, err = Run(mctx, m, cur)
-		if held != nil && (err != nil || !sharesMemory(out, held)) {
+		res, err := run(mctx)
+		if held != nil && (err != nil || !sharesMemory(res, held)) {
 			// The member read held's chunk and made its own: held is free.
 			// (One that returned a view of it keeps it, for the collector.)
 			scratch.put(held)
 		}
+		held = nil
 		if err != nil {
 			if made != nil {
 				scratch.put(made)
 			}
-			return nil, err
+			return err
 		}
-		held = nil
+		out = res
 		if made != nil && sharesMemory(out, made) {
 			held = made
 		} else if made != nil {
 			scratch.put(made)
+		}
+		return nil
+	}
+	first := 0
+	if h, ok := streamExprHead(fa.Members); ok {
+		// A store chunk an expr program reads block by block: the two
+		// members run as one, the chunk never made whole.
+		streamed := false
+		err := step(1, func(mctx context.Context) (*tensor.Array, error) {
+			out, ok, err := streamExpr(mctx, h, fa.Members, in)
+			streamed = ok
+			return out, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if streamed {
+			first = 2
+		}
+	}
+	for i := first; i <= last; i++ {
+		m := &fa.Members[i]
+		cur, err := memberInputs(m, i, in, out)
+		if err != nil {
+			return nil, err
+		}
+		if err := step(i, func(mctx context.Context) (*tensor.Array, error) { return Run(mctx, m, cur) }); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

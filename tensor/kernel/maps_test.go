@@ -22,8 +22,11 @@ func mapsOp(shape []int, axes []int) *chunk.Op {
 	for _, c := range []struct {
 		op     string
 		fields int
-	}{{tensor.OpMean, 2}, {tensor.OpVar, 3}, {tensor.OpStd, 3}} {
-		s := append(slices.Clone(pshape), c.fields)
+	}{{tensor.OpMean, 1}, {tensor.OpVar, 3}, {tensor.OpStd, 3}} {
+		s := slices.Clone(pshape)
+		if c.fields > 1 {
+			s = append(s, c.fields)
+		}
 		members = append(members, chunk.Op{Kind: chunk.StepKind(c.op, chunk.StepMap), Inputs: []int{0}, Shape: s, DType: tensor.Float64,
 			Args: chunk.ReduceArgs{Op: c.op, In: tensor.Float64, Axes: axes, Global: shape}})
 		total += tensor.NumElements(s)

@@ -131,7 +131,7 @@ func reduceCombineKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) 
 	default:
 		op := args.Op
 		if op == tensor.OpMean || op == tensor.OpNanmean {
-			op = tensor.OpSum // (sum, count) pairs add
+			op = tensor.OpSum // sums, and (sum, count) pairs, add
 		}
 		m, err := elem.MonoidFor(op, out.DType)
 		if err != nil {
@@ -158,15 +158,22 @@ func reduceFinalKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 	// (the store), not copied there.
 	out := tensor.AllocArray(ctx, op.DType, op.Shape, false)
 	switch args.Op {
-	case tensor.OpMean, tensor.OpNanmean:
+	case tensor.OpMean:
+		n, ok := chunk.MeanCount(args)
+		if !ok {
+			return nil, fmt.Errorf("a mean's final of axes %v of an input of shape %v", args.Axes, args.Global)
+		}
 		v := p.Float64s()
 		if out.DType == tensor.Float32 { // the common case, without a call an element
 			d := out.Float32s()
 			for i := range d {
-				d[i] = float32(v[2*i] / v[2*i+1])
+				d[i] = float32(v[i] / n)
 			}
 			break
 		}
+		finalFloats(out, func(i int) float64 { return v[i] / n })
+	case tensor.OpNanmean:
+		v := p.Float64s()
 		finalFloats(out, func(i int) float64 { return v[2*i] / v[2*i+1] })
 	case tensor.OpVar, tensor.OpStd:
 		v := p.Float64s()

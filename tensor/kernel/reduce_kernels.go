@@ -164,13 +164,13 @@ func sumFloat64(ctx context.Context, a *tensor.Array, reduced []bool) ([]float64
 	return acc.Float64s(), err
 }
 
-// meanMap makes (sum, count) partials; with skipNaN, NaNs count as absent.
+// meanMap makes a mean's partial, its sums; with skipNaN (nanmean), (sum,
+// count) pairs, NaNs counting as absent.
 func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN bool, share *sharedSums) error {
 	a := x
 	if !widens(x.DType) || skipNaN {
 		a = elem.CastArray(x, tensor.Float64)
 	}
-	_, extent := elem.KeepShape(a.Shape, reduced)
 	var counts []float64
 	if skipNaN {
 		ind := tensor.NewArray(tensor.Float64, a.Shape)
@@ -192,13 +192,12 @@ func meanMap(ctx context.Context, out, x *tensor.Array, reduced []bool, skipNaN 
 		return err
 	}
 	p := out.Float64s()
+	if !skipNaN {
+		copy(p, sums) // a mean's partial: its sums (chunk.PartialSpec)
+		return nil
+	}
 	for i, s := range sums {
-		p[2*i] = s
-		if skipNaN {
-			p[2*i+1] = counts[i]
-		} else {
-			p[2*i+1] = float64(extent)
-		}
+		p[2*i], p[2*i+1] = s, counts[i]
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // float64, as the map and combine of each chunk would have: float64 sums
 // of float32 values.
 
-// meanMapMulti makes the (sum, count) partial of a mean's map op over
+// meanMapMulti makes the partial (the sums) of a mean's map op over
 // the chunks in, which agree on every axis that is not reduced.
 func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
 	args, err := reduceArgs(op, in, -1)
@@ -42,18 +42,17 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 		}
 		reduced[ax] = true
 	}
-	pshape := make([]int, nd, nd+1)
+	pshape := make([]int, nd)
 	for ax, s := range x0.Shape {
 		pshape[ax] = s
 		if reduced[ax] {
 			pshape[ax] = 1
 		}
 	}
-	pshape = append(pshape, 2)
 	if op.DType != tensor.Float64 || !slices.Equal(pshape, op.Shape) {
 		return nil, fmt.Errorf("partial of %v%v is float64%v, op says %v%v", x0.DType, x0.Shape, pshape, op.DType, op.Shape)
 	}
-	extent, ones := 0, true
+	ones := true
 	for i, x := range in {
 		if x.DType != args.In || len(x.Shape) != nd {
 			return nil, fmt.Errorf("input %d is %v%v, input 0 %v%v", i, x.DType, x.Shape, args.In, x0.Shape)
@@ -66,10 +65,9 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 				return nil, fmt.Errorf("input %d is %v%v, input 0 %v%v", i, x.DType, x.Shape, args.In, x0.Shape)
 			}
 		}
-		extent += e
 		ones = ones && e == 1
 	}
-	nout := tensor.NumElements(pshape) / 2
+	nout := tensor.NumElements(pshape)
 	acc := takeF64(nout)
 	defer putF64(acc)
 	clear(acc)
@@ -101,11 +99,7 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 		return nil, err
 	}
 	out := tensor.AllocArray(ctx, tensor.Float64, pshape, false)
-	p := out.Float64s()
-	for i, s := range acc {
-		p[2*i] = s
-		p[2*i+1] = float64(extent)
-	}
+	copy(out.Float64s(), acc)
 	return out, nil
 }
 
@@ -115,7 +109,7 @@ func meanMapMulti(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tenso
 // runs) rather than from a copy of the block. Blocks add in order, as
 // meanMapMulti's do.
 func meanMapGather(ctx context.Context, op *chunk.Op, args chunk.ReduceArgs, in []*tensor.Array) (*tensor.Array, error) {
-	if args.Op != tensor.OpMean || !widens(args.In) || op.DType != tensor.Float64 || len(op.Shape) == 0 || op.Shape[len(op.Shape)-1] != 2 {
+	if args.Op != tensor.OpMean || !widens(args.In) || op.DType != tensor.Float64 {
 		return nil, fmt.Errorf("a gathered %s map of %v making %v%v", args.Op, args.In, op.DType, op.Shape)
 	}
 	for i, x := range in {
@@ -123,7 +117,7 @@ func meanMapGather(ctx context.Context, op *chunk.Op, args chunk.ReduceArgs, in 
 			return nil, fmt.Errorf("input %d is %v, want %v", i, x.DType, args.In)
 		}
 	}
-	nout := tensor.NumElements(op.Shape) / 2
+	nout := tensor.NumElements(op.Shape)
 	acc := takeF64(nout)
 	defer putF64(acc)
 	clear(acc)
@@ -153,11 +147,6 @@ func meanMapGather(ctx context.Context, op *chunk.Op, args chunk.ReduceArgs, in 
 		}
 	}
 	out := tensor.AllocArray(ctx, tensor.Float64, op.Shape, false)
-	p := out.Float64s()
-	extent := float64(len(args.Gather))
-	for i, s := range acc {
-		p[2*i] = s
-		p[2*i+1] = extent
-	}
+	copy(out.Float64s(), acc)
 	return out, nil
 }

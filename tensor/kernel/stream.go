@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 
@@ -10,13 +11,16 @@ import (
 	"marsfs/tensor/chunk"
 	"marsfs/tensor/codec/zarr"
 	"marsfs/tensor/kernel/elem"
+	"marsfs/tensor/kernel/expr"
 )
 
 // A store chunk read only to be reduced need not be made. The fused op
 // fuse(from_zarr+mean.map) (or +maps(mean.map+var.map), or std's map
-// alone) of a blosc chunk is run here a block at a time: each block is
-// decoded into a buffer of a block's size (512 KB for a climate store's
-// 6 MB chunk), which stays in cache, and folded there into the partial's
+// alone) of a blosc chunk is run here a block at a time: each block's
+// compressed bytes are read from the file (never the whole file into a
+// buffer: zarr.Array.DecodeBlocksAt) and decoded into a buffer of a
+// block's size (512 KB for a climate store's 6 MB chunk), which stays in
+// cache, and folded there into the partial's
 // sums, so that the chunk is never written to memory and read back (the
 // decode's stores and the map's loads were a third of a worker's CPU in
 // CLIM-MEAN). The plan does not choose this: the chain fuser already made
@@ -47,25 +51,14 @@ type streamPlan struct {
 // streamable returns the plan of a fuse op of members that a block-wise
 // read can run, or false.
 func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
-	if len(members) != 2 || len(op.Inputs) != 0 || members[0].Kind != chunk.KindFromZarr {
+	if len(members) != 2 || len(op.Inputs) != 0 {
 		return nil, false
 	}
-	za, ok := members[0].Args.(chunk.ZarrArgs)
-	if !ok {
+	za, arr, ok := wholeStoreChunk(&members[0])
+	if !ok || len(arr.Chunks) < 2 || (arr.DType != tensor.Float32 && arr.DType != tensor.Float64) {
 		return nil, false
 	}
-	arr := zarr.FromDesc(&za.Array)
-	x := &members[0]
 	nd := len(arr.Chunks)
-	if nd < 2 || x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd ||
-		len(arr.Shape) != nd || (arr.DType != tensor.Float32 && arr.DType != tensor.Float64) {
-		return nil, false
-	}
-	for ax := range nd {
-		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
-			return nil, false
-		}
-	}
 	p := &streamPlan{zarr: za, arr: arr}
 	m := &members[1]
 	if m.Kind == chunk.KindMaps {
@@ -145,6 +138,107 @@ func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
 	return p, true
 }
 
+// wholeStoreChunk returns the arguments and array of x, a from_zarr op,
+// when it reads one whole store chunk (not an edge chunk cut short by the
+// array's end), or false.
+func wholeStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
+	if x.Kind != chunk.KindFromZarr || len(x.Inputs) != 0 {
+		return chunk.ZarrArgs{}, nil, false
+	}
+	za, ok := x.Args.(chunk.ZarrArgs)
+	if !ok {
+		return za, nil, false
+	}
+	arr := zarr.FromDesc(&za.Array)
+	nd := len(arr.Chunks)
+	if x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd || len(arr.Shape) != nd {
+		return za, nil, false
+	}
+	for ax := range nd {
+		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
+			return za, nil, false
+		}
+	}
+	return za, arr, true
+}
+
+// openStoreChunk opens the file of the whole store chunk za names, for
+// zarr.Array.DecodeBlocksAt to read a block at a time: a 4 MB climate
+// chunk is never read whole into a buffer (4.5 MB a slot, of each
+// worker's peak), and each block is decoded while its bytes are in cache.
+// ok false means it could not (no file: the fill value; or a failure the
+// general path will name).
+func openStoreChunk(ctx context.Context, za chunk.ZarrArgs, arr *zarr.Array) (f *os.File, size int64, key string, ok bool) {
+	data, err := dataOf(ctx, za.Owner)
+	if err != nil {
+		return nil, 0, "", false
+	}
+	idx := make([]int, len(arr.Chunks))
+	for ax := range idx {
+		idx[ax] = za.Offset[ax] / arr.Chunks[ax]
+	}
+	key = path.Join(za.Path, arr.Key(idx))
+	if f, err = data.Open(key); err != nil {
+		return nil, 0, "", false // the general path opens it again, and says what failed
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, "", false
+	}
+	return f, st.Size(), key, true
+}
+
+// A streamHead is the head of a fuse op that streamExpr can run: a
+// from_zarr of a whole blosc chunk read by an expr program.
+type streamHead struct {
+	zarr chunk.ZarrArgs
+	arr  *zarr.Array
+}
+
+// streamExprHead returns the head of a fuse op of members whose first two
+// streamExpr can run, or false.
+func streamExprHead(members []chunk.Op) (streamHead, bool) {
+	if len(members) < 2 || members[1].Kind != chunk.KindExpr || len(members[1].Inputs) == 0 {
+		return streamHead{}, false
+	}
+	za, arr, ok := wholeStoreChunk(&members[0])
+	if !ok || !arr.Blockwise() {
+		return streamHead{}, false
+	}
+	return streamHead{za, arr}, true
+}
+
+// streamExpr runs the first two members of a fuse op, a from_zarr of a
+// whole blosc chunk and an expr program that reads it (its first input,
+// which the program loads block by block), a block of the store chunk
+// at a time: the program takes each decoded block while it is in cache
+// (expr.StreamKernel), so that the chunk is never written whole and read
+// back (the global mean's x * w[:, None] of a climate chunk, the
+// anomaly's x - m). The expr member's chunk is ExprKernel's to the bit.
+// ok false means the members could not run so (a program that reads the
+// chunk out of order, no file, a frame whose blocks split elements), and
+// nothing was made.
+func streamExpr(ctx context.Context, h streamHead, members []chunk.Op, in []*tensor.Array) (out *tensor.Array, ok bool, err error) {
+	e := &members[1]
+	ins, err := memberInputs(e, 1, in, nil) // its first, the chunk, is streamed
+	if err != nil {
+		return nil, false, nil // the general path says what is wrong
+	}
+	f, size, key, ok := openStoreChunk(ctx, h.zarr, h.arr)
+	if !ok {
+		return nil, false, nil
+	}
+	defer f.Close()
+	out, ok, err = expr.StreamKernel(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
+		return h.arr.DecodeBlocksAt(f, size, visit)
+	})
+	if err != nil {
+		return nil, ok, fmt.Errorf("from_zarr %s: %w", key, err)
+	}
+	return out, ok, nil
+}
+
 // streamSums are the accumulators of a streamed chunk.
 type streamSums struct {
 	sum   []float64 // the values' sums
@@ -156,21 +250,11 @@ type streamSums struct {
 // could not be read so (no file: the fill value; a codec other than
 // blosc), and nothing was made: the caller runs the op's members.
 func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor.Array, ok bool, err error) {
-	data, err := dataOf(ctx, p.zarr.Owner)
-	if err != nil {
+	f, fsize, key, ok := openStoreChunk(ctx, p.zarr, p.arr)
+	if !ok {
 		return nil, false, nil
 	}
-	bufs := getZarrBufs()
-	defer zarrKept.put(bufs)
-	idx := make([]int, len(p.arr.Chunks))
-	for ax := range idx {
-		idx[ax] = p.zarr.Offset[ax] / p.arr.Chunks[ax]
-	}
-	key := path.Join(p.zarr.Path, p.arr.Key(idx))
-	raw, err := readWhole(data, key, &bufs.raw)
-	if err != nil {
-		return nil, false, nil // the general path reads it again, and says what failed
-	}
+	defer f.Close()
 	var s streamSums
 	s.sum = takeF64(p.inner)
 	clear(s.sum)
@@ -182,7 +266,7 @@ func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor
 		defer putF64(s.s2)
 	}
 	size := p.arr.DType.Size()
-	ok, err = p.arr.DecodeBlocks(raw, func(off int, piece []byte) error {
+	ok, err = p.arr.DecodeBlocksAt(f, fsize, func(off int, piece []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -257,11 +341,6 @@ func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) 
 	n := float64(p.outer)
 	for _, mo := range p.maps {
 		switch mo.Args.(chunk.ReduceArgs).Op {
-		case tensor.OpMean:
-			for i, v := range s.sum {
-				d[2*i], d[2*i+1] = v, n
-			}
-			d = d[2*len(s.sum):]
 		case tensor.OpVar, tensor.OpStd:
 			for i, v := range s.sum {
 				mean := v / n
@@ -269,7 +348,7 @@ func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) 
 				d[3*i], d[3*i+1], d[3*i+2] = n, mean, max(s.s2[i]-n*dev*dev, 0)
 			}
 			d = d[3*len(s.sum):]
-		default: // a float64 sum
+		default: // a mean's sums, or a float64 sum
 			d = d[copy(d, s.sum):]
 		}
 	}

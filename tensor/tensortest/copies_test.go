@@ -94,3 +94,64 @@ fetch m, s, g, c
 		}
 	}
 }
+
+// TestCopiesLoneReader: a chunk of a file whose only reader reads other
+// chunks too (the global mean's x * w[:, None], which reads the weights)
+// has its read fused in front of that reader, whatever the codec (zstd
+// too: it is read once either way), with no note (nothing is read
+// twice); no read op is left. The results are the unfused graph's to the
+// bit.
+func TestCopiesLoneReader(t *testing.T) {
+	dir := t.TempDir()
+	shape, chunks := []int{12, 9, 70}, []int{5, 9, 70}
+	r := rand.New(rand.NewPCG(5, 5))
+	vals := make([]float64, shape[0]*shape[1]*shape[2])
+	for i := range vals {
+		vals[i] = 280 + r.NormFloat64()
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	ctx := kernel.WithData(context.Background(), root)
+	for _, codec := range []string{"blosc", "", "zstd"} {
+		name := "x-" + codec + ".zarr"
+		writeZarrCodec(t, dir, name, codec, shape, chunks, vals)
+		src := `x = from_zarr("` + name + `")
+w = cos(linspace(90, -90, 9) * 0.017453292519943295)
+g = (x * w[:, None]).sum(axis=(1, 2))
+`
+		g, err := lang.ParseData(src, nil, root.FS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := ComputeGraph(ctx, g, nil, nil, fuse.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fusedReads := 0
+		fused, err := ComputeGraph(ctx, g, nil, nil, fuse.Options{Fuse: true, FuseExpr: true}, func(cg *chunk.Graph) {
+			for _, op := range cg.Ops {
+				if op.Kind == chunk.KindFromZarr {
+					t.Errorf("%q: a read op left: %s", codec, op.Name())
+				}
+				if strings.HasPrefix(op.Name(), "fuse(from_zarr+") {
+					fusedReads++
+				}
+			}
+			if len(cg.Notes) != 0 {
+				t.Errorf("%q: notes %q", codec, cg.Notes)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fusedReads != 3 {
+			t.Errorf("%q: %d reads fused in front of their reader, want 3", codec, fusedReads)
+		}
+		if !slices.Equal(plain["g"].Float64s(), fused["g"].Float64s()) {
+			t.Errorf("%q: g fused %v, unfused %v", codec, fused["g"].Float64s(), plain["g"].Float64s())
+		}
+	}
+}

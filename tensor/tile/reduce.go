@@ -16,10 +16,12 @@ import (
 // ("sum.final") turns the last partial into the result chunk, dropping the
 // reduced axes unless keepdims.
 //
-// A partial is one value per output element for most reductions; mean keeps
-// (sum, count), var and std keep (count, mean, M2) and argmin/argmax keep
-// (value, global index), stored along a trailing extra axis: float64 for
-// float inputs, int64 for integer and bool ones, where an index is exact.
+// A partial is one value per output element for most reductions (a mean's
+// is its float64 sums: the final divides by the count the input's shape
+// gives, which its args carry); nanmean keeps (sum, count), var and std
+// keep (count, mean, M2) and argmin/argmax keep (value, global index),
+// stored along a trailing extra axis: float64 for float inputs, int64 for
+// integer and bool ones, where an index is exact.
 //
 // The output chunking keeps the input's chunks along the axes that are not
 // reduced; a reduced axis becomes one chunk of size 1 (keepdims) or vanishes.
@@ -32,8 +34,8 @@ const ReduceCombine = 4
 // MeanMapGroup is the most blocks along the reduced axes one mean's map
 // op reads when the blocks are a reshape's whose reduced extent is 1 (the
 // years of x.reshape(3, T/3, lat, lon).mean(axis=0), each a block of its
-// own): a float mean's partial keeps (sum, count) in float64, 16 bytes a
-// value, four times such a float32 block, and a partial each was stored,
+// own): a float mean's partial keeps its sums in float64, 8 bytes a
+// value, twice such a float32 block, and a partial each was stored,
 // moved and combined. Grouped, up to eight (the rows the kernel adds at
 // once), one map op makes one partial of them all, where the final that
 // follows it runs. Blocks made by other ops are left alone: expression
@@ -139,6 +141,10 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 	var baseArgs any = base
 	mapArgs := base
 	mapArgs.Global = in.Shape
+	var finalArgs any = base
+	if n.Op == tensor.OpMean {
+		finalArgs = mapArgs // its count, from the input's shape (chunk.MeanCount)
+	}
 	var sharedMapArgs any = mapArgs
 	idx, ridx, full := make([]int, nd), make([]int, nd), make([]int, nd)
 	nkeep, nred := tensor.NumElements(keepGrid), tensor.NumElements(redGrid)
@@ -218,7 +224,7 @@ func tileReduce(t *tiler, n *spec.Node) (*tensor.TiledTensor, error) {
 			parts, next = next, parts
 		}
 		out.Keys = append(out.Keys, t.emitOp(chunk.Op{Kind: finalKind, Inputs: t.ints.Clone(parts),
-			Shape: tensor.ChunkShape(outChunks, outGrid, k), DType: n.DType, Args: baseArgs}))
+			Shape: tensor.ChunkShape(outChunks, outGrid, k), DType: n.DType, Args: finalArgs}))
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package zarr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -26,17 +27,28 @@ func TestDecodeBlocks(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := make([]byte, len(src))
-					next := 0
-					ok, err := a.DecodeBlocks(enc, func(off int, piece []byte) error {
-						if off != next || off%dt.Size() != 0 || len(piece)%dt.Size() != 0 {
-							t.Fatalf("%v %s shuffle %d %v: a piece of %d bytes at %d, after %d", dt, cname, shuffle, chunks, len(piece), off, next)
+					for _, frame := range [][]byte{enc, reversedBlocks(enc)} {
+						for _, at := range []bool{false, true} {
+							got := make([]byte, len(src))
+							next := 0
+							visit := func(off int, piece []byte) error {
+								if off != next || off%dt.Size() != 0 || len(piece)%dt.Size() != 0 {
+									t.Fatalf("%v %s shuffle %d %v at %v: a piece of %d bytes at %d, after %d", dt, cname, shuffle, chunks, at, len(piece), off, next)
+								}
+								next = off + copy(got[off:], piece)
+								return nil
+							}
+							var ok bool
+							var err error
+							if at {
+								ok, err = a.DecodeBlocksAt(bytes.NewReader(frame), int64(len(frame)), visit)
+							} else {
+								ok, err = a.DecodeBlocks(frame, visit)
+							}
+							if !ok || err != nil || next != len(src) || !bytes.Equal(got, src) {
+								t.Fatalf("%v %s shuffle %d %v at %v: ok %v, %v, %d of %d bytes, equal %v", dt, cname, shuffle, chunks, at, ok, err, next, len(src), bytes.Equal(got, src))
+							}
 						}
-						next = off + copy(got[off:], piece)
-						return nil
-					})
-					if !ok || err != nil || next != len(src) || !bytes.Equal(got, src) {
-						t.Fatalf("%v %s shuffle %d %v: ok %v, %v, %d of %d bytes, equal %v", dt, cname, shuffle, chunks, ok, err, next, len(src), bytes.Equal(got, src))
 					}
 				}
 			}
@@ -53,8 +65,23 @@ func TestDecodeBlocks(t *testing.T) {
 	if _, err := a.DecodeBlocks(enc, func(int, []byte) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("a visitor's error: %v after %d calls", err, calls)
 	}
+	calls = 0
+	if _, err := a.DecodeBlocksAt(bytes.NewReader(enc), int64(len(enc)), func(int, []byte) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("a visitor's error, read at: %v after %d calls", err, calls)
+	}
 	if _, err := a.DecodeBlocks(enc[:20], func(int, []byte) error { return nil }); err == nil {
 		t.Errorf("a cut frame decoded")
+	}
+	for _, n := range []int{0, 10, 20, len(enc) / 2, len(enc) - 1} {
+		if _, err := a.DecodeBlocksAt(bytes.NewReader(enc[:n]), int64(n), func(int, []byte) error { return nil }); err == nil {
+			t.Errorf("a frame cut to %d bytes decoded, read at", n)
+		}
+	}
+	// Block offsets outside the frame, or overlapping the header.
+	bad := bytes.Clone(enc)
+	bad[bloscHeader] = 3
+	if _, err := a.DecodeBlocksAt(bytes.NewReader(bad), int64(len(bad)), func(int, []byte) error { return nil }); err == nil {
+		t.Errorf("a block at offset 3 decoded, read at")
 	}
 	for _, b := range []*Array{
 		{Format: 2, Shape: []int{4096}, Chunks: []int{4096}, DType: tensor.Float32, Codecs: []Codec{{ID: "zstd", Level: 1}}},
@@ -77,4 +104,30 @@ func TestDecodeBlocks(t *testing.T) {
 			t.Errorf("blocks of %d bytes taken for 2-byte elements", blocksize)
 		}
 	}
+}
+
+// reversedBlocks returns the blosc frame enc with its blocks stored in
+// the opposite order, their offsets saying where each is (c-blosc's
+// threads store blocks as they finish); a frame of one block, or copied
+// whole, is returned as it is.
+func reversedBlocks(enc []byte) []byte {
+	f, err := parseBloscHeader(enc)
+	if err != nil || f.flags&bloscMemcpyed != 0 || f.nbytes == 0 {
+		return enc
+	}
+	nb := (f.nbytes + f.blocksize - 1) / f.blocksize
+	if nb < 2 {
+		return enc
+	}
+	start := func(b int) int { return int(binary.LittleEndian.Uint32(enc[bloscHeader+4*b:])) }
+	out := bytes.Clone(enc[:bloscHeader+4*nb])
+	for b := nb - 1; b >= 0; b-- {
+		end := f.cbytes
+		if b+1 < nb {
+			end = start(b + 1)
+		}
+		binary.LittleEndian.PutUint32(out[bloscHeader+4*b:], uint32(len(out)))
+		out = append(out, enc[start(b):end]...)
+	}
+	return out
 }

@@ -61,10 +61,14 @@ type bloscFrame struct {
 	cbytes    int
 }
 
-func parseBloscHeader(src []byte) (bloscFrame, error) {
+func parseBloscHeader(src []byte) (bloscFrame, error) { return parseBloscHead(src, len(src)) }
+
+// parseBloscHead checks the header at the start of head against a frame
+// of size bytes.
+func parseBloscHead(src []byte, size int) (bloscFrame, error) {
 	var f bloscFrame
-	if len(src) < bloscHeader {
-		return f, fmt.Errorf("blosc: a frame of %d bytes is shorter than its header", len(src))
+	if len(src) < bloscHeader || size < bloscHeader {
+		return f, fmt.Errorf("blosc: a frame of %d bytes is shorter than its header", size)
 	}
 	if v := src[0]; v != 1 && v != 2 {
 		return f, fmt.Errorf("blosc: format version %d (this reads 1 and 2)", v)
@@ -79,8 +83,8 @@ func parseBloscHeader(src []byte) (bloscFrame, error) {
 		return f, errors.New("blosc: flags from a later format (0x08)")
 	case f.nbytes < 0 || f.cbytes < bloscHeader:
 		return f, fmt.Errorf("blosc: sizes %d and %d in the header", f.nbytes, f.cbytes)
-	case f.cbytes > len(src):
-		return f, fmt.Errorf("blosc: the header says %d bytes, the frame has %d", f.cbytes, len(src))
+	case f.cbytes > size:
+		return f, fmt.Errorf("blosc: the header says %d bytes, the frame has %d", f.cbytes, size)
 	case f.nbytes > 0 && (f.typesize == 0 || f.blocksize <= 0):
 		return f, fmt.Errorf("blosc: typesize %d and blocksize %d in the header", f.typesize, f.blocksize)
 	}

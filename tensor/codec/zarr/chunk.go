@@ -89,11 +89,19 @@ func (a *Array) Decode(dst, src []byte, scratch *[]byte) error {
 // transpose, big-endian or boolean elements, a shard, blocks that split
 // elements): the caller decodes it whole with Decode.
 func (a *Array) DecodeBlocks(src []byte, visit func(off int, piece []byte) error) (ok bool, err error) {
-	if a.Shard != nil || a.Perm != nil || a.BigEndian || a.DType == tensor.Bool ||
-		len(a.Codecs) != 1 || a.Codecs[0].ID != "blosc" {
+	if !a.Blockwise() {
 		return false, nil
 	}
 	return bloscBlocks(src, a.ChunkBytes(), a.DType.Size(), visit)
+}
+
+// Blockwise reports whether DecodeBlocks can hand a's chunks over a
+// piece at a time (blosc alone, little-endian elements in C order, no
+// shards, no booleans); a frame whose blocks split elements is still
+// refused when it is met.
+func (a *Array) Blockwise() bool {
+	return a.Shard == nil && a.Perm == nil && !a.BigEndian && a.DType != tensor.Bool &&
+		len(a.Codecs) == 1 && a.Codecs[0].ID == "blosc"
 }
 
 // Encode returns the stored bytes of a chunk whose elements, C order and

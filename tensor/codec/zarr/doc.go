@@ -28,9 +28,11 @@
 //     stays in cache, and unshuffled from there into the chunk; an
 //     unshuffled block decompresses straight into the chunk. zstd and
 //     lz4 decode into the chunk itself. A reader that only folds the
-//     elements into something small (a reduction's sums) takes blosc's
-//     blocks one at a time from DecodeBlocks, in the block buffer, and
-//     the chunk is never written at all.
+//     elements into something small (a reduction's sums, an expression's
+//     blocks) takes blosc's blocks one at a time from DecodeBlocks, in
+//     the block buffer, and the chunk is never written at all;
+//     DecodeBlocksAt reads each block's compressed bytes from the file as
+//     it goes, so that the file is not held whole either.
 //   - Blosc's frame, its shuffles, LZ4's block format and BloscLZ are
 //     written here (no pure-Go blosc could be had, and pierrec/lz4's
 //     decoder copied the runs of shuffled floats a byte at a time): the

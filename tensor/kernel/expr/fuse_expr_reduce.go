@@ -120,11 +120,9 @@ func newExprReducer(dt tensor.DType, ins *chunk.ExprInstr, src []tensor.DType, s
 
 func (r *exprReducer) start(out *tensor.Array) error {
 	switch r.op {
-	case tensor.OpMean, tensor.OpNanmean:
+	case tensor.OpNanmean:
 		r.acc = make([]byte, out.Len()/2*8)
-		if r.op == tensor.OpNanmean {
-			r.counts = make([]float64, out.Len()/2)
-		}
+		r.counts = make([]float64, out.Len()/2)
 	case tensor.OpVar, tensor.OpStd:
 		r.acc = out.Data
 		clear(r.acc) // (count, mean, M2) of nothing
@@ -279,14 +277,11 @@ func (r *exprReducer) finish(out *tensor.Array) {
 	if r.cascade != nil {
 		tensor.View[float64](r.acc)[0] += r.cascade.total()
 	}
-	if r.op != tensor.OpMean && r.op != tensor.OpNanmean {
-		return
+	if r.op != tensor.OpNanmean {
+		return // a mean's partial is its sums, made in place
 	}
 	p, sums := out.Float64s(), tensor.View[float64](r.acc)
 	for i, s := range sums {
-		p[2*i], p[2*i+1] = s, float64(r.extent)
-		if r.counts != nil {
-			p[2*i+1] = r.counts[i]
-		}
+		p[2*i], p[2*i+1] = s, r.counts[i]
 	}
 }

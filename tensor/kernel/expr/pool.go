@@ -63,10 +63,11 @@ func registerLen(block, n int) int {
 
 // acquireMachine returns a machine ready to run args over op's inputs in:
 // an idle one of the same program made for the same shapes, re-bound, or a
-// new one.
-func acquireMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*exprMachine, error) {
+// new one. Input streamed (-1: none) has a dtype and shape but no data
+// yet: a stream hands its elements over a piece at a time (stream.go).
+func acquireMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array, streamed int) (*exprMachine, error) {
 	if len(args.Code) == 0 {
-		return newExprMachine(op, args, in)
+		return newExprMachine(op, args, in, streamed)
 	}
 	key := &args.Code[0]
 	machinePool.Lock()
@@ -84,7 +85,7 @@ func acquireMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 	}
 	machinePool.Unlock()
 	if m != nil {
-		ok, err := m.rebind(op, args, in)
+		ok, err := m.rebind(op, args, in, streamed)
 		if err != nil {
 			return nil, err
 		}
@@ -93,12 +94,12 @@ func acquireMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 		}
 		m.release() // made for other shapes
 	}
-	return newExprMachine(op, args, in)
+	return newExprMachine(op, args, in, streamed)
 }
 
 // rebind readies m, idle, for op's inputs in, and reports whether it
 // could: m's program was checked for the same shapes and dtypes.
-func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (bool, error) {
+func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array, streamed int) (bool, error) {
 	a := &m.own
 	if len(args.Code) != len(a.Code) || args.Regs != a.Regs || args.Block != a.Block ||
 		op.DType != m.opDT || !slices.Equal(op.Shape, m.opShape) ||
@@ -112,7 +113,7 @@ func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Ar
 		}
 	}
 	for i, x := range in {
-		if err := x.Check(); err != nil {
+		if err := checkInput(x, i == streamed); err != nil {
 			return false, fmt.Errorf("input %d: %w", i, err)
 		}
 	}
@@ -138,7 +139,7 @@ func (m *exprMachine) rebind(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Ar
 		st := &m.steps[i]
 		switch st.in.Op {
 		case chunk.ExprLoad, chunk.ExprBcast, chunk.ExprSplat:
-			st.src = in[st.in.Input]
+			st.src, st.base = in[st.in.Input], 0
 		}
 	}
 	for _, r := range m.reds {

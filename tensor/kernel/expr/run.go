@@ -36,6 +36,7 @@ type exprStep struct {
 	in        *chunk.ExprInstr
 	invariant bool          // runs once, before the first block
 	src       *tensor.Array // load, bcast, splat: the input chunk
+	base      int           // load: the element of the value shape src's first is (a streamed piece's)
 	seg       int           // gen, bcast: the instruction's strides in the segment layout
 	f         elem.RowFn    // elem
 	srcs      [][]byte
@@ -69,7 +70,7 @@ func ExprKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 	if !ok {
 		return nil, fmt.Errorf("bad args %T", op.Args)
 	}
-	m, err := acquireMachine(op, &args, in)
+	m, err := acquireMachine(op, &args, in, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func ExprKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 
 // newExprMachine checks args against op and its inputs and prepares every
 // instruction.
-func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*exprMachine, error) {
+func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array, streamed int) (*exprMachine, error) {
 	if err := chunk.CheckOp(op); err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 		if a == nil {
 			return nil, fmt.Errorf("input %d missing", i)
 		}
-		if err := a.Check(); err != nil {
+		if err := checkInput(a, i == streamed); err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
 	}
@@ -122,7 +123,7 @@ func newExprMachine(op *chunk.Op, args *chunk.ExprArgs, in []*tensor.Array) (*ex
 		ins := &args.Code[i]
 		st := &m.steps[i]
 		st.in = ins
-		if err := m.prepare(op, in, i, st, written, &strides, &bases); err != nil {
+		if err := m.prepare(op, in, streamed, i, st, written, &strides, &bases); err != nil {
 			return nil, fmt.Errorf("instruction %d (%s %s): %w", i, ins.Op, ins.Kind, err)
 		}
 		if ins.Op == chunk.ExprCast && fixed[ins.Src[0]] {
@@ -191,6 +192,18 @@ func (m *exprMachine) checkPartials(op *chunk.Op) error {
 	return nil
 }
 
+// checkInput checks an input's data against its dtype and shape; a
+// streamed one has none yet, only a dtype and shape.
+func checkInput(a *tensor.Array, streamed bool) error {
+	if !streamed {
+		return a.Check()
+	}
+	if !a.DType.Valid() || checkExprShape(a.Shape) != nil {
+		return fmt.Errorf("streamed input of %v%v", a.DType, a.Shape)
+	}
+	return nil
+}
+
 func checkExprShape(shape []int) error {
 	n := 1
 	for _, s := range shape {
@@ -211,7 +224,7 @@ var exprSources = map[string]int{chunk.ExprLoad: 0, chunk.ExprBcast: 0, chunk.Ex
 	chunk.ExprCast: 1, chunk.ExprNaN0: 1}
 
 // prepare checks instruction i and readies st.
-func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprStep, written []tensor.DType, strides *[][]int, bases *[]int) error {
+func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, streamed, i int, st *exprStep, written []tensor.DType, strides *[][]int, bases *[]int) error {
 	ins := st.in
 	args := m.args
 	if !ins.DType.Valid() {
@@ -243,6 +256,9 @@ func (m *exprMachine) prepare(op *chunk.Op, in []*tensor.Array, i int, st *exprS
 	case chunk.ExprLoad, chunk.ExprBcast, chunk.ExprSplat:
 		if ins.Input < 0 || ins.Input >= len(in) {
 			return fmt.Errorf("input %d of %d", ins.Input, len(in))
+		}
+		if ins.Input == streamed && ins.Op != chunk.ExprLoad {
+			return fmt.Errorf("input %d is streamed, and a %s reads it out of order", ins.Input, ins.Op)
 		}
 		a := in[ins.Input]
 		if a.DType != ins.DType || !tensor.Broadcasts(a.Shape, args.Shape) {
@@ -365,6 +381,19 @@ func (m *exprMachine) reg(r int, dt tensor.DType, n int) []byte {
 }
 
 func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
+	if err := m.begin(out); err != nil {
+		return err
+	}
+	if err := m.blocks(ctx, out, 0, m.n); err != nil {
+		return err
+	}
+	m.end()
+	return nil
+}
+
+// begin runs the invariant instructions and starts the reductions'
+// partials in out.
+func (m *exprMachine) begin(out *tensor.Array) error {
 	B := m.args.Block
 	for i := range m.steps {
 		if st := &m.steps[i]; st.invariant {
@@ -384,26 +413,37 @@ func (m *exprMachine) run(ctx context.Context, out *tensor.Array) error {
 			return err
 		}
 	}
-	for lo, nb := 0, 0; lo < m.n; lo, nb = lo+B, nb+1 {
+	return nil
+}
+
+// blocks runs the program over the blocks of elements lo..hi-1, lo the
+// start of a block and hi the start of one or the end.
+func (m *exprMachine) blocks(ctx context.Context, out *tensor.Array, lo, hi int) error {
+	B := m.args.Block
+	for nb := 0; lo < hi; lo, nb = lo+B, nb+1 {
 		if nb%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		hi := min(lo+B, m.n)
-		m.lay.cut(lo, hi)
+		end := min(lo+B, hi)
+		m.lay.cut(lo, end)
 		for i := range m.steps {
 			if st := &m.steps[i]; !st.invariant {
-				if err := m.exec(st, out, lo, hi); err != nil {
+				if err := m.exec(st, out, lo, end); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	for i, r := range m.reds {
-		r.finish(&parts[i])
-	}
 	return nil
+}
+
+// end finishes the reductions' partials.
+func (m *exprMachine) end() {
+	for i, r := range m.reds {
+		r.finish(&m.parts[i])
+	}
 }
 
 // exec runs one instruction over elements lo..hi-1 of the value shape;
@@ -416,7 +456,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 	switch ins.Op {
 	case chunk.ExprLoad:
 		es := ins.DType.Size()
-		m.views[ins.Dst] = st.src.Data[lo*es : hi*es]
+		m.views[ins.Dst] = st.src.Data[(lo-st.base)*es : (hi-st.base)*es]
 	case chunk.ExprSplat:
 		elem.FillRepeat(m.reg(ins.Dst, ins.DType, n), st.src.Data)
 	case chunk.ExprConst:
