@@ -327,7 +327,16 @@ func (m *Machine) appendRec(s *session, r Rec, req uint64) {
 	r.Chunks = slices.Clone(r.Chunks)
 	s.recs = append(s.recs, r)
 	m.applyRec(s, r)
-	m.out.Append = append(m.out.Append, Append{Session: s.id, Recs: []Rec{r}})
+	if s.rewrite && s.role == roleHome {
+		// The file is to be written whole (an append of the epoch
+		// record, or a whole write, failed): appended, r would follow
+		// records the file lacks. It goes in with the whole journal, as
+		// exec/journal writes a stale file again before its next record.
+		s.rewriteSent = m.now
+		m.out.Append = append(m.out.Append, Append{Session: s.id, Whole: true, Recs: slices.Clone(s.recs)})
+	} else {
+		m.out.Append = append(m.out.Append, Append{Session: s.id, Recs: []Rec{r}})
+	}
 	if req != 0 {
 		s.writes = append(s.writes, pendingWrite{req: req, seq: r.Seq})
 	}

@@ -107,9 +107,15 @@ func (sn *schedNode) apply(out custody.Output) {
 				last = ap.Recs[n-1].Seq
 			}
 			in := custody.Input{Kind: custody.InAppended, Session: ap.Session, Seq: last, Replica: ap.Replica, Peer: ap.Peer, Whole: ap.Whole}
-			if sn.full {
+			switch {
+			case sn.full:
 				in.Err = "no space left on device"
-			} else {
+			case !sn.follows(ap):
+				// Custody appends a record only after the one before it:
+				// one written after a gap is what a restart would read.
+				w.fail("%s: session %d: record %d appended to a file of %d", sn.name, ap.Session, ap.Recs[0].Seq, sn.fileLen(ap))
+				return
+			default:
 				sn.write(ap)
 			}
 			sn.step(in)
@@ -210,6 +216,20 @@ func (sn *schedNode) apply(out custody.Output) {
 	for _, g := range out.Rerun {
 		sn.startGraph(g.Session, g.Graph)
 	}
+}
+
+// follows says whether ap, appended, would follow on the file it goes
+// to: a whole write always does.
+func (sn *schedNode) follows(ap custody.Append) bool {
+	return ap.Whole || len(ap.Recs) == 0 || ap.Recs[0].Seq == uint64(sn.fileLen(ap))+1
+}
+
+// fileLen is the number of records of the file ap goes to.
+func (sn *schedNode) fileLen(ap custody.Append) int {
+	if ap.Replica {
+		return len(sn.replicas[ap.Peer][ap.Session])
+	}
+	return len(sn.disk[ap.Session])
 }
 
 // write makes an append durable on this disk.

@@ -62,6 +62,13 @@ var thinkingRegressions = []uint64{
 	// its lease from then, while the target had taken the session over.
 	// Answers now carry the send time of the ship they answer.
 	31,
+	// A client's record appended after a gap: a takeover's epoch record
+	// did not go in (a full disk), and while the journal waited to be
+	// written whole, the next record was appended alone, after the
+	// records before the epoch's; the scheduler, killed, restarted on a
+	// file whose fifth record had seq 7. A record now goes in with the
+	// whole journal until the file is written whole.
+	225,
 }
 
 // regressionConfig is the run of a regression seed.
