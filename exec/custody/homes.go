@@ -192,16 +192,7 @@ func (m *Machine) stepDown(s *session, e Epoch, home string) {
 	for _, r := range s.reads {
 		m.out.Refuse = append(m.out.Refuse, Answer{Req: r, Session: s.id, To: home, Err: MovedError(s.id, home, e)})
 	}
-	for id, c := range m.chunks {
-		if c.session == s.id {
-			delete(m.chunks, id) // the new home's now: not freed from here
-		}
-	}
-	for id, c := range m.lost {
-		if c.session == s.id {
-			delete(m.lost, id)
-		}
-	}
+	m.dir.forgetSession(s.id) // the new home's now: not freed from here
 	*s = session{id: s.id, role: roleGone, epoch: e, home: home, graphs: map[int]*graph{}}
 	if wasHome {
 		m.out.StepDown = append(m.out.StepDown, Session{Session: s.id, Epoch: e, Home: home})
@@ -394,7 +385,7 @@ func (m *Machine) winRound(s *session) {
 	// nothing), so that they answer a stale contender with it.
 	told := map[string]bool{}
 	for _, w := range append(slices.Clone(r.voters), r.witnesses...) {
-		if !told[w] && m.workers[w] {
+		if !told[w] && m.dir.Live(w) {
 			told[w] = true
 			m.out.Claim = append(m.out.Claim, Chunks{Worker: w, Session: s.id, Epoch: s.epoch})
 		}

@@ -31,12 +31,11 @@ type Machine struct {
 	now      int64
 	born     int64           // the clock at the first input: a young Machine waits for its workers
 	peers    map[string]bool // schedulers other than this one: alive or not
-	workers  map[string]bool // workers: alive or not
 	sessions map[int]*session
-	chunks   map[uint64]*chunk // kept chunks of the sessions served here, with a copy
-	lost     map[uint64]*chunk // the same, with none
-	offers   map[uint64][]offer
-	out      Output
+	// dir holds the kept chunks of the sessions served here, the
+	// workers and their offers; it adds its instructions to out.
+	dir *Directory
+	out Output
 }
 
 type role uint8
@@ -156,8 +155,15 @@ func New(cfg Config) *Machine {
 	if cfg.MaxReruns == 0 {
 		cfg.MaxReruns = 3
 	}
-	return &Machine{cfg: cfg, peers: map[string]bool{}, workers: map[string]bool{},
-		sessions: map[int]*session{}, chunks: map[uint64]*chunk{}, lost: map[uint64]*chunk{}, offers: map[uint64][]offer{}}
+	m := &Machine{cfg: cfg, peers: map[string]bool{}, sessions: map[int]*session{}}
+	m.dir = NewDirectory(&m.out)
+	m.dir.Epoch = func(sess int) (Epoch, bool) {
+		if s := m.sessions[sess]; s != nil && s.role == roleHome {
+			return s.epoch, true
+		}
+		return 0, false
+	}
+	return m
 }
 
 // Name is the scheduler's name.
@@ -181,11 +187,11 @@ func (m *Machine) Step(in Input) Output {
 	case InPeerDown:
 		m.peerDown(in.Peer)
 	case InWorkerUp:
-		m.workers[in.Worker] = true
+		m.dir.WorkerUp(in.Worker)
 	case InWorkerDown:
 		m.workerDown(in.Worker)
 	case InOffered:
-		m.offered(in.Worker, in.Chunks)
+		m.dir.Offered(in.Worker, in.Chunks, m.now, in.Session, in.Epoch)
 	case InOpen:
 		m.open(in.Session, in.Req)
 	case InWrite:
@@ -207,22 +213,19 @@ func (m *Machine) Step(in Input) Output {
 	case InRestart:
 		m.restart(in.Session, in.Recs)
 	case InCopied:
+		if in.Err != "" {
+			for _, c := range in.Chunks {
+				m.dir.CopyFailed(c.ID)
+			}
+			break
+		}
 		m.copied(in.Worker, in.Chunks)
 	}
 	return m.out
 }
 
 // liveWorkers lists the live workers, sorted.
-func (m *Machine) liveWorkers() []string {
-	var ws []string
-	for w, up := range m.workers {
-		if up {
-			ws = append(ws, w)
-		}
-	}
-	sort.Strings(ws)
-	return ws
-}
+func (m *Machine) liveWorkers() []string { return m.dir.LiveWorkers() }
 
 // successor is the scheduler after this one on the ring of the live
 // ones, "" when alone.
@@ -354,30 +357,14 @@ func (m *Machine) applyRec(s *session, r Rec) {
 		}
 	case KindKeep, KindUpload:
 		for _, c := range r.Chunks {
-			var live []string
-			for _, w := range c.Workers {
-				if m.workers[w] && !slices.Contains(live, w) {
-					live = append(live, w)
-				}
-			}
-			c.Workers = live
-			m.place(s, c)
+			m.dir.Place(s.id, c)
 		}
 	case KindDrop:
 		for _, c := range r.Chunks {
-			m.drop(s, c.ID)
+			m.dir.Drop(s.id, s.epoch, []uint64{c.ID})
 		}
 	case KindClose:
-		for id, c := range m.chunks {
-			if c.session == s.id {
-				m.drop(s, id)
-			}
-		}
-		for id, c := range m.lost {
-			if c.session == s.id {
-				delete(m.lost, id)
-			}
-		}
+		m.dir.dropSession(s.id, s.epoch)
 	}
 }
 
@@ -540,16 +527,7 @@ func (m *Machine) undo(s *session, seq uint64, why string, rewrite bool) {
 // rebuild makes the chunk directory and graphs of s again from its
 // records.
 func (m *Machine) rebuild(s *session) {
-	for id, c := range m.chunks {
-		if c.session == s.id {
-			delete(m.chunks, id)
-		}
-	}
-	for id, c := range m.lost {
-		if c.session == s.id {
-			delete(m.lost, id)
-		}
-	}
+	m.dir.forgetSession(s.id)
 	s.graphs = map[int]*graph{}
 	for _, r := range s.recs {
 		m.applyRecQuiet(s, r)
@@ -558,7 +536,16 @@ func (m *Machine) rebuild(s *session) {
 
 // applyRecQuiet applies r without freeing anything on the workers.
 func (m *Machine) applyRecQuiet(s *session, r Rec) {
+	m.quietly(func() { m.applyRec(s, r) })
+}
+
+// quietly runs f and takes back the directory's instructions it made:
+// the copies it asked for are not being made.
+func (m *Machine) quietly(f func()) {
 	out := m.out
-	m.applyRec(s, r)
-	m.out.Free, m.out.Copy, m.out.Lost = out.Free, out.Copy, out.Lost
+	f()
+	for _, c := range m.out.Copy[len(out.Copy):] {
+		m.dir.CopyFailed(c.ID)
+	}
+	m.out.Free, m.out.Copy, m.out.Lost, m.out.Claim = out.Free, out.Copy, out.Lost, out.Claim
 }

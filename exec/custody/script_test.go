@@ -233,6 +233,9 @@ func (w *world) apply(a string, out Output) {
 	for _, c := range out.Copy {
 		fmt.Fprintf(b, "%s: copy %d from %s to %s\n", a, c.ID, c.From, c.To)
 	}
+	for _, c := range out.Recall {
+		fmt.Fprintf(b, "%s: recall on %s session %d epoch %d %v\n", a, c.Worker, c.Session, c.Epoch, c.IDs)
+	}
 	if len(out.Lost) > 0 {
 		fmt.Fprintf(b, "%s: lost %v\n", a, out.Lost)
 	}
