@@ -59,11 +59,15 @@ type session struct {
 	recs      []Rec // the journal (home) or its replica
 
 	// Home side.
-	durable       uint64 // records durable in this scheduler's journal
-	committed     uint64 // records durable here and at a target: never taken back
-	acked         uint64 // records the target holds
-	leaseUntil    int64  // serve until then (by this clock)
-	started       bool   // TakeOver was output for the session's current epoch
+	durable    uint64 // records durable in this scheduler's journal
+	committed  uint64 // records durable here and at a target: never taken back
+	acked      uint64 // records the target holds
+	leaseUntil int64  // serve until then (by this clock)
+	started    bool   // TakeOver was output for the session's current epoch
+	// confirm: restored from this scheduler's own journal, the session
+	// is served only once a round past the journal's epoch is won at its
+	// witnesses: its target alone may have forgotten a later epoch.
+	confirm       bool
 	flight        *flight
 	writes        []pendingWrite
 	reads         []uint64
@@ -419,7 +423,7 @@ func (m *Machine) settle(s *session) {
 	if s.role != roleHome || s.moving() {
 		return
 	}
-	if !s.started && (s.target == "" || m.now < s.leaseUntil) && min(s.acked, s.durable) >= uint64(len(s.recs)) {
+	if !s.started && !s.confirm && (s.target == "" || m.now < s.leaseUntil) && min(s.acked, s.durable) >= uint64(len(s.recs)) {
 		s.started = true
 		m.out.TakeOver = append(m.out.TakeOver, Session{Session: s.id, Epoch: s.epoch, Home: s.home})
 		for n, g := range s.graphs {
