@@ -2,7 +2,6 @@ package custody
 
 import (
 	"fmt"
-	"slices"
 )
 
 // Check verifies the Machine's invariants; the tests call it after every
@@ -44,27 +43,15 @@ func (m *Machine) Check() error {
 			return fmt.Errorf("session %d: served but not home", id)
 		}
 	}
-	for id, c := range m.chunks {
-		if _, ok := m.lost[id]; ok {
-			return fmt.Errorf("chunk %d both held and lost", id)
-		}
-		s := m.sessions[c.session]
-		if s == nil || s.role != roleHome {
+	if err := m.dir.Check(); err != nil {
+		return err
+	}
+	for id, c := range m.dir.chunks {
+		if s := m.sessions[c.session]; s == nil || s.role != roleHome {
 			return fmt.Errorf("chunk %d of session %d, not served here", id, c.session)
 		}
-		if len(c.Workers) == 0 {
-			return fmt.Errorf("chunk %d held nowhere", id)
-		}
-		for i, w := range c.Workers {
-			if !m.workers[w] {
-				return fmt.Errorf("chunk %d on worker %s, gone", id, w)
-			}
-			if slices.Contains(c.Workers[:i], w) {
-				return fmt.Errorf("chunk %d twice on worker %s", id, w)
-			}
-		}
 	}
-	for id, c := range m.lost {
+	for id, c := range m.dir.lost {
 		if s := m.sessions[c.session]; s == nil || s.role != roleHome {
 			return fmt.Errorf("lost chunk %d of session %d, not served here", id, c.session)
 		}
@@ -100,13 +87,11 @@ func (m *Machine) Journal(sess int) []Rec {
 
 // Where names the workers holding kept chunk id (nil when lost or
 // unknown), and whether it is lost.
-func (m *Machine) Where(id uint64) (workers []string, lost bool) {
-	if c := m.chunks[id]; c != nil {
-		return c.Workers, false
-	}
-	_, lost = m.lost[id]
-	return nil, lost
-}
+func (m *Machine) Where(id uint64) (workers []string, lost bool) { return m.dir.Where(id) }
+
+// Holds says whether the directory places a copy of chunk id on worker
+// w (Directory.Holds): a job's free of it is not sent.
+func (m *Machine) Holds(id uint64, w string) bool { return m.dir.Holds(id, w) }
 
 // Sessions lists the sessions this scheduler knows, sorted.
 func (m *Machine) Sessions() []int { return m.sessionIDs() }

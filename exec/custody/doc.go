@@ -3,8 +3,9 @@
 // it keeps of other homes' journals, the directory of the chunks its
 // sessions keep (where each copy is, which are lost, which workers offered
 // what), and the lifecycle of each session's graphs (running, to run
-// again). It runs in the scheduler process, one Machine a scheduler; the
-// Fence type runs in each worker. Like exec/core it starts no goroutine,
+// again). A Machine is one scheduler's: exec/sim steps one for each
+// scheduler it simulates, and the scheduler process keeps its Directory
+// (exec/sched); the Fence type runs in each worker. Like exec/core it starts no goroutine,
 // does no I/O and reads no clock: the runner feeds it what happened as an
 // Input to Step (a tick of the clock, a peer or worker up or down, chunks
 // offered, a client's write or read, records shipped by a home, an append
@@ -57,4 +58,11 @@
 // remembered: a takeover claims the new sessions' chunks from them.
 // Claims and frees carry the session's epoch, and a worker's Fence
 // refuses those of an epoch below one it accepted.
+//
+// The directory's rules are the Directory type's (directory.go), which
+// the Machine steps for its sessions and exec/sched keeps for the running
+// scheduler: one source of the rules for the simulator and the processes.
+// A takeover's chunks no worker offered are recalled: every live worker
+// is asked to take those it holds for another connection (the old home,
+// paused, never lost its connections), and offers back what it took.
 package custody

@@ -31,12 +31,11 @@ type Machine struct {
 	now      int64
 	born     int64           // the clock at the first input: a young Machine waits for its workers
 	peers    map[string]bool // schedulers other than this one: alive or not
-	workers  map[string]bool // workers: alive or not
 	sessions map[int]*session
-	chunks   map[uint64]*chunk // kept chunks of the sessions served here, with a copy
-	lost     map[uint64]*chunk // the same, with none
-	offers   map[uint64][]offer
-	out      Output
+	// dir holds the kept chunks of the sessions served here, the
+	// workers and their offers; it adds its instructions to out.
+	dir *Directory
+	out Output
 }
 
 type role uint8
@@ -60,11 +59,15 @@ type session struct {
 	recs      []Rec // the journal (home) or its replica
 
 	// Home side.
-	durable       uint64 // records durable in this scheduler's journal
-	committed     uint64 // records durable here and at a target: never taken back
-	acked         uint64 // records the target holds
-	leaseUntil    int64  // serve until then (by this clock)
-	started       bool   // TakeOver was output for the session's current epoch
+	durable    uint64 // records durable in this scheduler's journal
+	committed  uint64 // records durable here and at a target: never taken back
+	acked      uint64 // records the target holds
+	leaseUntil int64  // serve until then (by this clock)
+	started    bool   // TakeOver was output for the session's current epoch
+	// confirm: restored from this scheduler's own journal, the session
+	// is served only once a round past the journal's epoch is won at its
+	// witnesses: its target alone may have forgotten a later epoch.
+	confirm       bool
 	flight        *flight
 	writes        []pendingWrite
 	reads         []uint64
@@ -156,8 +159,15 @@ func New(cfg Config) *Machine {
 	if cfg.MaxReruns == 0 {
 		cfg.MaxReruns = 3
 	}
-	return &Machine{cfg: cfg, peers: map[string]bool{}, workers: map[string]bool{},
-		sessions: map[int]*session{}, chunks: map[uint64]*chunk{}, lost: map[uint64]*chunk{}, offers: map[uint64][]offer{}}
+	m := &Machine{cfg: cfg, peers: map[string]bool{}, sessions: map[int]*session{}}
+	m.dir = NewDirectory(&m.out)
+	m.dir.Epoch = func(sess int) (Epoch, bool) {
+		if s := m.sessions[sess]; s != nil && s.role == roleHome {
+			return s.epoch, true
+		}
+		return 0, false
+	}
+	return m
 }
 
 // Name is the scheduler's name.
@@ -181,11 +191,11 @@ func (m *Machine) Step(in Input) Output {
 	case InPeerDown:
 		m.peerDown(in.Peer)
 	case InWorkerUp:
-		m.workers[in.Worker] = true
+		m.dir.WorkerUp(in.Worker)
 	case InWorkerDown:
 		m.workerDown(in.Worker)
 	case InOffered:
-		m.offered(in.Worker, in.Chunks)
+		m.dir.Offered(in.Worker, in.Chunks, m.now, in.Session, in.Epoch)
 	case InOpen:
 		m.open(in.Session, in.Req)
 	case InWrite:
@@ -207,22 +217,19 @@ func (m *Machine) Step(in Input) Output {
 	case InRestart:
 		m.restart(in.Session, in.Recs)
 	case InCopied:
+		if in.Err != "" {
+			for _, c := range in.Chunks {
+				m.dir.CopyFailed(c.ID)
+			}
+			break
+		}
 		m.copied(in.Worker, in.Chunks)
 	}
 	return m.out
 }
 
 // liveWorkers lists the live workers, sorted.
-func (m *Machine) liveWorkers() []string {
-	var ws []string
-	for w, up := range m.workers {
-		if up {
-			ws = append(ws, w)
-		}
-	}
-	sort.Strings(ws)
-	return ws
-}
+func (m *Machine) liveWorkers() []string { return m.dir.LiveWorkers() }
 
 // successor is the scheduler after this one on the ring of the live
 // ones, "" when alone.
@@ -327,7 +334,16 @@ func (m *Machine) appendRec(s *session, r Rec, req uint64) {
 	r.Chunks = slices.Clone(r.Chunks)
 	s.recs = append(s.recs, r)
 	m.applyRec(s, r)
-	m.out.Append = append(m.out.Append, Append{Session: s.id, Recs: []Rec{r}})
+	if s.rewrite && s.role == roleHome {
+		// The file is to be written whole (an append of the epoch
+		// record, or a whole write, failed): appended, r would follow
+		// records the file lacks. It goes in with the whole journal, as
+		// exec/journal writes a stale file again before its next record.
+		s.rewriteSent = m.now
+		m.out.Append = append(m.out.Append, Append{Session: s.id, Whole: true, Recs: slices.Clone(s.recs)})
+	} else {
+		m.out.Append = append(m.out.Append, Append{Session: s.id, Recs: []Rec{r}})
+	}
 	if req != 0 {
 		s.writes = append(s.writes, pendingWrite{req: req, seq: r.Seq})
 	}
@@ -345,30 +361,14 @@ func (m *Machine) applyRec(s *session, r Rec) {
 		}
 	case KindKeep, KindUpload:
 		for _, c := range r.Chunks {
-			var live []string
-			for _, w := range c.Workers {
-				if m.workers[w] && !slices.Contains(live, w) {
-					live = append(live, w)
-				}
-			}
-			c.Workers = live
-			m.place(s, c)
+			m.dir.Place(s.id, c)
 		}
 	case KindDrop:
 		for _, c := range r.Chunks {
-			m.drop(s, c.ID)
+			m.dir.Drop(s.id, s.epoch, []uint64{c.ID})
 		}
 	case KindClose:
-		for id, c := range m.chunks {
-			if c.session == s.id {
-				m.drop(s, id)
-			}
-		}
-		for id, c := range m.lost {
-			if c.session == s.id {
-				delete(m.lost, id)
-			}
-		}
+		m.dir.dropSession(s.id, s.epoch)
 	}
 }
 
@@ -423,7 +423,7 @@ func (m *Machine) settle(s *session) {
 	if s.role != roleHome || s.moving() {
 		return
 	}
-	if !s.started && (s.target == "" || m.now < s.leaseUntil) && min(s.acked, s.durable) >= uint64(len(s.recs)) {
+	if !s.started && !s.confirm && (s.target == "" || m.now < s.leaseUntil) && min(s.acked, s.durable) >= uint64(len(s.recs)) {
 		s.started = true
 		m.out.TakeOver = append(m.out.TakeOver, Session{Session: s.id, Epoch: s.epoch, Home: s.home})
 		for n, g := range s.graphs {
@@ -531,16 +531,7 @@ func (m *Machine) undo(s *session, seq uint64, why string, rewrite bool) {
 // rebuild makes the chunk directory and graphs of s again from its
 // records.
 func (m *Machine) rebuild(s *session) {
-	for id, c := range m.chunks {
-		if c.session == s.id {
-			delete(m.chunks, id)
-		}
-	}
-	for id, c := range m.lost {
-		if c.session == s.id {
-			delete(m.lost, id)
-		}
-	}
+	m.dir.forgetSession(s.id)
 	s.graphs = map[int]*graph{}
 	for _, r := range s.recs {
 		m.applyRecQuiet(s, r)
@@ -549,7 +540,16 @@ func (m *Machine) rebuild(s *session) {
 
 // applyRecQuiet applies r without freeing anything on the workers.
 func (m *Machine) applyRecQuiet(s *session, r Rec) {
+	m.quietly(func() { m.applyRec(s, r) })
+}
+
+// quietly runs f and takes back the directory's instructions it made:
+// the copies it asked for are not being made.
+func (m *Machine) quietly(f func()) {
 	out := m.out
-	m.applyRec(s, r)
-	m.out.Free, m.out.Copy, m.out.Lost = out.Free, out.Copy, out.Lost
+	f()
+	for _, c := range m.out.Copy[len(out.Copy):] {
+		m.dir.CopyFailed(c.ID)
+	}
+	m.out.Free, m.out.Copy, m.out.Lost, m.out.Claim = out.Free, out.Copy, out.Lost, out.Claim
 }

@@ -149,6 +149,10 @@ func (w *world) apply(a string, out Output) {
 			w.step(a, Input{Kind: InAppended, Session: ap.Session, Seq: last, Replica: ap.Replica, Peer: ap.Peer, Whole: ap.Whole, Err: "no space left on device"})
 			continue
 		}
+		if !ap.Replica && !ap.Whole && len(ap.Recs) > 0 && ap.Recs[0].Seq != uint64(len(w.journal[a][ap.Session]))+1 {
+			// A journal takes a record only after the one before it.
+			w.t.Errorf("%s: append of record %d to a journal of %d", a, ap.Recs[0].Seq, len(w.journal[a][ap.Session]))
+		}
 		b.WriteString("\n")
 		if !ap.Replica {
 			j := w.journal[a]
@@ -228,6 +232,9 @@ func (w *world) apply(a string, out Output) {
 	}
 	for _, c := range out.Copy {
 		fmt.Fprintf(b, "%s: copy %d from %s to %s\n", a, c.ID, c.From, c.To)
+	}
+	for _, c := range out.Recall {
+		fmt.Fprintf(b, "%s: recall on %s session %d epoch %d %v\n", a, c.Worker, c.Session, c.Epoch, c.IDs)
 	}
 	if len(out.Lost) > 0 {
 		fmt.Fprintf(b, "%s: lost %v\n", a, out.Lost)

@@ -94,7 +94,8 @@ const (
 	InWorkerUp
 	InWorkerDown
 	// InOffered: Worker holds Chunks (IDs and sizes) it made for a
-	// scheduler whose connection broke, and offers them.
+	// scheduler whose connection broke, and offers them; or, Session
+	// not 0, it took them for Session at Epoch, recalled (Output.Recall).
 	InOffered
 	// InOpen: a client made session Session here (its number is homed
 	// here); acknowledged as a write (Req).
@@ -125,7 +126,8 @@ const (
 	// session, one input a session), as a scheduler restarted on its old
 	// state dir.
 	InRestart
-	// InCopied: the copy of chunk Chunks[0] on Worker is made.
+	// InCopied: the copy of chunk Chunks[0] on Worker is made, or could
+	// not be (Err).
 	InCopied
 )
 
@@ -155,7 +157,12 @@ type Output struct {
 	Free     []Chunks   // chunks for a worker to drop
 	Copy     []Copy     // second copies of uploads to make
 	Lost     []uint64   // chunks with no copy: made again from lineage when read
-	Rerun    []GraphRef // graphs to run again
+	// Recall asks each live worker to take, for Session at Epoch, the
+	// chunks of IDs it holds for another connection (a takeover's
+	// chunks no worker offered: the old home may be paused with its
+	// connections up); the worker offers back those it took.
+	Recall []Chunks
+	Rerun  []GraphRef // graphs to run again
 }
 
 // An Append makes records durable: in the journal of Session, or in the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/custody"
 	"marsfs/exec/wire"
 )
 
@@ -27,53 +28,36 @@ import (
 // lets it go (MsgHandedOff).
 
 // adoptHeld takes back, from worker w on control connection cc, the
-// chunks it offers that the scheduler lost.
+// chunks it offers that the scheduler lost (custody.Directory.Offered).
 func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
-	var ids, unwanted []uint64
-	var nbytes int64
-	s.mu.Lock()
-	s.sweepOffers() // offers come seldom: when a connection breaks
+	cs := make([]custody.Chunk, len(m.IDs))
 	for i, id := range m.IDs {
-		n := m.Sizes[i]
-		if l, ok := s.lost[id]; ok && l.NBytes == n {
-			if _, made := s.chunks[id]; !made {
-				s.chunks[id] = core.Location{ID: id, Worker: w.name, NBytes: n}
-				delete(s.lost, id)
-				ids, nbytes = append(ids, id), nbytes+n
-				continue
-			}
-		}
-		// An upload's chunk whose other copy lives: this one is its second
-		// copy again.
-		if first, ok := s.chunks[id]; ok && s.uploads[id] && first.Worker != w.name && first.NBytes == n {
-			if _, has := s.copies[id]; !has {
-				s.copies[id] = core.Location{ID: id, Worker: w.name, NBytes: n}
-				ids, nbytes = append(ids, id), nbytes+n
-				continue
-			}
-		}
-		if m.Session != 0 {
-			// Taken for this scheduler by its claim (see Claim) but
-			// made again or freed meanwhile: nobody else names it.
-			unwanted = append(unwanted, id)
-			continue
-		}
-		s.remember(w.name, id, n)
+		cs[i] = custody.Chunk{ID: id, NBytes: m.Sizes[i]}
 	}
-	s.adopted += len(ids)
-	s.copyLater() // an upload taken back wants its second copy
+	s.mu.Lock()
+	n := s.dir.Offered(w.name, cs, s.now(), m.Session, custody.Epoch(m.Epoch))
+	out := s.takeOut()
+	var nbytes int64
+	for i := range out.Claim {
+		c := &out.Claim[i]
+		// Offered to this scheduler: taken back as it stands, with no
+		// epoch for the worker's fence to weigh.
+		c.Session, c.Epoch = 0, 0
+		for _, id := range c.IDs {
+			if ch, ok := s.dir.Chunk(id); ok {
+				nbytes += ch.NBytes
+			}
+		}
+	}
 	s.notify()
 	s.mu.Unlock()
-	if len(unwanted) > 0 {
-		cc.Send(&wire.Msg{Kind: wire.MsgFree, Session: m.Session, Epoch: m.Epoch, IDs: unwanted})
-	}
-	if len(ids) == 0 {
+	s.carry(out)
+	if n == 0 {
 		return
 	}
-	cc.Send(&wire.Msg{Kind: wire.MsgAdopt, IDs: ids})
-	msg := fmt.Sprintf("worker %s came back holding %d of the chunks lost with it (%d bytes): re-adopted, not recomputed", w.name, len(ids), nbytes)
+	msg := fmt.Sprintf("worker %s came back holding %d of the chunks lost with it (%d bytes): re-adopted, not recomputed", w.name, n, nbytes)
 	if m.Session != 0 {
-		msg = fmt.Sprintf("worker %s held %d chunks of session %d (%d bytes) for its earlier home: taken at epoch %d, not recomputed", w.name, len(ids), m.Session, nbytes, m.Epoch)
+		msg = fmt.Sprintf("worker %s held %d chunks of session %d (%d bytes) for its earlier home: taken at epoch %d, not recomputed", w.name, n, m.Session, nbytes, m.Epoch)
 	}
 	s.logf("%s", msg)
 	s.Announce(msg)
@@ -83,7 +67,7 @@ func (s *Scheduler) adoptHeld(w *remoteWorker, cc *wire.Conn, m *wire.Msg) {
 func (s *Scheduler) Adopted() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.adopted
+	return s.dir.Adopted()
 }
 
 // logf logs through Config.Logf, if set.
@@ -98,19 +82,8 @@ func (s *Scheduler) logf(format string, args ...any) {
 func (s *Scheduler) handOff(w *remoteWorker, cc *wire.Conn) {
 	defer s.wg.Done()
 	s.mu.Lock()
-	var ids []uint64
-	for id, loc := range s.chunks {
-		if loc.Worker == w.name {
-			ids = append(ids, id)
-		}
-	}
-	for id, loc := range s.copies {
-		if loc.Worker == w.name {
-			ids = append(ids, id)
-		}
-	}
+	ids := s.dir.HeldOn(w.name)
 	s.mu.Unlock()
-	slices.Sort(ids)
 	moved, kept := 0, 0
 	var nbytes int64
 	for _, id := range ids {
@@ -118,66 +91,41 @@ func (s *Scheduler) handOff(w *remoteWorker, cc *wire.Conn) {
 			break
 		}
 		s.mu.Lock()
-		first, isFirst := s.chunks[id]
-		second, isCopy := s.copies[id]
+		c, ok := s.dir.Chunk(id)
+		var to []*remoteWorker
+		if ok && slices.Contains(c.Workers, w.name) {
+			to = s.connected(s.dir.Targets(1, w.name))
+		}
 		s.mu.Unlock()
 		switch {
-		case isFirst && first.Worker == w.name && isCopy && second.Worker != w.name:
-			// An upload with its other copy elsewhere: that one is first
-			// now, and a second copy is made below.
-			s.mu.Lock()
-			s.chunks[id] = second
-			delete(s.copies, id)
-			s.mu.Unlock()
-			first = second
-		case isFirst && first.Worker == w.name:
-		case isCopy && second.Worker == w.name:
-			s.mu.Lock()
-			delete(s.copies, id)
-			s.mu.Unlock()
-		default:
+		case !ok || !slices.Contains(c.Workers, w.name):
 			continue // freed or moved meanwhile
-		}
-		to := s.leastHeld(1, w.name)
-		if len(to) == 0 {
+		case len(to) == 0:
 			kept++
 			continue // nowhere to go: the chunk leaves with the worker
-		}
-		src := first
-		if src.Worker != w.name {
-			// A second copy to make, from the first.
-			if to[0].name == src.Worker {
-				continue
-			}
+		case slices.Contains(c.Workers, to[0].name):
+			continue // its other copy is there: a second is made once w goes
 		}
 		a, release, err := s.Fetch(s.ctx, id)
 		if err != nil {
 			continue
 		}
+		n := int64(len(a.Data))
 		err = s.putOn(s.ctx, to[0], id, a)
 		release()
 		if err != nil {
 			continue
 		}
-		loc := core.Location{ID: id, Worker: to[0].name, NBytes: int64(len(a.Data))}
 		s.mu.Lock()
-		switch cur, ok := s.chunks[id]; {
-		case !ok:
-			// Freed while moved.
-			s.mu.Unlock()
-			if c, _ := s.conn(to[0].name); c != nil {
-				c.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{id}})
-			}
-			continue
-		case cur.Worker == w.name:
-			s.chunks[id] = loc
-		default:
-			s.copies[id] = loc
-		}
+		done := s.dir.Moved(id, w.name, to[0].name)
 		s.notify()
+		out := s.takeOut()
 		s.mu.Unlock()
-		moved++
-		nbytes += loc.NBytes
+		s.carry(out) // freed while moved: the copy goes too
+		if done {
+			moved++
+			nbytes += n
+		}
 	}
 	s.logf("worker %s is leaving: %d chunks (%d bytes) moved to other workers, %d with nowhere to go", w.name, moved, nbytes, kept)
 	if moved > 0 {
@@ -240,7 +188,7 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 		s.mu.Lock()
 		missing = 0
 		for _, loc := range s.cfg.Expect {
-			if _, lost := s.lost[loc.ID]; lost {
+			if s.dir.IsLost(loc.ID) {
 				missing++
 			}
 		}
@@ -248,7 +196,7 @@ func (s *Scheduler) WaitExpected(ctx context.Context, timeout time.Duration) (ad
 		for name := range on {
 			heard = heard && name != "" && s.offered[name]
 		}
-		adopted = s.adopted
+		adopted = s.dir.Adopted()
 		s.mu.Unlock()
 		if missing == 0 || heard || ctx.Err() != nil {
 			return adopted, missing
@@ -267,11 +215,11 @@ func (s *Scheduler) expectedNow() (adopted, missing int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, loc := range s.cfg.Expect {
-		if _, lost := s.lost[loc.ID]; lost {
+		if s.dir.IsLost(loc.ID) {
 			missing++
 		}
 	}
-	return s.adopted, missing
+	return s.dir.Adopted(), missing
 }
 
 // Expected returns Config.Expect: the chunks a scheduler before this one
@@ -291,17 +239,10 @@ func (s *Scheduler) Unexpect(ids []uint64) {
 	defer s.mu.Unlock()
 	var keep []core.Location
 	for _, loc := range s.cfg.Expect {
-		if drop[loc.ID] {
-			delete(s.lost, loc.ID)
-			continue
+		if !drop[loc.ID] {
+			keep = append(keep, loc)
 		}
-		keep = append(keep, loc)
 	}
 	s.cfg.Expect = keep
-	for id := range drop {
-		if s.uploads[id] {
-			delete(s.uploads, id)
-			delete(s.lost, id)
-		}
-	}
+	s.dir.Forget(ids)
 }

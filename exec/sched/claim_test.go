@@ -37,7 +37,11 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 		t.Fatal("the upload has no second copy after 10 s")
 	}
 	tc.s.mu.Lock()
-	uploads := []core.Location{tc.s.chunks[uploadID], tc.s.copies[uploadID]}
+	var uploads []core.Location
+	up, _ := tc.s.dir.Chunk(uploadID)
+	for _, w := range up.Workers {
+		uploads = append(uploads, core.Location{ID: uploadID, Worker: w, NBytes: up.NBytes})
+	}
 	tc.s.mu.Unlock()
 	tc.s.Close()
 
@@ -48,14 +52,14 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 		defer s2.mu.Unlock()
 		n := 0
 		for _, loc := range expect {
-			n += len(s2.refused[loc.ID])
+			n += len(s2.dir.Offers(loc.ID))
 		}
 		return n
 	}
 	if !waitChange(s2, 10*time.Second, func() bool { return heard() == len(expect) }) {
 		s2.mu.Lock()
 		for _, loc := range expect {
-			t.Logf("chunk %d: %v", loc.ID, s2.refused[loc.ID])
+			t.Logf("chunk %d: offered by %v", loc.ID, s2.dir.Offers(loc.ID))
 		}
 		s2.mu.Unlock()
 		t.Fatalf("s2 heard %d offers of the %d", heard(), len(expect))
@@ -64,8 +68,11 @@ func TestClaimFromDeadScheduler(t *testing.T) {
 	if adopted != len(expect)+1 || lost != 0 {
 		t.Fatalf("claimed %d, %d lost; want %d, none lost", adopted, lost, len(expect)+1)
 	}
-	if w1, w2 := s2.Where(uploadID), s2.copies[uploadID].Worker; w1 == "" || w2 == "" || w1 == w2 {
-		t.Errorf("the upload's copies are on %q and %q", w1, w2)
+	s2.mu.Lock()
+	where, _ := s2.dir.Where(uploadID)
+	s2.mu.Unlock()
+	if len(where) != 2 || where[0] == where[1] {
+		t.Errorf("the upload's copies are on %v", where)
 	}
 	got, release, err := s2.Fetch(ctx, expect[0].ID)
 	if err != nil {

@@ -8,5 +8,11 @@
 // in-memory control connection: marsfs without a cluster runs the same
 // Core and the same worker as a cluster does.
 //
+// Between jobs the scheduler keeps the chunk directory: kept chunks and
+// their copies, the lost, the offers of chunks it did not lose. Its rules
+// are exec/custody's Directory, the one the simulator checks; sched tells
+// it what happened under its mutex and carries its instructions out
+// (directory.go).
+//
 // The scheduler process runs it.
 package sched

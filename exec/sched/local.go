@@ -44,5 +44,5 @@ func NewLocalWith(cfg worker.Config) *Scheduler {
 func (s *Scheduler) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.chunks)
+	return s.dir.Len()
 }

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"marsfs/exec/core"
+	"marsfs/exec/custody"
 	"marsfs/exec/wire"
 	"marsfs/tensor"
 )
@@ -57,71 +57,57 @@ func (s *Scheduler) Put(ctx context.Context, id uint64, a *tensor.Array) error {
 	if len(put) == 0 {
 		return fmt.Errorf("put chunk %d on %s: %w", id, targets[0].name, errs[0])
 	}
-	s.mu.Lock()
-	s.chunks[id] = put[0]
-	s.uploads[id] = true
-	delete(s.lost, id)
-	if len(put) > 1 {
-		s.copies[id] = put[1]
+	c := custody.Chunk{ID: id, NBytes: nb, Upload: true}
+	for _, loc := range put {
+		c.Workers = append(c.Workers, loc.Worker)
 	}
+	s.mu.Lock()
+	s.dir.Place(0, c) // one copy put: a second is asked for
 	s.notify()
+	out := s.takeOut()
 	s.mu.Unlock()
+	s.carry(out)
 	return nil
 }
 
-// copyLater makes the second copies that uploaded chunks lack (their
-// worker went when no other was there to copy to), now that a worker has
-// connected. s.mu is held.
-func (s *Scheduler) copyLater() {
-	var ids []uint64
-	for id := range s.uploads {
-		if _, ok := s.copies[id]; !ok {
-			ids = append(ids, id)
-		}
-	}
-	s.copyInBackground(ids)
-}
-
-// copyInBackground starts copyAgain of ids. s.mu is held.
-func (s *Scheduler) copyInBackground(ids []uint64) {
-	if len(ids) == 0 || s.closed {
+// copyInBackground starts copyAgain of cs, but for the chunks being
+// copied already. s.mu is held.
+func (s *Scheduler) copyInBackground(cs []custody.Copy) {
+	if len(cs) == 0 || s.closed {
 		return
 	}
-	slices.Sort(ids)
+	var todo []custody.Copy
+	for _, c := range cs {
+		if !s.copying[c.ID] {
+			s.copying[c.ID] = true
+			todo = append(todo, c)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
 	s.wg.Add(1)
-	go s.copyAgain(ids)
+	go s.copyAgain(todo)
 }
 
 // leastHeld returns up to n connected workers other than except, and
-// not leaving, those holding the fewest bytes of kept chunks first. For an
-// upload's chunk (n 2), the first two are ordered so that its first copy,
-// the one jobs read, goes to the one holding the fewer first copies: the
-// second copies balance the bytes held, and with them alone every first
-// copy of an upload would land on the same worker, and the graphs reading
-// it run there.
+// not leaving, as the directory ranks them (custody.Directory.Targets:
+// the fewest bytes of kept chunks first, an upload's first copy on the
+// one holding fewer first copies).
 func (s *Scheduler) leastHeld(n int, except string) []*remoteWorker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held, first := map[string]int64{}, map[string]int64{}
-	for _, loc := range s.chunks {
-		held[loc.Worker] += loc.NBytes
-		first[loc.Worker] += loc.NBytes
-	}
-	for _, loc := range s.copies {
-		held[loc.Worker] += loc.NBytes
-	}
+	return s.connected(s.dir.Targets(n, except))
+}
+
+// connected returns the connected workers of names, in their order.
+// s.mu is held.
+func (s *Scheduler) connected(names []string) []*remoteWorker {
 	var ws []*remoteWorker
-	for _, name := range core.SortedKeys(s.workers) {
-		if w := s.workers[name]; w.cc != nil && name != except && !w.leaving {
+	for _, name := range names {
+		if w := s.workers[name]; w != nil && w.cc != nil && !w.leaving {
 			ws = append(ws, w)
 		}
-	}
-	slices.SortStableFunc(ws, func(a, b *remoteWorker) int {
-		return cmp.Compare(held[a.name], held[b.name])
-	})
-	ws = ws[:min(n, len(ws))]
-	if len(ws) == 2 && first[ws[1].name] < first[ws[0].name] {
-		ws[0], ws[1] = ws[1], ws[0]
 	}
 	return ws
 }
@@ -136,111 +122,72 @@ func (s *Scheduler) putOn(ctx context.Context, w *remoteWorker, id uint64, a *te
 	return wire.PutChunk(ctx, w.addr, id, a, s.cfg.SecretKey)
 }
 
-// loseCopies forgets the chunks on worker name, which has gone. The
-// uploaded chunks it held a copy of live on in their other copy, which
-// becomes their first, and a new second copy is made in the background.
-// s.mu is held.
+// loseCopies forgets the chunks on worker name, which has gone
+// (custody.Directory.WorkerDown): an upload with a copy left gets a new
+// second copy in the background, a chunk with none is lost. s.mu is
+// held.
 func (s *Scheduler) loseCopies(name string) {
-	var again []uint64
-	for id, loc := range s.chunks {
-		if loc.Worker != name {
-			continue
-		}
-		if c, ok := s.copies[id]; ok && c.Worker != name {
-			s.chunks[id] = c
-			delete(s.copies, id)
-			again = append(again, id)
-			continue
-		}
-		delete(s.chunks, id)
-		delete(s.copies, id)
-		s.lost[id] = loc
-	}
-	for id, loc := range s.copies {
-		if loc.Worker == name {
-			delete(s.copies, id)
-			again = append(again, id)
-		}
-	}
+	s.dir.WorkerDown(name)
+	out := s.takeOut()
 	s.notify()
-	s.copyInBackground(again)
+	s.copyInBackground(out.Copy)
 }
 
-// copyAgain makes a second copy of each uploaded chunk of ids that has
-// one copy left, on another worker, while one is connected.
-func (s *Scheduler) copyAgain(ids []uint64) {
+// copyAgain makes the second copies cs asks for, one after the other.
+func (s *Scheduler) copyAgain(cs []custody.Copy) {
 	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Minute)
 	defer cancel()
-	for i := 0; i < len(ids); i++ {
-		id := ids[i]
+	for _, c := range cs {
+		out, made := s.copyOne(ctx, c)
 		s.mu.Lock()
-		first, ok := s.chunks[id]
-		_, has := s.copies[id]
-		busy := s.copying[id]
-		if ok && !has && !busy {
-			s.copying[id] = true
+		delete(s.copying, c.ID)
+		if !made {
+			s.dir.CopyFailed(c.ID) // asked for again at the next change of the workers
 		}
 		s.mu.Unlock()
-		if !ok || has || busy {
-			continue // freed meanwhile, copied already, or being copied
-		}
-		if s.copyOne(ctx, id, first) {
-			ids = append(ids, id) // the copy became the first: copy it in turn
-		}
-		s.mu.Lock()
-		delete(s.copying, id)
-		s.mu.Unlock()
+		// A copy that became the chunk (its first went meanwhile) wants
+		// a second copy in turn; one freed meanwhile is freed.
+		s.carry(out)
 	}
 }
 
-// copyOne makes a second copy of uploaded chunk id, whose first is at
-// first, on another worker, if one is connected. When the first's worker
-// went while the copy was made (the chunk is then lost), the copy becomes
-// the chunk, and promoted says so: it wants a second copy in turn.
-func (s *Scheduler) copyOne(ctx context.Context, id uint64, first core.Location) (promoted bool) {
-	to := s.leastHeld(1, first.Worker)
-	if len(to) == 0 {
-		return false // one worker left: nowhere to copy to
+// copyOne makes the copy c of an uploaded chunk, reading the chunk's
+// first copy (the directory's choice of From may have gone since), and
+// tells the directory. It returns what the directory answers, and
+// whether the copy was made.
+func (s *Scheduler) copyOne(ctx context.Context, c custody.Copy) (custody.Output, bool) {
+	s.mu.Lock()
+	to := s.connected([]string{c.To})
+	ch, held := s.dir.Chunk(c.ID)
+	s.mu.Unlock()
+	if len(to) == 0 || !held || len(ch.Workers) > 1 {
+		return custody.Output{}, false // nowhere to copy to, freed, or copied
 	}
-	a, release, err := s.Fetch(ctx, id)
+	a, release, err := s.Fetch(ctx, c.ID)
 	if err != nil {
-		return false
+		return custody.Output{}, false
 	}
-	err = s.putOn(ctx, to[0], id, a)
+	n := ch.NBytes
+	err = s.putOn(ctx, to[0], c.ID, a)
 	release()
 	if err != nil {
-		return false
+		return custody.Output{}, false
 	}
 	s.mu.Lock()
-	copied := core.Location{ID: id, Worker: to[0].name, NBytes: first.NBytes}
-	_, still := s.chunks[id]
-	switch lost, ok := s.lost[id]; {
-	case still:
-		s.copies[id] = copied
+	defer s.mu.Unlock()
+	if s.dir.Copied(c.To, custody.Chunk{ID: c.ID, NBytes: n}) {
 		s.recopied.Add(1)
-	case ok && lost.NBytes == first.NBytes && s.uploads[id]:
-		// The first copy's worker went while this one was made: this one
-		// is the chunk now, and wants a second copy in turn.
-		s.chunks[id] = copied
-		delete(s.lost, id)
-		s.recopied.Add(1)
-		still, promoted = true, true
 	}
 	s.notify()
-	s.mu.Unlock()
-	if !still {
-		// The chunk was freed while copied: the copy goes too.
-		if cc, _ := s.conn(to[0].name); cc != nil {
-			cc.Send(&wire.Msg{Kind: wire.MsgFree, IDs: []uint64{id}})
-		}
-	}
-	return promoted
+	out := s.takeOut()
+	out.Claim = nil // put, not made: the worker keeps it as an upload's
+	return out, true
 }
 
 // Copies is the number of uploaded chunks held on two workers.
 func (s *Scheduler) Copies() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.copies)
+	return s.dir.Copies()
 }

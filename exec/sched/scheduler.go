@@ -17,6 +17,7 @@ import (
 
 	"marsfs/cluster"
 	"marsfs/exec/core"
+	"marsfs/exec/custody"
 	"marsfs/exec/ident"
 	"marsfs/exec/wire"
 	"marsfs/exec/worker"
@@ -120,23 +121,18 @@ type Scheduler struct {
 	workers map[string]*remoteWorker // connecting or connected
 	jobs    map[uint64]*mailbox
 	nextJob uint64
-	chunks  map[uint64]core.Location // kept chunks by ID
-	// copies holds the second copy of each uploaded chunk, on another
-	// worker than its first (chunks): an upload has no lineage.
-	copies map[uint64]core.Location
-	// uploads names the chunks put by Put, which are to have two copies.
-	uploads map[uint64]bool
+	// dir is the chunk directory (exec/custody's rules): the kept
+	// chunks and their copies (an upload two), the lost, the offers of
+	// chunks this scheduler did not lose (for Claim). Its instructions
+	// gather in dout, taken under mu (takeOut) and carried out after
+	// (carry, directory.go).
+	dir     *custody.Directory
+	dout    custody.Output
+	born    time.Time       // the directory's clock counts from here
 	copying map[uint64]bool // uploaded chunks being copied (copyAgain)
-	// lost holds the kept chunks lost with their workers, where they
-	// were: a worker that comes back with one is given it back (adopt.go).
-	lost    map[uint64]core.Location
-	adopted int // chunks taken back so far
 	// offered names the workers that said what they held on connecting
 	// (WaitExpected).
 	offered map[string]bool
-	// refused holds the chunks workers offered that this scheduler had
-	// not lost: another's, for Claim (claim.go).
-	refused map[uint64][]offer
 	seq     uint64
 	status  map[uint64]chan string
 	closed  bool
@@ -330,15 +326,12 @@ func newScheduler(cfg Config, space ident.Space) *Scheduler {
 		cfg.UnitOps = 256
 	}
 	s := &Scheduler{cfg: cfg, workers: make(map[string]*remoteWorker), jobs: make(map[uint64]*mailbox),
-		chunks: make(map[uint64]core.Location), copies: make(map[uint64]core.Location), uploads: make(map[uint64]bool), copying: make(map[uint64]bool), lost: make(map[uint64]core.Location), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey)}
+		copying: make(map[uint64]bool), status: make(map[uint64]chan string), pool: wire.NewPool(cfg.MaxChunk, cfg.SecretKey), born: time.Now()}
 	s.space, s.nextJob = space, space.Start(rand.Uint64)
 	s.offered = make(map[string]bool)
-	for _, loc := range cfg.Expect {
-		s.lost[loc.ID] = loc
-	}
-	for _, id := range cfg.ExpectUploads {
-		s.uploads[id] = true
-	}
+	s.dir = custody.NewDirectory(&s.dout)
+	s.dir.OfferLife = int64(claimWithin)
+	s.dir.Expect(0, expected(cfg.Expect, cfg.ExpectUploads))
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -516,6 +509,8 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		return
 	}
 	w.cc = cc
+	s.dir.WorkerUp(w.name) // an upload left with one copy gets its second
+	up := s.takeOut()
 	for _, mb := range s.jobs {
 		in := []input{{up: true, worker: w.name, slots: w.slots}}
 		if len(held.IDs) > 0 {
@@ -523,8 +518,8 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		}
 		mb.putAll(in)
 	}
-	s.copyLater()
 	s.mu.Unlock()
+	s.carry(up)
 	if len(held.IDs) > 0 {
 		s.adoptHeld(w, cc, &held)
 	}
@@ -569,6 +564,7 @@ func (s *Scheduler) serve(w *remoteWorker, c net.Conn) {
 		case wire.MsgLeaving:
 			s.mu.Lock()
 			w.leaving = true
+			s.dir.WorkerLeaving(w.name)
 			if !s.closed {
 				s.wg.Add(1)
 				go s.handOff(w, cc)
@@ -645,7 +641,6 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 		return
 	}
 	delete(s.workers, w.name)
-	s.forgetOffers(w.name)
 	if w.cc != nil {
 		s.workersLost.Add(1)
 		w.cc.Close()
@@ -654,7 +649,6 @@ func (s *Scheduler) drop(w *remoteWorker, why string) {
 		}
 	}
 	s.loseCopies(w.name)
-	s.notify()
 }
 
 // vouchWait is how long a worker the failure detector declared dead has
@@ -852,12 +846,16 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		for k, id := range job.IDs {
 			if job.Keep[id] && job.Graph.Ops[k].Stored == 0 {
 				if loc, ok := machine.Holder(k); ok {
-					s.chunks[id] = loc
-					delete(s.lost, id) // made again
+					// Made again, if it was lost; lost, if its worker
+					// went since.
+					s.dir.Place(0, custody.Chunk{ID: id, NBytes: loc.NBytes, Workers: []string{loc.Worker}})
 				}
 			}
 		}
+		s.notify()
+		out := s.takeOut()
 		s.mu.Unlock()
+		s.carry(out)
 		return nil
 	}
 	if errors.Is(err, core.ErrCancelled) {
@@ -990,6 +988,9 @@ func (s *Scheduler) apply(jobID uint64, job *core.Job, mb *mailbox, outs ...core
 	}
 	for oi, out := range outs {
 		for _, f := range out.Free {
+			if job.Keep[f.ID] && s.holds(f.ID, f.Worker) {
+				continue // taken back by the directory meanwhile (custody.Directory.Holds)
+			}
 			b := of(f.Worker)
 			b.ids = append(b.ids, f.ID) // within its capacity
 			if n := len(b.ms); n > 0 && b.ms[n-1].Kind == wire.MsgFree {
@@ -1059,8 +1060,11 @@ func (s *Scheduler) conn(name string) (*wire.Conn, string) {
 func (s *Scheduler) locate(id uint64) (core.Location, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	loc, ok := s.chunks[id]
-	return loc, ok
+	c, ok := s.dir.Chunk(id)
+	if !ok {
+		return core.Location{}, false
+	}
+	return core.Location{ID: id, Worker: c.Workers[0], NBytes: c.NBytes}, true
 }
 
 // Fetch implements Runner: it reads the chunk from the worker holding it.
@@ -1115,6 +1119,13 @@ func (s *Scheduler) notify() {
 	}
 }
 
+// holds says whether the directory places chunk id on worker w.
+func (s *Scheduler) holds(id uint64, w string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dir.Holds(id, w)
+}
+
 // Where implements Runner.
 func (s *Scheduler) Where(id uint64) string {
 	loc, _ := s.locate(id)
@@ -1129,27 +1140,12 @@ func (s *Scheduler) Free(ids []uint64) { s.FreeFor(0, 0, ids) }
 // refuses the free, and keeps the chunks for their new home (see
 // worker.State's fence). This scheduler forgets them all the same.
 func (s *Scheduler) FreeFor(sess int, epoch uint64, ids []uint64) {
-	byWorker := map[string][]uint64{}
 	s.mu.Lock()
-	for _, id := range ids {
-		if loc, ok := s.chunks[id]; ok {
-			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
-			delete(s.chunks, id)
-		}
-		if loc, ok := s.copies[id]; ok {
-			byWorker[loc.Worker] = append(byWorker[loc.Worker], id)
-			delete(s.copies, id)
-		}
-		delete(s.uploads, id)
-		delete(s.lost, id)
-	}
+	s.dir.Drop(sess, custody.Epoch(epoch), ids)
 	s.notify()
+	out := s.takeOut()
 	s.mu.Unlock()
-	for name, ids := range byWorker {
-		if cc, _ := s.conn(name); cc != nil {
-			cc.Send(&wire.Msg{Kind: wire.MsgFree, Session: sess, Epoch: epoch, IDs: ids})
-		}
-	}
+	s.carry(out)
 }
 
 // Workers lists the workers of the member table, by name.

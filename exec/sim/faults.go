@@ -76,11 +76,11 @@ func (w *World) fault() {
 	if w.now >= w.cfg.FaultsUntil {
 		return
 	}
-	defer w.at(w.now+w.cfg.FaultEvery/2+w.rng.Int64N(w.cfg.FaultEvery), w.fault)
-	d := 2*s + w.rng.Int64N(12*s) // how long it lasts
-	switch k := w.rng.IntN(10); {
+	defer w.at(w.now+w.cfg.FaultEvery/2+w.frng.Int64N(w.cfg.FaultEvery), w.fault)
+	d := 2*s + w.frng.Int64N(12*s) // how long it lasts
+	switch k := w.frng.IntN(10); {
 	case k < 3 && len(w.workers) > 2:
-		wk := w.workers[w.rng.IntN(len(w.workers))]
+		wk := w.workers[w.frng.IntN(len(w.workers))]
 		if !wk.alive || w.liveWorkers() <= 2 {
 			return
 		}
@@ -148,7 +148,7 @@ func (w *World) pickSched() *schedNode {
 	if len(l) == 0 {
 		return nil
 	}
-	return l[w.rng.IntN(len(l))]
+	return l[w.frng.IntN(len(l))]
 }
 
 func (w *World) liveWorkers() int {

@@ -176,6 +176,9 @@ func (j *job) apply(out core.Output) {
 	}
 	for _, f := range out.Free {
 		f := f
+		if j.sn.m.Holds(f.ID, f.Worker) {
+			continue // taken back by the directory meanwhile: its copy now
+		}
 		if wk := w.worker(f.Worker); wk != nil {
 			w.send(&j.sn.node, &wk.node, 64, func() { wk.freeJob(j.sn, j, f.ID) })
 		}

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 )
@@ -34,7 +33,11 @@ func configFor(sd uint64) Config {
 // regressions are seeds that found bugs, kept so that they stay fixed,
 // run with the clients they were found with: the first ones with clients
 // that do not think between requests (Config.Think 0), the later ones
-// with TestSeeds' clients.
+// with TestSeeds' clients. A seed's run changes with the code (what the
+// machines send draws latencies); the faults it draws no longer do
+// (World.frng), but those of the seeds up to 225 were drawn before
+// then, from the stream the network shares: they replay other scenarios
+// now.
 var regressions = []uint64{
 	// A takeover won with no witness: a scheduler restarted on its old
 	// state dir, knowing no worker yet, began an epoch whose witness list
@@ -62,6 +65,16 @@ var thinkingRegressions = []uint64{
 	// its lease from then, while the target had taken the session over.
 	// Answers now carry the send time of the ship they answer.
 	31,
+	// A client's record appended after a gap: a takeover's epoch record
+	// did not go in (a full disk), and while the journal waited to be
+	// written whole, the next record was appended alone, after the
+	// records before the epoch's; the scheduler, killed, restarted on a
+	// file whose fifth record had seq 7. A record now goes in with the
+	// whole journal until the file is written whole. Since the faults
+	// have a stream of their own (World.frng), 225 draws other faults;
+	// seed 2 is the same bug under them (148 of seeds 1-1,500 failed
+	// so without the fix).
+	225, 2,
 }
 
 // regressionConfig is the run of a regression seed.
@@ -160,21 +173,3 @@ func TestFaultFree(t *testing.T) {
 }
 
 func (c Config) withDefaults() Config { c.defaults(); return c }
-
-// TestWorkerFenceNeeded replays a seed that fails when the workers carry
-// out every claim, free and submission whatever its epoch
-// (Config.NoWorkerFence), and passes with their fences: without them,
-// seed 349 ends with scheduler-2, session 2's home at epoch 2 after a
-// takeover, placing a chunk of the session on w0000, which no longer
-// holds it: a claim or free of the session's earlier epoch, from a
-// scheduler that had not yet learned of the move, was carried out over
-// the new home's.
-func TestWorkerFenceNeeded(t *testing.T) {
-	const sd = 349
-	cfg := configFor(sd)
-	cfg.NoWorkerFence = true
-	if _, err := New(cfg).Run(); err == nil || !strings.Contains(err.Error(), "does not hold it") {
-		t.Errorf("seed %d without the workers' fences: %v, want a chunk the directory places on a worker that does not hold it", sd, err)
-	}
-	runSeed(t, sd, false)
-}

@@ -309,6 +309,9 @@ func (wk *workerNode) free(sn *schedNode, c custody.Chunks) {
 func (wk *workerNode) copyTo(sn *schedNode, id uint64, to *workerNode) {
 	ch, ok := wk.store[id]
 	if !ok {
+		wk.w.send(&wk.node, &sn.node, 64, func() {
+			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Chunks: []custody.Chunk{{ID: id}}, Err: "the source does not hold it"})
+		})
 		return
 	}
 	w := wk.w

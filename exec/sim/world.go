@@ -96,8 +96,12 @@ func (c *Config) defaults() {
 
 // A World is one simulated cluster.
 type World struct {
-	cfg     Config
-	rng     *rand.Rand
+	cfg Config
+	rng *rand.Rand
+	// frng draws the faults, apart from rng (latencies, fsyncs, think
+	// times): a change to what the machines send leaves a seed's faults
+	// as they were, so that a regression seed keeps its scenario.
+	frng    *rand.Rand
 	now     int64
 	q       events
 	seq     uint64
@@ -246,7 +250,7 @@ func (w *World) fail(format string, args ...any) {
 // New builds the cluster of cfg.
 func New(cfg Config) *World {
 	cfg.defaults()
-	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), byName: map[string]*node{}, wmap: map[string]*workerNode{}}
+	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), frng: rand.New(rand.NewPCG(cfg.Seed^0xf4a7, cfg.Seed)), byName: map[string]*node{}, wmap: map[string]*workerNode{}}
 	w.stats.WorkerBusy = map[string]int64{}
 	for i := range cfg.Workers {
 		wk := newWorker(w, fmt.Sprintf("w%04d", i))
