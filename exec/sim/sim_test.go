@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	seeds   = flag.Int("seeds", 200, "the number of seeds TestSeeds runs (20 with -short)")
+	seeds   = flag.Int("seeds", 200, "the number of seeds TestSeeds runs (20 with -short or the race detector)")
 	seed    = flag.Uint64("seed", 0, "replay this one seed, tracing what happens")
 	firstSd = flag.Uint64("first-seed", 1, "the first seed of -seeds")
 	strict  = flag.Bool("strict", false, "fail on the findings of kinds still open (liveness, uploads lost while held), not only log them")
@@ -127,7 +127,7 @@ func TestSeeds(t *testing.T) {
 		return
 	}
 	n := *seeds
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		n = min(n, 20)
 	}
 	start := time.Now()
