@@ -133,6 +133,58 @@ func putBlock(b []byte) {
 	}
 }
 
+// checkSize says whether frame f can hold a chunk of nbytes: the same
+// uncompressed size, and a copied frame exactly its header and its bytes.
+func (f bloscFrame) checkSize(nbytes int) error {
+	if f.nbytes != nbytes {
+		return fmt.Errorf("blosc: the frame holds %d bytes, the chunk is %d", f.nbytes, nbytes)
+	}
+	if f.flags&bloscMemcpyed != 0 && f.cbytes != bloscHeader+f.nbytes {
+		return fmt.Errorf("blosc: a copied frame of %d bytes for %d", f.cbytes, f.nbytes)
+	}
+	return nil
+}
+
+// blockTable gives a compressed frame's inner codec and its number of
+// blocks, refusing a codec it does not know or a table of block offsets
+// that would not fit the frame.
+func (f bloscFrame) blockTable() (inner, nblocks int, err error) {
+	inner = int(f.flags >> 5)
+	if inner > bloscZstd {
+		return 0, 0, fmt.Errorf("blosc: unknown inner codec %d", inner)
+	}
+	nblocks = (f.nbytes + f.blocksize - 1) / f.blocksize
+	if nblocks > (f.cbytes-bloscHeader)/4 {
+		return 0, 0, fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
+	}
+	return inner, nblocks, nil
+}
+
+// unshuffleBufs are the pool's buffers a frame's blocks pass through
+// between decompression and their output: tmp for a shuffled frame's
+// streams, tmp2 for the bit shuffle's steps between them.
+type unshuffleBufs struct{ tmp, tmp2 []byte }
+
+func getUnshuffleBufs(f bloscFrame, bs int) unshuffleBufs {
+	var u unshuffleBufs
+	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
+		u.tmp = getBlock(bs)
+	}
+	if f.flags&bloscBitShuf != 0 {
+		u.tmp2 = getBlock(bs)
+	}
+	return u
+}
+
+func (u unshuffleBufs) put() {
+	if u.tmp != nil {
+		putBlock(u.tmp)
+	}
+	if u.tmp2 != nil {
+		putBlock(u.tmp2)
+	}
+}
+
 // bloscDecode decompresses the blosc frame src into dst, whose length
 // must be the frame's uncompressed size.
 func bloscDecode(dst, src []byte) error {
@@ -140,42 +192,28 @@ func bloscDecode(dst, src []byte) error {
 	if err != nil {
 		return err
 	}
-	if f.nbytes != len(dst) {
-		return fmt.Errorf("blosc: the frame holds %d bytes, the chunk is %d", f.nbytes, len(dst))
+	if err := f.checkSize(len(dst)); err != nil {
+		return err
 	}
 	if f.nbytes == 0 {
 		return nil
 	}
 	src = src[:f.cbytes]
 	if f.flags&bloscMemcpyed != 0 {
-		if f.cbytes != bloscHeader+f.nbytes {
-			return fmt.Errorf("blosc: a copied frame of %d bytes for %d", f.cbytes, f.nbytes)
-		}
 		copy(dst, src[bloscHeader:])
 		return nil
 	}
-	inner := int(f.flags >> 5)
-	if inner > bloscZstd {
-		return fmt.Errorf("blosc: unknown inner codec %d", inner)
-	}
-	nblocks := (f.nbytes + f.blocksize - 1) / f.blocksize
-	if nblocks > (f.cbytes-bloscHeader)/4 {
-		return fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
+	inner, nblocks, err := f.blockTable()
+	if err != nil {
+		return err
 	}
 	// Streams decompress into tmp, unshuffled from there into dst (the
 	// bit shuffle's steps use tmp2 between them); unshuffled blocks
 	// decompress straight into dst.
 	// (No block is larger than the chunk, whatever the header says.)
-	var tmp, tmp2 []byte
-	bs := min(f.blocksize, f.nbytes)
-	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
-		tmp = getBlock(bs)
-		defer putBlock(tmp)
-	}
-	if f.flags&bloscBitShuf != 0 {
-		tmp2 = getBlock(bs)
-		defer putBlock(tmp2)
-	}
+	u := getUnshuffleBufs(f, min(f.blocksize, f.nbytes))
+	defer u.put()
+	tmp, tmp2 := u.tmp, u.tmp2
 	for b := range nblocks {
 		start := int(int32(binary.LittleEndian.Uint32(src[bloscHeader+4*b:])))
 		bsize := min(f.blocksize, f.nbytes-b*f.blocksize)
@@ -200,42 +238,29 @@ func bloscBlocks(src []byte, nbytes, elem int, visit func(off int, block []byte)
 	if err != nil {
 		return true, err
 	}
-	if f.nbytes != nbytes {
-		return true, fmt.Errorf("blosc: the frame holds %d bytes, the chunk is %d", f.nbytes, nbytes)
+	if err := f.checkSize(nbytes); err != nil {
+		return true, err
 	}
 	if f.nbytes == 0 {
 		return true, nil
 	}
 	src = src[:f.cbytes]
 	if f.flags&bloscMemcpyed != 0 {
-		if f.cbytes != bloscHeader+f.nbytes {
-			return true, fmt.Errorf("blosc: a copied frame of %d bytes for %d", f.cbytes, f.nbytes)
-		}
 		return true, visit(0, src[bloscHeader:])
 	}
 	if elem < 1 || f.blocksize%elem != 0 || f.nbytes%elem != 0 {
 		return false, nil
 	}
-	inner := int(f.flags >> 5)
-	if inner > bloscZstd {
-		return true, fmt.Errorf("blosc: unknown inner codec %d", inner)
-	}
-	nblocks := (f.nbytes + f.blocksize - 1) / f.blocksize
-	if nblocks > (f.cbytes-bloscHeader)/4 {
-		return true, fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
+	inner, nblocks, err := f.blockTable()
+	if err != nil {
+		return true, err
 	}
 	bs := min(f.blocksize, f.nbytes)
 	out := getBlock(bs)
 	defer putBlock(out)
-	var tmp, tmp2 []byte
-	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
-		tmp = getBlock(bs)
-		defer putBlock(tmp)
-	}
-	if f.flags&bloscBitShuf != 0 {
-		tmp2 = getBlock(bs)
-		defer putBlock(tmp2)
-	}
+	u := getUnshuffleBufs(f, bs)
+	defer u.put()
+	tmp, tmp2 := u.tmp, u.tmp2
 	for b := range nblocks {
 		start := int(int32(binary.LittleEndian.Uint32(src[bloscHeader+4*b:])))
 		bsize := min(f.blocksize, f.nbytes-b*f.blocksize)

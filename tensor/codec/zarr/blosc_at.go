@@ -32,28 +32,21 @@ func (a *Array) DecodeBlocksAt(r io.ReaderAt, size int64, visit func(off int, pi
 	if err != nil {
 		return true, err
 	}
-	if f.nbytes != nbytes {
-		return true, fmt.Errorf("blosc: the frame holds %d bytes, the chunk is %d", f.nbytes, nbytes)
+	if err := f.checkSize(nbytes); err != nil {
+		return true, err
 	}
 	if f.nbytes == 0 {
 		return true, nil
 	}
 	if f.flags&bloscMemcpyed != 0 {
-		if f.cbytes != bloscHeader+f.nbytes {
-			return true, fmt.Errorf("blosc: a copied frame of %d bytes for %d", f.cbytes, f.nbytes)
-		}
 		return true, copiedPieces(r, f.nbytes, visit)
 	}
 	if elem < 1 || f.blocksize%elem != 0 || f.nbytes%elem != 0 {
 		return false, nil
 	}
-	inner := int(f.flags >> 5)
-	if inner > bloscZstd {
-		return true, fmt.Errorf("blosc: unknown inner codec %d", inner)
-	}
-	nblocks := (f.nbytes + f.blocksize - 1) / f.blocksize
-	if nblocks > (f.cbytes-bloscHeader)/4 {
-		return true, fmt.Errorf("blosc: %d blocks do not fit a frame of %d bytes", nblocks, f.cbytes)
+	inner, nblocks, err := f.blockTable()
+	if err != nil {
+		return true, err
 	}
 	offs := make([]byte, 4*nblocks)
 	if _, err := r.ReadAt(offs, bloscHeader); err != nil {
@@ -73,15 +66,9 @@ func (a *Array) DecodeBlocksAt(r io.ReaderAt, size int64, visit func(off int, pi
 	bs := min(f.blocksize, f.nbytes)
 	out := getBlock(bs)
 	defer putBlock(out)
-	var tmp, tmp2 []byte
-	if f.flags&(bloscShuffle|bloscBitShuf) != 0 {
-		tmp = getBlock(bs)
-		defer putBlock(tmp)
-	}
-	if f.flags&bloscBitShuf != 0 {
-		tmp2 = getBlock(bs)
-		defer putBlock(tmp2)
-	}
+	u := getUnshuffleBufs(f, bs)
+	defer u.put()
+	tmp, tmp2 := u.tmp, u.tmp2
 	// The compressed block goes after a copy of the header, so that its
 	// streams are read at bloscHeader on, bounded by the buffer.
 	in := getBlock(bloscHeader + bs + bs/8 + 64)
