@@ -22,19 +22,8 @@ import (
 // cannot take a copy; a zstd array keeps its chunks, read once each. The
 // results are the unfused graph's, a mean's and a sum's to the bit.
 func TestCopiesEachReader(t *testing.T) {
-	dir := t.TempDir()
 	shape, chunks := []int{48, 70}, []int{8, 70}
-	r := rand.New(rand.NewPCG(4, 4))
-	vals := make([]float64, shape[0]*shape[1])
-	for i := range vals {
-		vals[i] = 280 + r.NormFloat64()
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := kernel.WithData(context.Background(), root)
+	dir, root, ctx, vals := storeFixture(t, 4, shape)
 	for _, codec := range []string{"blosc", "", "zstd"} {
 		name := "x-" + codec + ".zarr"
 		writeZarrCodec(t, dir, name, codec, shape, chunks, vals)
@@ -102,19 +91,8 @@ fetch m, s, g, c
 // twice); no read op is left. The results are the unfused graph's to the
 // bit.
 func TestCopiesLoneReader(t *testing.T) {
-	dir := t.TempDir()
 	shape, chunks := []int{12, 9, 70}, []int{5, 9, 70}
-	r := rand.New(rand.NewPCG(5, 5))
-	vals := make([]float64, shape[0]*shape[1]*shape[2])
-	for i := range vals {
-		vals[i] = 280 + r.NormFloat64()
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := kernel.WithData(context.Background(), root)
+	dir, root, ctx, vals := storeFixture(t, 5, shape)
 	for _, codec := range []string{"blosc", "", "zstd"} {
 		name := "x-" + codec + ".zarr"
 		writeZarrCodec(t, dir, name, codec, shape, chunks, vals)
@@ -154,4 +132,26 @@ g = (x * w[:, None]).sum(axis=(1, 2))
 			t.Errorf("%q: g fused %v, unfused %v", codec, fused["g"].Float64s(), plain["g"].Float64s())
 		}
 	}
+}
+
+// storeFixture makes a directory for Zarr arrays, opened as the data root
+// the kernels read, and temperature-like values of shape from seed.
+func storeFixture(t *testing.T, seed uint64, shape []int) (dir string, root *os.Root, ctx context.Context, vals []float64) {
+	t.Helper()
+	dir = t.TempDir()
+	r := rand.New(rand.NewPCG(seed, seed))
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	vals = make([]float64, n)
+	for i := range vals {
+		vals[i] = 280 + r.NormFloat64()
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return dir, root, kernel.WithData(context.Background(), root), vals
 }
