@@ -15,6 +15,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 
 	"marsfs/fs"
+	"marsfs/internal/netnstest"
 )
 
 // waitLog waits until the process's log holds want, and returns the log.
@@ -292,60 +293,33 @@ func TestRestartAfterTakeover(t *testing.T) {
 // afterwards both trees show one value, one home and one listing, with
 // the write made through the new home during the partition.
 func TestPartitionedHomeFenced(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := osexec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2)")
-	}
+	netnstest.Need(t)
 	bin := build(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
 	os.WriteFile(keyFile, []byte("partition test secret\n"), 0o600)
 	prefix := fmt.Sprintf("mfp%d", os.Getpid()%100000)
 	hub := prefix + "h"
-	type host struct{ ns, ip string }
-	sa, sb, w1, w2 := host{prefix + "a", "10.216.0.1"}, host{prefix + "b", "10.216.0.2"}, host{prefix + "1", "10.216.0.3"}, host{prefix + "2", "10.216.0.4"}
-	var made []string
-	t.Cleanup(func() {
-		for _, ns := range made {
-			osexec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	ipCmd(t, "netns", "add", hub)
-	made = append(made, hub)
-	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
-	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
-	for i, h := range []host{sa, sb, w1, w2} {
-		ipCmd(t, "netns", "add", h.ns)
-		made = append(made, h.ns)
-		port := fmt.Sprintf("p%d", i)
-		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
-		ipCmd(t, "-n", hub, "link", "set", port, "up")
-		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
-		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
-	}
+	type host = netnstest.Host
+	hosts := netnstest.Hosts(prefix, "10.216.0", "a", "b", "1", "2")
+	netnstest.Bridge(t, hub, hosts)
+	sa, sb, w1, w2 := hosts[0], hosts[1], hosts[2], hosts[3]
 	sched := func(h host, args ...string) *upProcess {
 		sock := filepath.Join(t.TempDir(), "m.sock")
-		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.ns, bin, "scheduler", "--listen", h.ip + ":5640", "--socket", sock,
-			"--gossip", h.ip + ":7946", "--key-file", keyFile, "--state-dir", t.TempDir()}, args...)...)
+		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.NS, bin, "scheduler", "--listen", h.IP + ":5640", "--socket", sock,
+			"--gossip", h.IP + ":7946", "--key-file", keyFile, "--state-dir", t.TempDir()}, args...)...)
 		return startCmd(t, cmd, bin, "scheduler")
 	}
 	a := sched(sa)
 	for _, w := range []host{w1, w2} {
-		cmd := osexec.Command("ip", "netns", "exec", w.ns, bin, "worker", "--join", sa.ip+":7946", "--listen", w.ip+":0",
-			"--gossip", w.ip+":7946", "--key-file", keyFile, "--name", w.ns, "--store", "mem", "--slots", "1")
+		cmd := osexec.Command("ip", "netns", "exec", w.NS, bin, "worker", "--join", sa.IP+":7946", "--listen", w.IP+":0",
+			"--gossip", w.IP+":7946", "--key-file", keyFile, "--name", w.NS, "--store", "mem", "--slots", "1")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	}
-	b := sched(sb, "--join", sa.ip+":7946")
+	b := sched(sb, "--join", sa.IP+":7946")
 	t.Cleanup(func() {
 		noRace(t, a, b)
 		if t.Failed() {
@@ -367,10 +341,10 @@ func TestPartitionedHomeFenced(t *testing.T) {
 			return strings.Count(s, " scheduler alive") == 2 && strings.Count(s, " worker alive") == 2
 		})
 		for _, w := range []host{w1, w2} {
-			waitFor(t, c, "/cluster/workers/"+w.ns+"/status", 30*time.Second, func(s string) bool { return s != "" })
+			waitFor(t, c, "/cluster/workers/"+w.NS+"/status", 30*time.Second, func(s string) bool { return s != "" })
 		}
 	}
-	bName := memberNamed(readText(t, ca, "/cluster/members"), sb.ip+":7946")
+	bName := memberNamed(readText(t, ca, "/cluster/members"), sb.IP+":7946")
 	sess := ""
 	for range 20 {
 		if s := newSession(t, ca); homeOf(t, ca, s) == bName {
@@ -384,7 +358,7 @@ func TestPartitionedHomeFenced(t *testing.T) {
 	submitOK(t, ca, sess, "x = arange(100000, chunks=10000) * 3\n")
 
 	cut := time.Now()
-	ipCmd(t, "-n", sb.ns, "link", "set", "eth0", "down")
+	netnstest.Link(t, sb, false)
 	waitLog(t, a, "took over 1 sessions of "+bName, 60*time.Second)
 	took := time.Since(cut)
 	// The cut-off one acknowledges no write: it has no lease, and cannot
@@ -395,9 +369,9 @@ func TestPartitionedHomeFenced(t *testing.T) {
 	}
 	t.Logf("a write through the cut-off home's tree, %v into the partition: %v", time.Since(cut).Round(time.Millisecond), err)
 	want := sumOf(t, ca, sess, "(x * 7).sum()")
-	ipCmd(t, "-n", sb.ns, "link", "set", "eth0", "up")
+	netnstest.Link(t, sb, true)
 	healed := time.Now()
-	waitLog(t, b, "moved to "+memberNamed(readText(t, ca, "/cluster/members"), sa.ip+":7946"), 60*time.Second)
+	waitLog(t, b, "moved to "+memberNamed(readText(t, ca, "/cluster/members"), sa.IP+":7946"), 60*time.Second)
 	learned := time.Since(healed)
 	for _, c := range []*fs.Client{ca, cb} {
 		waitFor(t, c, "/cluster/members", 30*time.Second, func(s string) bool { return strings.Count(s, " scheduler alive") == 2 })

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"marsfs/internal/netnstest"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -26,15 +27,7 @@ var nhosts = flag.Int("hosts", 16, "worker hosts (network namespaces) of TestMan
 // what the network moved: the graph's transfer_bytes, and the bytes each
 // host's interface sent and received.
 func TestManyHosts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := osexec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2)")
-	}
+	netnstest.Need(t)
 	n := *nhosts
 	if n < 1 || n > 200 {
 		t.Fatalf("-hosts %d: want 1 to 200", n)
@@ -45,16 +38,17 @@ func TestManyHosts(t *testing.T) {
 
 	prefix := fmt.Sprintf("mfm%d", os.Getpid())
 	hub := prefix + "h"
-	hosts := []nsHost{{prefix + "s", "10.215.0.1", "scheduler"}}
+	names := []string{"scheduler"}
 	for i := range n {
-		hosts = append(hosts, nsHost{fmt.Sprintf("%sw%d", prefix, i), fmt.Sprintf("10.215.0.%d", i+2), fmt.Sprintf("h%02d", i)})
+		names = append(names, fmt.Sprintf("h%02d", i))
 	}
-	bridge(t, hub, hosts)
+	hosts := netnstest.Hosts(prefix, "10.215.0", names...)
+	netnstest.Bridge(t, hub, hosts)
 
 	// start runs a process in h's namespace until the test ends; its
 	// standard error is logged if the test fails.
-	start := func(h nsHost, args ...string) *bufio.Scanner {
-		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.ns, bin}, args...)...)
+	start := func(h netnstest.Host, args ...string) *bufio.Scanner {
+		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.NS, bin}, args...)...)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, _ := cmd.StdoutPipe()
@@ -72,14 +66,14 @@ func TestManyHosts(t *testing.T) {
 				<-done
 			}
 			if t.Failed() {
-				t.Logf("%s's stderr:\n%s", h.name, errb.String())
+				t.Logf("%s's stderr:\n%s", h.Name, errb.String())
 			}
 		})
 		return bufio.NewScanner(out)
 	}
 	s := hosts[0]
 	// The scheduler serves once it says so; then the workers join.
-	sched := start(s, "scheduler", "--listen", s.ip+":5640", "--socket", "", "--gossip", s.ip+":7946", "--key-file", keyFile)
+	sched := start(s, "scheduler", "--listen", s.IP+":5640", "--socket", "", "--gossip", s.IP+":7946", "--key-file", keyFile)
 	serving := make(chan bool, 1)
 	go func() {
 		for sched.Scan() {
@@ -104,11 +98,11 @@ func TestManyHosts(t *testing.T) {
 	// share /dev/shm, and workers there map each other's chunks, which
 	// is right on one host but would carry nothing over the wires.
 	for _, h := range hosts[1:] {
-		start(h, "worker", "--join", s.ip+":7946", "--listen", h.ip+":0", "--gossip", h.ip+":0",
-			"--key-file", keyFile, "--name", h.name, "--slots", "1", "--store", "mem", "--mem", "256MiB")
+		start(h, "worker", "--join", s.IP+":7946", "--listen", h.IP+":0", "--gossip", h.IP+":0",
+			"--key-file", keyFile, "--name", h.Name, "--slots", "1", "--store", "mem", "--mem", "256MiB")
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		out := nsRun(t, s.ns, bin, "", "cat", "--addr", s.ip+":5640", "--key-file", keyFile, "/cluster/members")
+		out := nsRun(t, s.NS, bin, "", "cat", "--addr", s.IP+":5640", "--key-file", keyFile, "/cluster/members")
 		if strings.Count(out, " worker alive") == n {
 			break
 		}
@@ -117,7 +111,7 @@ func TestManyHosts(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	before := netBytes(t, hosts)
+	before := netnstest.Bytes(t, hosts)
 
 	// i * (N-1-i) summed over i is N(N-1)(N-2)/6; chunk k of the reversed
 	// array is chunk n-1-k of x, made on another host. The product's
@@ -127,7 +121,7 @@ func TestManyHosts(t *testing.T) {
 		N, N/(2*n), N/cols, cols)
 	verb := func(stdin string, args ...string) string {
 		t.Helper()
-		return nsRun(t, s.ns, bin, stdin, append([]string{args[0], "--addr", s.ip + ":5640", "--key-file", keyFile}, args[1:]...)...)
+		return nsRun(t, s.NS, bin, stdin, append([]string{args[0], "--addr", s.IP + ":5640", "--key-file", keyFile}, args[1:]...)...)
 	}
 	sess := "/sessions/" + strings.TrimSpace(verb("", "cat", "/sessions/clone"))
 	begin := time.Now()
@@ -158,7 +152,7 @@ func TestManyHosts(t *testing.T) {
 			t.Errorf("%s on %d hosts: %q, want %d (marsfs run printed %q)", name, n, got[name], w, out)
 		}
 	}
-	after := netBytes(t, hosts)
+	after := netnstest.Bytes(t, hosts)
 
 	// What the graph says it moved, and what the wires carried.
 	status := verb("", "cat", sess+"/graphs/last/status")
@@ -183,38 +177,6 @@ func TestManyHosts(t *testing.T) {
 	}
 }
 
-// An nsHost is a host of the multi-host tests: a network namespace, its
-// address and the name of what runs there.
-type nsHost struct{ ns, ip, name string }
-
-// bridge makes network namespace hub with a bridge, and a namespace for
-// each host joined to it by a veth pair (eth0 inside, with the host's
-// address on a /24); all are deleted when the test ends.
-func bridge(t *testing.T, hub string, hosts []nsHost) {
-	t.Helper()
-	var made []string
-	t.Cleanup(func() {
-		for _, ns := range made {
-			osexec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	ipCmd(t, "netns", "add", hub)
-	made = append(made, hub)
-	ipCmd(t, "-n", hub, "link", "add", "br0", "type", "bridge")
-	ipCmd(t, "-n", hub, "link", "set", "br0", "up")
-	for i, h := range hosts {
-		ipCmd(t, "netns", "add", h.ns)
-		made = append(made, h.ns)
-		port := fmt.Sprintf("p%d", i)
-		ipCmd(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		ipCmd(t, "-n", hub, "link", "set", port, "master", "br0")
-		ipCmd(t, "-n", hub, "link", "set", port, "up")
-		ipCmd(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
-		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
-	}
-}
-
 // nsRun runs bin with args in namespace ns, stdin its standard input.
 func nsRun(t *testing.T, ns, bin, stdin string, args ...string) string {
 	t.Helper()
@@ -226,22 +188,6 @@ func nsRun(t *testing.T, ns, bin, stdin string, args ...string) string {
 		t.Fatalf("marsfs %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.String()
-}
-
-// netBytes reads each host's eth0 counters: bytes sent and received.
-func netBytes(t *testing.T, hosts []nsHost) [][2]int64 {
-	t.Helper()
-	out := make([][2]int64, len(hosts))
-	for i, h := range hosts {
-		for j, f := range []string{"tx_bytes", "rx_bytes"} {
-			b, err := osexec.Command("ip", "netns", "exec", h.ns, "cat", "/sys/class/net/eth0/statistics/"+f).Output()
-			if err != nil {
-				t.Fatalf("%s's %s: %v", h.name, f, err)
-			}
-			out[i][j], _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		}
-	}
-	return out
 }
 
 // statusLines returns the lines of a graph's status that begin with keys.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"marsfs/internal/netnstest"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -73,14 +74,6 @@ func proxyMain(listen, target, dir string) int {
 	}
 }
 
-// ipCmd runs ip with args, failing the test on error.
-func ipCmd(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := osexec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // TestMultiHostWalkthrough runs docs/multihost.md in network namespaces:
 // hosts on a private subnet joined by a bridge, each seeing only its own
 // address. A scheduler host, two worker hosts and a second scheduler form
@@ -90,15 +83,7 @@ func ipCmd(t *testing.T, args ...string) {
 // proxy that records every byte: the keyed connections carry no plain 9P
 // (the keyless one, refused, shows what plain 9P looks like there).
 func TestMultiHostWalkthrough(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := osexec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2)")
-	}
+	netnstest.Need(t)
 	bin := build(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
@@ -110,15 +95,15 @@ func TestMultiHostWalkthrough(t *testing.T) {
 
 	prefix := fmt.Sprintf("mfw%d", os.Getpid())
 	hub := prefix + "h"
-	type host = nsHost
-	s1, wa, wb, s2, laptop := host{prefix + "s1", "10.214.0.1", "s1"}, host{prefix + "wa", "10.214.0.2", "wa"},
-		host{prefix + "wb", "10.214.0.3", "wb"}, host{prefix + "s2", "10.214.0.4", "s2"}, host{prefix + "l", "10.214.0.5", "laptop"}
-	bridge(t, hub, []nsHost{s1, wa, wb, s2, laptop})
+	type host = netnstest.Host
+	hosts := netnstest.Hosts(prefix, "10.214.0", "s1", "wa", "wb", "s2", "laptop")
+	netnstest.Bridge(t, hub, hosts)
+	s1, wa, wb, s2, laptop := hosts[0], hosts[1], hosts[2], hosts[3], hosts[4]
 
 	// start runs a long-lived process in h's namespace and returns a
 	// channel of its output's lines; the cleanup stops it.
 	start := func(h host, name string, env []string, args ...string) <-chan string {
-		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.ns}, args...)...)
+		cmd := osexec.Command("ip", append([]string{"netns", "exec", h.NS}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -172,25 +157,25 @@ func TestMultiHostWalkthrough(t *testing.T) {
 	serving := regexp.MustCompile(`serving 9P2000.L at (\S+)`)
 
 	// The walkthrough's commands, host by host.
-	sched1 := start(s1, "scheduler 1", nil, bin, "scheduler", "--listen", s1.ip+":5640", "--socket", "", "--gossip", s1.ip+":7946", "--key-file", keyFile)
+	sched1 := start(s1, "scheduler 1", nil, bin, "scheduler", "--listen", s1.IP+":5640", "--socket", "", "--gossip", s1.IP+":7946", "--key-file", keyFile)
 	waitLine(sched1, serving, "the first scheduler")
 	for _, w := range []struct {
 		h    host
 		name string
 	}{{wa, "wa"}, {wb, "wb"}} {
-		start(w.h, w.name, nil, bin, "worker", "--join", s1.ip+":7946", "--listen", w.h.ip+":0", "--gossip", w.h.ip+":0", "--key-file", keyFile, "--name", w.name, "--store", "mem")
+		start(w.h, w.name, nil, bin, "worker", "--join", s1.IP+":7946", "--listen", w.h.IP+":0", "--gossip", w.h.IP+":0", "--key-file", keyFile, "--name", w.name, "--store", "mem")
 	}
-	sched2 := start(s2, "scheduler 2", nil, bin, "scheduler", "--listen", s2.ip+":5640", "--socket", "", "--gossip", s2.ip+":7946", "--join", s1.ip+":7946", "--key-file", keyFile)
+	sched2 := start(s2, "scheduler 2", nil, bin, "scheduler", "--listen", s2.IP+":5640", "--socket", "", "--gossip", s2.IP+":7946", "--join", s1.IP+":7946", "--key-file", keyFile)
 	waitLine(sched2, serving, "the second scheduler")
 	// The proxy is the test binary (see TestMain), on the laptop.
-	proxy := start(laptop, "proxy", []string{"MARSFS_TEST_PROXY=" + s1.ip + ":5640", "MARSFS_TEST_PROXY_LISTEN=127.0.0.1:0",
+	proxy := start(laptop, "proxy", []string{"MARSFS_TEST_PROXY=" + s1.IP + ":5640", "MARSFS_TEST_PROXY_LISTEN=127.0.0.1:0",
 		"MARSFS_TEST_PROXY_DIR=" + capture}, os.Args[0], "-test.run=^$")
 	viaProxy := waitLine(proxy, regexp.MustCompile(`^proxy (\S+)`), "the proxy")
 
 	// client runs a client verb on the laptop.
 	client := func(stdin string, args ...string) (string, string, int) {
 		t.Helper()
-		cmd := osexec.Command("ip", append([]string{"netns", "exec", laptop.ns, bin}, args...)...)
+		cmd := osexec.Command("ip", append([]string{"netns", "exec", laptop.NS, bin}, args...)...)
 		cmd.Stdin = strings.NewReader(stdin)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -203,7 +188,7 @@ func TestMultiHostWalkthrough(t *testing.T) {
 		}
 		return out.String(), errb.String(), code
 	}
-	a1, a2 := s1.ip+":5640", s2.ip+":5640"
+	a1, a2 := s1.IP+":5640", s2.IP+":5640"
 	// Both workers connected to both schedulers.
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		out1, _, _ := client("", "cat", "--addr", a1, "--key-file", keyFile, "/cluster/members")

@@ -16,6 +16,7 @@ import (
 
 	"marsfs/exec/engine"
 	"marsfs/exec/wire"
+	"marsfs/internal/netnstest"
 )
 
 // The multi-host test puts the scheduler and two workers in network
@@ -78,58 +79,18 @@ func schedulerMain() int {
 	return 0
 }
 
-// netns runs ip with args, failing the test on error.
-func netns(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 func TestMultiHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2)")
-	}
+	netnstest.Need(t)
 	const spec = "x = rand(600, 400, chunks=(100, 400), seed=7)\ny = (x.T @ x + x.T.sum(axis=1)).sum(axis=0)"
 	want := localResult(t, spec, "y")
 	wantSum := sha256.Sum256(want)
 
 	prefix := fmt.Sprintf("mfs%d", os.Getpid())
 	hub := prefix + "h"
-	hosts := []struct{ ns, ip, name string }{
-		{prefix + "s", "10.213.0.1", "scheduler"},
-		{prefix + "a", "10.213.0.2", "wa"},
-		{prefix + "b", "10.213.0.3", "wb"},
-	}
-	var made []string
-	t.Cleanup(func() {
-		for _, ns := range made {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	netns(t, "netns", "add", hub)
-	made = append(made, hub)
-	netns(t, "-n", hub, "link", "add", "br0", "type", "bridge")
-	netns(t, "-n", hub, "link", "set", "br0", "up")
-	for i, h := range hosts {
-		netns(t, "netns", "add", h.ns)
-		made = append(made, h.ns)
-		port := fmt.Sprintf("p%d", i)
-		netns(t, "link", "add", "name", port, "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		netns(t, "-n", hub, "link", "set", port, "master", "br0")
-		netns(t, "-n", hub, "link", "set", port, "up")
-		netns(t, "-n", h.ns, "addr", "add", h.ip+"/24", "dev", "eth0")
-		netns(t, "-n", h.ns, "link", "set", "eth0", "up")
-		netns(t, "-n", h.ns, "link", "set", "lo", "up")
-	}
+	hosts := netnstest.Hosts(prefix, "10.213.0", "scheduler", "wa", "wb")
+	netnstest.Bridge(t, hub, hosts)
 
-	gossip := hosts[0].ip + ":7946"
+	gossip := hosts[0].IP + ":7946"
 	start := func(ns string, env ...string) (*exec.Cmd, io.WriteCloser, io.Reader) {
 		cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "MARSFS_TEST_KEY="+netnsKey)
@@ -159,7 +120,7 @@ func TestMultiHost(t *testing.T) {
 		})
 		return cmd, in, out
 	}
-	sched, _, sout := start(hosts[0].ns, "MARSFS_TEST_SCHEDULER=1", "MARSFS_TEST_GOSSIP="+gossip,
+	sched, _, sout := start(hosts[0].NS, "MARSFS_TEST_SCHEDULER=1", "MARSFS_TEST_GOSSIP="+gossip,
 		"MARSFS_TEST_NWORKERS=2", "MARSFS_TEST_SPEC="+spec, "MARSFS_TEST_OUTPUT=y")
 	lines := make(chan string)
 	go func() {
@@ -178,8 +139,8 @@ func TestMultiHost(t *testing.T) {
 		t.Fatal("the scheduler did not start")
 	}
 	for _, h := range hosts[1:] {
-		start(h.ns, "MARSFS_TEST_WORKER="+h.name, "MARSFS_TEST_JOIN="+gossip,
-			"MARSFS_TEST_LISTEN="+h.ip+":0", "MARSFS_TEST_GOSSIP="+h.ip+":0", "MARSFS_TEST_SLOTS=2")
+		start(h.NS, "MARSFS_TEST_WORKER="+h.Name, "MARSFS_TEST_JOIN="+gossip,
+			"MARSFS_TEST_LISTEN="+h.IP+":0", "MARSFS_TEST_GOSSIP="+h.IP+":0", "MARSFS_TEST_SLOTS=2")
 	}
 	got := map[string]string{}
 	timeout := time.After(60 * time.Second)
@@ -209,8 +170,8 @@ func TestMultiHost(t *testing.T) {
 		t.Fatalf("scheduler: %v", err)
 	}
 	for _, h := range hosts[1:] {
-		if a := got[h.name]; !strings.HasPrefix(a, h.ip+":") {
-			t.Errorf("worker %s serves at %q, want %s", h.name, a, h.ip)
+		if a := got[h.Name]; !strings.HasPrefix(a, h.IP+":") {
+			t.Errorf("worker %s serves at %q, want %s", h.Name, a, h.IP)
 		}
 	}
 	if got["result"] != hex.EncodeToString(wantSum[:]) {
