@@ -287,39 +287,45 @@ func (d *Directory) sweep(now int64) {
 	}
 }
 
-// Copied records the copy of chunk c made on worker w (a Copy carried
-// out). An upload whose copies were all lost meanwhile has this one back;
-// a chunk freed meanwhile has its copy freed. It says whether the copy
-// is kept.
-func (d *Directory) Copied(w string, c Chunk) bool {
-	if d.copying[c.ID] == w {
-		delete(d.copying, c.ID)
+// Copied records copy cp made, of nbytes (a Copy carried out). An
+// upload whose copies were all lost meanwhile has this one back. A copy
+// not wanted (the chunk freed, its session no longer served here, or two
+// copies already) is freed at the session and epoch it was asked at: the
+// worker may hold the chunk for another home now, one that took the
+// session over at a later epoch and made or copied it there (seed 1531:
+// a home back from a partition copied an upload to a worker the new home
+// had copied it to, stepped down, and freed its copy at no epoch, which
+// was the new home's). It says whether the copy is kept.
+func (d *Directory) Copied(cp Copy, nbytes int64) bool {
+	w := cp.To
+	if d.copying[cp.ID] == w {
+		delete(d.copying, cp.ID)
 	}
 	if !d.workers[w] {
 		return false
 	}
-	if h := d.chunks[c.ID]; h != nil {
+	if h := d.chunks[cp.ID]; h != nil {
 		if h.Upload && len(h.Workers) >= 2 && !slices.Contains(h.Workers, w) {
-			d.out.Free = addTo(d.out.Free, w, 0, 0, c.ID) // two copies already
+			d.out.Free = addTo(d.out.Free, w, cp.Session, cp.Epoch, cp.ID) // two copies already
 			return false
 		}
 		if !slices.Contains(h.Workers, w) {
 			e, _ := d.epochOf(h.session, 0)
 			h.Workers = append(h.Workers, w)
-			d.out.Claim = addTo(d.out.Claim, w, h.session, e, c.ID)
+			d.out.Claim = addTo(d.out.Claim, w, h.session, e, cp.ID)
 		}
 		return true
 	}
-	if l := d.lost[c.ID]; l != nil && l.Upload && l.NBytes == c.NBytes {
+	if l := d.lost[cp.ID]; l != nil && l.Upload && l.NBytes == nbytes {
 		e, _ := d.epochOf(l.session, 0)
-		delete(d.lost, c.ID)
+		delete(d.lost, cp.ID)
 		l.Workers = []string{w}
-		d.chunks[c.ID] = l
-		d.out.Claim = addTo(d.out.Claim, w, l.session, e, c.ID)
+		d.chunks[cp.ID] = l
+		d.out.Claim = addTo(d.out.Claim, w, l.session, e, cp.ID)
 		d.copyIfOne(l)
 		return true
 	}
-	d.out.Free = addTo(d.out.Free, w, 0, 0, c.ID)
+	d.out.Free = addTo(d.out.Free, w, cp.Session, cp.Epoch, cp.ID)
 	return false
 }
 
@@ -414,8 +420,9 @@ func (d *Directory) copyIfOne(ch *chunk) {
 		return // asked for already
 	}
 	if to := d.Targets(1, ch.Workers[0]); len(to) > 0 {
+		e, _ := d.epochOf(ch.session, 0)
 		d.copying[ch.ID] = to[0]
-		d.out.Copy = append(d.out.Copy, Copy{ID: ch.ID, From: ch.Workers[0], To: to[0]})
+		d.out.Copy = append(d.out.Copy, Copy{ID: ch.ID, From: ch.Workers[0], To: to[0], Session: ch.session, Epoch: e})
 	}
 }
 

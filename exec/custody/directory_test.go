@@ -36,7 +36,7 @@ func TestDirectory(t *testing.T) {
 	if o := step("another worker", func() { d.WorkerUp("w4") }); len(o.Copy) != 0 {
 		t.Errorf("a copy asked for twice: %+v", o.Copy)
 	}
-	step("copied", func() { d.Copied(to, Chunk{ID: 1, NBytes: 100}) })
+	step("copied", func() { d.Copied(Copy{ID: 1, To: to}, 100) })
 	if ws, _ := d.Where(1); !slices.Equal(ws, []string{"w1", to}) || d.Copies() != 1 {
 		t.Fatalf("upload on %v, %d with two copies", ws, d.Copies())
 	}
@@ -45,7 +45,7 @@ func TestDirectory(t *testing.T) {
 	if to == "w4" {
 		other = "w3"
 	}
-	if o := step("copied again", func() { d.Copied(other, Chunk{ID: 1, NBytes: 100}) }); len(o.Free) != 1 {
+	if o := step("copied again", func() { d.Copied(Copy{ID: 1, To: other}, 100) }); len(o.Free) != 1 {
 		t.Errorf("a third copy: frees %+v, want it freed", o.Free)
 	}
 

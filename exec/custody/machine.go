@@ -223,7 +223,7 @@ func (m *Machine) Step(in Input) Output {
 			}
 			break
 		}
-		m.copied(in.Worker, in.Chunks)
+		m.copied(in.Worker, in.Session, in.Epoch, in.Chunks)
 	}
 	return m.out
 }

@@ -234,7 +234,7 @@ func (sn *schedNode) apply(out custody.Output) {
 		if from == nil || to == nil {
 			continue
 		}
-		w.send(&sn.node, &from.node, 64, func() { from.copyTo(sn, cp.ID, to) })
+		w.send(&sn.node, &from.node, 64, func() { from.copyTo(sn, cp, to) })
 	}
 	for _, g := range out.Rerun {
 		sn.startGraph(g.Session, g.Graph)

@@ -305,12 +305,13 @@ func (wk *workerNode) free(sn *schedNode, c custody.Chunks) {
 	wk.ready()
 }
 
-// copyTo sends chunk id to worker to, which tells the scheduler.
-func (wk *workerNode) copyTo(sn *schedNode, id uint64, to *workerNode) {
+// copyTo sends chunk cp.ID to worker to, which tells the scheduler.
+func (wk *workerNode) copyTo(sn *schedNode, cp custody.Copy, to *workerNode) {
+	id := cp.ID
 	ch, ok := wk.store[id]
 	if !ok {
 		wk.w.send(&wk.node, &sn.node, 64, func() {
-			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Chunks: []custody.Chunk{{ID: id}}, Err: "the source does not hold it"})
+			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Session: cp.Session, Epoch: cp.Epoch, Chunks: []custody.Chunk{{ID: id}}, Err: "the source does not hold it"})
 		})
 		return
 	}
@@ -320,7 +321,7 @@ func (wk *workerNode) copyTo(sn *schedNode, id uint64, to *workerNode) {
 		to.store[id] = ch
 		to.st.Put(id)
 		w.send(&to.node, &sn.node, 64, func() {
-			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Chunks: []custody.Chunk{{ID: id, NBytes: ch.nbytes}}})
+			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Session: cp.Session, Epoch: cp.Epoch, Chunks: []custody.Chunk{{ID: id, NBytes: ch.nbytes}}})
 		})
 	})
 }
