@@ -8,7 +8,8 @@ import (
 )
 
 // A Directory is a scheduler's chunk directory: where each kept chunk's
-// copies are (an upload two, on different workers; a graph's chunk one),
+// copies are (an upload two, on different workers; a graph's chunk one,
+// or more when a takeover's recall finds it on several),
 // which are lost, what workers offered that nobody here lost, and which
 // workers are live. It holds the rules, and its methods add what they
 // decide to the Output it was made with (claim, free, copy, lost, recall):
@@ -133,12 +134,23 @@ func (d *Directory) WorkerDown(w string) {
 
 // Place records chunk c of session sess (kept by a graph, or an upload's
 // copies) where its live copies are: an upload with one copy gets
-// another, a chunk with none is lost.
+// another, a chunk with none is lost. A graph's chunk kept again keeps
+// the copies the directory held besides, after the new ones.
 func (d *Directory) Place(sess int, c Chunk) {
 	var live []string
 	for _, w := range c.Workers {
 		if d.workers[w] && !slices.Contains(live, w) {
 			live = append(live, w)
+		}
+	}
+	if h := d.chunks[c.ID]; h != nil && !c.Upload && !h.Upload && h.session == sess {
+		// Kept again (a graph run again, a recall's answer held
+		// already): the copies the directory held are still there, as
+		// no job frees a chunk the directory holds (Holds).
+		for _, w := range h.Workers {
+			if !slices.Contains(live, w) {
+				live = append(live, w)
+			}
 		}
 	}
 	c.Workers = live
@@ -188,6 +200,38 @@ func (d *Directory) Drop(sess int, e Epoch, ids []uint64) {
 		for _, w := range c.Workers {
 			d.out.Free = addTo(d.out.Free, w, sess, e, id)
 		}
+	}
+}
+
+// Retain makes the chunks of session sess those of kept, its records'
+// (a write taken back): a chunk still kept stays where the directory
+// has it, held or lost; one no longer kept is forgotten, nothing freed
+// (its job, or the client's next drop, frees it); one kept that the
+// directory no longer knows (a drop taken back, whose copies were
+// freed) is lost, to be made again from its lineage, never placed where
+// the record says: the workers a record names are those of when it was
+// written.
+func (d *Directory) Retain(sess int, kept []Chunk) {
+	want := make(map[uint64]bool, len(kept))
+	for _, c := range kept {
+		want[c.ID] = true
+	}
+	for id, c := range d.chunks {
+		if c.session == sess && !want[id] {
+			delete(d.chunks, id)
+		}
+	}
+	for id, c := range d.lost {
+		if c.session == sess && !want[id] {
+			delete(d.lost, id)
+		}
+	}
+	for _, c := range kept {
+		if d.chunks[c.ID] != nil || d.lost[c.ID] != nil {
+			continue
+		}
+		c.Workers = nil
+		d.lost[c.ID] = &chunk{Chunk: c, session: sess}
 	}
 }
 
@@ -259,9 +303,21 @@ func (d *Directory) Offered(w string, cs []Chunk, now int64, sess int, e Epoch) 
 				continue
 			}
 		}
+		if h := d.chunks[c.ID]; sess != 0 && h != nil && h.NBytes == c.NBytes {
+			// A recall's answer of a chunk held already (another worker
+			// answered first, or offered it): kept as another copy, not
+			// freed. A job of the session may have made the chunk again
+			// on w since the recall went out (it was lost then), and a
+			// free would take the job's copy, which its keep then
+			// places on w.
+			if !slices.Contains(h.Workers, w) {
+				h.Workers = append(h.Workers, w)
+			}
+			continue
+		}
 		if sess != 0 {
-			// Taken for this scheduler by its recall, but made again or
-			// freed meanwhile: nobody else names it.
+			// Taken for this scheduler by its recall, but dropped
+			// meanwhile: nobody else names it.
 			d.out.Free = addTo(d.out.Free, w, sess, e, c.ID)
 			continue
 		}

@@ -50,7 +50,8 @@
 // # The chunk directory
 //
 // Each kept chunk belongs to one session and has its copies (an upload
-// two, on different workers; a graph's chunk one) or is lost. A worker
+// two, on different workers; a graph's chunk one, or more when a
+// takeover's recall finds it on several) or is lost. A worker
 // going takes its copies: an upload with a copy left gets another (Copy);
 // a chunk with none is lost, to be taken back if a worker offers it
 // (Claim) or made again from its lineage when read (Recompute); an
@@ -64,5 +65,8 @@
 // scheduler: one source of the rules for the simulator and the processes.
 // A takeover's chunks no worker offered are recalled: every live worker
 // is asked to take those it holds for another connection (the old home,
-// paused, never lost its connections), and offers back what it took.
+// paused, never lost its connections), and offers back what it took: a
+// chunk lost is claimed from the first answer, and a later answer of a
+// chunk held already is kept as another copy, never freed (a job of the
+// session may have made the chunk again on that worker meanwhile).
 package custody
