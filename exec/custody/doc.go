@@ -5,7 +5,9 @@
 // what), and the lifecycle of each session's graphs (running, to run
 // again). A Machine is one scheduler's: exec/sim steps one for each
 // scheduler it simulates, and the scheduler process keeps its Directory
-// (exec/sched); the Fence type runs in each worker. Like exec/core it starts no goroutine,
+// (exec/sched) and its Tenure (cmd/marsfs's fence: the lease, grants,
+// epochs held and sessions given up, per scheduler rather than per
+// session); the Fence type runs in each worker. Like exec/core it starts no goroutine,
 // does no I/O and reads no clock: the runner feeds it what happened as an
 // Input to Step (a tick of the clock, a peer or worker up or down, chunks
 // offered, a client's write or read, records shipped by a home, an append
