@@ -10,6 +10,7 @@ import (
 
 	"marsfs/cluster"
 	"marsfs/cluster/ring"
+	"marsfs/exec/custody"
 	"marsfs/exec/engine"
 )
 
@@ -45,6 +46,12 @@ import (
 //   - A restart on an old state dir asks the live schedulers before it
 //     restores (restartOwned): a session another holds is not restored,
 //     its file removed.
+//
+// The state and the rules are exec/custody's (custody.Tenure: the lease,
+// the renewals sent, the grants given and the takeovers pending, the
+// epochs held and the sessions given up), which the fence keeps under
+// its lock; this file is the I/O around it: the renewals and grants on
+// the wire, the engine's sessions, membership, and the clock.
 //
 // A home whose successor is declared failed goes on alone only while it
 // reaches most of the workers, and a takeover needs the same (fence.view):
@@ -98,25 +105,57 @@ type grant struct {
 // (engine.Fence) and the replicator. Its lock is taken after the
 // replicator's, never before.
 type fence struct {
-	r *replicator
+	r    *replicator
+	born time.Time // the tenure's clock counts from it (monotonic)
 
 	mu      sync.Mutex
-	nonce   uint64
-	sent    map[uint64]time.Time // renewals not yet answered, by nonce
-	until   time.Time            // the lease
-	epochs  map[int]uint64       // sessions held here above epoch 0
-	moved   map[int]*engine.MovedError
-	changed chan struct{}        // closed and replaced when the lease or moved change
-	granted map[string]time.Time // the last grant to each scheduler this one is the successor of
-	pending map[string]bool      // failed schedulers whose takeover is not done: no grants
-	answers map[string]bool      // restartOwned: who answered, with OK
-	hadPeer bool                 // another scheduler was alive once (view)
-	renewed time.Time            // the last renewal sent
+	t       *custody.Tenure
+	changed chan struct{} // closed and replaced when the lease or moved change
 }
 
 func newFence(r *replicator) *fence {
-	return &fence{r: r, sent: map[uint64]time.Time{}, epochs: map[int]uint64{}, moved: map[int]*engine.MovedError{},
-		changed: make(chan struct{}), granted: map[string]time.Time{}, pending: map[string]bool{}}
+	return &fence{r: r, born: time.Now(), t: custody.NewTenure(int64(leaseTerm)), changed: make(chan struct{})}
+}
+
+// now is the tenure's clock.
+func (f *fence) now() int64 { return int64(time.Since(f.born)) }
+
+// movedError is the refusal of session m, given up.
+func movedError(m custody.Session) *engine.MovedError {
+	return &engine.MovedError{Session: m.Session, Home: m.Home, Epoch: uint64(m.Epoch)}
+}
+
+// heldIn says whether a session is held in eng (every one, eng nil).
+func heldIn(eng *engine.Engine) func(int) bool {
+	return func(id int) bool {
+		if eng == nil {
+			return true
+		}
+		_, ok := eng.Session(id)
+		return ok
+	}
+}
+
+// sessionsOf and heldOf turn the wire's sessions into custody's and
+// back.
+func sessionsOf(hs []held) []custody.Session {
+	cs := make([]custody.Session, len(hs))
+	for i, h := range hs {
+		cs[i] = custody.Session{Session: h.Session, Epoch: custody.Epoch(h.Epoch), Home: h.Home}
+	}
+	return cs
+}
+
+func heldOf(cs []custody.Session, home string) []held {
+	var hs []held
+	for _, c := range cs {
+		h := held{Session: c.Session, Epoch: uint64(c.Epoch), Home: c.Home}
+		if h.Home == "" {
+			h.Home = home
+		}
+		hs = append(hs, h)
+	}
+	return hs
 }
 
 // wakeLocked wakes the requests waiting for the lease; f.mu is held.
@@ -151,13 +190,10 @@ func (f *fence) view() (names []string, succ string, alone bool) {
 		}
 	}
 	f.mu.Lock()
-	if len(names) > 0 {
-		f.hadPeer = true
-	}
-	had := f.hadPeer
+	alone = f.t.Alone(len(names), len(names) == 0 && quorum(members))
 	f.mu.Unlock()
 	if len(names) == 0 {
-		return nil, "", !had || quorum(members)
+		return nil, "", alone
 	}
 	return names, ring.New(append([]string{s.Name()}, names...)).Successor(s.Name()), false
 }
@@ -186,11 +222,12 @@ func quorum(members []cluster.Member) bool {
 // waits for the lease (serveWait at most).
 func (f *fence) Serve(ctx context.Context, session int) error {
 	f.mu.Lock()
-	m, ok := f.moved[session], time.Now().Before(f.until)
+	m, gone := f.t.Moved(session)
+	ok := f.t.Holds(f.now())
 	f.mu.Unlock()
 	switch {
-	case m != nil && session != 0:
-		return m
+	case gone && session != 0:
+		return movedError(m)
 	case ok:
 		return nil // the usual case: the lease holds
 	}
@@ -200,12 +237,12 @@ func (f *fence) Serve(ctx context.Context, session int) error {
 	defer poll.Stop()
 	for asked := false; ; asked = true {
 		f.mu.Lock()
-		if m := f.moved[session]; m != nil && session != 0 {
+		if m, gone := f.t.Moved(session); gone && session != 0 {
 			f.mu.Unlock()
-			return m
+			return movedError(m)
 		}
 		ch := f.changed
-		ok := time.Now().Before(f.until)
+		ok := f.t.Holds(f.now())
 		f.mu.Unlock()
 		if ok {
 			return nil
@@ -240,23 +277,15 @@ func (f *fence) renew() {
 		return
 	}
 	f.mu.Lock()
-	now := time.Now()
-	if now.Sub(f.renewed) < renewEvery/8 {
+	nonce, ok := f.t.Renew(f.now(), int64(renewEvery/8))
+	if !ok {
 		f.mu.Unlock()
 		return // one is on its way: many requests waiting ask once
 	}
-	f.renewed = now
-	f.nonce++
-	rn := renewal{Nonce: f.nonce}
-	f.sent[rn.Nonce] = now
-	for n, t := range f.sent {
-		if now.Sub(t) > leaseTerm {
-			delete(f.sent, n) // its answer could extend nothing
-		}
-	}
+	rn := renewal{Nonce: nonce}
 	for _, s := range eng.Sessions() {
-		if f.moved[s.ID()] == nil {
-			rn.Sessions = append(rn.Sessions, held{Session: s.ID(), Epoch: f.epochs[s.ID()]})
+		if e, gone := f.t.EpochOf(s.ID()); !gone {
+			rn.Sessions = append(rn.Sessions, held{Session: s.ID(), Epoch: uint64(e)})
 		}
 	}
 	f.mu.Unlock()
@@ -274,24 +303,11 @@ func (f *fence) onRenew(from string, rn *renewal) {
 	ans := replMsg{From: f.r.name(), Grant: &grant{Nonce: rn.Nonce}}
 	_, succ := f.peersOf(from) // before f.mu: peers takes the replicator's lock
 	f.mu.Lock()
-	ans.Grant.OK = len(f.pending) == 0
-	var stale []held
-	for _, h := range rn.Sessions {
-		if _, ok := eng.Session(h.Session); !ok || f.moved[h.Session] != nil {
-			continue
-		}
-		switch mine := f.epochs[h.Session]; {
-		case mine > h.Epoch:
-			ans.Moved = append(ans.Moved, held{Session: h.Session, Epoch: mine, Home: f.r.name()})
-		case mine < h.Epoch:
-			stale = append(stale, held{Session: h.Session, Epoch: h.Epoch, Home: from})
-		}
-	}
-	if ans.Grant.OK && succ == f.r.name() {
-		f.granted[from] = time.Now()
-	}
+	ok, moved, stale := f.t.Grant(from, sessionsOf(rn.Sessions), heldIn(eng), succ == f.r.name(), f.now())
 	f.mu.Unlock()
-	f.giveUp(stale)
+	ans.Grant.OK = ok
+	ans.Moved = heldOf(moved, f.r.name())
+	f.giveUp(heldOf(stale, from))
 	f.r.post(from, ans)
 }
 
@@ -312,44 +328,24 @@ func (f *fence) onGrant(from string, g *grant) {
 	_, succ := f.peers()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.answers != nil && g.OK {
-		f.answers[from] = true
-	}
-	sent, ok := f.sent[g.Nonce]
-	if ok && g.OK && from == succ {
-		if u := sent.Add(leaseTerm); u.After(f.until) {
-			f.until = u
-		}
-	}
+	f.t.Answered(from, g.Nonce, g.OK, from == succ)
 	f.wakeLocked()
 }
 
 // giveUp gives up the sessions others hold at later epochs.
 func (f *fence) giveUp(moved []held) {
 	eng := f.r.engine()
-	var gone []*engine.MovedError
 	f.mu.Lock()
-	for _, h := range moved {
-		if h.Epoch <= f.epochs[h.Session] || f.moved[h.Session] != nil {
-			continue
-		}
-		if eng != nil {
-			if _, ok := eng.Session(h.Session); !ok {
-				continue
-			}
-		}
-		m := &engine.MovedError{Session: h.Session, Home: h.Home, Epoch: h.Epoch}
-		f.moved[h.Session] = m
-		gone = append(gone, m)
-	}
+	gone := f.t.GiveUp(sessionsOf(moved), heldIn(eng))
 	if len(gone) > 0 {
 		f.wakeLocked()
 	}
 	f.mu.Unlock()
-	for _, m := range gone {
+	for _, g := range gone {
 		if eng == nil {
 			continue
 		}
+		m := movedError(g)
 		logPrefixed("%v: given up here, nothing of it freed", m)
 		// Not on the caller's goroutine: GiveUp takes the session's lock,
 		// which a write waiting on this fence may hold.
@@ -362,10 +358,7 @@ func (f *fence) giveUp(moved []held) {
 func (f *fence) hold(session int, epoch uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if epoch > 0 {
-		f.epochs[session] = epoch
-	}
-	delete(f.moved, session)
+	f.t.Hold(session, custody.Epoch(epoch))
 }
 
 // failed notes scheduler name declared failed: no grants until its
@@ -373,14 +366,14 @@ func (f *fence) hold(session int, epoch uint64) {
 func (f *fence) failed(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pending[name] = true
+	f.t.Failed(name)
 }
 
 // done ends the takeover of scheduler name.
 func (f *fence) done(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.pending, name)
+	f.t.Done(name)
 }
 
 // waitGrantLapsed waits until the last grant given to scheduler name has
@@ -388,9 +381,9 @@ func (f *fence) done(name string) {
 // which pending refuses.
 func (f *fence) waitGrantLapsed(ctx context.Context, name string) {
 	f.mu.Lock()
-	until := f.granted[name].Add(leaseTerm)
+	d := time.Duration(f.t.GrantLapses(name) - f.now())
 	f.mu.Unlock()
-	if d := time.Until(until); d > 0 {
+	if d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -409,11 +402,11 @@ func (f *fence) restartOwned(ctx context.Context, sessions []held, wait time.Dur
 	defer cancel()
 	var moved []held
 	f.mu.Lock()
-	f.answers = map[string]bool{}
+	f.t.Restarting(true)
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
-		f.answers = nil
+		f.t.Restarting(false)
 		f.mu.Unlock()
 	}()
 	f.r.mu.Lock()
@@ -432,10 +425,7 @@ func (f *fence) restartOwned(ctx context.Context, sessions []held, wait time.Dur
 			return nil, nil
 		}
 		f.mu.Lock()
-		all := true
-		for _, n := range names {
-			all = all && f.answers[n]
-		}
+		all := f.t.AllAnswered(names)
 		ch := f.changed
 		f.mu.Unlock()
 		if all {
@@ -445,8 +435,7 @@ func (f *fence) restartOwned(ctx context.Context, sessions []held, wait time.Dur
 			return out, nil
 		}
 		f.mu.Lock()
-		f.nonce++
-		rn := renewal{Nonce: f.nonce, Sessions: sessions}
+		rn := renewal{Nonce: f.t.Ask(), Sessions: sessions}
 		f.mu.Unlock()
 		for _, to := range names {
 			f.r.post(to, replMsg{From: f.r.name(), Renew: &rn})
@@ -465,5 +454,6 @@ func (f *fence) restartOwned(ctx context.Context, sessions []held, wait time.Dur
 func (f *fence) epochOf(session int) (uint64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.epochs[session], f.moved[session] != nil
+	e, gone := f.t.EpochOf(session)
+	return uint64(e), gone
 }

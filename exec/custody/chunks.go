@@ -24,10 +24,11 @@ func (m *Machine) workerDown(w string) {
 	}
 }
 
-// copied records an upload's copies made on worker w.
-func (m *Machine) copied(w string, cs []Chunk) {
+// copied records an upload's copies made on worker w, asked for at
+// session sess and epoch e (the Copy's, given back).
+func (m *Machine) copied(w string, sess int, e Epoch, cs []Chunk) {
 	for _, c := range cs {
-		m.dir.Copied(w, c)
+		m.dir.Copied(Copy{ID: c.ID, To: w, Session: sess, Epoch: e}, c.NBytes)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 )
 
 // A Directory is a scheduler's chunk directory: where each kept chunk's
-// copies are (an upload two, on different workers; a graph's chunk one),
+// copies are (an upload two, on different workers; a graph's chunk one,
+// or more when a takeover's recall finds it on several),
 // which are lost, what workers offered that nobody here lost, and which
 // workers are live. It holds the rules, and its methods add what they
 // decide to the Output it was made with (claim, free, copy, lost, recall):
@@ -133,12 +134,23 @@ func (d *Directory) WorkerDown(w string) {
 
 // Place records chunk c of session sess (kept by a graph, or an upload's
 // copies) where its live copies are: an upload with one copy gets
-// another, a chunk with none is lost.
+// another, a chunk with none is lost. A graph's chunk kept again keeps
+// the copies the directory held besides, after the new ones.
 func (d *Directory) Place(sess int, c Chunk) {
 	var live []string
 	for _, w := range c.Workers {
 		if d.workers[w] && !slices.Contains(live, w) {
 			live = append(live, w)
+		}
+	}
+	if h := d.chunks[c.ID]; h != nil && !c.Upload && !h.Upload && h.session == sess {
+		// Kept again (a graph run again, a recall's answer held
+		// already): the copies the directory held are still there, as
+		// no job frees a chunk the directory holds (Holds).
+		for _, w := range h.Workers {
+			if !slices.Contains(live, w) {
+				live = append(live, w)
+			}
 		}
 	}
 	c.Workers = live
@@ -188,6 +200,38 @@ func (d *Directory) Drop(sess int, e Epoch, ids []uint64) {
 		for _, w := range c.Workers {
 			d.out.Free = addTo(d.out.Free, w, sess, e, id)
 		}
+	}
+}
+
+// Retain makes the chunks of session sess those of kept, its records'
+// (a write taken back): a chunk still kept stays where the directory
+// has it, held or lost; one no longer kept is forgotten, nothing freed
+// (its job, or the client's next drop, frees it); one kept that the
+// directory no longer knows (a drop taken back, whose copies were
+// freed) is lost, to be made again from its lineage, never placed where
+// the record says: the workers a record names are those of when it was
+// written.
+func (d *Directory) Retain(sess int, kept []Chunk) {
+	want := make(map[uint64]bool, len(kept))
+	for _, c := range kept {
+		want[c.ID] = true
+	}
+	for id, c := range d.chunks {
+		if c.session == sess && !want[id] {
+			delete(d.chunks, id)
+		}
+	}
+	for id, c := range d.lost {
+		if c.session == sess && !want[id] {
+			delete(d.lost, id)
+		}
+	}
+	for _, c := range kept {
+		if d.chunks[c.ID] != nil || d.lost[c.ID] != nil {
+			continue
+		}
+		c.Workers = nil
+		d.lost[c.ID] = &chunk{Chunk: c, session: sess}
 	}
 }
 
@@ -259,9 +303,21 @@ func (d *Directory) Offered(w string, cs []Chunk, now int64, sess int, e Epoch) 
 				continue
 			}
 		}
+		if h := d.chunks[c.ID]; sess != 0 && h != nil && h.NBytes == c.NBytes {
+			// A recall's answer of a chunk held already (another worker
+			// answered first, or offered it): kept as another copy, not
+			// freed. A job of the session may have made the chunk again
+			// on w since the recall went out (it was lost then), and a
+			// free would take the job's copy, which its keep then
+			// places on w.
+			if !slices.Contains(h.Workers, w) {
+				h.Workers = append(h.Workers, w)
+			}
+			continue
+		}
 		if sess != 0 {
-			// Taken for this scheduler by its recall, but made again or
-			// freed meanwhile: nobody else names it.
+			// Taken for this scheduler by its recall, but dropped
+			// meanwhile: nobody else names it.
 			d.out.Free = addTo(d.out.Free, w, sess, e, c.ID)
 			continue
 		}
@@ -287,39 +343,45 @@ func (d *Directory) sweep(now int64) {
 	}
 }
 
-// Copied records the copy of chunk c made on worker w (a Copy carried
-// out). An upload whose copies were all lost meanwhile has this one back;
-// a chunk freed meanwhile has its copy freed. It says whether the copy
-// is kept.
-func (d *Directory) Copied(w string, c Chunk) bool {
-	if d.copying[c.ID] == w {
-		delete(d.copying, c.ID)
+// Copied records copy cp made, of nbytes (a Copy carried out). An
+// upload whose copies were all lost meanwhile has this one back. A copy
+// not wanted (the chunk freed, its session no longer served here, or two
+// copies already) is freed at the session and epoch it was asked at: the
+// worker may hold the chunk for another home now, one that took the
+// session over at a later epoch and made or copied it there (seed 1531:
+// a home back from a partition copied an upload to a worker the new home
+// had copied it to, stepped down, and freed its copy at no epoch, which
+// was the new home's). It says whether the copy is kept.
+func (d *Directory) Copied(cp Copy, nbytes int64) bool {
+	w := cp.To
+	if d.copying[cp.ID] == w {
+		delete(d.copying, cp.ID)
 	}
 	if !d.workers[w] {
 		return false
 	}
-	if h := d.chunks[c.ID]; h != nil {
+	if h := d.chunks[cp.ID]; h != nil {
 		if h.Upload && len(h.Workers) >= 2 && !slices.Contains(h.Workers, w) {
-			d.out.Free = addTo(d.out.Free, w, 0, 0, c.ID) // two copies already
+			d.out.Free = addTo(d.out.Free, w, cp.Session, cp.Epoch, cp.ID) // two copies already
 			return false
 		}
 		if !slices.Contains(h.Workers, w) {
 			e, _ := d.epochOf(h.session, 0)
 			h.Workers = append(h.Workers, w)
-			d.out.Claim = addTo(d.out.Claim, w, h.session, e, c.ID)
+			d.out.Claim = addTo(d.out.Claim, w, h.session, e, cp.ID)
 		}
 		return true
 	}
-	if l := d.lost[c.ID]; l != nil && l.Upload && l.NBytes == c.NBytes {
+	if l := d.lost[cp.ID]; l != nil && l.Upload && l.NBytes == nbytes {
 		e, _ := d.epochOf(l.session, 0)
-		delete(d.lost, c.ID)
+		delete(d.lost, cp.ID)
 		l.Workers = []string{w}
-		d.chunks[c.ID] = l
-		d.out.Claim = addTo(d.out.Claim, w, l.session, e, c.ID)
+		d.chunks[cp.ID] = l
+		d.out.Claim = addTo(d.out.Claim, w, l.session, e, cp.ID)
 		d.copyIfOne(l)
 		return true
 	}
-	d.out.Free = addTo(d.out.Free, w, 0, 0, c.ID)
+	d.out.Free = addTo(d.out.Free, w, cp.Session, cp.Epoch, cp.ID)
 	return false
 }
 
@@ -414,8 +476,9 @@ func (d *Directory) copyIfOne(ch *chunk) {
 		return // asked for already
 	}
 	if to := d.Targets(1, ch.Workers[0]); len(to) > 0 {
+		e, _ := d.epochOf(ch.session, 0)
 		d.copying[ch.ID] = to[0]
-		d.out.Copy = append(d.out.Copy, Copy{ID: ch.ID, From: ch.Workers[0], To: to[0]})
+		d.out.Copy = append(d.out.Copy, Copy{ID: ch.ID, From: ch.Workers[0], To: to[0], Session: ch.session, Epoch: e})
 	}
 }
 

@@ -36,7 +36,7 @@ func TestDirectory(t *testing.T) {
 	if o := step("another worker", func() { d.WorkerUp("w4") }); len(o.Copy) != 0 {
 		t.Errorf("a copy asked for twice: %+v", o.Copy)
 	}
-	step("copied", func() { d.Copied(to, Chunk{ID: 1, NBytes: 100}) })
+	step("copied", func() { d.Copied(Copy{ID: 1, To: to}, 100) })
 	if ws, _ := d.Where(1); !slices.Equal(ws, []string{"w1", to}) || d.Copies() != 1 {
 		t.Fatalf("upload on %v, %d with two copies", ws, d.Copies())
 	}
@@ -45,7 +45,7 @@ func TestDirectory(t *testing.T) {
 	if to == "w4" {
 		other = "w3"
 	}
-	if o := step("copied again", func() { d.Copied(other, Chunk{ID: 1, NBytes: 100}) }); len(o.Free) != 1 {
+	if o := step("copied again", func() { d.Copied(Copy{ID: 1, To: other}, 100) }); len(o.Free) != 1 {
 		t.Errorf("a third copy: frees %+v, want it freed", o.Free)
 	}
 
@@ -101,10 +101,21 @@ func TestDirectory(t *testing.T) {
 	if len(o.Recall) == 0 || !slices.Equal(o.Recall[0].IDs, []uint64{10}) || o.Recall[0].Epoch != 2 {
 		t.Errorf("recall %+v, want chunk 10 at epoch 2", o.Recall)
 	}
-	// A recall's answer of a chunk held already is freed, at the epoch.
+	// A recall's answer of a chunk held already is kept as another copy,
+	// not freed: a job of the session may have made it again there.
 	o = step("recalled", func() { d.Offered("w3", []Chunk{{ID: 9, NBytes: 5}}, 30, 5, 2) })
-	if fmt.Sprint(o.Free) != "[{w3 5 2 [9]}]" {
-		t.Errorf("an unwanted recall answer: frees %+v", o.Free)
+	if ws, _ := d.Where(9); len(o.Free) != 0 || !slices.Equal(ws, []string{"w4", "w3"}) {
+		t.Errorf("a recall's answer of a chunk held: frees %+v, chunk 9 on %v", o.Free, ws)
+	}
+	// The job's keep of it on w3 keeps the copy on w4 too.
+	step("kept again", func() { d.Place(5, Chunk{ID: 9, NBytes: 5, Workers: []string{"w3"}}) })
+	if ws, _ := d.Where(9); !slices.Equal(ws, []string{"w3", "w4"}) {
+		t.Errorf("chunk 9 kept again on w3: on %v, want w3 then w4", ws)
+	}
+	// One of a chunk no longer kept is freed, at the recall's epoch.
+	o = step("recalled, dropped", func() { d.Offered("w3", []Chunk{{ID: 12, NBytes: 5}}, 30, 5, 2) })
+	if fmt.Sprint(o.Free) != "[{w3 5 2 [12]}]" {
+		t.Errorf("a recall's answer of a chunk not kept: frees %+v", o.Free)
 	}
 
 	// A session's free of a chunk of no known session goes through; a

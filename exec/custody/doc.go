@@ -5,7 +5,9 @@
 // what), and the lifecycle of each session's graphs (running, to run
 // again). A Machine is one scheduler's: exec/sim steps one for each
 // scheduler it simulates, and the scheduler process keeps its Directory
-// (exec/sched); the Fence type runs in each worker. Like exec/core it starts no goroutine,
+// (exec/sched) and its Tenure (cmd/marsfs's fence: the lease, grants,
+// epochs held and sessions given up, per scheduler rather than per
+// session); the Fence type runs in each worker. Like exec/core it starts no goroutine,
 // does no I/O and reads no clock: the runner feeds it what happened as an
 // Input to Step (a tick of the clock, a peer or worker up or down, chunks
 // offered, a client's write or read, records shipped by a home, an append
@@ -50,7 +52,8 @@
 // # The chunk directory
 //
 // Each kept chunk belongs to one session and has its copies (an upload
-// two, on different workers; a graph's chunk one) or is lost. A worker
+// two, on different workers; a graph's chunk one, or more when a
+// takeover's recall finds it on several) or is lost. A worker
 // going takes its copies: an upload with a copy left gets another (Copy);
 // a chunk with none is lost, to be taken back if a worker offers it
 // (Claim) or made again from its lineage when read (Recompute); an
@@ -64,5 +67,8 @@
 // scheduler: one source of the rules for the simulator and the processes.
 // A takeover's chunks no worker offered are recalled: every live worker
 // is asked to take those it holds for another connection (the old home,
-// paused, never lost its connections), and offers back what it took.
+// paused, never lost its connections), and offers back what it took: a
+// chunk lost is claimed from the first answer, and a later answer of a
+// chunk held already is kept as another copy, never freed (a job of the
+// session may have made the chunk again on that worker meanwhile).
 package custody

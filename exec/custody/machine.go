@@ -1,6 +1,7 @@
 package custody
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -223,7 +224,7 @@ func (m *Machine) Step(in Input) Output {
 			}
 			break
 		}
-		m.copied(in.Worker, in.Chunks)
+		m.copied(in.Worker, in.Session, in.Epoch, in.Chunks)
 	}
 	return m.out
 }
@@ -528,14 +529,43 @@ func (m *Machine) undo(s *session, seq uint64, why string, rewrite bool) {
 	}
 }
 
-// rebuild makes the chunk directory and graphs of s again from its
-// records.
+// rebuild makes the graphs of s again from its records, and makes its
+// chunk directory agree with them (Directory.Retain): the chunks the
+// records still keep stay where the directory has them, not where the
+// records say. A record names the workers of the job that kept the
+// chunk; claims, recalls and copies since then moved it (seed 72: after
+// a takeover claimed a chunk on w0001, a refused write's undo put it
+// back on w0002, the old home's job's worker, which had freed it as a
+// recall's unwanted answer).
 func (m *Machine) rebuild(s *session) {
-	m.dir.forgetSession(s.id)
 	s.graphs = map[int]*graph{}
+	kept := map[uint64]Chunk{}
 	for _, r := range s.recs {
-		m.applyRecQuiet(s, r)
+		switch r.Kind {
+		case KindSubmit:
+			s.graphs[r.Graph] = &graph{running: true}
+		case KindGraphEnd:
+			if g := s.graphs[r.Graph]; g != nil {
+				g.running = false
+			}
+		case KindKeep, KindUpload:
+			for _, c := range r.Chunks {
+				kept[c.ID] = c
+			}
+		case KindDrop:
+			for _, c := range r.Chunks {
+				delete(kept, c.ID)
+			}
+		case KindClose:
+			clear(kept)
+		}
 	}
+	cs := make([]Chunk, 0, len(kept))
+	for _, c := range kept {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b Chunk) int { return cmp.Compare(a.ID, b.ID) })
+	m.dir.Retain(s.id, cs)
 }
 
 // applyRecQuiet applies r without freeing anything on the workers.

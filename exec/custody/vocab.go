@@ -127,7 +127,7 @@ const (
 	// state dir.
 	InRestart
 	// InCopied: the copy of chunk Chunks[0] on Worker is made, or could
-	// not be (Err).
+	// not be (Err); Session and Epoch are the Copy's, given back.
 	InCopied
 )
 
@@ -236,10 +236,17 @@ type Chunks struct {
 	IDs     []uint64
 }
 
-// A Copy makes a copy of chunk ID, held on From, on To.
+// A Copy makes a copy of chunk ID, held on From, on To. Session and
+// Epoch are the chunk's session and the epoch the copy is asked at: the
+// runner gives them back with the copy made (Directory.Copied), and a
+// copy no longer wanted is freed at them, so that a worker that has seen
+// a later epoch of the session (another home holds the chunk there now)
+// refuses the free.
 type Copy struct {
 	ID       uint64
 	From, To string
+	Session  int
+	Epoch    Epoch
 }
 
 // A GraphRef names graph Graph of Session.

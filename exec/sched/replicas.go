@@ -176,7 +176,7 @@ func (s *Scheduler) copyOne(ctx context.Context, c custody.Copy) (custody.Output
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dir.Copied(c.To, custody.Chunk{ID: c.ID, NBytes: n}) {
+	if s.dir.Copied(c, n) {
 		s.recopied.Add(1)
 	}
 	s.notify()

@@ -14,10 +14,12 @@
 // membership that declares a peer failed after it has not been heard from
 // for DetectAfter; clients that open sessions, submit specs, wait for
 // their graphs and read their tensors, following "moved" answers to the
-// new home. Faults: kill (a scheduler or a worker), pause (SIGSTOP, then
-// SIGCONT), partition (a scheduler cut off from the schedulers and
-// workers, not from its clients), a full disk, and a restart of a killed
-// scheduler on its old state dir.
+// new home; workers that answer a takeover's recall as exec/worker does
+// (worker.State.AdoptFor) and copy uploads as exec/sched asks, giving the
+// copy's session and epoch back. Faults: kill (a scheduler or a worker),
+// pause (SIGSTOP, then SIGCONT), partition (a scheduler cut off from the
+// schedulers and workers, not from its clients), a full disk, and a
+// restart of a killed scheduler on its old state dir.
 //
 // Kernels are not run: a chunk's content is its digest, a hash of its
 // op (kind, shape, dtype, arguments) and of its inputs' digests, made by

@@ -222,19 +222,22 @@ func (sn *schedNode) apply(out custody.Output) {
 	for _, c := range out.Copy {
 		w.trace("%s copies %d from %s to %s", sn.name, c.ID, c.From, c.To)
 	}
-	// out.Recall is not carried out: the simulated workers do not
-	// answer a takeover's recall. Carried out (as exec/worker's AdoptFor
-	// answers it), seed 72 finds the directory placing a chunk on a
-	// worker that freed it: a recall's unwanted answer is freed while a
-	// job of the session made the chunk again there, and the job's keep
-	// then moves the chunk to it. Open.
+	// A takeover's recall goes to every live worker, as exec/sched
+	// sends it (MsgAdopt of the session at its epoch): the worker takes
+	// what it still holds for another connection and offers it back.
+	for _, c := range out.Recall {
+		c := c
+		if wk := w.worker(c.Worker); wk != nil {
+			w.send(&sn.node, &wk.node, 64+8*int64(len(c.IDs)), func() { wk.recall(sn, c) })
+		}
+	}
 	for _, cp := range out.Copy {
 		cp := cp
 		from, to := w.worker(cp.From), w.worker(cp.To)
 		if from == nil || to == nil {
 			continue
 		}
-		w.send(&sn.node, &from.node, 64, func() { from.copyTo(sn, cp.ID, to) })
+		w.send(&sn.node, &from.node, 64, func() { from.copyTo(sn, cp, to) })
 	}
 	for _, g := range out.Rerun {
 		sn.startGraph(g.Session, g.Graph)

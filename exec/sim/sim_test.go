@@ -75,6 +75,19 @@ var thinkingRegressions = []uint64{
 	// seed 2 is the same bug under them (148 of seeds 1-1,500 failed
 	// so without the fix).
 	225, 2,
+	// A copy no longer wanted freed another home's chunk: a home back
+	// from a partition copied an upload to a worker the new home had
+	// copied it to, stepped down, and freed its copy at no epoch. The
+	// free now carries the session and epoch the copy was asked at, and
+	// the worker, which has seen the later epoch, refuses it.
+	1531,
+	// A write taken back (the target's disk full) made the directory
+	// again from the journal, which placed a chunk where the old home's
+	// job had kept it, on a worker that had freed it since as a
+	// takeover's recall answered from two workers. A write taken back
+	// now leaves the directory's placements as they are. Found once the
+	// simulator carried out recalls.
+	72,
 }
 
 // regressionConfig is the run of a regression seed.

@@ -293,6 +293,33 @@ func (wk *workerNode) claim(sn *schedNode, c custody.Chunks) {
 	wk.st.Adopt(cn.c, c.IDs)
 }
 
+// recall takes, for the session's new home at its epoch, the chunks of
+// c it holds for another connection (a home paused with its connections
+// up), as exec/worker answers a MsgAdopt, and offers them back to it.
+func (wk *workerNode) recall(sn *schedNode, c custody.Chunks) {
+	cn := wk.connTo(sn)
+	if cn == nil {
+		return
+	}
+	if ok, _, _ := wk.allow(c.Session, c.Epoch, sn.name); !ok {
+		return
+	}
+	taken, err := wk.st.AdoptFor(cn.c, c.Session, uint64(c.Epoch), c.IDs)
+	if err != nil || len(taken) == 0 {
+		return
+	}
+	var cs []custody.Chunk
+	for _, id := range taken {
+		if ch, ok := wk.store[id]; ok {
+			cs = append(cs, custody.Chunk{ID: id, NBytes: ch.nbytes})
+		}
+	}
+	wk.w.trace("%s takes %v of session %d for %s at epoch %d", wk.name, taken, c.Session, sn.name, c.Epoch)
+	wk.w.send(&wk.node, &sn.node, 64+16*int64(len(cs)), func() {
+		sn.step(custody.Input{Kind: custody.InOffered, Worker: wk.name, Session: c.Session, Epoch: c.Epoch, Chunks: cs})
+	})
+}
+
 // free drops chunks a session's home frees, if its epoch is not stale.
 func (wk *workerNode) free(sn *schedNode, c custody.Chunks) {
 	if wk.connTo(sn) == nil {
@@ -305,12 +332,13 @@ func (wk *workerNode) free(sn *schedNode, c custody.Chunks) {
 	wk.ready()
 }
 
-// copyTo sends chunk id to worker to, which tells the scheduler.
-func (wk *workerNode) copyTo(sn *schedNode, id uint64, to *workerNode) {
+// copyTo sends chunk cp.ID to worker to, which tells the scheduler.
+func (wk *workerNode) copyTo(sn *schedNode, cp custody.Copy, to *workerNode) {
+	id := cp.ID
 	ch, ok := wk.store[id]
 	if !ok {
 		wk.w.send(&wk.node, &sn.node, 64, func() {
-			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Chunks: []custody.Chunk{{ID: id}}, Err: "the source does not hold it"})
+			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Session: cp.Session, Epoch: cp.Epoch, Chunks: []custody.Chunk{{ID: id}}, Err: "the source does not hold it"})
 		})
 		return
 	}
@@ -320,7 +348,7 @@ func (wk *workerNode) copyTo(sn *schedNode, id uint64, to *workerNode) {
 		to.store[id] = ch
 		to.st.Put(id)
 		w.send(&to.node, &sn.node, 64, func() {
-			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Chunks: []custody.Chunk{{ID: id, NBytes: ch.nbytes}}})
+			sn.step(custody.Input{Kind: custody.InCopied, Worker: to.name, Session: cp.Session, Epoch: cp.Epoch, Chunks: []custody.Chunk{{ID: id, NBytes: ch.nbytes}}})
 		})
 	})
 }
