@@ -40,7 +40,7 @@ const maxSlot = 1<<12 - 1
 func (r *opTiming) at() int64 { return int64(r.received[0]) | int64(r.received[1])<<32 }
 
 // noteTiming records the timing an event carries. g.mu is held.
-func (g *Graph) noteTiming(ev core.Event) {
+func (g *Graph) noteTiming(ev *core.Event) {
 	t := ev.Timing
 	if t == nil || t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
 		return

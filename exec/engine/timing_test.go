@@ -21,9 +21,9 @@ func TestTimingRecord(t *testing.T) {
 	}
 	g := &Graph{states: make([]core.OpState, len(cases))}
 	// The first op is reported twice: the later report is its record.
-	g.noteTiming(core.Event{Key: 0, Worker: "w9", Timing: &core.Timing{Received: t0 - 50, Started: t0 - 40, Phase: core.Queued, Since: t0 - 50}})
+	g.noteTiming(&core.Event{Key: 0, Worker: "w9", Timing: &core.Timing{Received: t0 - 50, Started: t0 - 40, Phase: core.Queued, Since: t0 - 50}})
 	for k, tm := range cases {
-		g.noteTiming(core.Event{Key: k, Worker: "w2", Timing: &tm})
+		g.noteTiming(&core.Event{Key: k, Worker: "w2", Timing: &tm})
 	}
 	for k, want := range cases {
 		if want.Slot > maxSlot {
