@@ -397,24 +397,24 @@ func (c *Core) startJob() Output {
 	for _, name := range SortedKeys(c.workers) {
 		ws = append(ws, WorkerLoad{Name: name, Slots: c.workers[name].slots})
 	}
-	var assign []string
+	var assign assignment
 	switch {
 	case c.opts.Assign != nil:
 		rank := make([]int, len(c.rank))
 		for k, r := range c.rank {
 			rank[k] = int(r)
 		}
-		assign = c.opts.Assign(c.g, rank, ws)
+		assign.byKey = c.opts.Assign(c.g, rank, ws)
 	case c.plan != nil:
-		assign = planAssign(c.plan, c.g, c.rank, ws)
+		assign = planAssignIndex(c.plan, c.g, c.rank, ws)
 	default:
-		assign = planAssign(plan.NewGraph(c.g), c.g, c.rank, ws)
+		assign = planAssignIndex(plan.NewGraph(c.g), c.g, c.rank, ws)
 	}
 	c.plan = nil // read no more
 	if c.opts.Planned != nil {
-		c.opts.Planned(c.placement(ws, assign))
+		c.opts.Planned(c.placement(ws, &assign))
 	}
-	c.formUnits(assign)
+	c.formUnits(&assign)
 	ninitial := 0
 	for k := range c.ops {
 		if c.ops[k].initial {
@@ -425,7 +425,7 @@ func (c *Core) startJob() Output {
 	last, lastID := "", int32(0)                 // the names run in long stretches
 	for k := range c.ops {
 		if o := &c.ops[k]; o.initial {
-			if name := AssignedTo(assign, k); name != last {
+			if name := assign.at(k); name != last {
 				last, lastID = name, c.intern(name)
 			}
 			o.worker = lastID
@@ -781,12 +781,12 @@ func plural(n int, word string) string {
 
 // placement is the Core's plan of its job: its rank, its workers, the
 // assignment of the initial operands, and where the stored chunks are.
-func (c *Core) placement(ws []WorkerLoad, assign []string) Placement {
+func (c *Core) placement(ws []WorkerLoad, assign *assignment) Placement {
 	p := Placement{Rank: c.rank, Workers: ws}
 	p.Worker.Grow(len(c.ops))
 	for k := range c.ops {
 		if c.ops[k].initial {
-			p.Worker.Set(k, AssignedTo(assign, k))
+			p.Worker.Set(k, assign.at(k))
 		}
 	}
 	for _, op := range c.g.Ops {

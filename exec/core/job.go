@@ -15,6 +15,13 @@ type Job struct {
 	// Observe, if not nil, is called for every transition of an operand. It
 	// must not block.
 	Observe func(Event)
+	// ObserveAll, if not nil, is given instead of Observe the events of a
+	// runner's steps taken together (the reports of one wake-up), in
+	// order, in one call: a graph's record takes its lock once for them,
+	// not once an event. The slice and the Timings its events point at are
+	// the runner's, valid during the call; ObserveAll may change them. It
+	// must not block.
+	ObserveAll func([]Event)
 	// Order, if not nil, replaces the runner's run order (PlanOrder): tests
 	// use it to compare orders on the same graph.
 	Order OrderFunc

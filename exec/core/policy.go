@@ -37,21 +37,55 @@ func PlanAssign(g *chunk.Graph, rank []int, workers []WorkerLoad) []string {
 // planAssign is PlanAssign on g readied for planning as pg, with rank as
 // plan.Order makes it.
 func planAssign(pg *plan.Graph, g *chunk.Graph, rank []int32, workers []WorkerLoad) []string {
-	if len(workers) == 0 {
+	a := planAssignIndex(pg, g, rank, workers)
+	if a.index == nil {
 		return nil
 	}
-	ws := make([]plan.Worker, len(workers))
-	for i, w := range workers {
-		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
-	}
-	worker, _ := pg.Assign(rank, ws, nil)
 	out := make([]string, len(g.Ops))
-	for _, op := range g.Ops {
-		if len(op.Inputs) == 0 && op.Stored == 0 && worker[op.Key] >= 0 {
-			out[op.Key] = workers[worker[op.Key]].Name
-		}
+	for k := range out {
+		out[k] = a.at(k)
 	}
 	return out
+}
+
+// planAssignIndex is planAssign as the Core keeps it: a worker's index an
+// op, 4 bytes where a name is 16 (and a pointer the collector scans).
+func planAssignIndex(pg *plan.Graph, g *chunk.Graph, rank []int32, workers []WorkerLoad) assignment {
+	if len(workers) == 0 {
+		return assignment{}
+	}
+	ws := make([]plan.Worker, len(workers))
+	names := make([]string, len(workers))
+	for i, w := range workers {
+		ws[i] = plan.Worker{Name: w.Name, Slots: w.Slots}
+		names[i] = w.Name
+	}
+	worker, _ := pg.Assign(rank, ws, nil)
+	for k, op := range g.Ops {
+		if len(op.Inputs) != 0 || op.Stored != 0 {
+			worker[k] = -1 // only initial ops are placed ahead
+		}
+	}
+	return assignment{index: worker, names: names}
+}
+
+// An assignment is where the initial ops start: by key, a worker's index
+// in names, -1 for none; or, as an AssignFunc gives it, a name an op.
+type assignment struct {
+	index []int32
+	names []string
+	byKey []string // an AssignFunc's
+}
+
+// at is the worker the assignment gives op k, "" for none.
+func (a *assignment) at(k int) string {
+	if a.byKey != nil {
+		return AssignedTo(a.byKey, k)
+	}
+	if k < len(a.index) && a.index[k] >= 0 {
+		return a.names[a.index[k]]
+	}
+	return ""
 }
 
 // An OrderFunc ranks the ops of a graph: rank[k] is op k's priority, lower

@@ -86,12 +86,12 @@ const unitHeld = 4
 
 // formUnits groups the job's small ops into units; assign maps initial ops
 // to their workers.
-func (c *Core) formUnits(assign []string) {
+func (c *Core) formUnits(assign *assignment) {
 	if c.opts.UnitOps <= 1 {
 		return
 	}
 	n := len(c.g.Ops)
-	byRank := make([]int, n)
+	byRank := make([]int32, n) // an int32 column: 4 bytes an op of fresh pages, not 8
 	for k := range byRank {
 		byRank[k] = -1
 	}
@@ -101,13 +101,13 @@ func (c *Core) formUnits(assign []string) {
 			perm = false
 			break
 		}
-		byRank[r] = k
+		byRank[r] = int32(k)
 	}
 	if !perm {
 		for k := range byRank {
-			byRank[k] = k
+			byRank[k] = int32(k)
 		}
-		slices.SortStableFunc(byRank, func(a, b int) int { return int(c.rank[a]) - int(c.rank[b]) })
+		slices.SortStableFunc(byRank, func(a, b int32) int { return int(c.rank[a]) - int(c.rank[b]) })
 	}
 	c.unitOf = make([]int32, n)
 	for k := range c.unitOf {
@@ -137,7 +137,8 @@ func (c *Core) formUnits(assign []string) {
 		add(u, k, oh, ow)
 		return u
 	}
-	for _, k := range byRank {
+	for _, k32 := range byRank {
+		k := int(k32)
 		op := c.g.Ops[k]
 		if op.Stored != 0 {
 			continue
@@ -150,7 +151,7 @@ func (c *Core) formUnits(assign []string) {
 			if len(c.successors(k)) > 1 {
 				continue // a leaf shared by many, like a broadcast scalar
 			}
-			w := AssignedTo(assign, k)
+			w := assign.at(k)
 			u, ok := lastU, lastU >= 0 && w == lastW
 			if !ok {
 				u, ok = open[w]
@@ -206,7 +207,7 @@ func (c *Core) formUnits(assign []string) {
 			v := kept[u]
 			c.unitOf[k] = v
 			if v >= 0 {
-				c.units[v] = append(c.units[v], int32(k))
+				c.units[v] = append(c.units[v], k)
 			}
 		}
 	}

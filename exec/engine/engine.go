@@ -743,7 +743,7 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 	s.engine.holdOps(sts.held)
 
 	go func() {
-		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, Plan: g.setPlacement, Waiting: g.setWaiting}
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keep, Observe: g.observe, ObserveAll: g.observeAll, Plan: g.setPlacement, Waiting: g.setWaiting}
 		job.Session, job.Epoch = s.fenceTag()
 		err := s.restoreInputs(ctx, g, held)
 		for try := 1; err == nil; try++ {
@@ -901,7 +901,15 @@ func (s *Session) runStages(ctx context.Context, g *Graph, sts Stages, cg *chunk
 			}
 			g.observe(ev)
 		}
-		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, Plan: g.addPlacement(off), Waiting: g.setWaiting}
+		observeAll := func(evs []core.Event) {
+			for i := range evs {
+				if evs[i].Key != core.NoteKey {
+					evs[i].Key += off
+				}
+			}
+			g.observeAll(evs)
+		}
+		job := &core.Job{Graph: cg, IDs: ids, Keep: keepSet(cg, ids), Observe: observe, ObserveAll: observeAll, Plan: g.addPlacement(off), Waiting: g.setWaiting}
 		job.Session, job.Epoch = s.fenceTag()
 		if err := s.runStage(ctx, g, job); err != nil {
 			return kept, err

@@ -172,7 +172,7 @@ func TestSessionCancelAndClose(t *testing.T) {
 func TestEventLog(t *testing.T) {
 	var l eventLog
 	for i := 0; i < 2*eventBlock+5; i++ {
-		l.add(core.Event{Key: i})
+		l.add(&core.Event{Key: i})
 	}
 	for _, from := range []int{-1, 0, 1, eventBlock - 1, eventBlock, eventBlock + 1, 2 * eventBlock, 2*eventBlock + 4, 2*eventBlock + 5, 3 * eventBlock} {
 		got := l.from(from)
@@ -200,7 +200,7 @@ func TestEventLogTimes(t *testing.T) {
 		if d < 0 {
 			at = time.Time{}
 		}
-		l.add(core.Event{Key: i, At: at, Worker: "w1"})
+		l.add(&core.Event{Key: i, At: at, Worker: "w1"})
 		want = append(want, at)
 	}
 	for i, ev := range l.from(0) {

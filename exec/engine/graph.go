@@ -370,7 +370,7 @@ const (
 	noTime        = math.MinInt32
 )
 
-func (l *eventLog) add(ev core.Event) {
+func (l *eventLog) add(ev *core.Event) {
 	r := eventRec{at: noTime, key: int32(ev.Key), statePhase: uint8(ev.State)&0xf | uint8(ev.Phase)<<4}
 	at := int64(ev.At.Sub(l.start))
 	var b *eventSeg
@@ -482,6 +482,23 @@ func (g *Graph) OpStates() []core.OpState {
 func (g *Graph) observe(ev core.Event) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.observeLocked(&ev)
+	g.wake()
+}
+
+// observeAll records the events of a runner's steps (core.Job.ObserveAll)
+// under one lock, and wakes the graph's waiters once for them.
+func (g *Graph) observeAll(evs []core.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := range evs {
+		g.observeLocked(&evs[i])
+	}
+	g.wake()
+}
+
+// observeLocked records ev. g.mu is held.
+func (g *Graph) observeLocked(ev *core.Event) {
 	if ev.Key >= 0 && ev.Key < len(g.states) {
 		prev := g.states[ev.Key]
 		g.states[ev.Key] = ev.State
@@ -523,7 +540,6 @@ func (g *Graph) observe(ev core.Event) {
 	g.status.SpilledBytes = max(g.status.SpilledBytes, ev.SpilledBytes)
 	g.noteTiming(ev)
 	g.events.add(ev)
-	g.wake()
 }
 
 // rerun notes that the graph runs again (why): the operands that failed

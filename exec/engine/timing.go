@@ -32,15 +32,25 @@ type opTiming struct {
 	// phase (phase != NoPhase), the last is Since instead of Stored.
 	after     [5]uint32
 	worker    uint16 // 1 + index in the event log's workers
-	slotPhase uint16 // the slot (up to maxSlot) in the low 12 bits, the phase above
+	slotPhase uint16 // the slot (up to maxSlot) in the low 11 bits, the phase in 3 above, then hasMoved and hasSince
 }
 
-const maxSlot = 1<<12 - 1
+const (
+	maxSlot    = 1<<11 - 1
+	phaseShift = 11
+	phaseMask  = 7
+	// The record's op has an entry in the graph's moved or sinceAt map:
+	// a report of an op that has none deletes nothing (a delete of a
+	// missing key in a large map was 2 of the 50 CPU-s of a 10^7-operand
+	// run).
+	hasMoved = 1 << 14
+	hasSince = 1 << 15
+)
 
 func (r *opTiming) at() int64 { return int64(r.received[0]) | int64(r.received[1])<<32 }
 
 // noteTiming records the timing an event carries. g.mu is held.
-func (g *Graph) noteTiming(ev core.Event) {
+func (g *Graph) noteTiming(ev *core.Event) {
 	t := ev.Timing
 	if t == nil || t.Received == 0 || ev.Key < 0 || ev.Key >= len(g.states) || ev.Worker == "" {
 		return
@@ -53,17 +63,19 @@ func (g *Graph) noteTiming(ev core.Event) {
 		g.timings = append(g.timings, make([]opTiming, len(g.states)-len(g.timings))...)
 	}
 	r := &g.timings[ev.Key]
+	had := r.slotPhase
 	// A started report carries the points reached so far, a done report
 	// all of them: the latest is the whole record.
 	*r = opTiming{received: [2]uint32{uint32(t.Received), uint32(uint64(t.Received) >> 32)},
-		worker: uint16(g.events.worker(ev.Worker) + 1), slotPhase: uint16(min(max(t.Slot, 0), maxSlot)) | uint16(t.Phase)<<12}
+		worker: uint16(g.events.worker(ev.Worker) + 1), slotPhase: uint16(min(max(t.Slot, 0), maxSlot)) | uint16(t.Phase&phaseMask)<<phaseShift}
 	switch {
 	case t.Fetched != 0 || t.Spilled != 0:
 		if g.moved == nil {
 			g.moved = make(map[int32][2]int64)
 		}
 		g.moved[int32(ev.Key)] = [2]int64{t.Fetched, t.Spilled}
-	case g.moved != nil:
+		r.slotPhase |= hasMoved
+	case had&hasMoved != 0:
 		delete(g.moved, int32(ev.Key))
 	}
 	last := t.Stored
@@ -79,7 +91,8 @@ func (g *Graph) noteTiming(ev core.Event) {
 			g.sinceAt = make(map[int32][2]int64)
 		}
 		g.sinceAt[int32(ev.Key)] = [2]int64{t.Since, t.Stored}
-	case g.sinceAt != nil:
+		r.slotPhase |= hasSince
+	case had&hasSince != 0:
 		delete(g.sinceAt, int32(ev.Key))
 	}
 }
@@ -98,9 +111,12 @@ func (g *Graph) run(k int) (OpRun, bool) {
 		return OpRun{}, false
 	}
 	r := &g.timings[k]
-	m := g.moved[int32(k)]
+	var m [2]int64
+	if r.slotPhase&hasMoved != 0 {
+		m = g.moved[int32(k)]
+	}
 	recv := r.at()
-	t := core.Timing{Received: recv, Fetched: m[0], Spilled: m[1], Slot: int(r.slotPhase & maxSlot), Phase: core.Phase(r.slotPhase >> 12)}
+	t := core.Timing{Received: recv, Fetched: m[0], Spilled: m[1], Slot: int(r.slotPhase & maxSlot), Phase: core.Phase(r.slotPhase >> phaseShift & phaseMask)}
 	last := &t.Stored
 	if t.Phase != core.NoPhase {
 		last = &t.Since
@@ -110,7 +126,7 @@ func (g *Graph) run(k int) (OpRun, bool) {
 			*p = recv + int64(r.after[i]-1)
 		}
 	}
-	if b, ok := g.sinceAt[int32(k)]; ok {
+	if b, ok := g.sinceAt[int32(k)]; ok && r.slotPhase&hasSince != 0 {
 		t.Since, t.Stored = b[0], b[1]
 	}
 	return OpRun{Key: k, Worker: g.events.workers[r.worker-1], Timing: t}, true

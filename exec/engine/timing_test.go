@@ -10,7 +10,7 @@ import (
 // TestTimingRecord keeps what each report measured, as the worker sent
 // it: a run in a phase (its Since), one over (its Stored), the rare
 // report with both, a large slot, and a later report replacing an
-// earlier one.
+// earlier one (and its moved bytes).
 func TestTimingRecord(t *testing.T) {
 	const t0 = int64(1_790_000_000_000_000) // µs since the epoch, past 2^32
 	cases := []core.Timing{
@@ -21,9 +21,15 @@ func TestTimingRecord(t *testing.T) {
 	}
 	g := &Graph{states: make([]core.OpState, len(cases))}
 	// The first op is reported twice: the later report is its record.
-	g.noteTiming(core.Event{Key: 0, Worker: "w9", Timing: &core.Timing{Received: t0 - 50, Started: t0 - 40, Phase: core.Queued, Since: t0 - 50}})
+	g.noteTiming(&core.Event{Key: 0, Worker: "w9", Timing: &core.Timing{Received: t0 - 50, Started: t0 - 40, Phase: core.Queued, Since: t0 - 50}})
+	// The third was first reported having fetched and spilled bytes:
+	// its later report has none, and its entry goes.
+	g.noteTiming(&core.Event{Key: 2, Worker: "w9", Timing: &core.Timing{Received: t0 - 50, Fetched: 7, Spilled: 3, Since: t0 - 40, Stored: t0 - 30}})
 	for k, tm := range cases {
-		g.noteTiming(core.Event{Key: k, Worker: "w2", Timing: &tm})
+		g.noteTiming(&core.Event{Key: k, Worker: "w2", Timing: &tm})
+	}
+	if len(g.moved) != 1 {
+		t.Errorf("%d ops with moved bytes kept, want 1", len(g.moved))
 	}
 	for k, want := range cases {
 		if want.Slot > maxSlot {

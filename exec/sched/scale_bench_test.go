@@ -9,6 +9,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,6 +124,7 @@ func benchScale(b *testing.B, n int) {
 	// dispatch and report. The heap's peak is sampled meanwhile.
 	ctx := context.Background()
 	peak := sampleHeap()
+	gc0, sys0 := gcCPU(), sysCPU()
 	t, cpu0 = time.Now(), prepCPU()
 	g, err := sess.Start(text, tg, cg, engine.Stages{})
 	if err != nil {
@@ -132,9 +134,12 @@ func benchScale(b *testing.B, n int) {
 		b.Fatalf("graph %v: %s", st.State, g.Err())
 	}
 	took, cpu := time.Since(t), prepCPU()-cpu0
+	gc, sys := gcCPU()-gc0, sysCPU()-sys0
 	high, objects := peak()
 	b.ReportMetric(took.Seconds(), "run-s")
 	b.ReportMetric(cpu.Seconds(), "run-cpu-s")
+	b.ReportMetric(gc, "run-gc-cpu-s")
+	b.ReportMetric(sys.Seconds(), "run-sys-s")
 	b.ReportMetric(float64(high-base)/float64(ops), "run-B/op")
 	b.ReportMetric(float64(objects-base)/float64(ops), "run-objects-B/op")
 	b.ReportMetric(float64(took.Nanoseconds())/1e3/float64(ops), "run-µs/op")
@@ -161,6 +166,25 @@ func expName(n int) string {
 		e++
 	}
 	return fmt.Sprintf("%de%d", n, e)
+}
+
+// gcCPU is the CPU seconds the collector has spent so far, as the runtime
+// estimates them (its workers and the assists of the allocating
+// goroutines).
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64()
+}
+
+// sysCPU is the process's CPU time in the kernel so far: on this host
+// mostly the faults of fresh pages.
+func sysCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Stime.Nano())
 }
 
 // liveHeap is the bytes of the heap's live objects after a collection.

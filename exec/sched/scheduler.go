@@ -731,12 +731,14 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	// Events are stamped with the time their input was taken.
 	var now time.Time
 	var observe func(core.Event)
-	if job.Observe != nil {
+	evs := &eventBatch{job: job}
+	if job.Observe != nil || job.ObserveAll != nil {
 		observe = func(ev core.Event) {
 			ev.At = now
-			job.Observe(ev)
+			evs.add(ev)
 		}
 	}
+	defer evs.flush()
 	machine := core.New(job.Graph, job.IDs, job.Keep, core.Options{MaxAttempts: s.cfg.MaxAttempts, Stored: s.locate, Depth: s.cfg.Depth, Planned: job.Plan, Order: job.Order,
 		UnitOps: s.cfg.UnitOps, UnitCost: s.cfg.UnitCost, Observe: observe})
 	now = time.Now()
@@ -745,6 +747,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InWorkerUp, Worker: in.worker, Slots: in.slots}))
 	}
 	s.apply(jobID, job, mb, machine.Step(core.Input{Kind: core.InStart}))
+	evs.flush()
 
 	var abandon <-chan time.Time
 	var outs []core.Output
@@ -755,6 +758,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 	var noWorker <-chan time.Time
 	var alone time.Time // since when the job has had no worker
 	for {
+		evs.flush() // what the last step gave, before the job's record is looked at
 		if done, _ := machine.Done(); done {
 			break
 		}
@@ -762,7 +766,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 		case machine.Workers() > 0 || cancelled:
 			if noWorker != nil {
 				noWorker = nil
-				note(job, core.Event{At: time.Now(), Err: "a worker is connected again: the graph goes on"})
+				evs.note(core.Event{At: time.Now(), Err: "a worker is connected again: the graph goes on"})
 				if job.Waiting != nil {
 					job.Waiting("")
 				}
@@ -772,7 +776,7 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			noWorker = time.After(s.cfg.NoWorkerWait)
 			why := fmt.Sprintf("for a worker: none connected since %s; the graph fails at %s unless one joins",
 				alone.UTC().Format("15:04:05"), alone.Add(s.cfg.NoWorkerWait).UTC().Format("15:04:05"))
-			note(job, core.Event{At: alone, Err: "waiting " + why})
+			evs.note(core.Event{At: alone, Err: "waiting " + why})
 			if job.Waiting != nil {
 				job.Waiting(why)
 			}
@@ -798,19 +802,24 @@ func (s *Scheduler) Run(ctx context.Context, job *core.Job) error {
 			ins := mb.take()
 			for i := range ins {
 				if ins[i].note != "" {
-					note(job, core.Event{At: now, Err: ins[i].note})
+					evs.note(core.Event{At: now, Err: ins[i].note})
 					continue
 				}
 				if ins[i].msg.Kind == wire.MsgHeld {
+					evs.flush() // adoptInJob notes what it takes back
 					outs = s.adoptInJob(job, machine, &keyOf, &ins[i], now, outs)
 					continue
 				}
 				if ci, ok := coreInput(&ins[i]); ok {
 					outs = append(outs, machine.Step(ci))
-					noteWorker(job, &ins[i], now)
+					if ins[i].up || ins[i].down {
+						evs.flush()
+						noteWorker(job, &ins[i], now)
+					}
 				}
 			}
 			outs = append(outs, machine.Step(core.Input{Kind: core.InDispatch}))
+			evs.flush()
 			s.apply(jobID, job, mb, outs...)
 			clear(outs)
 		case <-stop:
@@ -881,9 +890,12 @@ func (s *Scheduler) Announce(text string) {
 // note gives the job's observer ev as a note about the job (see
 // core.NoteKey).
 func note(job *core.Job, ev core.Event) {
-	if job.Observe != nil {
-		ev.Key = core.NoteKey
+	ev.Key = core.NoteKey
+	switch {
+	case job.Observe != nil:
 		job.Observe(ev)
+	case job.ObserveAll != nil:
+		job.ObserveAll([]core.Event{ev})
 	}
 }
 
