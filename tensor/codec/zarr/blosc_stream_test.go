@@ -21,10 +21,14 @@ func TestChunkEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 9))
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int16, tensor.Uint8} {
 		for _, cname := range []string{"lz4", "blosclz", "zstd"} {
+			level := 5
+			if cname == "zstd" {
+				level = 1 // the frame's layout is the level's; zstd's time is not this test's
+			}
 			for shuffle := range 3 {
 				for _, chunks := range [][]int{{24, 181, 36}, {3, 100}, {1, 70001}, {2, 90001}} {
 					a := &Array{Format: 2, Shape: chunks, Chunks: chunks, DType: dt, Fill: make([]byte, dt.Size()),
-						Codecs: []Codec{{ID: "blosc", Cname: cname, Level: 5, Shuffle: shuffle}}}
+						Codecs: []Codec{{ID: "blosc", Cname: cname, Level: level, Shuffle: shuffle}}}
 					src := climateLike(a.ChunkBytes(), dt.Size(), uint64(len(chunks)*shuffle+1))
 					if dt == tensor.Float32 {
 						v := tensor.View[float32](src)
@@ -36,7 +40,11 @@ func TestChunkEncoder(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for _, piece := range []int{0, 1, 4093, 1<<16 + 12, len(src)} {
+					pieces := []int{0, 4093, 1<<16 + 12, len(src)}
+					if len(src) < 4096 {
+						pieces = append(pieces, 1) // a byte at a time
+					}
+					for _, piece := range pieces {
 						w, ok := a.ChunkEncoder(make([]byte, 0, 16))
 						if !ok {
 							t.Fatalf("%v %s shuffle %d %v: declined", dt, cname, shuffle, chunks)
