@@ -35,7 +35,11 @@
 //     chunk that only reductions read is decoded a block at a time into
 //     their sums (tensor/kernel's streamReduce) and never made; one an
 //     expression reads is decoded a block at a time into its program
-//     (streamExpr).
+//     (streamExpr), and into the encoder of the store chunk it writes
+//     when the program's chunk goes to to_zarr whole (streamWrite). An
+//     elementwise op alone whose first input is a store chunk is made a
+//     program of its own for it (Expr), where a group of one op is
+//     otherwise left as it is.
 //   - Chains merges, as Mars does, an op whose single input nothing else
 //     reads into that input's op.
 //

@@ -489,7 +489,7 @@ func (gr *ExprGrower) Grow(root int) *exprGroup {
 		fused++
 	}
 	gr.cands, gr.inputs = cands, inputs
-	if fused == 0 && g.value == root {
+	if fused == 0 && g.value == root && !gr.readsStore(root) {
 		return nil
 	}
 	if g.value != root && (multi || uses[g.value] == 1) {
@@ -503,6 +503,16 @@ func (gr *ExprGrower) Grow(root int) *exprGroup {
 	g.Inputs = gr.ints.Clone(inputs)
 	sortSmall(g.Inputs)
 	return g
+}
+
+// readsStore says whether op k's first input is a store chunk (a
+// from_zarr op's): a program of k alone then reads the chunk a block at a
+// time as it is decoded (kernel's streamExpr), where k's own kernel needs
+// it whole in memory (the anomaly's x - m: a 6 MB chunk decoded, and
+// another 6 MB made, for each store chunk written).
+func (gr *ExprGrower) readsStore(k int) bool {
+	ins := gr.Cg.Ops[k].Inputs
+	return len(ins) > 0 && gr.Cg.Ops[ins[0]].Kind == chunk.KindFromZarr
 }
 
 // sortSmall sorts s, as slices.Sort does, by insertion when s is short, as

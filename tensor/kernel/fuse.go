@@ -63,7 +63,18 @@ func fuseKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.
 		return nil
 	}
 	first := 0
-	if h, ok := streamExprHead(fa.Members); ok {
+	h, streams := streamExprHead(fa.Members)
+	if streams {
+		// Read, computed and written a block at a time, when it is a
+		// store chunk's write.
+		if ok, err := streamWrite(ctx, h, fa.Members, in); ok {
+			if err != nil {
+				return nil, err
+			}
+			return done(), nil
+		}
+	}
+	if streams {
 		// A store chunk an expr program reads block by block: the two
 		// members run as one, the chunk never made whole.
 		streamed := false

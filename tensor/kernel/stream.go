@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -353,4 +354,87 @@ func (s *streamSums) partials(ctx context.Context, op *chunk.Op, p *streamPlan) 
 		}
 	}
 	return out
+}
+
+// streamWrite runs a fuse op of three members, a from_zarr of a whole
+// blosc chunk, an elementwise expr program that reads it and a
+// to_zarr.write of the program's chunk as one store chunk of a blosc
+// array (the anomaly x - m written with to_zarr), a block at a time end
+// to end: each block of x is decoded into a buffer that stays in cache,
+// the program runs over it into a window of a block's size
+// (expr.StreamKernelTo), and the window's bytes go to the encoder
+// (zarr.ChunkEncoder), which compresses each block of the output once
+// it is whole. Neither chunk is made whole: the general path decoded x
+// into 6 MB of scratch and wrote x - m into 6 MB more, a slot's, before
+// encoding it. The file is written as toZarrWriteKernel writes it, and
+// its bytes are the same (the program's values are ExprKernel's, the
+// frame Encode's). ok false means the members could not run so, and
+// nothing was written: the caller runs them as it would have.
+func streamWrite(ctx context.Context, h streamHead, members []chunk.Op, in []*tensor.Array) (ok bool, err error) {
+	if len(members) != 3 || members[2].Kind != chunk.KindToZarrWrite {
+		return false, nil
+	}
+	e, w := &members[1], &members[2]
+	a, err := zarrWriteArgs(w)
+	if err != nil {
+		return false, nil // the general path says what is wrong
+	}
+	arr := zarr.FromDesc(&a.Array)
+	nd := len(arr.Shape)
+	// The program's chunk is the store chunk whole: its one chunk, at
+	// the store chunk's origin, of its shape and dtype.
+	if len(a.Offsets) != 1 || len(w.Inputs) != 2 || w.Inputs[0] != 0 || len(a.Index) != nd ||
+		e.DType != arr.DType || !slices.Equal(e.Shape, arr.Chunks) || len(a.Offsets[0]) != nd {
+		return false, nil
+	}
+	for ax := range nd {
+		if a.Offsets[0][ax] != a.Index[ax]*arr.Chunks[ax] || a.Offsets[0][ax]+arr.Chunks[ax] > arr.Shape[ax] {
+			return false, nil
+		}
+	}
+	ins, err := memberInputs(e, 1, in, nil) // its first, the chunk, is streamed
+	if err != nil {
+		return false, nil
+	}
+	data, err := dataOf(ctx, a.Owner)
+	if err != nil {
+		return false, nil
+	}
+	bufs := getZarrBufs()
+	defer zarrKept.put(bufs)
+	enc, ok := arr.ChunkEncoder(bufs.enc)
+	if !ok {
+		return false, nil
+	}
+	f, size, key, ok := openStoreChunk(ctx, h.zarr, h.arr)
+	if !ok {
+		enc.Finish()
+		return false, nil
+	}
+	defer f.Close()
+	next := 0
+	ok, err = expr.StreamKernelTo(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
+		return h.arr.DecodeBlocksAt(f, size, visit)
+	}, func(off int, piece []byte) error {
+		if off != next {
+			return fmt.Errorf("a piece of the output at byte %d, want %d", off, next)
+		}
+		next += len(piece)
+		return enc.Write(piece)
+	})
+	frame, ferr := enc.Finish()
+	bufs.enc = frame
+	switch {
+	case !ok:
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("from_zarr %s: %w", key, err)
+	case errors.Is(ferr, zarr.ErrNotStreamed):
+		// blosc stores this chunk copied, which takes it whole: the
+		// general path makes it so (and reads x again).
+		return false, nil
+	case ferr != nil:
+		return true, fmt.Errorf("to_zarr %s: %w", a.Path, ferr)
+	}
+	return true, writeStoreChunk(data, a, arr, frame)
 }

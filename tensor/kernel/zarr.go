@@ -237,16 +237,25 @@ func toZarrWriteKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*
 		return nil, fmt.Errorf("to_zarr %s: %w", a.Path, err)
 	}
 	bufs.enc = enc
+	if err := writeStoreChunk(data, a, arr, enc); err != nil {
+		return nil, err
+	}
+	return done(), nil
+}
+
+// writeStoreChunk writes enc, store chunk a.Index of arr encoded, as its
+// file under the array's temporary directory, in one write.
+func writeStoreChunk(data Dir, a chunk.ZarrWriteArgs, arr *zarr.Array, enc []byte) error {
 	name := path.Join(a.Temp, arr.Key(a.Index))
 	if dir := path.Dir(name); dir != a.Temp {
 		if err := data.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
+			return fmt.Errorf("to_zarr %q: %w", a.Path, err)
 		}
 	}
 	if err := data.WriteFile(name, enc, 0o644); err != nil {
-		return nil, fmt.Errorf("to_zarr %q: %w", a.Path, err)
+		return fmt.Errorf("to_zarr %q: %w", a.Path, err)
 	}
-	return done(), nil
+	return nil
 }
 
 // toZarrCommitKernel writes the metadata once every store chunk is

@@ -20,58 +20,21 @@ import (
 //
 // The frame is appended to dst.
 func bloscEncode(dst, src []byte, cname string, level, shuffle, typesize int) ([]byte, error) {
-	inner, ok := bloscNames[cname]
-	if !ok {
-		return nil, fmt.Errorf("blosc: unknown inner codec %q", cname)
-	}
-	if typesize < 1 {
-		return nil, fmt.Errorf("blosc: typesize %d", typesize)
-	}
-	if typesize > 255 { // as c-blosc: a stream of bytes
-		typesize = 1
-	}
-	if shuffle < 0 || shuffle > 2 {
-		return nil, fmt.Errorf("blosc: shuffle %d (0, 1 or 2)", shuffle)
-	}
-	if len(src) > maxChunk-bloscHeader {
-		return nil, fmt.Errorf("blosc: a chunk of %d bytes (at most %d)", len(src), maxChunk-bloscHeader)
-	}
-	level = min(max(level, 0), 9)
-	nbytes := len(src)
-	bs := bloscBlocksize(inner, level, typesize, nbytes)
-	nblocks := 1
-	if bs > 0 {
-		nblocks = (nbytes + bs - 1) / bs
-	}
-	flags := byte(inner << 5)
-	switch shuffle {
-	case 1:
-		flags |= bloscShuffle
-	case 2:
-		flags |= bloscBitShuf
-	}
-	split := bloscSplits(inner, typesize, bs)
-	if !split {
-		flags |= bloscDontSplit
+	l, err := bloscLayoutOf(len(src), cname, level, shuffle, typesize)
+	if err != nil {
+		return nil, err
 	}
 	base := len(dst)
-	// c-blosc's room: numcodecs gives it no more. Past it, room for the
-	// compressors' worst case of a stream, so that none has to grow out
-	// (a copy of the frame).
-	limit := base + nbytes + bloscHeader
-	out := grow(dst, nbytes+bloscHeader+bs/4+64)[:base]
+	out := grow(dst, l.room())[:base]
 	stored := false
-	if level > 0 && nbytes >= bloscMinBuffer && 4*nblocks < nbytes {
-		e := getBloscEnc(bs)
+	if l.compresses() {
+		e := getBloscEnc(l.bs)
 		defer bloscEncs.Put(e)
-		out = out[:base+bloscHeader+4*nblocks]
+		out = out[:base+l.start()]
 		stored = true
-		for b := range nblocks {
-			block := src[b*bs : min(nbytes, (b+1)*bs)]
-			binary.LittleEndian.PutUint32(out[base+bloscHeader+4*b:], uint32(len(out)-base))
-			var err error
+		for b := range l.nblocks {
 			var ok bool
-			if out, ok, err = e.block(out, block, inner, level, flags, typesize, split && len(block) == bs, limit); err != nil {
+			if out, ok, err = l.putBlock(e, out, base, b, src[b*l.bs:min(l.nbytes, (b+1)*l.bs)]); err != nil {
 				return nil, err
 			}
 			if !ok {
@@ -82,14 +45,92 @@ func bloscEncode(dst, src []byte, cname string, level, shuffle, typesize int) ([
 	}
 	if !stored {
 		out = append(out[:base+bloscHeader], src...)
+	}
+	l.header(out[base:], stored)
+	return out, nil
+}
+
+// A bloscLayout is how a frame of nbytes is laid out, as c-blosc 1.x
+// lays it: the block size, the blocks, the flags, the room it may take.
+type bloscLayout struct {
+	inner, level, typesize int
+	nbytes, bs, nblocks    int
+	flags                  byte
+	split                  bool
+}
+
+// bloscLayoutOf checks bloscEncode's arguments and lays out its frame.
+func bloscLayoutOf(nbytes int, cname string, level, shuffle, typesize int) (bloscLayout, error) {
+	inner, ok := bloscNames[cname]
+	if !ok {
+		return bloscLayout{}, fmt.Errorf("blosc: unknown inner codec %q", cname)
+	}
+	if typesize < 1 {
+		return bloscLayout{}, fmt.Errorf("blosc: typesize %d", typesize)
+	}
+	if typesize > 255 { // as c-blosc: a stream of bytes
+		typesize = 1
+	}
+	if shuffle < 0 || shuffle > 2 {
+		return bloscLayout{}, fmt.Errorf("blosc: shuffle %d (0, 1 or 2)", shuffle)
+	}
+	if nbytes > maxChunk-bloscHeader {
+		return bloscLayout{}, fmt.Errorf("blosc: a chunk of %d bytes (at most %d)", nbytes, maxChunk-bloscHeader)
+	}
+	l := bloscLayout{inner: inner, level: min(max(level, 0), 9), typesize: typesize, nbytes: nbytes, nblocks: 1}
+	l.bs = bloscBlocksize(inner, l.level, typesize, nbytes)
+	if l.bs > 0 {
+		l.nblocks = (nbytes + l.bs - 1) / l.bs
+	}
+	l.flags = byte(inner << 5)
+	switch shuffle {
+	case 1:
+		l.flags |= bloscShuffle
+	case 2:
+		l.flags |= bloscBitShuf
+	}
+	l.split = bloscSplits(inner, typesize, l.bs)
+	if !l.split {
+		l.flags |= bloscDontSplit
+	}
+	return l, nil
+}
+
+// compresses says whether the frame's blocks are compressed at all (else
+// it is stored copied).
+func (l *bloscLayout) compresses() bool {
+	return l.level > 0 && l.nbytes >= bloscMinBuffer && 4*l.nblocks < l.nbytes
+}
+
+// room is what the frame is given past dst's end: c-blosc's room, and
+// past it the compressors' worst case of a stream, so that none has to
+// grow out (a copy of the frame).
+func (l *bloscLayout) room() int { return l.nbytes + bloscHeader + l.bs/4 + 64 }
+
+// start is where the first block's bytes go: past the header and the
+// blocks' offsets.
+func (l *bloscLayout) start() int { return bloscHeader + 4*l.nblocks }
+
+// putBlock appends block b, the bytes block, to the frame out begun at
+// base, and its offset to the frame's table; false means it does not fit
+// in c-blosc's room (numcodecs gives it no more), and the frame is to be
+// stored copied.
+func (l *bloscLayout) putBlock(e *bloscEnc, out []byte, base, b int, block []byte) ([]byte, bool, error) {
+	binary.LittleEndian.PutUint32(out[base+bloscHeader+4*b:], uint32(len(out)-base))
+	return e.block(out, block, l.inner, l.level, l.flags, l.typesize, l.split && len(block) == l.bs, base+l.nbytes+bloscHeader)
+}
+
+// header writes the frame's header at h, the frame whole; stored false
+// means its blocks were not compressed and the chunk follows copied.
+func (l *bloscLayout) header(h []byte, stored bool) {
+	flags := l.flags
+	if !stored {
 		flags |= bloscMemcpyed
 	}
-	h := out[base:]
-	h[0], h[1], h[2], h[3] = 2, bloscVersions[inner], flags, byte(typesize)
-	binary.LittleEndian.PutUint32(h[4:], uint32(nbytes))
-	binary.LittleEndian.PutUint32(h[8:], uint32(bs))
+	h[0], h[1], h[2], h[3] = 2, bloscVersions[l.inner], flags, byte(l.typesize)
+	binary.LittleEndian.PutUint32(h[4:], uint32(l.nbytes))
+	binary.LittleEndian.PutUint32(h[8:], uint32(l.bs))
 	binary.LittleEndian.PutUint32(h[12:], uint32(len(h)))
-	return out, nil
 }
 
 // bloscVersions are the inner codecs' format versions c-blosc writes in
@@ -150,9 +191,11 @@ func bloscSplits(inner, typesize, bs int) bool {
 }
 
 // A bloscEnc is what encoding a frame reuses from block to block: the
-// shuffled block, the bit shuffle's scratch, lz4's table.
+// shuffled block, the bit shuffle's scratch, lz4's table, a block
+// staged.
 type bloscEnc struct {
 	shuf, tmp []byte
+	stage     []byte // ChunkEncoder's: a block whose bytes came in pieces
 	lz4       lz4Table
 	lz        blosclzTable
 }

@@ -48,7 +48,11 @@
 //     10 - clevel), so that what zarr-python reads back costs it what its
 //     own frames do, and the ratio is c-blosc's within a few percent.
 //     EncodeTo writes into a buffer the caller reuses: a new output a
-//     chunk costs more in page faults than lz4 takes to fill it.
+//     chunk costs more in page faults than lz4 takes to fill it. A
+//     chunk made a piece at a time is encoded as it comes (ChunkEncoder:
+//     each block compressed once whole, the same frame), so that it is
+//     never whole in memory; one blosc would store copied is left to
+//     Encode.
 //   - zstd, zlib and gzip are klauspost/compress's, the fastest Go
 //     implementations to be had (bench/README.md has them against
 //     libzstd and zlib).

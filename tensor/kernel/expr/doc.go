@@ -8,7 +8,9 @@
 // and the uniform generator an AVX-512 one too. An input may be streamed
 // (stream.go): handed over a piece at a time (a blosc chunk's decoded
 // blocks), the program's blocks running as its pieces arrive, with the
-// same results as over the whole input.
+// same results as over the whole input; an elementwise program's output
+// may go out a piece at a time too (StreamKernelTo), from a window of a
+// piece's size, so that neither chunk is whole.
 //
 // The worker processes run it; under `marsfs up --workers 0`, whose one
 // worker is in the scheduler's process, there too.

@@ -63,6 +63,7 @@ type exprMachine struct {
 	lay     *segLayout
 	reds    []*exprReducer // of the reduce instructions, in order
 	gens    int            // gen instructions prepared so far
+	outBase int            // the element of the output out.Data starts at (a window's; else 0)
 }
 
 func ExprKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array) (*tensor.Array, error) {
@@ -508,7 +509,7 @@ func (m *exprMachine) exec(st *exprStep, out *tensor.Array, lo, hi int) error {
 		var dst []byte
 		if ins.Dst < 0 {
 			es := out.DType.Size()
-			dst = out.Data[lo*es : hi*es]
+			dst = out.Data[(lo-m.outBase)*es : (hi-m.outBase)*es]
 		} else {
 			dst = m.reg(ins.Dst, ins.DType, n)
 		}

@@ -3,6 +3,7 @@ package expr
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"marsfs/tensor"
 	"marsfs/tensor/chunk"
@@ -30,6 +31,31 @@ type Feed func(visit func(off int, piece []byte) error) (ok bool, err error)
 // reads the input other than block by block (broadcast, a single value)
 // or feed could not stream it: the caller runs the op whole.
 func StreamKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array, streamed int, dt tensor.DType, feed Feed) (out *tensor.Array, ok bool, err error) {
+	return streamKernel(ctx, op, in, streamed, dt, feed, nil)
+}
+
+// A Sink takes the output of an elementwise program a piece at a time,
+// in order, each piece with its byte offset in the output; it must not
+// keep the piece.
+type Sink func(off int, piece []byte) error
+
+// StreamKernelTo is StreamKernel for a program with no reductions whose
+// output is never made whole either: its blocks are written into a
+// buffer of a piece's size and handed to sink as each piece of the
+// input has run (to_zarr's encoder of the anomaly x - m, which
+// compresses them while in cache), so that neither the input chunk nor
+// the output is whole in memory. The values are ExprKernel's to the bit.
+// ok false (nothing made, sink not called) as StreamKernel's, or for a
+// program with reductions.
+func StreamKernelTo(ctx context.Context, op *chunk.Op, in []*tensor.Array, streamed int, dt tensor.DType, feed Feed, sink Sink) (ok bool, err error) {
+	if sink == nil {
+		return false, nil
+	}
+	_, ok, err = streamKernel(ctx, op, in, streamed, dt, feed, sink)
+	return ok, err
+}
+
+func streamKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array, streamed int, dt tensor.DType, feed Feed, sink Sink) (out *tensor.Array, ok bool, err error) {
 	args, ok := op.Args.(chunk.ExprArgs)
 	if !ok || streamed < 0 || streamed >= len(in) {
 		return nil, false, nil
@@ -47,11 +73,22 @@ func StreamKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array, streame
 		return nil, false, err
 	}
 	defer releaseMachine(m)
-	out = elem.NewOutput(ctx, op)
-	if err := m.begin(out); err != nil {
+	s := streamer{m: m, es: dt.Size(), sink: sink}
+	if sink != nil {
+		if !m.windowed(op) {
+			return nil, false, nil
+		}
+		s.out = &tensor.Array{DType: op.DType, Shape: op.Shape}
+		win := getWindow()
+		defer putWindow(win)
+		s.win = win
+		defer func() { m.outBase = 0 }()
+	} else {
+		s.out = elem.NewOutput(ctx, op)
+	}
+	if err := m.begin(s.out); err != nil {
 		return nil, true, err
 	}
-	s := streamer{m: m, out: out, es: dt.Size()}
 	for i := range m.steps {
 		if st := &m.steps[i]; st.in.Op == chunk.ExprLoad && st.in.Input == streamed {
 			s.loads = append(s.loads, st)
@@ -71,14 +108,51 @@ func StreamKernel(ctx context.Context, op *chunk.Op, in []*tensor.Array, streame
 		return nil, true, fmt.Errorf("stream ended at element %d of %d", s.next+s.staged, m.n)
 	}
 	m.end()
-	return out, true, nil
+	if sink != nil {
+		return nil, true, nil
+	}
+	return s.out, true, nil
 }
+
+// windowed says whether the machine's output can be made a piece at a
+// time (StreamKernelTo): a program with no reductions, whose output is
+// the value shape and is written by no instruction that runs once.
+func (m *exprMachine) windowed(op *chunk.Op) bool {
+	if len(m.reds) != 0 || tensor.NumElements(op.Shape) != m.n {
+		return false
+	}
+	writes := false
+	for i := range m.steps {
+		if st := &m.steps[i]; st.in.Op == chunk.ExprElem && st.in.Dst < 0 {
+			if st.invariant {
+				return false
+			}
+			writes = true
+		}
+	}
+	return writes
+}
+
+// The windows of StreamKernelTo's outputs: a piece's size (a blosc
+// block, 512 KB for a climate chunk), kept from op to op.
+var windows sync.Pool
+
+func getWindow() *[]byte {
+	if w, ok := windows.Get().(*[]byte); ok {
+		return w
+	}
+	return new([]byte)
+}
+
+func putWindow(w *[]byte) { windows.Put(w) }
 
 // A streamer runs a machine's blocks as the pieces of its streamed input
 // arrive.
 type streamer struct {
 	m      *exprMachine
-	out    *tensor.Array
+	out    *tensor.Array // the output; its window's, with a sink
+	sink   Sink
+	win    *[]byte     // with a sink: the window's buffer
 	es     int         // the streamed input's element size
 	loads  []*exprStep // the instructions that load it
 	stage  []byte      // the elements of a block two pieces share, as they come
@@ -132,10 +206,22 @@ func (s *streamer) run(ctx context.Context, data []byte, lo, hi int) error {
 	for _, st := range s.loads {
 		st.src, st.base = &s.src, lo
 	}
+	oes := s.out.DType.Size()
+	if s.sink != nil {
+		// The output's elements lo..hi-1 go to the window, from its start.
+		if n := (hi - lo) * oes; cap(*s.win) < n {
+			*s.win = make([]byte, n)
+		}
+		s.out.Data = (*s.win)[:(hi-lo)*oes]
+		s.m.outBase = lo
+	}
 	err := s.m.blocks(ctx, s.out, lo, hi)
 	for _, st := range s.loads {
 		st.src = nil
 	}
 	s.src.Data = nil
+	if s.sink != nil && err == nil {
+		err = s.sink(lo*oes, s.out.Data)
+	}
 	return err
 }
