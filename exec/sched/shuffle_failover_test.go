@@ -34,7 +34,7 @@ func TestWorkerProcessCrashSampleSort(t *testing.T) {
 	}
 	defer func(old int) { tile.SampleSortMin = old }(tile.SampleSortMin)
 	tile.SampleSortMin = 4
-	const src = "x = rand(3000000, chunks=100000, seed=3)\ny = sort(x) + argsort(x)"
+	const src = "x = rand(1500000, chunks=50000, seed=3)\ny = sort(x) + argsort(x)"
 	// One local run for both kills: under -race it takes as long as the
 	// cluster's.
 	want := localResult(t, src, "y")
