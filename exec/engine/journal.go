@@ -446,10 +446,11 @@ func (s *Session) rerun(st *journal.State, envs map[int]spec.Env) (int, error) {
 			continue
 		}
 		if err := s.resubmit(jg.ID, jg.Spec, envs[jg.ID]); err != nil {
+			msg := fmt.Sprintf("run again after the scheduler restarted: %v", err)
 			s.mu.Lock()
-			g := s.graphs[jg.ID-1]
-			g.restored(Failed.String(), fmt.Sprintf("run again after the scheduler restarted: %v", err))
-			s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: g.Err()}, true)
+			// Journaled before it ends, as a graph that ran (journalEnd).
+			s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: msg}, true)
+			s.graphs[jg.ID-1].restored(Failed.String(), msg)
 			s.mu.Unlock()
 			return n, fmt.Errorf("graph %d, running when the scheduler stopped, could not be run again: %w", jg.ID, err)
 		}
