@@ -774,8 +774,10 @@ func (s *Session) Start(src string, tg *spec.Graph, cg *chunk.Graph, sts Stages)
 		// The operands are given back before it ends too, so that
 		// whoever saw it end sees them free for the next graph.
 		s.engine.holdOps(-sts.held)
+		// Journaled before it ends, so that whoever saw it end finds
+		// its end in the journal (a restart does not run it again).
+		s.journalEnd(g, err)
 		g.finish(err)
-		s.journalEnd(g)
 		s.release(held)
 	}()
 	return g, nil

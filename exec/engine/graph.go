@@ -559,17 +559,28 @@ func (g *Graph) setWaiting(why string) {
 	g.mu.Unlock()
 }
 
-func (g *Graph) finish(err error) {
-	g.mu.Lock()
-	g.status.Waiting = ""
+// endOf is the state a graph ends in when its run returned err, and the
+// error it reports then ("" unless it failed).
+func endOf(err error) (GraphState, string) {
 	switch {
 	case err == nil:
-		g.status.State = Succeeded
+		return Succeeded, ""
 	case errors.Is(err, context.Canceled):
-		g.status.State = CancelledGraph
+		return CancelledGraph, ""
 	default:
-		g.status.State = Failed
-		g.err = err.Error()
+		return Failed, err.Error()
+	}
+}
+
+// finish ends the graph as its run returned err: whoever waits on it
+// (Wait, Done) sees it ended from here on.
+func (g *Graph) finish(err error) {
+	state, msg := endOf(err)
+	g.mu.Lock()
+	g.status.Waiting = ""
+	g.status.State = state
+	if state == Failed {
+		g.err = msg
 	}
 	g.status.Running = 0
 	g.end = time.Now()

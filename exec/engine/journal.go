@@ -140,18 +140,21 @@ func inputsOf(env spec.Env) map[string]uint64 {
 	return in
 }
 
-// journalEnd writes graph g's end, and compacts the file if it grew.
-func (s *Session) journalEnd(g *Graph) {
+// journalEnd writes the end of graph g, whose run returned err, and
+// compacts the file if it grew. It is called before the graph ends
+// (Graph.finish), so that whoever saw it end finds its end in the
+// journal: a scheduler restarted then does not run it again.
+func (s *Session) journalEnd(g *Graph, err error) {
 	if s.engine.detached() {
 		return
 	}
-	st := g.Status()
+	state, msg := endOf(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.log == nil {
 		return
 	}
-	s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: g.id, State: st.State.String(), Err: g.Err()}, true)
+	s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: g.id, State: state.String(), Err: msg}, true)
 	if s.log.Size() > compactAt {
 		if err := s.log.Compact(); err != nil {
 			s.engine.logf("session %d: journal: compaction: %v: the file is left as it was", s.id, err)
@@ -443,10 +446,11 @@ func (s *Session) rerun(st *journal.State, envs map[int]spec.Env) (int, error) {
 			continue
 		}
 		if err := s.resubmit(jg.ID, jg.Spec, envs[jg.ID]); err != nil {
+			msg := fmt.Sprintf("run again after the scheduler restarted: %v", err)
 			s.mu.Lock()
-			g := s.graphs[jg.ID-1]
-			g.restored(Failed.String(), fmt.Sprintf("run again after the scheduler restarted: %v", err))
-			s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: g.Err()}, true)
+			// Journaled before it ends, as a graph that ran (journalEnd).
+			s.journalNote(journal.Record{Kind: journal.KindGraphEnd, Graph: jg.ID, State: Failed.String(), Err: msg}, true)
+			s.graphs[jg.ID-1].restored(Failed.String(), msg)
 			s.mu.Unlock()
 			return n, fmt.Errorf("graph %d, running when the scheduler stopped, could not be run again: %w", jg.ID, err)
 		}

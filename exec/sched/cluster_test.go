@@ -560,18 +560,26 @@ func TestWorkerProcessCrash(t *testing.T) {
 }
 
 func workerProcessCrash(t *testing.T, spec, out string) {
-	workerProcessCrashWhen(t, spec, out, func(g *engine.Graph, first int) bool { return g.Status().Finished >= g.Status().Operands/3 })
+	workerProcessCrashAt(t, spec, out, localResult(t, spec, out), crashAtThird)
 }
 
-// workerProcessCrashWhen is workerProcessCrash, killing the worker once
-// when says so of the graph (first: its operands when submitted, those of
-// its first stage).
-func workerProcessCrashWhen(t *testing.T, spec, out string, when func(g *engine.Graph, first int) bool) {
+// crashAtThird kills the worker once a third of the graph's operands have
+// finished.
+func crashAtThird(g *engine.Graph, first int) bool {
+	return g.Status().Finished >= g.Status().Operands/3
+}
+
+// workerProcessCrashAt is workerProcessCrash against want, the local
+// scheduler's bytes of out (computed once by a caller that crashes the
+// same spec more than once), killing the worker once when says so of the
+// graph (first: its operands when submitted, those of its first stage).
+// The graph's 60 s run from its submit: the local run and the start of
+// the worker processes, slow under -race on a loaded machine, are not
+// what it bounds.
+func workerProcessCrashAt(t *testing.T, spec, out string, want []byte, when func(g *engine.Graph, first int) bool) {
+	tc := newTestCluster(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	want := localResult(t, spec, out)
-
-	tc := newTestCluster(t, 3, true)
 	e := engine.New(tc.s)
 	defer e.Close()
 	s, err := e.NewSession("test")

@@ -34,10 +34,13 @@ func TestWorkerProcessCrashSampleSort(t *testing.T) {
 	}
 	defer func(old int) { tile.SampleSortMin = old }(tile.SampleSortMin)
 	tile.SampleSortMin = 4
-	const src = "x = rand(3000000, chunks=100000, seed=3)\ny = sort(x) + argsort(x)"
-	t.Run("first stage", func(t *testing.T) { workerProcessCrash(t, src, "y") })
+	const src = "x = rand(1500000, chunks=50000, seed=3)\ny = sort(x) + argsort(x)"
+	// One local run for both kills: under -race it takes as long as the
+	// cluster's.
+	want := localResult(t, src, "y")
+	t.Run("first stage", func(t *testing.T) { workerProcessCrashAt(t, src, "y", want, crashAtThird) })
 	t.Run("merges", func(t *testing.T) {
-		workerProcessCrashWhen(t, src, "y", func(g *engine.Graph, first int) bool {
+		workerProcessCrashAt(t, src, "y", want, func(g *engine.Graph, first int) bool {
 			st := g.Status()
 			return st.Operands > first && st.Finished >= first+4
 		})
