@@ -77,12 +77,63 @@ func (d *Directory) LiveWorkers() []string {
 }
 
 // WorkerUp records worker w live: the uploads left with one copy when no
-// other worker was there get their second now.
+// other worker was there get their second now, and w is asked for the
+// uploads lost here (Recall): a worker keeps an upload's copy whichever
+// connection breaks and does not offer it, so an upload counted lost
+// because this directory dropped w (a partition, a pause) or never knew
+// it (a restart on the journal) comes back only from w's answer. Only a
+// directory that knows its sessions' epochs (Epoch set: the Machine's)
+// asks: a recall at a stale epoch would be refused as a stale home's.
 func (d *Directory) WorkerUp(w string) {
 	d.workers[w] = true
 	delete(d.leaving, w)
 	for _, id := range sortedIDs(d.chunks) {
 		d.copyIfOne(d.chunks[id])
+	}
+	if d.Epoch != nil {
+		d.recallUploads([]string{w}, nil, 0, false)
+	}
+}
+
+// recallUploads asks workers ws for the lost uploads of ids (all of
+// them when ids is nil) whose sessions are served here, at epoch e if
+// given, else at the session's epoch: a worker that holds one answers
+// with an offer at that epoch, which Offered takes back.
+func (d *Directory) recallUploads(ws []string, ids []uint64, e Epoch, given bool) {
+	if ids == nil {
+		ids = sortedIDs(d.lost)
+	}
+	type key struct {
+		sess int
+		e    Epoch
+	}
+	by := map[key][]uint64{}
+	var keys []key
+	for _, id := range ids {
+		l := d.lost[id]
+		if l == nil || !l.Upload || l.session == 0 {
+			continue
+		}
+		le, ok := e, given // a takeover's: served from this input on
+		if !given {
+			le, ok = d.epochOf(l.session, 0)
+		}
+		if !ok {
+			continue
+		}
+		k := key{l.session, le}
+		if by[k] == nil {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], id)
+	}
+	for _, w := range ws {
+		if !d.workers[w] || d.leaving[w] {
+			continue
+		}
+		for _, k := range keys {
+			d.out.Recall = append(d.out.Recall, Chunks{Worker: w, Session: k.sess, Epoch: k.e, IDs: slices.Clone(by[k])})
+		}
 	}
 }
 
@@ -411,7 +462,7 @@ func (d *Directory) Moved(id uint64, from, to string) bool {
 // connection breaks). It returns the chunks taken and those lost.
 func (d *Directory) ClaimSession(sess int, e Epoch, now int64, kept, uploads []Chunk) (taken, lost int) {
 	d.sweep(now)
-	var missing []uint64
+	var missing, lostUploads []uint64
 	for _, c := range kept {
 		if _, held := d.chunks[c.ID]; held {
 			continue
@@ -438,11 +489,21 @@ func (d *Directory) ClaimSession(sess int, e Epoch, now int64, kept, uploads []C
 		if _, held := d.chunks[c.ID]; held {
 			continue
 		}
+		// The journal names the copies put and copied before it was
+		// last written; a live worker that offered the chunk holds one
+		// too (a copy made since, orphaned when its connections broke).
+		ws := slices.Clone(c.Workers)
+		for _, o := range d.offers[c.ID] {
+			if d.workers[o.worker] && !d.leaving[o.worker] && o.nbytes == c.NBytes && !slices.Contains(ws, o.worker) {
+				ws = append(ws, o.worker)
+			}
+		}
 		delete(d.offers, c.ID)
-		c.Upload = true
+		c.Workers, c.Upload = ws, true
 		d.Place(sess, c)
 		h := d.chunks[c.ID]
 		if h == nil {
+			lostUploads = append(lostUploads, c.ID)
 			lost++
 			continue
 		}
@@ -462,6 +523,11 @@ func (d *Directory) ClaimSession(sess int, e Epoch, now int64, kept, uploads []C
 				d.out.Recall = append(d.out.Recall, Chunks{Worker: w, Session: sess, Epoch: e, IDs: slices.Clone(missing)})
 			}
 		}
+	}
+	if len(lostUploads) > 0 {
+		// The journal's copies are on workers not live here: any live
+		// worker may hold one (the journal's names or a copy made since).
+		d.recallUploads(d.LiveWorkers(), lostUploads, e, true)
 	}
 	d.adopted += taken
 	return taken, lost

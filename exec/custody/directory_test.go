@@ -128,3 +128,83 @@ func TestDirectory(t *testing.T) {
 		t.Errorf("after the drop: chunk 2 on %v (lost %v), frees %+v", ws, lost, o.Free)
 	}
 }
+
+// TestUploadRecalled: an upload the directory counts lost while a worker
+// still holds a copy (the directory dropped the worker, or was made again
+// from the journal before any worker connected; seed 1 of TestSeeds) is
+// asked of each worker that comes up, and the answer brings it back. The
+// worker does not offer an upload's copy on connecting, so no other
+// input would.
+func TestUploadRecalled(t *testing.T) {
+	var out Output
+	d := NewDirectory(&out)
+	d.Epoch = func(sess int) (Epoch, bool) { return 3, sess == 1 }
+	// Made again from the journal: the upload's workers are not live yet.
+	d.Place(1, Chunk{ID: 7, NBytes: 64, Workers: []string{"w1", "w2"}, Upload: true})
+	d.Place(2, Chunk{ID: 8, NBytes: 64, Workers: []string{"w1"}, Upload: true})
+	if !d.IsLost(7) {
+		t.Fatal("the upload is not lost with no live worker")
+	}
+	out = Output{}
+	d.WorkerUp("w1")
+	if fmt.Sprint(out.Recall) != "[{w1 1 3 [7]}]" {
+		t.Fatalf("w1 up: recalls %+v, want upload 7 of session 1 at epoch 3 (not 8: session 2 is not served here)", out.Recall)
+	}
+	out = Output{}
+	if n := d.Offered("w1", []Chunk{{ID: 7, NBytes: 64}}, 10, 1, 3); n != 1 {
+		t.Fatalf("the recall's answer took %d chunks, want 1", n)
+	}
+	if ws, lost := d.Where(7); lost || !slices.Equal(ws, []string{"w1"}) {
+		t.Fatalf("upload 7 on %v (lost %v), want on w1", ws, lost)
+	}
+	if fmt.Sprint(out.Claim) != "[{w1 1 3 [7]}]" {
+		t.Errorf("claims %+v, want upload 7 claimed on w1 at epoch 3", out.Claim)
+	}
+	// The second copy the journal names answers too: kept, not freed.
+	out = Output{}
+	d.WorkerUp("w2")
+	if len(out.Recall) != 0 {
+		t.Errorf("w2 up: recalls %+v, nothing is lost", out.Recall)
+	}
+	d.Offered("w2", []Chunk{{ID: 7, NBytes: 64}}, 10, 1, 3)
+	if ws, _ := d.Where(7); !slices.Equal(ws, []string{"w1", "w2"}) || len(out.Free) != 0 {
+		t.Errorf("upload 7 on %v, frees %+v; want on w1 and w2, nothing freed", ws, out.Free)
+	}
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTakeoverTakesOfferedUpload: a takeover places an upload on the
+// workers its journal names and on the live workers that offered it (a
+// copy made after the journal was last written, orphaned since; seed 40
+// of TestSeeds), and asks every live worker for one it still counts
+// lost.
+func TestTakeoverTakesOfferedUpload(t *testing.T) {
+	var out Output
+	d := NewDirectory(&out)
+	for _, w := range []string{"w1", "w2", "w3"} {
+		d.WorkerUp(w)
+	}
+	d.Offered("w3", []Chunk{{ID: 7, NBytes: 64}}, 5, 0, 0)
+	out = Output{}
+	taken, lost := d.ClaimSession(1, 4, 10, nil, []Chunk{
+		{ID: 7, NBytes: 64, Workers: []string{"gone1", "gone2"}},
+		{ID: 8, NBytes: 64, Workers: []string{"gone1"}},
+	})
+	if taken != 1 || lost != 1 {
+		t.Errorf("taken %d, lost %d; want 1 and 1", taken, lost)
+	}
+	if ws, lost := d.Where(7); lost || !slices.Equal(ws, []string{"w3"}) {
+		t.Fatalf("upload 7 on %v (lost %v), want on w3, which offered it", ws, lost)
+	}
+	if fmt.Sprint(out.Claim) != "[{w3 1 4 [7]}]" {
+		t.Errorf("claims %+v, want upload 7 on w3 at epoch 4", out.Claim)
+	}
+	if fmt.Sprint(out.Recall) != "[{w1 1 4 [8]} {w2 1 4 [8]} {w3 1 4 [8]}]" {
+		t.Errorf("recalls %+v, want upload 8 asked of every live worker at epoch 4", out.Recall)
+	}
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

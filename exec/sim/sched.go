@@ -437,10 +437,13 @@ func (sn *schedNode) serveRead(r *request) {
 		if lost || len(where) == 0 {
 			if r.graph == 0 {
 				// An upload has no lineage: lost only when every worker
-				// that held a copy died.
+				// that held a copy died. One a live worker connected
+				// here holds is the directory's loss: a worker coming
+				// up is asked for the uploads lost (a recall), and a
+				// takeover takes the uploads offered.
 				for _, wk := range w.workers {
 					if _, ok := wk.store[id]; ok && wk.alive && sn.up[wk.name] {
-						w.stall("session %d: upload chunk %d lost by %s's directory, held by %s", r.session, id, sn.name, wk.name)
+						w.fail("session %d: upload chunk %d lost by %s's directory, held by %s", r.session, id, sn.name, wk.name)
 						break
 					}
 				}

@@ -12,7 +12,7 @@ var (
 	seeds   = flag.Int("seeds", 200, "the number of seeds TestSeeds runs (20 with -short or the race detector)")
 	seed    = flag.Uint64("seed", 0, "replay this one seed, tracing what happens")
 	firstSd = flag.Uint64("first-seed", 1, "the first seed of -seeds")
-	strict  = flag.Bool("strict", false, "fail on the findings of kinds still open (liveness, uploads lost while held), not only log them")
+	strict  = flag.Bool("strict", false, "fail on the findings of the kind still open (liveness: a client that never finished), not only log them")
 )
 
 // configFor draws a run's cluster from its seed: 1-5 schedulers, 3-40
@@ -88,6 +88,13 @@ var thinkingRegressions = []uint64{
 	// now leaves the directory's placements as they are. Found once the
 	// simulator carried out recalls.
 	72,
+	// An upload counted lost while its workers held it: scheduler-2,
+	// restarted on its state dir, placed session 1's upload from the
+	// journal before any worker had connected, and the workers, which
+	// offer orphans only, never offered it back (59 of the 200 seeds of
+	// TestSeeds found it so). A worker coming up is now asked for the
+	// uploads lost (a recall), and says which it holds.
+	1,
 }
 
 // regressionConfig is the run of a regression seed.

@@ -59,9 +59,9 @@ func (wk *workerNode) connect(sn *schedNode) {
 	c := &conn{c: new(wire.Conn), sn: sn, inc: sn.inc, jobs: map[*worker.Task]*job{}}
 	wk.conns[sn.name] = c
 	wk.st.ConnOpened()
-	// As exec/worker does: orphans only. Uploads' copies are not offered,
-	// so a scheduler that dropped the worker counts them lost (an open
-	// finding of TestSeeds).
+	// As exec/worker does: orphans only. Uploads' copies are not
+	// offered: a scheduler that counted them lost asks for them
+	// (custody.Directory.WorkerUp's recall), and recall answers.
 	orphans := wk.st.Orphans()
 	w := wk.w
 	w.send(&wk.node, &sn.node, 64, func() {

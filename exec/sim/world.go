@@ -112,8 +112,7 @@ type World struct {
 	clients []*client
 	err     error
 	// open holds the first finding of a kind not yet fixed (a client
-	// that never finished, an upload the directory lost while a worker
-	// holds it): reported, and failed on only with -strict.
+	// that never finished): reported, and failed on only with -strict.
 	open     error
 	steps    int
 	restarts int

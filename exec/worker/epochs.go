@@ -76,17 +76,27 @@ func (s *State) FreeFor(c *wire.Conn, sess int, e uint64, ids []uint64) error {
 // chunks of ids still made for another connection, which is the stale
 // home's (its frees of them are refused from now on): so the new home
 // keeps what a home paused with its connections up had made, rather than
-// make it again. It returns those, which the Worker reports to c.
+// make it again. It returns those, and the chunks of ids held for no
+// connection (uploads' copies), which the Worker reports to c.
 func (s *State) AdoptFor(c *wire.Conn, sess int, e uint64, ids []uint64) (taken []uint64, err error) {
 	if later, stale := s.fenced(sess, e); stale {
 		return nil, s.staleError(fmt.Sprintf("a claim of %d chunk%s", len(ids), plural(len(ids))), sess, e, later)
 	}
 	s.Adopt(c, ids)
-	if sess == 0 || e == 0 {
+	if sess == 0 {
 		return nil, nil
 	}
 	for _, id := range ids {
-		if by, ok := s.made[id]; ok && by != nil && by != c {
+		by, ok := s.made[id]
+		switch {
+		case !ok:
+		case by == nil:
+			// Held for no connection (an upload's copy, Put, kept
+			// whichever connection breaks): said held, so that a home
+			// that counted the upload lost (it dropped this worker, or
+			// restarted knowing no worker) has it back.
+			taken = append(taken, id)
+		case by != c && e != 0:
 			s.made[id] = c
 			taken = append(taken, id)
 		}

@@ -245,7 +245,7 @@ func (h *stateHarness) do(cmd string) string {
 			var taken []uint64
 			taken, err = h.st.AdoptFor(h.conns[c], sess, e, ids)
 			if len(taken) > 0 {
-				extra = append(extra, fmt.Sprintf("taken from another connection %v", taken))
+				extra = append(extra, fmt.Sprintf("taken or held for none %v", taken))
 			}
 		}
 		if err != nil {
