@@ -211,6 +211,12 @@ func (d *Directory) Place(sess int, c Chunk) {
 		delete(d.chunks, c.ID)
 		d.lost[c.ID] = ch
 		d.out.Lost = append(d.out.Lost, c.ID)
+		if c.Upload && d.Epoch != nil {
+			// Its workers are gone here, but a live one may hold a copy
+			// made since (seed 146: an upload's write taken back, its
+			// copy left on the worker, and the write asked again).
+			d.recallUploads(d.LiveWorkers(), []uint64{c.ID}, 0, false)
+		}
 		return
 	}
 	d.chunks[c.ID] = ch

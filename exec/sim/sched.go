@@ -288,7 +288,12 @@ func (sn *schedNode) request(r *request) {
 		}
 		sn.step(custody.Input{Kind: custody.InOpen, Session: r.session, Req: id})
 	case reqWrite:
-		if seq := sn.seqOf(r.session, r.rec.Body); seq > 0 {
+		// A write asked again is found in the home's journal only: a
+		// replica's records are its home's, and one not yet committed
+		// there is for the home to answer (a replica that answered "in
+		// flight" kept a client asking it for ever: seed 64).
+		home, _, _ := sn.m.Home(r.session)
+		if seq := sn.seqOf(r.session, r.rec.Body); seq > 0 && home == sn.name {
 			if seq <= sn.m.Committed(r.session) {
 				// Written before, its acknowledgement lost: served once
 				// the lease holds, as a read.
