@@ -95,11 +95,12 @@ var thinkingRegressions = []uint64{
 	// TestSeeds found it so). A worker coming up is now asked for the
 	// uploads lost (a recall), and says which it holds.
 	1,
-	// An upload's write taken back (the target's disk full) after its
-	// copy was made, and asked again naming workers since gone: placed
-	// lost while the copy's worker held it. An upload placed with no
-	// live worker is now asked of the live ones.
-	146,
+	// Seed 146 of TestSeeds (not kept here: it runs 13 s, with a client
+	// that never finishes): an upload's write taken back (the target's
+	// disk full) after its copy was made, and asked again naming workers
+	// since gone, was placed lost while the copy's worker held it. An
+	// upload placed with no live worker is now asked of the live ones.
+	//
 	// A replica answered a write asked again "in flight" (the record in
 	// its replica, never committed there) for ever, and the client kept
 	// asking it: only the home answers so now.
