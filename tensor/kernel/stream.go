@@ -240,6 +240,11 @@ func streamExpr(ctx context.Context, h streamHead, members []chunk.Op, in []*ten
 	return out, ok, nil
 }
 
+// streamPiece is the bytes of a streamed reduction's piece: a float32
+// block is unshuffled 16 KB at a time into a buffer that stays in L1,
+// which the sums read back at once (zarr.Array.DecodePiecesAt).
+const streamPiece = 16 << 10
+
 // streamSums are the accumulators of a streamed chunk.
 type streamSums struct {
 	sum   []float64 // the values' sums
@@ -267,7 +272,7 @@ func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor
 		defer putF64(s.s2)
 	}
 	size := p.arr.DType.Size()
-	ok, err = p.arr.DecodeBlocksAt(f, fsize, func(off int, piece []byte) error {
+	ok, err = p.arr.DecodePiecesAt(f, fsize, streamPiece, func(off int, piece []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
