@@ -262,9 +262,18 @@ func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor
 	}
 	defer f.Close()
 	var s streamSums
-	s.sum = takeF64(p.inner)
+	if len(p.maps) == 1 && !p.m2 && p.arr.Blockwise() && op.DType == tensor.Float64 && slices.Equal(op.Shape, p.maps[0].Shape) {
+		// A mean's or a sum's partial is the sums themselves: they are
+		// folded straight into the op's output (shared memory, in a
+		// worker), not into scratch copied there after (0.15 ms of a
+		// climate chunk's 0.5 MB).
+		out = tensor.AllocArray(ctx, op.DType, op.Shape, false)
+		s.sum = out.Float64s()[:p.inner]
+	} else {
+		s.sum = takeF64(p.inner)
+		defer putF64(s.sum)
+	}
 	clear(s.sum)
-	defer putF64(s.sum)
 	if p.m2 {
 		s.first, s.s2 = takeF64(p.inner), takeF64(p.inner)
 		clear(s.s2)
@@ -288,6 +297,9 @@ func streamReduce(ctx context.Context, op *chunk.Op, p *streamPlan) (out *tensor
 	}
 	if err != nil {
 		return nil, true, fmt.Errorf("from_zarr %s: %w", key, err)
+	}
+	if out != nil {
+		return out, true, nil
 	}
 	return s.partials(ctx, op, p), true, nil
 }

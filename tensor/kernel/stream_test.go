@@ -174,7 +174,16 @@ func runStream(t *testing.T, ctx context.Context, read, m *chunk.Op) *tensor.Arr
 	if !ok {
 		t.Fatalf("%s of %v%v: not streamable", m.Kind, read.DType, read.Shape)
 	}
-	out, ok, err := streamReduce(ctx, op, p)
+	// The output comes from an allocator that hands out dirty memory
+	// (a worker's shared memory reused), which the sums must not add to.
+	dirty := tensor.WithAlloc(ctx, func(dt tensor.DType, shape []int, zero bool) *tensor.Array {
+		a := tensor.NewArray(dt, shape)
+		for i := range a.Data {
+			a.Data[i] = 0xff // NaN in every float64
+		}
+		return a
+	})
+	out, ok, err := streamReduce(dirty, op, p)
 	if !ok || err != nil {
 		t.Fatalf("%s of %v%v: streamed %v, %v", m.Kind, read.DType, read.Shape, ok, err)
 	}
