@@ -232,7 +232,7 @@ func streamExpr(ctx context.Context, h streamHead, members []chunk.Op, in []*ten
 	}
 	defer f.Close()
 	out, ok, err = expr.StreamKernel(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
-		return h.arr.DecodeBlocksAt(f, size, visit)
+		return h.arr.DecodePiecesAt(f, size, streamPiece, visit)
 	})
 	if err != nil {
 		return nil, ok, fmt.Errorf("from_zarr %s: %w", key, err)
@@ -431,7 +431,7 @@ func streamWrite(ctx context.Context, h streamHead, members []chunk.Op, in []*te
 	defer f.Close()
 	next := 0
 	ok, err = expr.StreamKernelTo(ctx, e, ins, 0, h.arr.DType, func(visit func(int, []byte) error) (bool, error) {
-		return h.arr.DecodeBlocksAt(f, size, visit)
+		return h.arr.DecodePiecesAt(f, size, streamPiece, visit)
 	}, func(off int, piece []byte) error {
 		if off != next {
 			return fmt.Errorf("a piece of the output at byte %d, want %d", off, next)
