@@ -19,10 +19,10 @@ import (
 // fuse(from_zarr+mean.map) (or +maps(mean.map+var.map), or std's map
 // alone) of a blosc chunk is run here a block at a time: each block's
 // compressed bytes are read from the file (never the whole file into a
-// buffer: zarr.Array.DecodeBlocksAt) and decoded into a buffer of a
-// block's size (512 KB for a climate store's 6 MB chunk), which stays in
-// cache, and folded there into the partial's
-// sums, so that the chunk is never written to memory and read back (the
+// buffer: zarr.Array.DecodePiecesAt) and decoded, a float32 block 16 KB
+// at a time (else a block's size, 512 KB for a climate store's 6 MB
+// chunk), into a buffer which stays in cache, and folded there into the
+// partial's sums (a mean's straight into the op's output), so that the chunk is never written to memory and read back (the
 // decode's stores and the map's loads were a third of a worker's CPU in
 // CLIM-MEAN). The plan does not choose this: the chain fuser already made
 // the op, and the kernel takes this way whenever the op's shape allows it,
