@@ -57,6 +57,7 @@ func TestStreamExpr(t *testing.T) {
 	}{
 		{tensor.Float32, []int{24, 181, 360}, "blosc", true},
 		{tensor.Float32, []int{7, 13, 29}, "blosc", true},
+		{tensor.Float32, []int{3, 37, 1891}, "blosc", true}, // pieces that split the program's blocks
 		{tensor.Float64, []int{5, 31, 677}, "blosc", true},
 		{tensor.Float32, []int{6, 10, 100}, "zstd", false},
 		{tensor.Float32, []int{6, 10, 100}, "missing", false},

@@ -16,6 +16,15 @@ import (
 // that it declines, visiting nothing, what it cannot decode so; and that
 // a visitor's error stops it.
 func TestDecodeBlocks(t *testing.T) {
+	saved := useShuffleAVX2
+	defer func() { useShuffleAVX2 = saved }()
+	for _, vec := range []bool{false, saved} {
+		useShuffleAVX2 = vec
+		testDecodeBlocks(t)
+	}
+}
+
+func testDecodeBlocks(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int16, tensor.Uint8} {
 		for _, cname := range []string{"lz4", "blosclz", "zstd"} {
 			for shuffle := range 3 {
@@ -28,7 +37,7 @@ func TestDecodeBlocks(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, frame := range [][]byte{enc, reversedBlocks(enc)} {
-						for _, at := range []bool{false, true} {
+						for _, at := range []int{0, 1, 128, 16 << 10} {
 							got := make([]byte, len(src))
 							next := 0
 							visit := func(off int, piece []byte) error {
@@ -40,10 +49,13 @@ func TestDecodeBlocks(t *testing.T) {
 							}
 							var ok bool
 							var err error
-							if at {
-								ok, err = a.DecodeBlocksAt(bytes.NewReader(frame), int64(len(frame)), visit)
-							} else {
+							switch at {
+							case 0:
 								ok, err = a.DecodeBlocks(frame, visit)
+							case 1:
+								ok, err = a.DecodeBlocksAt(bytes.NewReader(frame), int64(len(frame)), visit)
+							default:
+								ok, err = a.DecodePiecesAt(bytes.NewReader(frame), int64(len(frame)), at, visit)
 							}
 							if !ok || err != nil || next != len(src) || !bytes.Equal(got, src) {
 								t.Fatalf("%v %s shuffle %d %v at %v: ok %v, %v, %d of %d bytes, equal %v", dt, cname, shuffle, chunks, at, ok, err, next, len(src), bytes.Equal(got, src))
@@ -68,6 +80,13 @@ func TestDecodeBlocks(t *testing.T) {
 	calls = 0
 	if _, err := a.DecodeBlocksAt(bytes.NewReader(enc), int64(len(enc)), func(int, []byte) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("a visitor's error, read at: %v after %d calls", err, calls)
+	}
+	calls = 0
+	if _, err := a.DecodePiecesAt(bytes.NewReader(enc), int64(len(enc)), 1024, func(int, []byte) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("a visitor's error, in pieces: %v after %d calls", err, calls)
+	}
+	if _, err := a.DecodePiecesAt(bytes.NewReader(enc), int64(len(enc)), 100, func(int, []byte) error { t.Fatal("visited"); return nil }); err == nil {
+		t.Errorf("pieces of 100 bytes taken")
 	}
 	if _, err := a.DecodeBlocks(enc[:20], func(int, []byte) error { return nil }); err == nil {
 		t.Errorf("a cut frame decoded")

@@ -18,6 +18,22 @@ import (
 // means the chunk cannot be decoded so (see DecodeBlocks): the caller
 // reads and decodes it whole.
 func (a *Array) DecodeBlocksAt(r io.ReaderAt, size int64, visit func(off int, piece []byte) error) (ok bool, err error) {
+	return a.DecodePiecesAt(r, size, 0, visit)
+}
+
+// DecodePiecesAt is DecodeBlocksAt handing the chunk to visit in pieces
+// of at most piece bytes (a multiple of the element size and of 128; 0:
+// a block a piece). A float32 block stored byte-shuffled is unshuffled a
+// piece at a time into the first piece bytes of the block buffer,
+// straight from its four byte planes where they lie (a plane blosc
+// stored raw is read in the frame's bytes, not copied beside the others
+// first), so that a reader that folds each piece away (a streamed sum)
+// reads it from L1 rather than 512 KB of it back from L2. Other frames
+// are handed over a block at a time, as DecodeBlocksAt does.
+func (a *Array) DecodePiecesAt(r io.ReaderAt, size int64, piece int, visit func(off int, piece []byte) error) (ok bool, err error) {
+	if piece < 0 || piece%128 != 0 {
+		return false, fmt.Errorf("blosc: pieces of %d bytes", piece)
+	}
 	if !a.Blockwise() {
 		return false, nil
 	}
@@ -89,6 +105,22 @@ func (a *Array) DecodeBlocksAt(r io.ReaderAt, size int64, visit func(off int, pi
 			return true, fmt.Errorf("blosc: reading block %d: %w", b, err)
 		}
 		bsize := min(f.blocksize, f.nbytes-b*f.blocksize)
+		if piece > 0 && elem == 4 && f.typesize == 4 && f.flags&bloscShuffle != 0 {
+			var planes [4][]byte
+			if err := bloscPlanes(f, inner, &planes, tmp, src, bloscHeader, bsize); err != nil {
+				return true, fmt.Errorf("blosc: block %d: %w", b, err)
+			}
+			for o := 0; o < bsize; o += piece {
+				k := min(piece, bsize-o)
+				i := o / 4
+				p := [4][]byte{planes[0][i:], planes[1][i:], planes[2][i:], planes[3][i:]}
+				unshufflePlanes(out[:k], &p)
+				if err := visit(b*f.blocksize+o, out[:k]); err != nil {
+					return true, err
+				}
+			}
+			continue
+		}
 		if err := bloscBlock(f, inner, out[:bsize], tmp, tmp2, src, bloscHeader, bsize < f.blocksize); err != nil {
 			return true, fmt.Errorf("blosc: block %d: %w", b, err)
 		}
@@ -115,4 +147,61 @@ func copiedPieces(r io.ReaderAt, nbytes int, visit func(off int, piece []byte) e
 		}
 	}
 	return nil
+}
+
+// bloscPlanes decompresses the streams of a byte-shuffled block of
+// float32 elements, bsize bytes starting at offset start of src, and
+// points planes at its four byte planes: in tmp for a stream that was
+// compressed, in src itself for one stored raw. The streams are
+// bloscBlock's (splits the same way, the same checks).
+func bloscPlanes(f bloscFrame, inner int, planes *[4][]byte, tmp, src []byte, start, bsize int) error {
+	splits := 1
+	if f.flags&bloscDontSplit == 0 && f.typesize <= bloscMaxSplits && bsize/f.typesize >= bloscMinBuffer && bsize >= f.blocksize {
+		splits = f.typesize
+	}
+	n := bsize / splits
+	if n*splits != bsize || bsize%4 != 0 {
+		return fmt.Errorf("a block of %d bytes in %d streams", bsize, splits)
+	}
+	var streams [4][]byte
+	pos := start
+	for s := range splits {
+		if pos < bloscHeader || pos > len(src)-4 {
+			return fmt.Errorf("stream %d at offset %d, outside the frame", s, pos)
+		}
+		cb := int(int32(binary.LittleEndian.Uint32(src[pos:])))
+		pos += 4
+		if cb < 0 || cb > len(src)-pos {
+			return fmt.Errorf("stream %d of %d bytes at offset %d, past the frame", s, cb, pos)
+		}
+		in := src[pos : pos+cb]
+		if cb == n {
+			streams[s] = in
+		} else {
+			part := tmp[s*n : (s+1)*n]
+			if err := bloscInner(inner, part, in); err != nil {
+				return fmt.Errorf("stream %d: %w", s, err)
+			}
+			streams[s] = part
+		}
+		pos += cb
+	}
+	// Plane j is bytes j*ne on of the block: stream j when the block
+	// was split in four, a quarter of the one stream when it was not.
+	ne := bsize / 4
+	for j := range planes {
+		s, o := j*ne/n, j*ne%n
+		planes[j] = streams[s][o : o+ne]
+	}
+	return nil
+}
+
+// unshufflePlanes interleaves the first len(dst)/4 bytes of the four
+// byte planes p into dst's float32-sized elements.
+func unshufflePlanes(dst []byte, p *[4][]byte) {
+	n := len(dst) / 4
+	p0, p1, p2, p3 := p[0][:n], p[1][:n], p[2][:n], p[3][:n]
+	for i := unshufflePlanesVector(dst, p, n); i < n; i++ {
+		dst[4*i], dst[4*i+1], dst[4*i+2], dst[4*i+3] = p0[i], p1[i], p2[i], p3[i]
+	}
 }

@@ -32,7 +32,10 @@
 //     blocks) takes blosc's blocks one at a time from DecodeBlocks, in
 //     the block buffer, and the chunk is never written at all;
 //     DecodeBlocksAt reads each block's compressed bytes from the file as
-//     it goes, so that the file is not held whole either.
+//     it goes, so that the file is not held whole either, and
+//     DecodePiecesAt hands a float32 byte-shuffled block over 16 KB at a
+//     time, unshuffled from its planes where they lie (a plane stored
+//     raw is not copied), into a piece that stays in L1.
 //   - Blosc's frame, its shuffles, LZ4's block format and BloscLZ are
 //     written here (no pure-Go blosc could be had, and pierrec/lz4's
 //     decoder copied the runs of shuffled floats a byte at a time): the

@@ -83,3 +83,21 @@ func unshuffleVector(dst, src []byte, typesize, n int) int {
 	}
 	return m
 }
+
+//go:noescape
+func unshuffle4PlanesAVX2(elems, p0, p1, p2, p3 unsafe.Pointer, n int)
+
+// unshufflePlanesVector interleaves the first elements of the four byte
+// planes p (each at least n bytes) into dst's n float32-sized elements,
+// and returns how many it did (a multiple of 32, none where there is no
+// kernel).
+func unshufflePlanesVector(dst []byte, p *[4][]byte, n int) int {
+	m := n &^ 31
+	if !useShuffleAVX2 || m == 0 {
+		return 0
+	}
+	_ = dst[4*n-1]
+	_, _, _, _ = p[0][n-1], p[1][n-1], p[2][n-1], p[3][n-1]
+	unshuffle4PlanesAVX2(unsafe.Pointer(&dst[0]), unsafe.Pointer(&p[0][0]), unsafe.Pointer(&p[1][0]), unsafe.Pointer(&p[2][0]), unsafe.Pointer(&p[3][0]), m)
+	return m
+}

@@ -323,3 +323,43 @@ tloop:
 	JB      tloop
 	VZEROUPPER
 	RET
+
+// func unshuffle4PlanesAVX2(elems, p0, p1, p2, p3 unsafe.Pointer, n int)
+// is unshuffle4AVX2 with each plane at its own address: a stream blosc
+// stored raw is read where it lies in the frame, not copied beside the
+// others first.
+TEXT ·unshuffle4PlanesAVX2(SB), NOSPLIT, $0-48
+	MOVQ elems+0(FP), DI
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), R8
+	MOVQ p2+24(FP), R9
+	MOVQ p3+32(FP), R10
+	MOVQ n+40(FP), CX
+	XORQ AX, AX
+
+ploop:
+	VMOVDQU (SI)(AX*1), Y0
+	VMOVDQU (R8)(AX*1), Y1
+	VMOVDQU (R9)(AX*1), Y2
+	VMOVDQU (R10)(AX*1), Y3
+	VPUNPCKLBW Y1, Y0, Y4
+	VPUNPCKHBW Y1, Y0, Y5
+	VPUNPCKLBW Y3, Y2, Y6
+	VPUNPCKHBW Y3, Y2, Y7
+	VPUNPCKLWD Y6, Y4, Y0
+	VPUNPCKHWD Y6, Y4, Y1
+	VPUNPCKLWD Y7, Y5, Y2
+	VPUNPCKHWD Y7, Y5, Y3
+	VPERM2I128 $0x20, Y1, Y0, Y4
+	VPERM2I128 $0x20, Y3, Y2, Y5
+	VPERM2I128 $0x31, Y1, Y0, Y6
+	VPERM2I128 $0x31, Y3, Y2, Y7
+	VMOVDQU Y4, (DI)(AX*4)
+	VMOVDQU Y5, 32(DI)(AX*4)
+	VMOVDQU Y6, 64(DI)(AX*4)
+	VMOVDQU Y7, 96(DI)(AX*4)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JB   ploop
+	VZEROUPPER
+	RET

@@ -11,3 +11,5 @@ func shuffleVector(dst, src []byte, typesize, n int) int { return 0 }
 func unshuffleVector(dst, src []byte, typesize, n int) int { return 0 }
 
 func transpose8Vector(b []byte) int { return 0 }
+
+func unshufflePlanesVector(dst []byte, p *[4][]byte, n int) int { return 0 }
