@@ -353,13 +353,10 @@ func (m *Machine) appendRec(s *session, r Rec, req uint64) {
 // applyRec applies what a record of a session served here does to the
 // chunk directory and the graphs.
 func (m *Machine) applyRec(s *session, r Rec) {
+	if s.applyGraphRec(r) {
+		return
+	}
 	switch r.Kind {
-	case KindSubmit:
-		s.graphs[r.Graph] = &graph{running: true}
-	case KindGraphEnd:
-		if g := s.graphs[r.Graph]; g != nil {
-			g.running = false
-		}
 	case KindKeep, KindUpload:
 		for _, c := range r.Chunks {
 			m.dir.Place(s.id, c)
@@ -371,6 +368,22 @@ func (m *Machine) applyRec(s *session, r Rec) {
 	case KindClose:
 		m.dir.dropSession(s.id, s.epoch)
 	}
+}
+
+// applyGraphRec applies a graph's submit or end to the session's graphs,
+// reporting whether r was one.
+func (s *session) applyGraphRec(r Rec) bool {
+	switch r.Kind {
+	case KindSubmit:
+		s.graphs[r.Graph] = &graph{running: true}
+	case KindGraphEnd:
+		if g := s.graphs[r.Graph]; g != nil {
+			g.running = false
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // read serves a client's read, or waits for the lease.
@@ -541,13 +554,10 @@ func (m *Machine) rebuild(s *session) {
 	s.graphs = map[int]*graph{}
 	kept := map[uint64]Chunk{}
 	for _, r := range s.recs {
+		if s.applyGraphRec(r) {
+			continue
+		}
 		switch r.Kind {
-		case KindSubmit:
-			s.graphs[r.Graph] = &graph{running: true}
-		case KindGraphEnd:
-			if g := s.graphs[r.Graph]; g != nil {
-				g.running = false
-			}
 		case KindKeep, KindUpload:
 			for _, c := range r.Chunks {
 				kept[c.ID] = c

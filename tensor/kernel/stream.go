@@ -144,6 +144,23 @@ func streamable(op *chunk.Op, members []chunk.Op) (*streamPlan, bool) {
 // when it reads one whole store chunk (not an edge chunk cut short by the
 // array's end), or false.
 func wholeStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
+	za, arr, ok := storeRead(x)
+	if !ok || !slices.Equal(x.Shape, arr.Chunks) {
+		return za, nil, false
+	}
+	nd := len(arr.Chunks)
+	for ax := range nd {
+		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
+			return za, nil, false
+		}
+	}
+	return za, arr, true
+}
+
+// storeRead returns the arguments and array of x when it is a from_zarr
+// op of the array's dtype whose shape, offset and array all have the
+// array's chunks' rank, or false.
+func storeRead(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
 	if x.Kind != chunk.KindFromZarr || len(x.Inputs) != 0 {
 		return chunk.ZarrArgs{}, nil, false
 	}
@@ -153,13 +170,8 @@ func wholeStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
 	}
 	arr := zarr.FromDesc(&za.Array)
 	nd := len(arr.Chunks)
-	if x.DType != arr.DType || !slices.Equal(x.Shape, arr.Chunks) || len(za.Offset) != nd || len(arr.Shape) != nd {
+	if x.DType != arr.DType || len(x.Shape) != nd || len(za.Offset) != nd || len(arr.Shape) != nd {
 		return za, nil, false
-	}
-	for ax := range nd {
-		if za.Offset[ax]%arr.Chunks[ax] != 0 || za.Offset[ax] < 0 || za.Offset[ax]+x.Shape[ax] > arr.Shape[ax] {
-			return za, nil, false
-		}
 	}
 	return za, arr, true
 }
@@ -176,16 +188,9 @@ func leadingStoreChunk(x *chunk.Op) (chunk.ZarrArgs, *zarr.Array, bool) {
 	if za, arr, ok := wholeStoreChunk(x); ok {
 		return za, arr, true
 	}
-	if x.Kind != chunk.KindFromZarr || len(x.Inputs) != 0 {
-		return chunk.ZarrArgs{}, nil, false
-	}
-	za, ok := x.Args.(chunk.ZarrArgs)
-	if !ok {
-		return za, nil, false
-	}
-	arr := zarr.FromDesc(&za.Array)
-	nd := len(arr.Chunks)
-	if nd == 0 || x.DType != arr.DType || len(x.Shape) != nd || len(za.Offset) != nd || len(arr.Shape) != nd {
+	za, arr, ok := storeRead(x)
+	nd := len(x.Shape)
+	if !ok || nd == 0 {
 		return za, nil, false
 	}
 	for ax := range nd {
