@@ -1,10 +1,8 @@
 package kernel
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
@@ -41,13 +39,7 @@ func weightedSumOp(dt tensor.DType, shape []int) *chunk.Op {
 // bit; a zstd chunk and a missing file are declined, and the fuse op
 // still runs by the general path.
 func TestStreamExpr(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := WithData(context.Background(), root)
+	dir, ctx := dataDir(t)
 	seed := uint64(40)
 	for _, c := range []struct {
 		dt         tensor.DType

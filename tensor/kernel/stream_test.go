@@ -63,13 +63,7 @@ func streamStore(t *testing.T, dir string, dt tensor.DType, shape []int, compres
 // take (zstd, the last axis reduced, a missing file) are declined and run
 // by the general path.
 func TestStreamReduce(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := WithData(context.Background(), root)
+	dir, ctx := dataDir(t)
 	type tc struct {
 		dt    tensor.DType
 		shape []int
@@ -227,13 +221,7 @@ func compareStream(t *testing.T, what, red string, got, want []float64) {
 // rows past the array's end, NaN here, are not read; an edge along
 // another axis is declined.
 func TestStreamReduceEdge(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := WithData(context.Background(), root)
+	dir, ctx := dataDir(t)
 	for i, c := range []struct {
 		dt            tensor.DType
 		shape, chunks []int

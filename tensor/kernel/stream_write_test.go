@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,13 +38,7 @@ func anomalyOp(dt tensor.DType, shape []int) *chunk.Op {
 // not blosc, and a chunk blosc stores copied (noise), are declined, and
 // the fuse op writes the same file by the general path.
 func TestStreamWrite(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := WithData(context.Background(), root)
+	dir, ctx := dataDir(t)
 	seed := uint64(60)
 	for _, c := range []struct {
 		dt      tensor.DType

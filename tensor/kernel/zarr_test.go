@@ -17,13 +17,7 @@ import (
 // then puts the whole array in place, replacing (with overwrite) what
 // was there; a second write without overwrite is refused at the create.
 func TestToZarrCommitLast(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	ctx := WithData(context.Background(), root)
+	dir, ctx := dataDir(t)
 	os.MkdirAll(filepath.Join(dir, "out.zarr", "old"), 0o755) // what overwrite replaces
 	arr, err := zarr.New([]int{4, 3}, []int{2, 3}, tensor.Float64, 2, "zstd")
 	if err != nil {
@@ -58,7 +52,7 @@ func TestToZarrCommitLast(t *testing.T) {
 	if err := run("to_zarr.commit", base); err != nil {
 		t.Fatal(err)
 	}
-	back, err := zarr.Open(root.FS(), "out.zarr")
+	back, err := zarr.Open(os.DirFS(dir), "out.zarr")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,4 +66,18 @@ func TestToZarrCommitLast(t *testing.T) {
 	if err := run("to_zarr.create", base); err == nil {
 		t.Error("create over an existing array without overwrite")
 	}
+}
+
+// dataDir makes a temporary directory the kernels' file ops read and
+// write under (WithData), closed when t ends, and the context that
+// carries it.
+func dataDir(t *testing.T) (string, context.Context) {
+	t.Helper()
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return dir, WithData(context.Background(), root)
 }
